@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import Table from 'cli-table3';
+import onnxProto from 'onnx-proto';
+import { SERVICES, ourPid, probe } from '../../services/manager.ts';
+import { hasCommand } from '../../services/exec.ts';
+
+const { onnx } = onnxProto;
+
+interface Check {
+  name: string;
+  ok: boolean;
+  /** A failed optional check is reported but does not fail the command (the embedded driver needs no services). */
+  required: boolean;
+  detail: string;
+}
+
+function checkNode(): Check {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  const ok = major > 20 || (major === 20 && minor >= 3);
+  return { name: 'node', ok, required: true, detail: `v${process.versions.node} (need >= 20.3)` };
+}
+
+/** Loads onnxruntime-node and runs a one-node graph (Add), proving the native library works here. */
+async function checkOnnxRuntime(): Promise<Check> {
+  try {
+    const ort = await import('onnxruntime-node');
+    const tensorType = { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: [{ dimValue: 2 }] } };
+    const model = onnx.ModelProto.encode({
+      irVersion: 8, opsetImport: [{ domain: '', version: 17 }],
+      graph: {
+        name: 'doctor', node: [{ opType: 'Add', input: ['a', 'b'], output: ['c'] }],
+        input: [{ name: 'a', type: { tensorType } }, { name: 'b', type: { tensorType } }],
+        output: [{ name: 'c', type: { tensorType } }],
+      },
+    }).finish();
+    const session = await ort.InferenceSession.create(model);
+    const a = new ort.Tensor('float32', Float32Array.from([1, 2]), [2]);
+    const out = await session.run({ a, b: a });
+    const c = Array.from(out.c.data as Float32Array);
+    const ok = c[0] === 2 && c[1] === 4;
+    return { name: 'onnxruntime-node', ok, required: true, detail: `v${ort.env.versions.common}; CPU Add -> [${c.join(', ')}]` };
+  } catch (err) {
+    return { name: 'onnxruntime-node', ok: false, required: true, detail: String(err) };
+  }
+}
+
+function checkTools(): Check[] {
+  return ['go', 'java', 'mvn'].map((tool) => ({
+    name: tool, ok: hasCommand(tool), required: false, detail: hasCommand(tool) ? 'on PATH' : 'missing (needed to install services)',
+  }));
+}
+
+async function checkServices(): Promise<Check[]> {
+  return Promise.all(SERVICES.map(async (spec) => {
+    const ready = await probe(spec);
+    const pid = ourPid(spec);
+    const where = spec.ports().map((p) => `127.0.0.1:${p}`).join(' ');
+    const detail = ready ? `answering on ${where}${pid === null ? ' (not started by starpo)' : ` (pid ${pid})`}`
+      : `not reachable on ${where}${pid === null ? '' : ` (pid ${pid} running but not answering)`}; run \`starpo services start\``;
+    return { name: spec.name, ok: ready, required: false, detail };
+  }));
+}
+
+async function doctor(opts: { json?: boolean }): Promise<void> {
+  const checks = [checkNode(), await checkOnnxRuntime(), ...checkTools(), ...(await checkServices())];
+  if (opts.json) {
+    for (const c of checks) console.log(JSON.stringify(c));
+  } else {
+    const table = new Table({ head: ['check', 'status', 'detail'] });
+    for (const c of checks) table.push([c.name, c.ok ? 'ok' : c.required ? 'FAIL' : 'down/missing', c.detail]);
+    console.log(table.toString());
+  }
+  if (checks.some((c) => c.required && !c.ok)) process.exitCode = 1;
+}
+
+export function registerDoctor(program: Command): void {
+  program.command('doctor')
+    .description('Check Node, onnxruntime and each local service, and print what is working')
+    .option('--json', 'one JSON line per check')
+    .action(doctor);
+}

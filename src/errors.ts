@@ -1,0 +1,46 @@
+/**
+ * One small errors module (Temporal SDK / kafkajs style). Every error starpo raises on purpose is a
+ * StarpoError with a stable `name`, a `retryable` flag and readonly structured fields, so the activity
+ * boundary can turn it into an ApplicationFailure whose `type` is the class name.
+ */
+export interface StarpoErrorOptions {
+  cause?: unknown;
+  retryable?: boolean;
+  details?: Record<string, unknown>;
+}
+
+export class StarpoError extends Error {
+  readonly retryable: boolean;
+  readonly details: Readonly<Record<string, unknown>>;
+  constructor(message: string, options: StarpoErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.retryable = options.retryable ?? false;
+    this.details = Object.freeze({ ...(options.details ?? {}) });
+  }
+}
+
+/** Thrown when a configuration value is missing, mistyped or out of range; names the field. */
+export class ConfigError extends StarpoError {
+  readonly field: string;
+  constructor(field: string, message: string, options: StarpoErrorOptions = {}) {
+    super(`config ${field}: ${message}`, { ...options, retryable: false, details: { field, ...options.details } });
+    this.field = field;
+  }
+}
+
+/** Thrown when a local service cannot be installed, started or reached. */
+export class ServiceError extends StarpoError {
+  readonly service: string;
+  constructor(service: string, message: string, options: StarpoErrorOptions = {}) {
+    super(`${service}: ${message}`, { retryable: true, ...options, details: { service, ...options.details } });
+    this.service = service;
+  }
+}
+
+/** Thrown when stored data (checkpoint, event, dataset) fails its integrity check or cannot be decoded. */
+export class CorruptDataError extends StarpoError {
+  constructor(message: string, options: StarpoErrorOptions = {}) {
+    super(message, { ...options, retryable: false });
+  }
+}

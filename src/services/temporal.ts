@@ -1,0 +1,55 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import type { ServiceSpec } from './service.ts';
+import { CACHE_DIR, serviceDir } from './paths.ts';
+import { endpoints } from './endpoints.ts';
+import { runToLog } from './exec.ts';
+
+// Later tags carry a replace directive that `go install` refuses (see DESIGN.md).
+const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+const binary = join(CACHE_DIR, 'bin', 'temporal');
+
+/** Temporal dev server (temporal CLI built from the Go module proxy) with a SQLite file that survives restarts. */
+export const temporalService: ServiceSpec = {
+  name: 'temporal',
+  description: 'Temporal dev server (SQLite-persisted)',
+  ports: () => [endpoints.temporal.port],
+  prerequisites: ['go'],
+  readyTimeoutMs: 60_000,
+  processMarker: 'start-dev',
+  isInstalled: () => existsSync(binary),
+  async install(log) {
+    log(`building the temporal CLI: go install ${TEMPORAL_CLI_MODULE} (first time only, a few minutes)`);
+    mkdirSync(join(CACHE_DIR, 'logs'), { recursive: true });
+    await runToLog('temporal', 'go', ['install', TEMPORAL_CLI_MODULE], join(CACHE_DIR, 'logs', 'go-install.log'), {
+      GOPATH: join(CACHE_DIR, 'go'),
+      GOBIN: join(CACHE_DIR, 'bin'),
+      GOCACHE: join(CACHE_DIR, 'go-build'),
+      GOFLAGS: '-modcacherw',
+    });
+  },
+  async prepare() {
+    const dir = serviceDir('temporal');
+    mkdirSync(dir, { recursive: true });
+    return {
+      command: binary,
+      args: [
+        'server', 'start-dev', '--headless',
+        '--ip', '127.0.0.1', '--port', String(endpoints.temporal.port),
+        '--db-filename', join(dir, 'temporal.sqlite'),
+        '--log-level', 'warn',
+      ],
+    };
+  },
+  async isReady() {
+    const connection = await Connection.connect({ address: endpoints.temporal.address, connectTimeout: 1000 });
+    try {
+      // The dev server registers the default namespace a moment after the port opens.
+      await connection.workflowService.describeNamespace({ namespace: 'default' });
+      return true;
+    } finally {
+      await connection.close();
+    }
+  },
+};
