@@ -1,0 +1,69 @@
+/**
+ * Reverse-mode autodiff driver (tinygrad's `compute_gradient`): walks the nodes between the
+ * parameters and the loss in reverse topological order, applies the op's rule, un-broadcasts,
+ * accumulates gradients of values used several times, and stops at StopGradient. The backward
+ * pass is emitted into the same graph, so forward and backward run as one onnxruntime session.
+ */
+import { GraphError, type Node, type Value, isFloat } from '../graph/graph.ts';
+import { add, expand, reduceSum, reshape } from '../graph/ops.ts';
+import { GRAD_RULES, type PrimitiveOp } from './rules.ts';
+
+/** Sums a broadcast gradient back down to `shape` (numpy broadcasting in reverse). */
+export function unbroadcast(g: Value, shape: readonly number[]): Value {
+  if (g.rank === shape.length && g.shape.every((d, i) => d === shape[i])) return g;
+  const lead = g.rank - shape.length;
+  const axes = [...g.shape.keys()].filter((i) => i < lead || (shape[i - lead] === 1 && g.shape[i] !== 1));
+  return reshape(axes.length ? reduceSum(g, axes, false) : g, shape);
+}
+
+/** Nodes whose outputs depend on `wrt` through differentiable edges, in creation (topological) order. */
+function forwardSet(wrt: readonly Value[], nodes: readonly Node[]): Set<Value> {
+  const needs = new Set<Value>(wrt);
+  for (const n of nodes) {
+    if (n.op === 'StopGradient' || !n.inputs.some((v) => v && needs.has(v))) continue;
+    for (const v of n.outputs) if (isFloat(v.dtype)) needs.add(v);
+  }
+  return needs;
+}
+
+/** Ancestors of `loss`, found iteratively and returned in reverse topological order. */
+function reverseOrder(loss: Value): Node[] {
+  const seen = new Set<Node>();
+  const stack = loss.node ? [loss.node] : [];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    for (const v of n.inputs) if (v?.node && !seen.has(v.node)) stack.push(v.node);
+  }
+  return [...seen].sort((a, b) => b.id - a.id); // ids are creation order, which is topological
+}
+
+/**
+ * d(loss)/d(wrt) for each value in wrt, as new values of the same graph. `seed` is the gradient
+ * of loss itself (default 1; loss must then be a scalar). Unreached parameters get zeros.
+ */
+export function grad(loss: Value, wrt: readonly Value[], seed?: Value): Value[] {
+  const graph = loss.graph;
+  if (!seed && loss.size !== 1) throw new GraphError(`grad: loss ${loss} is not a scalar; pass a seed gradient`);
+  const order = reverseOrder(loss);
+  const needs = forwardSet(wrt, [...order].reverse());
+  const grads = new Map<Value, Value>([[loss, seed ?? expand(graph.scalar(1, loss.dtype), loss.shape)]]);
+  for (const n of order) {
+    if (!n.outputs.some((v) => grads.has(v)) || !n.inputs.some((v) => v && needs.has(v))) continue;
+    if (n.op === 'StopGradient') continue;
+    const rule = (GRAD_RULES as Partial<Record<string, (typeof GRAD_RULES)[PrimitiveOp]>>)[n.op];
+    if (!rule) throw new GraphError(`no gradient rule for ${n.op} (node ${n.name})`);
+    const gs = n.outputs.map((v) => grads.get(v) ?? expand(graph.scalar(0, v.dtype), v.shape));
+    const ins = rule(gs, n);
+    if (ins.length !== n.inputs.length) throw new GraphError(`${n.op} rule returned ${ins.length} gradients for ${n.inputs.length} inputs`);
+    n.inputs.forEach((v, i) => {
+      const gi = ins[i];
+      if (!v || !gi || !needs.has(v)) return;
+      const g = unbroadcast(gi, v.shape);
+      const prev = grads.get(v);
+      grads.set(v, prev ? add(prev, g) : g);
+    });
+  }
+  return wrt.map((w) => grads.get(w) ?? expand(graph.scalar(0, w.dtype), w.shape));
+}

@@ -1,0 +1,81 @@
+/**
+ * onnxruntime sessions: creation with the chosen execution provider and thread count, and small
+ * helpers to move typed arrays in and out. Everything above this file is provider-agnostic.
+ */
+import os from 'node:os';
+import ort from 'onnxruntime-node';
+import { StarpoError } from '../../errors.ts';
+import type { DType, Graph, Shape, TensorData } from '../graph/graph.ts';
+import { toOnnx } from '../graph/onnx.ts';
+
+export type Provider = 'cpu' | 'cuda' | 'webgpu';
+export const PROVIDERS: readonly Provider[] = ['cpu', 'cuda', 'webgpu'];
+
+export interface SessionOptions {
+  /** Intra-op threads; default = the machine's cores (onnxruntime's MatMul scales with them). */
+  readonly threads?: number;
+  readonly provider?: Provider;
+}
+
+/** Thrown when an execution provider cannot be used on this machine. */
+export class ProviderError extends StarpoError {}
+
+export type Session = ort.InferenceSession;
+export type Tensor = ort.Tensor;
+
+const HINT: Record<Provider, string> = {
+  cpu: '',
+  cuda: 'the CUDA provider libraries are not installed (reinstall onnxruntime-node with ONNXRUNTIME_NODE_INSTALL_CUDA=v12 on a machine with CUDA 12)',
+  webgpu: 'no WebGPU adapter is available on this machine',
+};
+
+export function defaultThreads(): number {
+  return Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+}
+
+export async function createSession(model: Graph | Uint8Array, opts: SessionOptions = {}): Promise<Session> {
+  const bytes = model instanceof Uint8Array ? model : toOnnx(model);
+  const provider = opts.provider ?? 'cpu';
+  if (!PROVIDERS.includes(provider)) throw new ProviderError(`unknown execution provider "${provider}" (use ${PROVIDERS.join(', ')})`);
+  const options: ort.InferenceSession.SessionOptions = {
+    executionProviders: [provider],
+    intraOpNumThreads: opts.threads ?? defaultThreads(),
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  };
+  try {
+    return await ort.InferenceSession.create(bytes, options);
+  } catch (err) {
+    if (provider === 'cpu') throw err;
+    throw new ProviderError(`execution provider "${provider}" is unavailable: ${HINT[provider]}`, { cause: err });
+  }
+}
+
+const ORT_TYPE: Record<DType, ort.Tensor.Type> = { float32: 'float32', float64: 'float64', int64: 'int64', int32: 'int32', bool: 'bool' };
+
+export function tensor(dtype: DType, shape: Shape, data: TensorData): Tensor {
+  return new ort.Tensor(ORT_TYPE[dtype], data as never, [...shape]);
+}
+
+export function floatTensor(data: Float32Array | Float64Array, shape: Shape): Tensor {
+  return tensor(data instanceof Float64Array ? 'float64' : 'float32', shape, data);
+}
+
+export function int64Tensor(data: ArrayLike<number>, shape: Shape): Tensor {
+  return tensor('int64', shape, BigInt64Array.from(Array.from(data, (x) => BigInt(x))));
+}
+
+export function scalarTensor(x: number, dtype: DType): Tensor {
+  if (dtype === 'int64') return int64Tensor([x], []);
+  return tensor(dtype, [], dtype === 'float64' ? Float64Array.of(x) : Float32Array.of(x));
+}
+
+/** Runs a session; fetches are pre-allocated output tensors where given (written in place). */
+export async function run(
+  session: Session,
+  feeds: Record<string, Tensor>,
+  fetches?: Record<string, Tensor | null>,
+): Promise<Record<string, Tensor>> {
+  return (fetches ? session.run(feeds, fetches) : session.run(feeds)) as Promise<Record<string, Tensor>>;
+}

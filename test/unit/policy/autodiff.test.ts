@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { grad } from '../../../src/policy/autodiff/grad.ts';
+import { PRIMITIVE_OPS, type PrimitiveOp } from '../../../src/policy/autodiff/rules.ts';
+import * as rules from '../../../src/policy/autodiff/rules.ts';
+import { type Graph, Graph as G, GraphError, type Value } from '../../../src/policy/graph/graph.ts';
+import * as o from '../../../src/policy/graph/ops.ts';
+import { gradCheck, rand } from './gradcheck.ts';
+
+type Case = { shapes: number[][]; f: (v: Value[], g: Graph) => Value; lo?: number; hi?: number; tol?: number };
+const idx = (g: Graph, xs: number[], shape = [xs.length]): Value => g.constant(xs, 'int64', shape);
+
+/** One or more cases per primitive op; each loss is sum(out · w) with a fixed random w. */
+const CASES: Record<PrimitiveOp, Case[]> = {
+  Identity: [{ shapes: [[3]], f: ([a]) => o.identity(a) }],
+  Add: [{ shapes: [[2, 3], [3]], f: ([a, b]) => o.add(a, b) }, { shapes: [[2, 1], [1, 3]], f: ([a, b]) => o.add(a, b) }],
+  Sub: [{ shapes: [[2, 3], [2, 1]], f: ([a, b]) => o.sub(a, b) }],
+  Mul: [{ shapes: [[4, 3], [3]], f: ([a, b]) => o.mul(a, b) }, { shapes: [[3, 3]], f: ([a]) => o.mul(a, a) }],
+  Div: [{ shapes: [[2, 3], [2, 3]], f: ([a, b]) => o.div(a, b), lo: 0.5, hi: 2 }],
+  Pow: [{ shapes: [[5], [5]], f: ([a, b]) => o.pow(a, b), lo: 0.5, hi: 2 }, { shapes: [[4]], f: ([a]) => o.pow(a, 3) }],
+  Neg: [{ shapes: [[3]], f: ([a]) => o.neg(a) }],
+  Exp: [{ shapes: [[3]], f: ([a]) => o.exp(a) }],
+  Log: [{ shapes: [[3]], f: ([a]) => o.log(a), lo: 0.5, hi: 2 }],
+  Sqrt: [{ shapes: [[3]], f: ([a]) => o.sqrt(a), lo: 0.5, hi: 2 }],
+  Reciprocal: [{ shapes: [[3]], f: ([a]) => o.reciprocal(a), lo: 0.5, hi: 2 }],
+  Abs: [{ shapes: [[6]], f: ([a]) => o.abs(a) }],
+  Sigmoid: [{ shapes: [[4]], f: ([a]) => o.sigmoid(a) }],
+  Tanh: [{ shapes: [[4]], f: ([a]) => o.tanh(a) }],
+  Max: [{ shapes: [[3, 4], [4]], f: ([a, b]) => o.max(a, b) }],
+  Min: [{ shapes: [[3, 4], [3, 1]], f: ([a, b]) => o.min(a, b) }],
+  Where: [{ shapes: [[3, 4], [4]], f: ([a, b]) => o.where(o.greater(a, 0), a, b) }],
+  // Cast to float32 and back: the rule is exact but the function is only float32-precise.
+  Cast: [{ shapes: [[4]], f: ([a]) => o.cast(o.mul(o.cast(a, 'float32'), 3), 'float64'), tol: 1e-2 }],
+  MatMul: [
+    { shapes: [[2, 3, 4], [4, 5]], f: ([a, b]) => o.matmul(a, b) },
+    { shapes: [[2, 2, 3, 4], [2, 1, 4, 3]], f: ([a, b]) => o.matmul(a, b) },
+  ],
+  Gemm: [
+    { shapes: [[3, 4], [4, 2]], f: ([a, b]) => o.gemm(a, b) },
+    { shapes: [[4, 3], [2, 4]], f: ([a, b]) => o.gemm(a, b, 1, 1) },
+    { shapes: [[3, 4], [2, 4]], f: ([a, b]) => o.gemm(a, b, 0, 1) },
+    { shapes: [[4, 3], [4, 2]], f: ([a, b]) => o.gemm(a, b, 1, 0) },
+  ],
+  ReduceSum: [{ shapes: [[2, 3, 4]], f: ([a]) => o.reduceSum(a, [0, 2], false) }, { shapes: [[3, 4]], f: ([a]) => o.reduceSum(a, [-1]) }],
+  ReduceMean: [{ shapes: [[2, 3, 4]], f: ([a]) => o.reduceMean(a, [1]) }],
+  Reshape: [{ shapes: [[2, 6]], f: ([a]) => o.reshape(a, [3, -1]) }],
+  Transpose: [{ shapes: [[2, 3, 4]], f: ([a]) => o.transpose(a, [2, 0, 1]) }],
+  Expand: [{ shapes: [[3, 1]], f: ([a]) => o.expand(a, [2, 3, 4]) }],
+  Slice: [{ shapes: [[3, 5]], f: ([a]) => o.slice(a, 1, 1, 4) }],
+  Concat: [{ shapes: [[2, 3], [2, 2]], f: ([a, b]) => o.concat([a, b], 1) }],
+  Split: [{ shapes: [[5, 2]], f: ([a]) => o.split(a, [2, 3], 0)[1] }, { shapes: [[4]], f: ([a]) => o.mul(...pair(o.split(a, [2, 2], 0))) }],
+  Gather: [{ shapes: [[5, 3]], f: ([a], g) => o.gather(a, idx(g, [4, 0, 4, 2, 4, 4], [2, 3])) }],
+  GatherElements: [{ shapes: [[3, 4]], f: ([a], g) => o.gatherElements(a, idx(g, [3, 0, 0, 1, 1, 1], [3, 2]), 1) }],
+};
+
+function pair(vs: Value[]): [Value, Value] {
+  return [vs[0], vs[1]];
+}
+
+function weighted(out: Value, g: Graph): Value {
+  const w = g.constant(rand(out.size, out.size + 11), 'float64', out.shape);
+  return o.reduceSum(o.mul(out, w), [...out.shape.keys()], false);
+}
+
+for (const op of PRIMITIVE_OPS) {
+  CASES[op].forEach((c, k) => {
+    test(`${op} gradient matches float64 finite differences (case ${k})`, async () => {
+      const inputs = c.shapes.map((shape, i) => ({
+        name: `x${i}`, shape, data: rand(shape.reduce((a, b) => a * b, 1), 31 * i + k + 1, c.lo ?? -1, c.hi ?? 1),
+      }));
+      const r = await gradCheck(inputs, (vs, g) => weighted(c.f(vs, g), g), { samples: 40 });
+      assert.ok(r.maxRelError < (c.tol ?? 1e-5), `max relative error ${r.maxRelError}`);
+    });
+  });
+}
+
+test('embedding gradient by ScatterElements add is exact with repeated indices and 2 threads', async () => {
+  const saved = rules.embeddingOptions.onehotMaxElements;
+  rules.embeddingOptions.onehotMaxElements = 0;
+  try {
+    const inputs = [{ name: 't', shape: [6, 4], data: rand(24, 5) }];
+    const ids = [5, 5, 5, 1, 5, 0, 1, 5, 5, 5, 2, 5];
+    const r = await gradCheck(inputs, ([t], g) => weighted(o.gather(t, idx(g, ids, [3, 4])), g), { samples: 24, threads: 2 });
+    assert.ok(r.maxRelError < 1e-5, `max relative error ${r.maxRelError}`);
+  } finally {
+    rules.embeddingOptions.onehotMaxElements = saved;
+  }
+});
+
+test('stop-gradient blocks the gradient and an unknown op names itself', () => {
+  const g = new G('float64');
+  const x = g.input('x', 'float64', [3]);
+  const [dx] = grad(o.reduceSum(o.mul(o.stopGradient(x), x), [0], false), [x]);
+  assert.equal(dx.node?.op, 'Mul'); // d/dx (sg(x)·x) = sg(x): a single Mul by the seed, no second path
+  const y = g.node('Erf', [x], {}, [x])[0];
+  assert.throws(() => grad(o.reduceSum(y, [0], false), [x]), (e: unknown) => e instanceof GraphError && /no gradient rule for Erf/.test(e.message));
+});
