@@ -86,7 +86,8 @@ export { ONNX_DTYPE };
 
 export function where(cond: Value, a: Operand, b: Operand): Value {
   if (cond.dtype !== 'bool') fail('Where', 'condition must be bool', cond);
-  const like = typeof a === 'number' ? (b as Value) : a;
+  // Two numbers become constants of the graph's float dtype.
+  const like = typeof a !== 'number' ? a : typeof b !== 'number' ? b : cond.graph.scalar(0);
   const [x, y] = [lift(a, like), lift(b, like)];
   if (x.dtype !== y.dtype) fail('Where', 'dtypes differ', x, y);
   return cond.graph.node('Where', [cond, x, y], {}, [{ dtype: x.dtype, shape: broadcastShapes('Where', cond, x, y) }])[0];

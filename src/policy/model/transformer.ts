@@ -1,0 +1,149 @@
+/**
+ * The Qwen2/Llama decoder as graph-building functions, leaf to root (nanoGPT's order):
+ * RMSNorm → rotary embedding → grouped-query attention → SwiGLU MLP → block → model → heads.
+ * Dimensions: B batch, T query tokens, S attended key slots, N = B·T rows, D width, H query
+ * heads, K key/value heads, G = H/K queries per K/V head, E head width, I MLP width, V vocab.
+ * Activations between blocks are [N, D] so every projection is one 2-D Gemm against an HF
+ * [out, in] weight (transB), with no transposed copy of the weights.
+ */
+import type { Value } from '../graph/graph.ts';
+import * as o from '../graph/ops.ts';
+import type { ModelConfig } from '../io/config.ts';
+import { GROUPS, type GroupName, type Layout } from './layout.ts';
+
+/**
+ * Score of a blocked key. Replacing (not adding to) the score keeps rows with no allowed key
+ * (padding queries) finite and exactly uniform, so they carry no gradient and no rounding noise.
+ */
+export const BLOCKED = -1e9;
+
+export interface Model {
+  readonly cfg: ModelConfig;
+  /** Parameter views by key (see layout.ts), already reshaped. */
+  readonly w: Readonly<Record<string, Value>>;
+}
+
+/** Where attention keys come from: given this step's k, v [B, K, T, E], return what to attend [B, K, S, E]. */
+export type KvHook = (layer: number, k: Value, v: Value) => { k: Value; v: Value };
+
+export interface Inputs {
+  readonly tokens: Value; // [B, T] int64
+  readonly positions: Value; // [B, T] int64, rotary positions (left padding makes them differ per row)
+  readonly allowed: Value; // [B, 1, 1, T, S] bool: which key slots each query may attend
+  readonly kv?: KvHook;
+  /** Positions are < maxPosition (the rotary table's length). */
+  readonly maxPosition: number;
+}
+
+interface Ctx {
+  readonly B: number;
+  readonly T: number;
+  readonly cos: Value; // [B, T, 1, E]
+  readonly sin: Value; // [B, T, 1, E]
+  readonly allowed: Value;
+  readonly kv?: KvHook;
+}
+
+/** Splits the packed groups into parameter views (one Split per group; its gradient is one Concat). */
+export function bindWeights(layout: Layout, groups: Readonly<Record<GroupName, Value>>): Model {
+  const w: Record<string, Value> = {};
+  for (const group of GROUPS) {
+    const views = layout.views.filter((v) => v.group === group);
+    if (views.length === 0) continue;
+    const parts = views.length === 1 ? [groups[group]] : o.split(groups[group], views.map((v) => v.size), 0);
+    views.forEach((v, i) => (w[v.key] = o.reshape(parts[i], v.shape)));
+  }
+  return { cfg: layout.config, w };
+}
+
+/** HF's rotary tables for positions 0..P-1: cos/sin of cat(freqs, freqs), computed in float32 like HF. */
+export function ropeTables(cfg: ModelConfig, P: number): { cos: Float32Array; sin: Float32Array } {
+  const E = cfg.headDim;
+  const cos = new Float32Array(P * E);
+  const sin = new Float32Array(P * E);
+  for (let i = 0; i < E / 2; i++) {
+    const invFreq = Math.fround(1 / Math.fround(cfg.ropeTheta ** Math.fround((2 * i) / E)));
+    for (let p = 0; p < P; p++) {
+      const a = Math.fround(p * invFreq);
+      cos[p * E + i] = cos[p * E + i + E / 2] = Math.cos(a);
+      sin[p * E + i] = sin[p * E + i + E / 2] = Math.sin(a);
+    }
+  }
+  return { cos, sin };
+}
+
+export function rmsNorm(x: Value, w: Value, eps: number): Value {
+  const ms = o.reduceMean(o.mul(x, x), [-1]); // [N, 1]
+  return o.mul(o.mul(x, o.reciprocal(o.sqrt(o.add(ms, eps)))), w); // [N, D]
+}
+
+/** HF rotate_half convention: x·cos + cat(-x2, x1)·sin, halves of the head width. */
+function rope(x: Value, c: Ctx): Value {
+  const E = x.shape[3];
+  const [x1, x2] = o.split(x, [E / 2, E / 2], -1); // [B, T, h, E/2] each
+  return o.add(o.mul(x, c.cos), o.mul(o.concat([o.neg(x2), x1], -1), c.sin)); // [B, T, h, E]
+}
+
+/** Numerically stable softmax over the last axis (the max is a constant for the gradient). */
+export function softmax(x: Value): Value {
+  const e = o.exp(o.sub(x, o.stopGradient(o.reduceMax(x, [-1]))));
+  return o.div(e, o.reduceSum(e, [-1]));
+}
+
+export function logSoftmax(x: Value): Value {
+  const z = o.sub(x, o.stopGradient(o.reduceMax(x, [-1])));
+  return o.sub(z, o.log(o.reduceSum(o.exp(z), [-1])));
+}
+
+function attention(m: Model, i: number, x: Value, c: Ctx): Value {
+  const { numHeads: H, numKvHeads: K, headDim: E } = m.cfg;
+  const [B, T, G] = [c.B, c.T, H / K];
+  let qkv = o.gemm(x, m.w[`${i}.qkv`], 0, 1); // [N, (H + 2K)·E]
+  if (m.w[`${i}.qkv_bias`]) qkv = o.add(qkv, m.w[`${i}.qkv_bias`]);
+  const [q, k, v] = o.split(qkv, [H * E, K * E, K * E], 1);
+  const qr = rope(o.reshape(o.mul(q, 1 / Math.sqrt(E)), [B, T, H, E]), c); // scaled here: cheaper than the scores
+  const qh = o.reshape(o.transpose(o.reshape(qr, [B, T, K, G, E]), [0, 2, 3, 1, 4]), [B, K, G * T, E]);
+  const kh = o.transpose(rope(o.reshape(k, [B, T, K, E]), c), [0, 2, 1, 3]); // [B, K, T, E]
+  const vh = o.transpose(o.reshape(v, [B, T, K, E]), [0, 2, 1, 3]); // [B, K, T, E]
+  const kv = c.kv ? c.kv(i, kh, vh) : { k: kh, v: vh }; // [B, K, S, E]
+  const S = kv.k.shape[2];
+  const scores = o.reshape(o.matmul(qh, o.transpose(kv.k, [0, 1, 3, 2])), [B, K, G, T, S]);
+  const p = o.reshape(softmax(o.where(c.allowed, scores, BLOCKED)), [B, K, G * T, S]);
+  const y = o.reshape(o.matmul(p, kv.v), [B, K, G, T, E]);
+  const merged = o.reshape(o.transpose(y, [0, 3, 1, 2, 4]), [B * T, H * E]); // [N, H·E]
+  return o.gemm(merged, m.w[`${i}.o`], 0, 1); // [N, D]
+}
+
+function mlp(m: Model, i: number, x: Value): Value {
+  const I = m.cfg.intermediateSize;
+  const [gate, up] = o.split(o.gemm(x, m.w[`${i}.gate_up`], 0, 1), [I, I], 1); // [N, I] each
+  const silu = o.mul(gate, o.sigmoid(gate));
+  return o.gemm(o.mul(silu, up), m.w[`${i}.down`], 0, 1); // [N, D]
+}
+
+function block(m: Model, i: number, x: Value, c: Ctx): Value {
+  const eps = m.cfg.rmsNormEps;
+  const h = o.add(x, attention(m, i, rmsNorm(x, m.w[`${i}.ln1`], eps), c)); // [N, D]
+  return o.add(h, mlp(m, i, rmsNorm(h, m.w[`${i}.ln2`], eps))); // [N, D]
+}
+
+/** Final hidden states [N, D] (after the last norm) for tokens [B, T]. */
+export function forward(m: Model, inp: Inputs): Value {
+  const [B, T] = inp.tokens.shape;
+  const g = inp.tokens.graph;
+  const tables = ropeTables(m.cfg, inp.maxPosition);
+  const table = (t: Float32Array): Value => g.constant(t, 'float32', [t.length / m.cfg.headDim, m.cfg.headDim]);
+  const at = (t: Float32Array): Value => o.reshape(o.cast(o.gather(table(t), inp.positions), g.float), [B, T, 1, m.cfg.headDim]);
+  const c: Ctx = { B, T, cos: at(tables.cos), sin: at(tables.sin), allowed: inp.allowed, kv: inp.kv };
+  let x = o.reshape(o.gather(m.w.embed, inp.tokens), [B * T, m.cfg.hiddenSize]); // [N, D]
+  for (let i = 0; i < m.cfg.numLayers; i++) x = block(m, i, x, c);
+  return rmsNorm(x, m.w.norm, m.cfg.rmsNormEps);
+}
+
+export function lmLogits(m: Model, h: Value): Value {
+  return o.gemm(h, m.w.lm_head ?? m.w.embed, 0, 1); // [N, V]
+}
+
+export function values(m: Model, h: Value): Value {
+  return o.reshape(o.add(o.gemm(h, m.w.score, 0, 1), m.w.score_bias), [h.shape[0]]); // [N]
+}

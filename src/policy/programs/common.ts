@@ -1,0 +1,66 @@
+/**
+ * Pieces every program graph shares: packed-parameter inputs, the sequence inputs, attention
+ * biases, and per-row token statistics (log-prob of a target token, entropy).
+ */
+import type { Graph, Value } from '../graph/graph.ts';
+import * as o from '../graph/ops.ts';
+import { GROUPS, type Layout } from '../model/layout.ts';
+import { type Model, bindWeights, forward, logSoftmax } from '../model/transformer.ts';
+import type { Groups } from './adamw.ts';
+
+
+export function groupInputs(g: Graph, layout: Layout, prefix: string): Groups {
+  return Object.fromEntries(GROUPS.map((n) => [n, g.input(`${prefix}_${n}`, g.float, [layout.groups[n]])])) as Groups;
+}
+
+export interface SequenceInputs {
+  readonly tokens: Value; // [B, T] int64
+  readonly positions: Value; // [B, T] int64
+  readonly mask: Value; // [B, T] float, 1 for real tokens (left or right padding)
+}
+
+export function sequenceInputs(g: Graph, B: number, T: number): SequenceInputs {
+  return {
+    tokens: g.input('tokens', 'int64', [B, T]),
+    positions: g.input('positions', 'int64', [B, T]),
+    mask: g.input('attention_mask', g.float, [B, T]),
+  };
+}
+
+/** Causal attention over real tokens: [B, 1, 1, T, T] bool (query t sees real keys s <= t). */
+export function causalAllowed(mask: Value): Value {
+  const [B, T] = mask.shape;
+  const g = mask.graph;
+  const lower = g.constant(Array.from({ length: T * T }, (_, i) => (i % T <= Math.floor(i / T) ? 1 : 0)), 'bool', [1, 1, 1, T, T]);
+  const real = o.greater(o.reshape(mask, [B, 1, 1, 1, T]), 0.5);
+  return o.and(lower, real);
+}
+
+/** Attention over cache slots marked valid: [B, 1, 1, 1, S] bool. */
+export function slotAllowed(valid: Value): Value {
+  const [B, S] = valid.shape;
+  return o.greater(o.reshape(valid, [B, 1, 1, 1, S]), 0.5);
+}
+
+/** Hidden states [B·T, D] of full sequences (training and scoring). */
+export function encode(layout: Layout, params: Groups, s: SequenceInputs): { model: Model; hidden: Value } {
+  const model = bindWeights(layout, params);
+  const T = s.tokens.shape[1];
+  const hidden = forward(model, { tokens: s.tokens, positions: s.positions, allowed: causalAllowed(s.mask), maxPosition: T });
+  return { model, hidden };
+}
+
+/** Per row: log-prob of `targets` and entropy of the distribution; logits [B·T, V], targets [B, T]. */
+export function tokenStats(logits: Value, targets: Value): { logp: Value; entropy: Value } {
+  const [B, T] = targets.shape;
+  const logProbs = logSoftmax(logits); // [N, V]
+  const logp = o.reshape(o.gatherElements(logProbs, o.reshape(targets, [B * T, 1]), 1), [B, T]);
+  const entropy = o.reshape(o.neg(o.reduceSum(o.mul(o.exp(logProbs), logProbs), [1], false)), [B, T]);
+  return { logp, entropy };
+}
+
+/** Stacks scalar metrics into one [M] output (one tensor to fetch instead of M). */
+export function metricsVector(metrics: Readonly<Record<string, Value>>): { names: string[]; vector: Value } {
+  const names = Object.keys(metrics);
+  return { names, vector: o.concat(names.map((n) => o.reshape(metrics[n], [1])), 0) };
+}

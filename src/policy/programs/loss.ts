@@ -1,0 +1,143 @@
+/**
+ * Pluggable losses for train_step, picked from a registry by `kind` (PPO actor, clipped value
+ * loss for the critic, masked cross-entropy for SFT). Each loss reads per-token [B, T] tensors
+ * that are already aligned with the model's rows (row t scores token t+1; see programs/batch.ts)
+ * and returns a scalar loss plus scalar metrics. Semantics follow verl's core_algos (SPEC §4).
+ */
+import type { Value } from '../graph/graph.ts';
+import * as o from '../graph/ops.ts';
+
+/** How per-token losses become one number: over all tokens, or per sequence then over sequences. */
+export type Aggregation = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum';
+
+export interface PpoLoss {
+  readonly kind: 'ppo';
+  /** Ratio clip range [1 - clipLow, 1 + clipHigh] (StarPO-S: 0.2 / 0.28). */
+  readonly clipLow: number;
+  readonly clipHigh: number;
+  /** Dual-clip constant c for negative advantages (3.0); null disables it. */
+  readonly dualClip: number | null;
+  readonly entropyCoef: number;
+  /** KL to the reference policy: null (StarPO-S) or a coefficient and estimator (k1, or low-variance k3). */
+  readonly kl: { readonly coef: number; readonly estimator: 'k1' | 'k3' } | null;
+  readonly aggregation: Aggregation;
+}
+
+export interface ValueLoss {
+  readonly kind: 'value';
+  /** Value clip range around the old values (0.5). */
+  readonly clip: number;
+  readonly aggregation: Aggregation;
+}
+
+export interface SftLoss {
+  readonly kind: 'sft';
+  readonly aggregation: Aggregation;
+}
+
+export type LossSpec = PpoLoss | ValueLoss | SftLoss;
+export type LossKind = LossSpec['kind'];
+
+/** What the model provides to a loss, per row [B, T]. */
+export interface LossContext {
+  readonly logp?: Value; // log-prob of the next token
+  readonly entropy?: Value; // entropy of the next-token distribution
+  readonly values?: Value; // critic value
+  readonly mask: Value; // 1 where the row's next token is trained
+  readonly inputs: Readonly<Record<string, Value>>; // the loss's own [B, T] inputs, by name
+}
+
+export interface LossResult {
+  readonly loss: Value;
+  readonly metrics: Readonly<Record<string, Value>>;
+}
+
+interface LossDef<S extends LossSpec> {
+  /** Which head the model needs. */
+  readonly head: 'lm' | 'value';
+  /** Extra per-token float inputs, by name (in feed order). */
+  inputs(spec: S): string[];
+  build(spec: S, c: LossContext): LossResult;
+}
+
+export function aggregate(l: Value, mask: Value, mode: Aggregation): Value {
+  const masked = o.mul(l, mask); // [B, T]
+  if (mode === 'token-mean') return o.div(o.reduceSum(masked, [0, 1], false), o.max(o.reduceSum(mask, [0, 1], false), 1));
+  const perSeqSum = o.reduceSum(masked, [1], false); // [B]
+  const tokens = o.reduceSum(mask, [1], false); // [B]
+  const perSeq = mode === 'seq-mean-token-sum' ? perSeqSum : o.div(perSeqSum, o.max(tokens, 1));
+  const seqs = o.cast(o.greater(tokens, 0), l.dtype); // sequences with no trained token do not count
+  return o.div(o.reduceSum(o.mul(perSeq, seqs), [0], false), o.max(o.reduceSum(seqs, [0], false), 1));
+}
+
+const maskedMean = (x: Value, mask: Value): Value => aggregate(x, mask, 'token-mean');
+const clip = (x: Value, lo: Value | number, hi: Value | number): Value => o.min(o.max(x, lo), hi);
+const asFloat = (b: Value, like: Value): Value => o.cast(b, like.dtype);
+
+const ppo: LossDef<PpoLoss> = {
+  head: 'lm',
+  inputs: (s) => ['advantages', 'old_logprobs', ...(s.kl ? ['ref_logprobs'] : [])],
+  build(s, c) {
+    const [logp, adv, mask] = [c.logp!, c.inputs.advantages, c.mask];
+    const logRatio = o.sub(logp, c.inputs.old_logprobs);
+    const ratio = o.exp(clip(logRatio, -20, 20)); // verl's clamp: a stale token cannot overflow exp
+    const pg1 = o.mul(o.neg(adv), ratio);
+    const pg2 = o.mul(o.neg(adv), clip(ratio, 1 - s.clipLow, 1 + s.clipHigh));
+    let pg = o.max(pg1, pg2);
+    if (s.dualClip !== null) pg = o.where(o.less(adv, 0), o.min(pg, o.mul(o.neg(adv), s.dualClip)), pg);
+    const pgLoss = aggregate(pg, mask, s.aggregation);
+    const entropy = aggregate(c.entropy!, mask, s.aggregation);
+    let loss = o.sub(pgLoss, o.mul(entropy, s.entropyCoef));
+    let klRef = o.mul(entropy, 0);
+    if (s.kl) {
+      klRef = aggregate(klEstimate(logp, c.inputs.ref_logprobs, s.kl.estimator), mask, s.aggregation);
+      loss = o.add(loss, o.mul(klRef, s.kl.coef));
+    }
+    const clipFrac = maskedMean(asFloat(o.greater(pg2, pg1), pg1), mask);
+    const approxKl = maskedMean(o.neg(logRatio), mask);
+    return { loss, metrics: { pg_loss: pgLoss, entropy, kl_ref: klRef, clip_frac: clipFrac, approx_kl: approxKl } };
+  },
+};
+
+/** k1 = log π − log π_ref; k3 = e^(ref − logp) − (ref − logp) − 1, clamped to ±10 as in verl. */
+export function klEstimate(logp: Value, ref: Value, estimator: 'k1' | 'k3'): Value {
+  if (estimator === 'k1') return o.sub(logp, ref);
+  const d = o.sub(ref, logp);
+  return clip(o.sub(o.sub(o.exp(d), d), 1), -10, 10);
+}
+
+const value: LossDef<ValueLoss> = {
+  head: 'value',
+  inputs: () => ['returns', 'old_values'],
+  build(s, c) {
+    const [v, ret, old] = [c.values!, c.inputs.returns, c.inputs.old_values];
+    const vClipped = clip(v, o.sub(old, s.clip), o.add(old, s.clip));
+    const l1 = o.mul(o.sub(v, ret), o.sub(v, ret));
+    const l2 = o.mul(o.sub(vClipped, ret), o.sub(vClipped, ret));
+    const valueLoss = o.mul(aggregate(o.max(l1, l2), c.mask, s.aggregation), 0.5);
+    const clipFrac = maskedMean(asFloat(o.greater(l2, l1), l1), c.mask);
+    return { loss: valueLoss, metrics: { value_loss: valueLoss, vf_clip_frac: clipFrac, value_mean: maskedMean(v, c.mask) } };
+  },
+};
+
+const sft: LossDef<SftLoss> = {
+  head: 'lm',
+  inputs: () => [],
+  build(s, c) {
+    const nll = aggregate(o.neg(c.logp!), c.mask, s.aggregation);
+    return { loss: nll, metrics: { nll, entropy: maskedMean(c.entropy!, c.mask) } };
+  },
+};
+
+/** The registry: one definition per loss kind. */
+export const LOSSES: { readonly [K in LossKind]: LossDef<Extract<LossSpec, { kind: K }>> } = { ppo, value, sft };
+
+export function lossDef(spec: LossSpec): LossDef<LossSpec> {
+  return LOSSES[spec.kind] as LossDef<LossSpec>;
+}
+
+/** StarPO-S actor defaults (SPEC §4). */
+export const STARPO_S_PPO: PpoLoss = {
+  kind: 'ppo', clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0.001, kl: null, aggregation: 'token-mean',
+};
+export const DEFAULT_VALUE_LOSS: ValueLoss = { kind: 'value', clip: 0.5, aggregation: 'token-mean' };
