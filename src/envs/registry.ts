@@ -1,0 +1,75 @@
+import { ConfigError } from '../errors.ts';
+import { BANDIT } from './bandit.ts';
+import { COUNTDOWN } from './countdown/index.ts';
+import { FROZENLAKE } from './frozenlake/index.ts';
+import { SOKOBAN } from './sokoban/index.ts';
+import type { Env, EnvConfigBase, EnvDefinition } from './types.ts';
+
+/**
+ * Every environment, by config `type`. Adding one = one module exporting an EnvDefinition and one
+ * line here (see README.md in this folder).
+ */
+export const ENVS = {
+  bandit: BANDIT,
+  sokoban: SOKOBAN,
+  frozenlake: FROZENLAKE,
+  countdown: COUNTDOWN,
+} satisfies Record<string, { defaults: EnvConfigBase; create(config: never): Env }>;
+
+export type EnvType = keyof typeof ENVS;
+/** A complete config of any registered environment (a discriminated union on `type`). */
+export type EnvConfig = { [K in EnvType]: (typeof ENVS)[K]['defaults'] }[EnvType];
+
+/** Named configs: the paper's variants. Each is a partial config merged over its type's defaults. */
+export const ENV_PRESETS: Record<string, { type: EnvType } & Record<string, unknown>> = {
+  bandit: { type: 'bandit' },
+  'bandit-test': { type: 'bandit', lowArm: 'Trader', highArm: 'Librarian' },
+  'bandit-engineer': { type: 'bandit', lowArm: 'Engineer', highArm: 'Teacher' },
+  /** Roles swapped: the name that sounds risky-and-rich is the safe arm. */
+  'bandit-reversed': { type: 'bandit', lowArm: 'Dragon', highArm: 'Phoenix' },
+  sokoban: { type: 'sokoban' },
+  'sokoban-large': { type: 'sokoban', width: 8, height: 8, boxes: 2 },
+  'sokoban-revocab': { type: 'sokoban', vocabulary: 'alternative' },
+  frozenlake: { type: 'frozenlake' },
+  countdown: { type: 'countdown' },
+};
+
+/** A preset name, a complete config, or a partial config `{ type, ...overrides }`. */
+export type EnvConfigInput = string | EnvConfig | ({ type: string } & Record<string, unknown>);
+
+function definitionOf(type: string): EnvDefinition<EnvConfig> {
+  if (!Object.hasOwn(ENVS, type)) {
+    throw new ConfigError('env.type', `unknown environment "${type}"; known: ${Object.keys(ENVS).join(', ')}`);
+  }
+  return ENVS[type as EnvType] as unknown as EnvDefinition<EnvConfig>;
+}
+
+/** The registry entry of a config's type. */
+export function envDefinition(config: { type: string }): EnvDefinition<EnvConfig> {
+  return definitionOf(config.type);
+}
+
+/**
+ * A complete, validated config from a preset name or a partial config ({ type, ...overrides }).
+ * Unknown keys are rejected so that a misspelt knob cannot be silently ignored.
+ */
+export function resolveEnvConfig(input: EnvConfigInput): EnvConfig {
+  const partial: ({ type: string } & Record<string, unknown>) | undefined =
+    typeof input === 'string' ? ENV_PRESETS[input] : { ...input };
+  if (!partial) {
+    throw new ConfigError('env', `unknown preset "${String(input)}"; known: ${Object.keys(ENV_PRESETS).join(', ')}`);
+  }
+  const definition = definitionOf(partial.type);
+  for (const key of Object.keys(partial)) {
+    if (!Object.hasOwn(definition.defaults, key)) throw new ConfigError(`env.${key}`, `not a ${partial.type} setting`);
+  }
+  const config = { ...definition.defaults, ...partial } as EnvConfig;
+  definition.validate(config);
+  return config;
+}
+
+/** A fresh environment for a (preset name or) config; call reset(seed) before use. */
+export function createEnv(input: EnvConfigInput): Env {
+  const config = resolveEnvConfig(input);
+  return envDefinition(config).create(config);
+}

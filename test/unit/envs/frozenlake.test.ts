@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FrozenLakeEnv, FROZENLAKE, type FrozenLakeConfig } from '../../../src/envs/frozenlake/index.ts';
+import { LAKE_ACTIONS, generateLakeMap, parseLakeMap } from '../../../src/envs/frozenlake/map.ts';
+import { bestAction, lakeValueIteration, successProbability } from '../../../src/envs/frozenlake/value-iteration.ts';
+import { Prng } from '../../../src/envs/prng.ts';
+
+const CONFIG: FrozenLakeConfig = { ...FROZENLAKE.defaults };
+
+test('reaching the goal pays 1 and succeeds; a hole ends the episode with 0', () => {
+  const env = new FrozenLakeEnv({ ...CONFIG, slippery: false });
+  env.load(parseLakeMap(['PG', 'O_']), 0);
+  const r = env.step('Right');
+  assert.deepEqual([r.observation, r.reward, r.done, r.success], ['_√\nO_', 1, true, true]);
+  env.load(parseLakeMap(['PG', 'O_']), 0);
+  const fall = env.step('Down');
+  assert.deepEqual([fall.observation, fall.reward, fall.done, fall.success], ['_G\nX_', 0, true, false]);
+});
+
+test('walking into the edge is not effective', () => {
+  const env = new FrozenLakeEnv({ ...CONFIG, slippery: false });
+  env.load(parseLakeMap(['P_', '_G']), 0);
+  assert.deepEqual([env.step('Up').info.effective, env.render()], [false, 'P_\n_G']);
+});
+
+test('generated maps always have a path from start to goal (2000 seeds)', () => {
+  for (let seed = 0; seed < 2000; seed++) {
+    const map = generateLakeMap(new Prng(seed), 4, 0.8);
+    // Independent check: without slips, value iteration over 16 actions reaches the goal for sure.
+    assert.equal(successProbability(lakeValueIteration(map, 16, false), map), 1, `seed ${seed}`);
+    assert.notEqual(map.start, map.goal);
+  }
+});
+
+test('slips follow 1/3 intended, 1/3 each perpendicular (30000 steps, tolerance ±0.015)', () => {
+  const env = new FrozenLakeEnv({ ...CONFIG, maxSteps: 1_000_000 });
+  const map = parseLakeMap(['___', '_P_', '__G']);
+  const counts = { intended: 0, left: 0, right: 0 };
+  let episode = 0;
+  env.load(map, episode);
+  for (let i = 0; i < 30000; i++) {
+    if (env.done) env.load(map, ++episode);
+    const intended = i % 4;
+    const moved = LAKE_ACTIONS.indexOf(env.step(LAKE_ACTIONS[intended] as string).info.moved as 'Left');
+    if (moved === intended) counts.intended++;
+    else if (moved === (intended + 3) % 4) counts.left++;
+    else if (moved === (intended + 1) % 4) counts.right++;
+  }
+  for (const n of Object.values(counts)) assert.ok(Math.abs(n / 30000 - 1 / 3) < 0.015, JSON.stringify(counts));
+});
+
+test('one slippery action next to the goal succeeds with probability exactly 1/3', () => {
+  const map = parseLakeMap(['PG', '__']);
+  assert.equal(successProbability(lakeValueIteration(map, 1), map), 1 / 3);
+});
+
+test('value iteration matches a Monte-Carlo run of its policy (20000 episodes, tolerance ±0.015)', () => {
+  const map = parseLakeMap(['P__O', '_O__', '___O', 'O_G_']);
+  const horizon = 10;
+  const values = lakeValueIteration(map, horizon);
+  const env = new FrozenLakeEnv(CONFIG);
+  let wins = 0;
+  for (let episode = 0; episode < 20000; episode++) {
+    env.load(map, episode);
+    for (let left = horizon; left > 0 && !env.done; left--) {
+      const cell = env.snapshot().grid as string[];
+      const here = cell.join('').indexOf('P');
+      env.step(LAKE_ACTIONS[bestAction(values, map, here, left)] as string);
+    }
+    if (env.success) wins++;
+  }
+  const expected = successProbability(values, map);
+  assert.ok(Math.abs(wins / 20000 - expected) < 0.015, `MC ${wins / 20000} vs VI ${expected}`);
+});
+
+test('the same seed gives the same map and the same slips', () => {
+  const a = new FrozenLakeEnv(CONFIG);
+  const b = new FrozenLakeEnv(CONFIG);
+  const play = (env: FrozenLakeEnv) => [env.reset(42), ...['Up', 'Left', 'Down'].map((m) => (env.done ? '' : env.step(m).observation))];
+  assert.deepEqual(play(a), play(b));
+});
+
+test('the oracle gives the value-iteration success of the seed\'s map', () => {
+  const map = generateLakeMap(new Prng(3), 4, 0.8);
+  const expected = successProbability(lakeValueIteration(map, 10), map);
+  assert.equal(FROZENLAKE.oracle!(CONFIG, 3).success, expected);
+});

@@ -1,0 +1,116 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { SokobanEnv, SOKOBAN, type SokobanConfig } from '../../../src/envs/sokoban/index.ts';
+import { parseLevel, levelRows, TARGET } from '../../../src/envs/sokoban/level.ts';
+import { generateLevel } from '../../../src/envs/sokoban/generate.ts';
+import { solveSokoban } from '../../../src/envs/sokoban/solver.ts';
+import { Prng } from '../../../src/envs/prng.ts';
+import { StarpoError } from '../../../src/errors.ts';
+
+const CONFIG: SokobanConfig = { ...SOKOBAN.defaults };
+
+function envOn(rows: string[], config: SokobanConfig = CONFIG): SokobanEnv {
+  const env = new SokobanEnv(config);
+  env.load(parseLevel(rows));
+  return env;
+}
+
+test('a push moves the box into free floor and costs the step penalty', () => {
+  const env = envOn(['#######', '#_PX_O#', '#######']);
+  const r = env.step('Right');
+  assert.deepEqual([r.observation, r.reward, r.done, r.info.effective], ['#######\n#__PXO#\n#######', -0.1, false, true]);
+});
+
+test('a box does not move into a wall or another box', () => {
+  const env = envOn(['#######', '#PXXOO#', '#######']);
+  const r = env.step('Right');
+  assert.deepEqual([r.observation, r.reward, r.info.effective], ['#######\n#PXXOO#\n#######', -0.1, false]);
+  const wall = envOn(['#####', '#OPX#', '#####']).step('Right');
+  assert.deepEqual([wall.observation, wall.info.effective], ['#####\n#OPX#\n#####', false]);
+});
+
+test('pushing a box off a target costs 1 more, onto a target gains 1', () => {
+  const env = envOn(['########', '#P√_XO_#', '########']);
+  assert.equal(env.step('Right').reward, -1.1);
+  const onto = envOn(['##########', '#PX_O_XO_#', '##########']);
+  onto.step('Right');
+  const r = onto.step('Right');
+  assert.deepEqual([r.reward, r.info.boxesOnTarget, r.done], [0.9, 1, false]);
+});
+
+test('the last box on its target pays 10.9 and ends the episode as a success', () => {
+  const env = envOn(['######', '#PXO_#', '######']);
+  const r = env.step('Right');
+  assert.deepEqual([r.observation, r.reward, r.done, r.success], ['######\n#_P√_#\n######', 10.9, true, true]);
+  assert.throws(() => env.step('Left'), StarpoError);
+});
+
+test('the player standing on a target renders as S', () => {
+  assert.equal(envOn(['#####', '#OPX#', '#####']).step('Left').observation, '#####\n#S_X#\n#####');
+});
+
+test('the internal step cap ends the episode without success', () => {
+  const env = envOn(['######', '#PXO_#', '#____#', '######'], { ...CONFIG, maxSteps: 3 });
+  const results = [env.step('Up'), env.step('Up'), env.step('Up')];
+  assert.deepEqual(results.map((r) => r.done), [false, false, true]);
+  assert.equal(env.success, false);
+});
+
+test('the alternative vocabulary renders with its own symbols and legend', () => {
+  const env = new SokobanEnv({ ...CONFIG, vocabulary: 'alternative' });
+  env.load(parseLevel(['######', '#PX_O#', '######']));
+  assert.equal(env.render(), 'WWWWWW\nWAC.GW\nWWWWWW');
+  assert.deepEqual(env.describe().legend.map(([s]) => s), ['W', '.', 'G', 'C', 'B', 'A', '@']);
+});
+
+test('the solver finds a shortest solution and rejects a box stuck in a corner', () => {
+  assert.deepEqual(solveSokoban(parseLevel(['#######', '#O_X_P#', '#######'])), ['Left', 'Left', 'Left']);
+  assert.equal(solveSokoban(parseLevel(['#####', '#X_O#', '#P__#', '#####'])), null);
+});
+
+test('seed 0 gives this 6×6 level', () => {
+  const level = generateLevel(new Prng(0), { width: 6, height: 6, boxes: 1, searchDepth: 300 });
+  assert.deepEqual(levelRows(level), ['######', '##P__#', '#_X_##', '#___##', '#O___#', '######']);
+});
+
+function checkGenerated(width: number, boxes: number, seeds: number): void {
+  for (let seed = 0; seed < seeds; seed++) {
+    const level = generateLevel(new Prng(seed), { width, height: width, boxes, searchDepth: 300 });
+    // The boxes moved: none starts on a target (gym-sokoban's acceptance rule), nor does the player.
+    assert.ok(level.boxes.every((b) => level.cells[b] !== TARGET), `seed ${seed}: a box starts on a target`);
+    assert.notEqual(level.cells[level.player], TARGET);
+    assert.ok(solveSokoban(level), `seed ${seed}: unsolvable\n${levelRows(level).join('\n')}`);
+  }
+}
+
+test('every generated Simple 6×6 level (3000 seeds) is solvable and its box moved', () => checkGenerated(6, 1, 3000));
+
+test('every generated Larger 8×8 level (300 seeds) is solvable and its boxes moved', () => checkGenerated(8, 2, 300));
+
+test('the re-vocabulary variant plays the same levels as the standard one', () => {
+  const standard = new SokobanEnv(CONFIG);
+  const alternative = new SokobanEnv({ ...CONFIG, vocabulary: 'alternative' });
+  for (let seed = 0; seed < 50; seed++) {
+    standard.reset(seed);
+    alternative.reset(seed);
+    assert.deepEqual(alternative.snapshot().grid, standard.snapshot().grid);
+  }
+});
+
+test('the same seed gives the same level in a separate process', () => {
+  const script =
+    "import { SokobanEnv, SOKOBAN } from './src/envs/sokoban/index.ts';" +
+    "const env = new SokobanEnv({ ...SOKOBAN.defaults, width: 8, height: 8, boxes: 2 });" +
+    'console.log(JSON.stringify([0, 1, 2, 99, 123456789].map((s) => env.reset(s))));';
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const env = new SokobanEnv({ ...CONFIG, width: 8, height: 8, boxes: 2 });
+  assert.deepEqual(JSON.parse(out), [0, 1, 2, 99, 123456789].map((s) => env.reset(s)));
+});
+
+test('the oracle reports the shortest solution and whether it fits the budget', () => {
+  const result = SOKOBAN.oracle!(CONFIG, 0);
+  assert.deepEqual(result, { success: 1, detail: { shortest: 5, horizon: 10 } });
+  const tight = SOKOBAN.oracle!({ ...CONFIG, maxActionsPerTrajectory: 4 }, 0);
+  assert.equal(tight.success, 0);
+});
