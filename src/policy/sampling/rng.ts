@@ -1,0 +1,81 @@
+/**
+ * The sampling PRNG: xoshiro128** (Blackman & Vigna), 128 bits of state in four 32-bit words, so it runs on
+ * plain int32 arithmetic (no BigInt in the hot loop) and gives the same sequence in every process and on every
+ * platform. The state serialises to 32 hex characters for checkpoints.
+ */
+import { CorruptDataError, StarpoError } from '../../errors.ts';
+
+const MASK64 = (1n << 64n) - 1n;
+
+export class SamplingRng {
+  private constructor(
+    private s0: number,
+    private s1: number,
+    private s2: number,
+    private s3: number,
+  ) {}
+
+  /**
+   * A generator for (seed, stream): different streams of one seed are independent, so each rollout shard or
+   * sequence can draw from its own without coordination.
+   */
+  static fromSeed(seed: number, stream = 0): SamplingRng {
+    if (!Number.isSafeInteger(seed) || !Number.isSafeInteger(stream)) {
+      throw new StarpoError(`rng seed ${seed} and stream ${stream} must be safe integers`);
+    }
+    // SplitMix64 expands the 64-bit seed into the 128-bit state, as the xoshiro authors recommend.
+    let x = (BigInt.asUintN(64, BigInt(seed)) ^ (BigInt.asUintN(64, BigInt(stream)) * 0xd1342543de82ef95n)) & MASK64;
+    const words: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      x = (x + 0x9e3779b97f4a7c15n) & MASK64;
+      let z = x;
+      z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
+      z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & MASK64;
+      z ^= z >> 31n;
+      words.push(Number(z & 0xffffffffn), Number(z >> 32n));
+    }
+    if (Math.max(...words) === 0) words[0] = 1; // the all-zero state is a fixed point
+    return new SamplingRng(words[0] | 0, words[1] | 0, words[2] | 0, words[3] | 0);
+  }
+
+  /** Restores a generator from getState(); a malformed state is corrupt checkpoint data. */
+  static fromState(state: string): SamplingRng {
+    if (!/^[0-9a-f]{32}$/.test(state) || /^0+$/.test(state)) {
+      throw new CorruptDataError(`rng state ${JSON.stringify(state)} is not 32 hex digits (not all zero)`);
+    }
+    const w = [0, 8, 16, 24].map((i) => Number.parseInt(state.slice(i, i + 8), 16) | 0);
+    return new SamplingRng(w[0], w[1], w[2], w[3]);
+  }
+
+  getState(): string {
+    return [this.s0, this.s1, this.s2, this.s3].map((w) => (w >>> 0).toString(16).padStart(8, '0')).join('');
+  }
+
+  clone(): SamplingRng {
+    return new SamplingRng(this.s0, this.s1, this.s2, this.s3);
+  }
+
+  /** The next 32 random bits as an unsigned integer. */
+  nextUint32(): number {
+    const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9);
+    const t = this.s1 << 9;
+    this.s2 ^= this.s0;
+    this.s3 ^= this.s1;
+    this.s1 ^= this.s2;
+    this.s0 ^= this.s3;
+    this.s2 ^= t;
+    this.s3 = rotl(this.s3, 11);
+    return result >>> 0;
+  }
+
+  /** A uniform double in [0, 1) with 53 random bits (two draws), fine enough for tokens of tiny probability. */
+  next(): number {
+    const hi = this.nextUint32() >>> 5;
+    const lo = this.nextUint32() >>> 6;
+    return (hi * 67108864 + lo) / 9007199254740992;
+  }
+}
+
+function rotl(x: number, k: number): number {
+  return (x << k) | (x >>> (32 - k));
+}
