@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors.ts';
 import { loadHfTokenizer } from '../../../src/policy/tokenizer/hf.ts';
 import { loadTokenizer } from '../../../src/policy/tokenizer/load.ts';
+import { StopMatcher } from '../../../src/policy/sampling/stop.ts';
 
 /** GPT-2's byte → printable character table, which byte-level BPE vocabularies are written in. */
 function bytesToUnicode(): string[] {
@@ -77,4 +78,13 @@ test('saves its files and loads back through loadTokenizer', () => {
   const again = loadTokenizer(tok.toFiles());
   assert.deepEqual(again.encode('<|im_start|>hello world'), tok.encode('<|im_start|>hello world'));
   assert.equal(again.eosId, 263);
+});
+
+test('a StopMatcher finds a stop string across byte-level tokens', () => {
+  const tok = loadHfTokenizer(tinyQwenTokenizer(), CONFIG);
+  const m = new StopMatcher({ stopStrings: ['😀 w'], batchSize: 1, decode: (ids) => tok.decode(ids) });
+  const ids = tok.encode('hello 😀 world');
+  const results = ids.map((id) => m.push(0, id));
+  assert.equal(results.indexOf('😀 w'), ids.indexOf(260)); // completed by the 'Ġw' token
+  assert.equal(results.filter((r) => r === null).length, ids.indexOf(260));
 });
