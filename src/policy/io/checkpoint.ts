@@ -60,7 +60,8 @@ export interface SaveOptions {
 
 /** Saves a checkpoint into `dir` (created if needed); an existing checkpoint there is replaced. */
 export async function saveCheckpoint(dir: string, ckpt: TrainingCheckpoint, options: SaveOptions = {}): Promise<void> {
-  if (!Number.isSafeInteger(ckpt.step) || ckpt.step < 0) throw new StarpoError(`checkpoint step ${ckpt.step} is not a count`);
+  if (!Number.isSafeInteger(ckpt.step) || ckpt.step < 0)
+    throw new StarpoError(`checkpoint step ${ckpt.step} is not a count`);
   const tokenizerNames = Object.keys(ckpt.tokenizerFiles);
   for (const name of tokenizerNames) {
     if (basename(name) !== name || name === MANIFEST_FILE || name === CONFIG_FILE || name.endsWith('.safetensors')) {
@@ -95,7 +96,8 @@ export async function loadCheckpoint(dir: string): Promise<TrainingCheckpoint> {
   const tokenizerFiles: Record<string, string> = {};
   for (const name of manifest.tokenizerFiles) tokenizerFiles[name] = await readFile(join(dir, name), 'utf8');
   const { step, rng, metadata } = parseStateMetadata(state.metadata);
-  if (step !== manifest.step) throw new CorruptDataError(`${dir}: manifest step ${manifest.step} != training state step ${step}`);
+  if (step !== manifest.step)
+    throw new CorruptDataError(`${dir}: manifest step ${manifest.step} != training state step ${step}`);
   return { config, weights, optimizer: splitOptimizer(state.tensors), step, rng, tokenizerFiles, metadata };
 }
 
@@ -116,8 +118,10 @@ export async function verifyCheckpoint(dir: string): Promise<Manifest> {
     } catch (cause) {
       throw new CorruptDataError(`${dir}: ${name} listed in the manifest is missing`, { cause });
     }
-    if (bytes !== expected.bytes) throw new CorruptDataError(`${dir}: ${name} is ${bytes} bytes, manifest says ${expected.bytes}`);
-    if ((await sha256File(path)) !== expected.sha256) throw new CorruptDataError(`${dir}: ${name} fails its sha256 check`);
+    if (bytes !== expected.bytes)
+      throw new CorruptDataError(`${dir}: ${name} is ${bytes} bytes, manifest says ${expected.bytes}`);
+    if ((await sha256File(path)) !== expected.sha256)
+      throw new CorruptDataError(`${dir}: ${name} fails its sha256 check`);
   }
   return manifest;
 }
@@ -131,9 +135,15 @@ function parseManifest(text: string, dir: string): Manifest {
   }
   const files = m?.files;
   const ok =
-    m?.format === FORMAT && m.version === 1 && Number.isSafeInteger(m.step) &&
-    Array.isArray(m.tokenizerFiles) && typeof files === 'object' && files !== null &&
-    Object.entries(files).every(([name, f]) => basename(name) === name && /^[0-9a-f]{64}$/.test(f?.sha256) && Number.isSafeInteger(f?.bytes)) &&
+    m?.format === FORMAT &&
+    m.version === 1 &&
+    Number.isSafeInteger(m.step) &&
+    Array.isArray(m.tokenizerFiles) &&
+    typeof files === 'object' &&
+    files !== null &&
+    Object.entries(files).every(
+      ([name, f]) => basename(name) === name && /^[0-9a-f]{64}$/.test(f?.sha256) && Number.isSafeInteger(f?.bytes),
+    ) &&
     [CONFIG_FILE, TRAINING_STATE_FILE, ...m.tokenizerFiles].every((name) => name in files);
   if (!ok) throw new CorruptDataError(`${dir}: ${MANIFEST_FILE} is not a ${FORMAT} v1 manifest`);
   return m as Manifest;

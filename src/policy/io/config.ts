@@ -49,7 +49,8 @@ const ARCHITECTURES: Readonly<Record<ModelType, string>> = { qwen2: 'Qwen2ForCau
 /** Parses and validates a config.json object (or its text); every error names the offending field. */
 export function parseModelConfig(json: unknown): ModelConfig {
   const raw = typeof json === 'string' ? parseText(json) : json;
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError('config.json', 'is not an object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ConfigError('config.json', 'is not an object');
   const f = new Fields(raw as Record<string, unknown>);
   const modelType = f.modelType();
   const numHeads = f.int('num_attention_heads');
@@ -104,14 +105,16 @@ class Fields {
 
   modelType(): ModelType {
     const v = this.raw.model_type;
-    if (v !== 'qwen2' && v !== 'llama') throw new ConfigError('model_type', `${JSON.stringify(v)} is not qwen2 or llama`);
+    if (v !== 'qwen2' && v !== 'llama')
+      throw new ConfigError('model_type', `${JSON.stringify(v)} is not qwen2 or llama`);
     return v;
   }
 
   int(field: string, fallback?: number): number {
     const v = this.raw[field] ?? fallback;
     if (v === undefined) throw new ConfigError(field, 'is required');
-    if (!Number.isSafeInteger(v) || (v as number) <= 0) throw new ConfigError(field, `${JSON.stringify(v)} is not a positive integer`);
+    if (!Number.isSafeInteger(v) || (v as number) <= 0)
+      throw new ConfigError(field, `${JSON.stringify(v)} is not a positive integer`);
     return v as number;
   }
 
@@ -121,7 +124,8 @@ class Fields {
 
   positive(field: string, fallback: number): number {
     const v = this.raw[field] ?? fallback;
-    if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) throw new ConfigError(field, `${JSON.stringify(v)} is not a positive number`);
+    if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v))
+      throw new ConfigError(field, `${JSON.stringify(v)} is not a positive number`);
     return v;
   }
 
@@ -152,7 +156,8 @@ class Fields {
     const v = this.raw[field];
     if (v == null) return [];
     const ids = Array.isArray(v) ? v : [v];
-    if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0)) throw new ConfigError(field, `${JSON.stringify(v)} is not a token id`);
+    if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0))
+      throw new ConfigError(field, `${JSON.stringify(v)} is not a token id`);
     return ids as number[];
   }
 
@@ -186,7 +191,8 @@ export function writeModelConfig(config: ModelConfig): string {
     attention_dropout: 0,
     initializer_range: config.initializerRange,
     bos_token_id: config.bosTokenId,
-    eos_token_id: config.eosTokenIds.length === 1 ? config.eosTokenIds[0] : config.eosTokenIds.length ? config.eosTokenIds : null,
+    eos_token_id:
+      config.eosTokenIds.length === 1 ? config.eosTokenIds[0] : config.eosTokenIds.length ? config.eosTokenIds : null,
     torch_dtype: 'float32',
     use_cache: true,
   };
@@ -211,7 +217,11 @@ export function hfParameterNames(config: ModelConfig): ParameterName[] {
   for (let i = 0; i < config.numLayers; i++) {
     const p = `model.layers.${i}`;
     out.push({ name: `${p}.input_layernorm.weight`, shape: [D] });
-    for (const [proj, width] of [['q', q], ['k', kv], ['v', kv]] as const) {
+    for (const [proj, width] of [
+      ['q', q],
+      ['k', kv],
+      ['v', kv],
+    ] as const) {
       out.push({ name: `${p}.self_attn.${proj}_proj.weight`, shape: [width, D] });
       if (config.attentionBias) out.push({ name: `${p}.self_attn.${proj}_proj.bias`, shape: [width] });
     }

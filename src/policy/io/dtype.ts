@@ -83,13 +83,20 @@ export function decodeTensor(dtype: DType, shape: readonly number[], bytes: Uint
   // new Uint8Array(view) copies; Buffer#slice would not (it returns a view into Node's shared pool).
   const buf = (owned ? bytes.buffer : new Uint8Array(bytes).buffer) as ArrayBuffer;
   switch (dtype) {
-    case 'F64': return { dtype, shape, data: new Float64Array(buf) };
-    case 'F32': return { dtype, shape, data: new Float32Array(buf) };
-    case 'I64': return { dtype, shape, data: new BigInt64Array(buf) };
-    case 'I32': return { dtype, shape, data: new Int32Array(buf) };
-    case 'U8': return { dtype, shape, data: new Uint8Array(buf) };
-    case 'F16': return { dtype: 'F32', shape, data: f16ToF32(new Uint16Array(buf)) };
-    case 'BF16': return { dtype: 'F32', shape, data: bf16ToF32(new Uint16Array(buf)) };
+    case 'F64':
+      return { dtype, shape, data: new Float64Array(buf) };
+    case 'F32':
+      return { dtype, shape, data: new Float32Array(buf) };
+    case 'I64':
+      return { dtype, shape, data: new BigInt64Array(buf) };
+    case 'I32':
+      return { dtype, shape, data: new Int32Array(buf) };
+    case 'U8':
+      return { dtype, shape, data: new Uint8Array(buf) };
+    case 'F16':
+      return { dtype: 'F32', shape, data: f16ToF32(new Uint16Array(buf)) };
+    case 'BF16':
+      return { dtype: 'F32', shape, data: bf16ToF32(new Uint16Array(buf)) };
   }
 }
 

@@ -61,12 +61,15 @@ export function parseHeaderJson(json: Uint8Array, dataLength: number, source: st
   let previousName = '';
   for (const t of tensors) {
     if (t.end > dataLength) {
-      throw new CorruptDataError(
-        `${source}: tensor ${t.name} data_offsets [${t.begin}, ${t.end}] out of bounds (data section is ${dataLength} bytes)`,
-      );
+      const span = `data_offsets [${t.begin}, ${t.end}]`;
+      const section = `data section is ${dataLength} bytes`;
+      throw new CorruptDataError(`${source}: tensor ${t.name} ${span} out of bounds (${section})`);
     }
     if (t.begin < previousEnd) throw new CorruptDataError(`${source}: tensors ${previousName} and ${t.name} overlap`);
-    if (t.end > t.begin) [previousEnd, previousName] = [t.end, t.name];
+    if (t.end > t.begin) {
+      previousEnd = t.end;
+      previousName = t.name;
+    }
   }
   return { tensors, metadata, dataStart: 8 + json.length };
 }
@@ -88,10 +91,14 @@ function parseEntry(name: string, entry: unknown, source: string): TensorInfo {
     throw new CorruptDataError(`${where}: shape ${JSON.stringify(shape)} is not a list of non-negative integers`);
   }
   if (
-    !Array.isArray(offsets) || offsets.length !== 2 ||
-    !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) || offsets[0] > offsets[1]
+    !Array.isArray(offsets) ||
+    offsets.length !== 2 ||
+    !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) ||
+    offsets[0] > offsets[1]
   ) {
-    throw new CorruptDataError(`${where}: data_offsets ${JSON.stringify(offsets)} are not [begin, end] with begin <= end`);
+    throw new CorruptDataError(
+      `${where}: data_offsets ${JSON.stringify(offsets)} are not [begin, end] with begin <= end`,
+    );
   }
   const [begin, end] = offsets as [number, number];
   const expected = elementCount(shape) * DTYPE_BYTES[dtype];
@@ -146,7 +153,9 @@ export function planSafetensors(
   const parts: string[] = [];
   if (Object.keys(metadata).length > 0) parts.push(`"__metadata__":${JSON.stringify(metadata)}`);
   for (const t of planned) {
-    parts.push(`${JSON.stringify(t.name)}:${JSON.stringify({ dtype: t.dtype, shape: t.shape, data_offsets: [t.begin, t.end] })}`);
+    parts.push(
+      `${JSON.stringify(t.name)}:${JSON.stringify({ dtype: t.dtype, shape: t.shape, data_offsets: [t.begin, t.end] })}`,
+    );
   }
   const json = new TextEncoder().encode(`{${parts.join(',')}}`);
   const padded = json.length + ((8 - (json.length % 8)) % 8);

@@ -78,7 +78,8 @@ export class SafetensorsReader {
   async read(name: string): Promise<Tensor> {
     const info = this.info(name);
     const bytes = await readFully(this.fh, this.header.dataStart + info.begin, info.end - info.begin);
-    if (bytes.length !== info.end - info.begin) throw new CorruptDataError(`${this.path}: truncated while reading ${name}`);
+    if (bytes.length !== info.end - info.begin)
+      throw new CorruptDataError(`${this.path}: truncated while reading ${name}`);
     return decodeTensor(info.dtype, info.shape, bytes);
   }
 
@@ -117,7 +118,10 @@ export function parseSafetensors(bytes: Uint8Array, source = '<buffer>'): Safete
 }
 
 /** Serialises tensors into one in-memory safetensors image (for small files; use writeSafetensors for weights). */
-export function serializeSafetensors(tensors: NamedTensors, metadata: Readonly<Record<string, string>> = {}): Uint8Array {
+export function serializeSafetensors(
+  tensors: NamedTensors,
+  metadata: Readonly<Record<string, string>> = {},
+): Uint8Array {
   assertLittleEndian();
   const plan = planSafetensors(tensors, metadata);
   const out = new Uint8Array(plan.fileSize);

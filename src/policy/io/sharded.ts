@@ -74,7 +74,11 @@ export interface WriteWeightsOptions {
  * numbered shards plus the index (written last, so a directory with an index has all its shards).
  * Returns the file names written.
  */
-export async function writeModelWeights(dir: string, tensors: NamedTensors, options: WriteWeightsOptions = {}): Promise<string[]> {
+export async function writeModelWeights(
+  dir: string,
+  tensors: NamedTensors,
+  options: WriteWeightsOptions = {},
+): Promise<string[]> {
   const maxShardBytes = options.maxShardBytes ?? 5e9;
   const metadata = options.metadata ?? { format: 'pt' };
   const shards: [string, Tensor][][] = [[]];

@@ -63,8 +63,14 @@ export class TokenSampler {
   ): void {
     checkOptions(options);
     const batch = tokens.length;
-    if (logits.length !== batch * this.vocabSize || logProbs.length !== batch || (Array.isArray(rng) && rng.length !== batch)) {
-      throw new StarpoError(`sampleBatch: ${logits.length} logits, ${batch} tokens, vocab ${this.vocabSize} do not agree`);
+    if (
+      logits.length !== batch * this.vocabSize ||
+      logProbs.length !== batch ||
+      (Array.isArray(rng) && rng.length !== batch)
+    ) {
+      throw new StarpoError(
+        `sampleBatch: ${logits.length} logits, ${batch} tokens, vocab ${this.vocabSize} do not agree`,
+      );
     }
     for (let b = 0; b < batch; b++) {
       const r = Array.isArray(rng) ? rng[b] : (rng as SamplingRng);
@@ -238,9 +244,12 @@ function swap(a: Int32Array, i: number, j: number): void {
 }
 
 function checkOptions(o: SamplingOptions): void {
-  if (!(o.temperature >= 0) || !Number.isFinite(o.temperature)) throw new ConfigError('temperature', `${o.temperature} must be >= 0`);
-  if (o.topP !== undefined && !(o.topP > 0 && o.topP <= 1)) throw new ConfigError('top_p', `${o.topP} must be in (0, 1]`);
-  if (o.topK !== undefined && !(Number.isSafeInteger(o.topK) && o.topK >= 0)) throw new ConfigError('top_k', `${o.topK} must be an integer >= 0`);
+  if (!(o.temperature >= 0) || !Number.isFinite(o.temperature))
+    throw new ConfigError('temperature', `${o.temperature} must be >= 0`);
+  if (o.topP !== undefined && !(o.topP > 0 && o.topP <= 1))
+    throw new ConfigError('top_p', `${o.topP} must be in (0, 1]`);
+  if (o.topK !== undefined && !(Number.isSafeInteger(o.topK) && o.topK >= 0))
+    throw new ConfigError('top_k', `${o.topK} must be an integer >= 0`);
 }
 
 let cached: TokenSampler | undefined;

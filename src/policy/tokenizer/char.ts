@@ -43,7 +43,8 @@ export function createCharTokenizer(spec: CharTokenizerSpec): CharTokenizer {
   const unk = spec.unk ?? '<unk>';
   const chars = typeof spec.characters === 'string' ? Array.from(spec.characters) : [...spec.characters];
   for (const c of chars) {
-    if (Array.from(c).length !== 1) throw new ConfigError('tokenizer.characters', `${JSON.stringify(c)} is not one character`);
+    if (Array.from(c).length !== 1)
+      throw new ConfigError('tokenizer.characters', `${JSON.stringify(c)} is not one character`);
   }
   const controls = [pad, eos, ...(bos === null ? [] : [bos]), unk];
   for (const t of [...controls, ...(spec.tokens ?? [])]) {
@@ -122,7 +123,8 @@ export class CharTokenizer implements Tokenizer {
     let out = '';
     for (let i = 0; i < ids.length; i++) {
       const token = this.vocab.tokens[ids[i]];
-      if (token === undefined) throw new StarpoError(`token id ${ids[i]} is outside the vocabulary of ${this.vocabSize}`);
+      if (token === undefined)
+        throw new StarpoError(`token id ${ids[i]} is outside the vocabulary of ${this.vocabSize}`);
       if (!(options.skipSpecialTokens && this.specialTokens.has(token))) out += token;
     }
     return out;
@@ -142,7 +144,13 @@ export class CharTokenizer implements Tokenizer {
       .map((content, id) => ({ content, id }))
       .filter(({ id }) => this.addedIds.has(id))
       .map(({ content, id }) => ({
-        id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: this.specialTokens.has(content),
+        id,
+        content,
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: this.specialTokens.has(content),
       }));
     const tokenizer = {
       version: '1.0',
@@ -157,7 +165,10 @@ export class CharTokenizer implements Tokenizer {
     };
     const config = {
       tokenizer_class: 'PreTrainedTokenizerFast',
-      bos_token: bos, eos_token: eos, pad_token: pad, unk_token: unk,
+      bos_token: bos,
+      eos_token: eos,
+      pad_token: pad,
+      unk_token: unk,
       clean_up_tokenization_spaces: false,
     };
     return {

@@ -129,6 +129,7 @@ export function asObject(value: unknown, field: string): Record<string, unknown>
       throw new ConfigError(field, 'is not valid JSON', { cause });
     }
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(field, 'is not a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ConfigError(field, 'is not a JSON object');
   return parsed as Record<string, unknown>;
 }

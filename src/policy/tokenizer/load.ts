@@ -11,11 +11,15 @@ import { asObject, loadHfTokenizer, specialTokenText, type SpecialTokenOverrides
 import { TOKENIZER_CONFIG_FILE, TOKENIZER_FILE, type Tokenizer } from './types.ts';
 
 /** Loads from file contents by name (as Tokenizer.toFiles and checkpoints hold them). */
-export function loadTokenizer(files: Readonly<Record<string, string>>, overrides: SpecialTokenOverrides = {}): Tokenizer {
+export function loadTokenizer(
+  files: Readonly<Record<string, string>>,
+  overrides: SpecialTokenOverrides = {},
+): Tokenizer {
   const text = files[TOKENIZER_FILE];
   if (text === undefined) throw new ConfigError(TOKENIZER_FILE, 'is missing');
   const json = asObject(text, TOKENIZER_FILE);
-  const config = files[TOKENIZER_CONFIG_FILE] === undefined ? {} : asObject(files[TOKENIZER_CONFIG_FILE], TOKENIZER_CONFIG_FILE);
+  const config =
+    files[TOKENIZER_CONFIG_FILE] === undefined ? {} : asObject(files[TOKENIZER_CONFIG_FILE], TOKENIZER_CONFIG_FILE);
   return isCharTokenizerJson(json) ? charTokenizerFromHf(json, config) : loadHfTokenizer(json, config, overrides);
 }
 
@@ -43,11 +47,15 @@ function charTokenizerFromHf(json: Record<string, unknown>, config: Record<strin
   const tokens: string[] = [];
   for (const [token, id] of Object.entries(vocab)) {
     if (!Number.isSafeInteger(id) || (id as number) < 0 || tokens[id as number] !== undefined) {
-      throw new ConfigError('tokenizer.json model.vocab', `id ${JSON.stringify(id)} of ${JSON.stringify(token)} is invalid or repeated`);
+      throw new ConfigError(
+        'tokenizer.json model.vocab',
+        `id ${JSON.stringify(id)} of ${JSON.stringify(token)} is invalid or repeated`,
+      );
     }
     tokens[id as number] = token;
   }
-  if (tokens.length !== Object.keys(vocab).length) throw new ConfigError('tokenizer.json model.vocab', 'ids are not 0…n-1');
+  if (tokens.length !== Object.keys(vocab).length)
+    throw new ConfigError('tokenizer.json model.vocab', 'ids are not 0…n-1');
   const required = (field: string) => {
     const text = specialTokenText(config[field], field);
     if (text === null) throw new ConfigError(field, `not set in ${TOKENIZER_CONFIG_FILE}`);
@@ -55,6 +63,10 @@ function charTokenizerFromHf(json: Record<string, unknown>, config: Record<strin
   };
   const unk = typeof model.unk_token === 'string' ? model.unk_token : required('unk_token');
   return new CharTokenizer({
-    tokens, pad: required('pad_token'), eos: required('eos_token'), bos: specialTokenText(config.bos_token, 'bos_token'), unk,
+    tokens,
+    pad: required('pad_token'),
+    eos: required('eos_token'),
+    bos: specialTokenText(config.bos_token, 'bos_token'),
+    unk,
   });
 }

@@ -16,9 +16,22 @@ const QWEN25_05B = `{
 test('parses the Qwen2.5-0.5B config.json', () => {
   const c = parseModelConfig(QWEN25_05B);
   assert.deepEqual(c, {
-    modelType: 'qwen2', vocabSize: 151936, hiddenSize: 896, intermediateSize: 4864, numLayers: 24, numHeads: 14,
-    numKvHeads: 2, headDim: 64, rmsNormEps: 1e-6, ropeTheta: 1e6, maxPositionEmbeddings: 32768,
-    tieWordEmbeddings: true, attentionBias: true, hiddenAct: 'silu', initializerRange: 0.02, bosTokenId: 151643,
+    modelType: 'qwen2',
+    vocabSize: 151936,
+    hiddenSize: 896,
+    intermediateSize: 4864,
+    numLayers: 24,
+    numHeads: 14,
+    numKvHeads: 2,
+    headDim: 64,
+    rmsNormEps: 1e-6,
+    ropeTheta: 1e6,
+    maxPositionEmbeddings: 32768,
+    tieWordEmbeddings: true,
+    attentionBias: true,
+    hiddenAct: 'silu',
+    initializerRange: 0.02,
+    bosTokenId: 151643,
     eosTokenIds: [151643],
   });
   assert.ok(Object.isFrozen(c));
@@ -27,7 +40,10 @@ test('parses the Qwen2.5-0.5B config.json', () => {
 test('the Qwen2.5-0.5B tensor table has 290 tensors and 494,032,768 parameters', () => {
   const names = hfParameterNames(parseModelConfig(QWEN25_05B));
   assert.equal(names.length, 290);
-  assert.equal(names.reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0), 494_032_768);
+  assert.equal(
+    names.reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0),
+    494_032_768,
+  );
   assert.deepEqual(names.slice(0, 5), [
     { name: 'model.embed_tokens.weight', shape: [151936, 896] },
     { name: 'model.layers.0.input_layernorm.weight', shape: [896] },
@@ -39,7 +55,14 @@ test('the Qwen2.5-0.5B tensor table has 290 tensors and 494,032,768 parameters',
 });
 
 test('llama defaults: no bias, kv heads = heads, untied lm_head', () => {
-  const c = parseModelConfig({ model_type: 'llama', vocab_size: 10, hidden_size: 8, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2 });
+  const c = parseModelConfig({
+    model_type: 'llama',
+    vocab_size: 10,
+    hidden_size: 8,
+    intermediate_size: 16,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+  });
   assert.equal(c.numKvHeads, 2);
   assert.equal(c.attentionBias, false);
   assert.equal(c.maxPositionEmbeddings, 2048);
@@ -59,12 +82,15 @@ test('writeModelConfig round-trips through parseModelConfig', () => {
 
 function assertField(json: Record<string, unknown>, field: string, message: RegExp): void {
   const base = JSON.parse(QWEN25_05B);
-  assert.throws(() => parseModelConfig({ ...base, ...json }), (err: unknown) => {
-    assert.ok(err instanceof ConfigError);
-    assert.equal(err.field, field);
-    assert.match(err.message, message);
-    return true;
-  });
+  assert.throws(
+    () => parseModelConfig({ ...base, ...json }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.equal(err.field, field);
+      assert.match(err.message, message);
+      return true;
+    },
+  );
 }
 
 test('bad configs name the offending field', () => {

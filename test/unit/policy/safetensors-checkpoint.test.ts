@@ -9,8 +9,14 @@ import { hfParameterNames, parseModelConfig } from '../../../src/policy/io/confi
 import type { Tensor } from '../../../src/policy/io/dtype.ts';
 
 const CONFIG = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 6, hidden_size: 4, intermediate_size: 8, num_hidden_layers: 1,
-  num_attention_heads: 2, num_key_value_heads: 1, tie_word_embeddings: true,
+  model_type: 'qwen2',
+  vocab_size: 6,
+  hidden_size: 4,
+  intermediate_size: 8,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  tie_word_embeddings: true,
 });
 
 function filled(shape: readonly number[], start: number): Tensor {
@@ -49,7 +55,12 @@ test('a checkpoint round-trips weights, moments, step, rng, config and tokenizer
     const saved = checkpoint();
     await saveCheckpoint(dir, saved);
     assert.deepEqual((await readdir(dir)).sort(), [
-      'config.json', 'manifest.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'training_state.safetensors',
+      'config.json',
+      'manifest.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+      'training_state.safetensors',
     ]);
     assert.deepEqual(await loadCheckpoint(dir), saved);
   });

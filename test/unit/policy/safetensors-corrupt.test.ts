@@ -15,11 +15,14 @@ function file(json: string, dataBytes: number): Buffer {
 }
 
 function assertCorrupt(bytes: Uint8Array, message: RegExp): void {
-  assert.throws(() => parseSafetensors(bytes, 'x.safetensors'), (err: unknown) => {
-    assert.ok(err instanceof CorruptDataError, `expected CorruptDataError, got ${String(err)}`);
-    assert.match(err.message, message);
-    return true;
-  });
+  assert.throws(
+    () => parseSafetensors(bytes, 'x.safetensors'),
+    (err: unknown) => {
+      assert.ok(err instanceof CorruptDataError, `expected CorruptDataError, got ${String(err)}`);
+      assert.match(err.message, message);
+      return true;
+    },
+  );
 }
 
 const entry = (dtype: string, shape: number[], begin: number, end: number) =>
@@ -44,11 +47,17 @@ test('an unknown dtype is refused', () => {
 });
 
 test('a shape that disagrees with the byte span is refused', () => {
-  assertCorrupt(file(`{"a":${entry('F32', [3], 0, 8)}}`, 8), /tensor a: shape \[3\] of F32 needs 12 bytes but data_offsets span 8/);
+  assertCorrupt(
+    file(`{"a":${entry('F32', [3], 0, 8)}}`, 8),
+    /tensor a: shape \[3\] of F32 needs 12 bytes but data_offsets span 8/,
+  );
 });
 
 test('offsets past the data section are out of bounds', () => {
-  assertCorrupt(file(`{"a":${entry('F32', [2], 0, 8)}}`, 4), /tensor a data_offsets \[0, 8\] out of bounds \(data section is 4 bytes\)/);
+  assertCorrupt(
+    file(`{"a":${entry('F32', [2], 0, 8)}}`, 4),
+    /tensor a data_offsets \[0, 8\] out of bounds \(data section is 4 bytes\)/,
+  );
 });
 
 test('overlapping tensors are refused', () => {
@@ -73,7 +82,10 @@ test('a file cut short inside its data is refused on open', async () => {
     await writeFile(path, whole.subarray(0, whole.length - 3));
     await assert.rejects(readSafetensors(path), (err: unknown) => {
       assert.ok(err instanceof CorruptDataError);
-      assert.match(err.message, /cut\.safetensors: tensor w data_offsets \[0, 16\] out of bounds \(data section is 13 bytes\)/);
+      assert.match(
+        err.message,
+        /cut\.safetensors: tensor w data_offsets \[0, 16\] out of bounds \(data section is 13 bytes\)/,
+      );
       return true;
     });
   } finally {

@@ -9,7 +9,11 @@ import { readModelWeights, writeModelWeights } from '../../../src/policy/io/shar
 import { readSafetensors } from '../../../src/policy/io/safetensors.ts';
 
 const f32 = (...v: number[]): Tensor => ({ dtype: 'F32', shape: [v.length], data: new Float32Array(v) });
-const WEIGHTS: [string, Tensor][] = [['a', f32(1, 2)], ['b', f32(3, 4)], ['c', f32(5)]];
+const WEIGHTS: [string, Tensor][] = [
+  ['a', f32(1, 2)],
+  ['b', f32(3, 4)],
+  ['c', f32(5)],
+];
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'starpo-sh-'));
@@ -32,13 +36,19 @@ test('weights beyond the shard size are split and indexed like save_pretrained',
   await withDir(async (dir) => {
     const files = await writeModelWeights(dir, WEIGHTS, { maxShardBytes: 8 });
     assert.deepEqual(files, [
-      'model-00001-of-00003.safetensors', 'model-00002-of-00003.safetensors',
-      'model-00003-of-00003.safetensors', 'model.safetensors.index.json',
+      'model-00001-of-00003.safetensors',
+      'model-00002-of-00003.safetensors',
+      'model-00003-of-00003.safetensors',
+      'model.safetensors.index.json',
     ]);
     const index = JSON.parse(await readFile(join(dir, 'model.safetensors.index.json'), 'utf8'));
     assert.deepEqual(index, {
       metadata: { total_size: 20 },
-      weight_map: { a: 'model-00001-of-00003.safetensors', b: 'model-00002-of-00003.safetensors', c: 'model-00003-of-00003.safetensors' },
+      weight_map: {
+        a: 'model-00001-of-00003.safetensors',
+        b: 'model-00002-of-00003.safetensors',
+        c: 'model-00003-of-00003.safetensors',
+      },
     });
     assert.deepEqual(await readModelWeights(dir), new Map(WEIGHTS));
   });
@@ -55,7 +65,10 @@ test('an index naming a tensor its shard lacks is corrupt', async () => {
 
 test('an index pointing outside the directory is corrupt', async () => {
   await withDir(async (dir) => {
-    await writeFile(join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: { a: '../x.safetensors' } }));
+    await writeFile(
+      join(dir, 'model.safetensors.index.json'),
+      JSON.stringify({ weight_map: { a: '../x.safetensors' } }),
+    );
     await assert.rejects(readModelWeights(dir), /weight_map\.a is not a shard file name/);
     assert.deepEqual((await readdir(dir)).length, 1);
   });

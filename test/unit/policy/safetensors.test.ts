@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DTYPE_BYTES, bf16ToF32, f16ToF32, f32BitsToBf16, f32BitsToF16, type Tensor } from '../../../src/policy/io/dtype.ts';
+import {
+  DTYPE_BYTES,
+  bf16ToF32,
+  f16ToF32,
+  f32BitsToBf16,
+  f32BitsToF16,
+  type Tensor,
+} from '../../../src/policy/io/dtype.ts';
 import {
   SafetensorsReader,
   parseSafetensors,
@@ -32,7 +39,8 @@ function headerBytes(json: string): Uint8Array {
 }
 
 test('reads a file written byte by byte with a known header', () => {
-  const json = '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[],"data_offsets":[8,9]}}';
+  const json =
+    '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[],"data_offsets":[8,9]}}';
   const data = [0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0xc0, 0x07]; // 1.0, -2.0 (F32 LE), 7 (U8)
   const file = Buffer.concat([headerBytes(json), Buffer.from(data)]);
   const { tensors, metadata } = parseSafetensors(file);
@@ -42,7 +50,9 @@ test('reads a file written byte by byte with a known header', () => {
 });
 
 test('writes the exact bytes of the reference format, header padded to 8', () => {
-  const bytes = serializeSafetensors([['x', { dtype: 'U8', shape: [3], data: new Uint8Array([1, 2, 3]) }]], { format: 'pt' });
+  const bytes = serializeSafetensors([['x', { dtype: 'U8', shape: [3], data: new Uint8Array([1, 2, 3]) }]], {
+    format: 'pt',
+  });
   const json = '{"__metadata__":{"format":"pt"},"x":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}';
   assert.deepEqual(Buffer.from(bytes), Buffer.concat([headerBytes(json), Buffer.from([1, 2, 3])]));
   assert.equal((bytes.length - 3) % 8, 0);
@@ -88,7 +98,11 @@ test('aligns every tensor to its element size, largest first', async () => {
 
 test('keeps tensor names that look like integers in order', () => {
   const t: Tensor = { dtype: 'U8', shape: [1], data: new Uint8Array([1]) };
-  const bytes = serializeSafetensors([['b', t], ['10', t], ['2', t]]);
+  const bytes = serializeSafetensors([
+    ['b', t],
+    ['10', t],
+    ['2', t],
+  ]);
   assert.deepEqual([...parseSafetensors(bytes).tensors.keys()], ['10', '2', 'b']);
 });
 

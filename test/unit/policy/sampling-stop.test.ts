@@ -12,7 +12,10 @@ function pushAll(m: StopMatcher, seq: number, ids: number[]): (string | null)[] 
 test('matches a stop string spelled over many tokens at the token that completes it', () => {
   const m = new StopMatcher({ stopStrings: ['</answer>'], batchSize: 1, decode: (ids) => chars.decode(ids) });
   const results = pushAll(m, 0, chars.encode('<answer>abc</answer>'));
-  assert.deepEqual(results.slice(0, -1).filter((r) => r !== null), []);
+  assert.deepEqual(
+    results.slice(0, -1).filter((r) => r !== null),
+    [],
+  );
   assert.equal(results.at(-1), '</answer>');
   assert.equal(m.matched(0), '</answer>');
 });
@@ -26,7 +29,18 @@ test('waits for all bytes of a character split over byte tokens', () => {
   // Byte-level decoding as a BPE decoder does it: ids are bytes, text is their UTF-8 decoding.
   const decode = (ids: readonly number[]) => Buffer.from(ids).toString('utf8');
   const m = new StopMatcher({ stopStrings: ['😀!'], batchSize: 1, decode });
-  assert.deepEqual(pushAll(m, 0, [...Buffer.from('a😀😀!')]), [null, null, null, null, null, null, null, null, null, '😀!']);
+  assert.deepEqual(pushAll(m, 0, [...Buffer.from('a😀😀!')]), [
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    '😀!',
+  ]);
 });
 
 test('keeps sequences of a batch apart and forgets one on reset', () => {

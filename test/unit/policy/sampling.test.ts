@@ -51,7 +51,11 @@ const NUCLEUS = new Float32Array([0.05, 0.5, 0.15, 0.3].map(Math.log)); // proba
 
 test('top-p keeps the smallest set of most likely tokens reaching p', () => {
   assertClose(frequencies(NUCLEUS, { temperature: 1, topP: 0.75 }, 20_000), [0, 0.625, 0, 0.375], 0.01);
-  assertClose(frequencies(NUCLEUS, { temperature: 1, topP: 0.9 }, 20_000), [0, 0.5 / 0.95, 0.15 / 0.95, 0.3 / 0.95], 0.01);
+  assertClose(
+    frequencies(NUCLEUS, { temperature: 1, topP: 0.9 }, 20_000),
+    [0, 0.5 / 0.95, 0.15 / 0.95, 0.3 / 0.95],
+    0.01,
+  );
   assertClose(frequencies(NUCLEUS, { temperature: 1, topP: 0.4 }, 1000), [0, 1, 0, 0], 0);
 });
 
@@ -95,14 +99,24 @@ test('masked (-Infinity) tokens are never drawn; NaN logits are refused', () => 
 });
 
 test('ties go to the lower token id', () => {
-  assert.equal(sampleToken(new Float32Array([1, 3, 3, 3]), { temperature: 1, topK: 1 }, SamplingRng.fromSeed(1)).token, 1);
+  assert.equal(
+    sampleToken(new Float32Array([1, 3, 3, 3]), { temperature: 1, topK: 1 }, SamplingRng.fromSeed(1)).token,
+    1,
+  );
   assert.equal(sampleToken(new Float32Array([1, 3, 3, 3]), { temperature: 0 }, SamplingRng.fromSeed(1)).token, 1);
 });
 
 test('bad options name the field', () => {
   const rng = SamplingRng.fromSeed(1);
-  for (const [options, field] of [[{ temperature: -1 }, 'temperature'], [{ temperature: 1, topP: 0 }, 'top_p'], [{ temperature: 1, topK: 1.5 }, 'top_k']] as const) {
-    assert.throws(() => sampleToken(LOGITS, options, rng), (e: unknown) => e instanceof ConfigError && e.field === field);
+  for (const [options, field] of [
+    [{ temperature: -1 }, 'temperature'],
+    [{ temperature: 1, topP: 0 }, 'top_p'],
+    [{ temperature: 1, topK: 1.5 }, 'top_k'],
+  ] as const) {
+    assert.throws(
+      () => sampleToken(LOGITS, options, rng),
+      (e: unknown) => e instanceof ConfigError && e.field === field,
+    );
   }
 });
 
@@ -112,10 +126,19 @@ test('batched sampling equals row-by-row sampling with the same generators', () 
   const options = { temperature: 0.9, topK: 4, topP: 0.95 };
   const tokens = new Int32Array(3);
   const logProbs = new Float32Array(3);
-  sampler.sampleBatch(batch, options, [1, 2, 3].map((s) => SamplingRng.fromSeed(s)), tokens, logProbs);
+  sampler.sampleBatch(
+    batch,
+    options,
+    [1, 2, 3].map((s) => SamplingRng.fromSeed(s)),
+    tokens,
+    logProbs,
+  );
   for (let b = 0; b < 3; b++) {
     const r = sampler.sample(batch, options, SamplingRng.fromSeed(b + 1), b * 6);
     assert.deepEqual([tokens[b], logProbs[b]], [r.token, Math.fround(r.logProb)]);
   }
-  assert.throws(() => sampler.sampleBatch(batch, options, SamplingRng.fromSeed(1), new Int32Array(2), new Float32Array(2)), /do not agree/);
+  assert.throws(
+    () => sampler.sampleBatch(batch, options, SamplingRng.fromSeed(1), new Int32Array(2), new Float32Array(2)),
+    /do not agree/,
+  );
 });

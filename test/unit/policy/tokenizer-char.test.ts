@@ -10,10 +10,20 @@ const tok = createCharTokenizer({ characters: 'ab 0123456789+=\n😀', tokens: P
 
 test('lays out control tokens, protocol tokens, then characters', () => {
   assert.deepEqual([tok.padId, tok.eosId, tok.unkId, tok.bosId], [0, 1, 2, null]);
-  assert.deepEqual(PROTOCOL.map((t) => tok.tokenToId(t)), [3, 4, 5, 6, 7]);
+  assert.deepEqual(
+    PROTOCOL.map((t) => tok.tokenToId(t)),
+    [3, 4, 5, 6, 7],
+  );
   assert.equal(tok.tokenToId('a'), 8);
   assert.equal(tok.vocabSize, 8 + 17);
-  assert.deepEqual([...tok.specialTokens], [['<pad>', 0], ['<eos>', 1], ['<unk>', 2]]);
+  assert.deepEqual(
+    [...tok.specialTokens],
+    [
+      ['<pad>', 0],
+      ['<eos>', 1],
+      ['<unk>', 2],
+    ],
+  );
 });
 
 test('encodes protocol tokens as single ids and round-trips', () => {
@@ -41,7 +51,10 @@ test('decode can skip control tokens but keeps protocol tokens', () => {
 });
 
 test('refuses bad alphabets, naming the field', () => {
-  assert.throws(() => createCharTokenizer({ characters: ['a', 'bc'] }), (e: unknown) => e instanceof ConfigError && e.field === 'tokenizer.characters');
+  assert.throws(
+    () => createCharTokenizer({ characters: ['a', 'bc'] }),
+    (e: unknown) => e instanceof ConfigError && e.field === 'tokenizer.characters',
+  );
   assert.throws(() => createCharTokenizer({ characters: 'aa' }), /"a" appears twice/);
   assert.throws(() => createCharTokenizer({ characters: 'a', tokens: ['<eos>'] }), /"<eos>" appears twice/);
 });

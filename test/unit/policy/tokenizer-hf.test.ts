@@ -21,31 +21,68 @@ function range(a: number, b: number): number[] {
 function tinyQwenTokenizer() {
   const vocab: Record<string, number> = {};
   bytesToUnicode().forEach((c, b) => (vocab[c] = b));
-  const merges = [['h', 'e'], ['l', 'l'], ['he', 'll'], ['hell', 'o'], ['Ġ', 'w']];
+  const merges = [
+    ['h', 'e'],
+    ['l', 'l'],
+    ['he', 'll'],
+    ['hell', 'o'],
+    ['Ġ', 'w'],
+  ];
   merges.forEach(([a, b], i) => (vocab[a + b] = 256 + i));
   const specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
   const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
-  const split = String.raw`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
+  // Qwen2's pre-tokenizer regex.
+  const split =
+    String.raw`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|` +
+    String.raw` ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
   return {
-    version: '1.0', truncation: null, padding: null,
+    version: '1.0',
+    truncation: null,
+    padding: null,
     added_tokens: specials.map((content, i) => ({
-      id: 261 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
+      id: 261 + i,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
     })),
     normalizer: { type: 'NFC' },
-    pre_tokenizer: { type: 'Sequence', pretokenizers: [
-      { type: 'Split', pattern: { Regex: split }, behavior: 'Isolated', invert: false }, byteLevel] },
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [{ type: 'Split', pattern: { Regex: split }, behavior: 'Isolated', invert: false }, byteLevel],
+    },
     post_processor: byteLevel,
     decoder: byteLevel,
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges,
+    },
   };
 }
-const CONFIG = { eos_token: '<|im_end|>', pad_token: '<|endoftext|>', bos_token: null, clean_up_tokenization_spaces: false };
+const CONFIG = {
+  eos_token: '<|im_end|>',
+  pad_token: '<|endoftext|>',
+  bos_token: null,
+  clean_up_tokenization_spaces: false,
+};
 
 test('applies the known merges', () => {
   const tok = loadHfTokenizer(tinyQwenTokenizer(), CONFIG);
   const ids = tok.encode('hello world');
-  assert.deepEqual(ids.map((id) => tok.idToToken(id)), ['hello', 'Ġw', 'o', 'r', 'l', 'd']);
+  assert.deepEqual(
+    ids.map((id) => tok.idToToken(id)),
+    ['hello', 'Ġw', 'o', 'r', 'l', 'd'],
+  );
   assert.deepEqual(ids, [259, 260, 111, 114, 108, 100]);
   assert.deepEqual(tok.encode('hell he'), [258, 32, 256]); // no 'Ġhe' merge: ' he' is 'Ġ' (byte 32) + 'he'
 });
@@ -69,8 +106,14 @@ test('accepts AddedToken objects and overrides, and requires an EOS', () => {
   const objectConfig = { eos_token: { __type: 'AddedToken', content: '<|endoftext|>' } };
   assert.equal(loadHfTokenizer(tinyQwenTokenizer(), objectConfig).eosId, 261);
   assert.equal(loadHfTokenizer(tinyQwenTokenizer(), {}, { eosToken: '<|im_end|>' }).padId, 263);
-  assert.throws(() => loadHfTokenizer(tinyQwenTokenizer(), {}), (e: unknown) => e instanceof ConfigError && e.field === 'eos_token');
-  assert.throws(() => loadHfTokenizer(tinyQwenTokenizer(), { eos_token: '<nope>' }), /"<nope>" is not in the vocabulary/);
+  assert.throws(
+    () => loadHfTokenizer(tinyQwenTokenizer(), {}),
+    (e: unknown) => e instanceof ConfigError && e.field === 'eos_token',
+  );
+  assert.throws(
+    () => loadHfTokenizer(tinyQwenTokenizer(), { eos_token: '<nope>' }),
+    /"<nope>" is not in the vocabulary/,
+  );
 });
 
 test('saves its files and loads back through loadTokenizer', () => {
