@@ -1,0 +1,97 @@
+/**
+ * Event <-> Avro bytes. One table says, per event kind, which envelope branch carries it and which
+ * fields are timestamps; encoding and decoding are the same few lines for every kind.
+ */
+import type avro from 'avsc';
+import { CorruptDataError, StarpoError } from '../errors.ts';
+import { assertSafeId } from './ids.ts';
+import { schemaRegistry, type SchemaVersion } from './schemas.ts';
+import { fromTimestampMillis, toTimestampMillis } from './time.ts';
+import type { EventKind, StarpoEvent } from './types.ts';
+
+interface KindSpec {
+  /** Full name of the Avro record (the union branch in the StarpoEvent envelope). */
+  branch: string;
+  /** Fields holding Dates in the domain and timestamp-millis longs on the wire. */
+  timestamps: readonly string[];
+}
+
+const NS = 'dev.starpo.events';
+export const EVENT_KINDS = {
+  run: { branch: `${NS}.RunEvent`, timestamps: ['at'] },
+  trajectory: { branch: `${NS}.TrajectoryEvent`, timestamps: ['startedAt', 'finishedAt'] },
+  iteration: { branch: `${NS}.IterationEvent`, timestamps: ['startedAt', 'finishedAt'] },
+  checkpoint: { branch: `${NS}.CheckpointEvent`, timestamps: ['createdAt'] },
+  'echo-trap': { branch: `${NS}.EchoTrapWarning`, timestamps: ['detectedAt'] },
+} as const satisfies Record<EventKind, KindSpec>;
+
+const KIND_OF_BRANCH = new Map<string, EventKind>(
+  Object.entries(EVENT_KINDS).map(([kind, spec]) => [spec.branch, kind as EventKind]),
+);
+
+type Json = Record<string, unknown>;
+
+/** avsc decodes records into generated classes; copy them into plain objects (arrays and maps too). */
+function toPlain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toPlain);
+  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return value;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value)) out[k] = toPlain(v);
+  return out;
+}
+
+function toAvroRecord(event: StarpoEvent): Json {
+  const { kind, ...record } = event as StarpoEvent & Json;
+  for (const field of EVENT_KINDS[kind].timestamps) record[field] = toTimestampMillis(record[field] as Date);
+  return record;
+}
+
+function fromAvroRecord(kind: EventKind, avroRecord: unknown): StarpoEvent {
+  const record = toPlain(avroRecord) as Json;
+  for (const field of EVENT_KINDS[kind].timestamps) record[field] = fromTimestampMillis(record[field] as number);
+  return { kind, ...record } as unknown as StarpoEvent;
+}
+
+/** The envelope value avsc encodes (wrapped union: `{ event: { <branch>: record } }`). */
+export function toEnvelope(event: StarpoEvent): Json {
+  assertSafeId('runId', event.runId);
+  assertSafeId('lineageId', event.lineageId);
+  if (event.kind === 'run' && event.parentLineageId !== null) assertSafeId('parentLineageId', event.parentLineageId);
+  return { event: { [EVENT_KINDS[event.kind].branch]: toAvroRecord(event) } };
+}
+
+/** Turns a decoded envelope (of the current schema) back into a domain event. */
+export function fromEnvelope(envelope: unknown): StarpoEvent {
+  const wrapped = (envelope as { event: Json }).event;
+  const branch = Object.keys(wrapped)[0];
+  const kind = KIND_OF_BRANCH.get(branch);
+  if (kind === undefined) throw new CorruptDataError(`unknown event branch ${branch}`);
+  return fromAvroRecord(kind, wrapped[branch]);
+}
+
+/** Avro binary of the event under `schema` (the current version unless a test says otherwise). */
+export function encodeEvent(event: StarpoEvent, schema: SchemaVersion = schemaRegistry().current): Buffer {
+  const envelope = toEnvelope(event);
+  try {
+    return schema.type.toBuffer(envelope);
+  } catch (cause) {
+    const paths: string[] = [];
+    schema.type.isValid(envelope, { errorHook: (path) => paths.push(path.join('.')) });
+    throw new StarpoError(`cannot encode ${event.kind} event of run ${event.runId}: invalid ${paths.join(', ')}`, {
+      cause, details: { kind: event.kind, paths },
+    });
+  }
+}
+
+/**
+ * Decodes one record into a current-schema event. `resolver` (from SchemaRegistry.resolverFor) reads
+ * bytes written under an older schema; CorruptDataError when the bytes do not parse.
+ */
+export function decodeEvent(bytes: Buffer, resolver?: avro.Resolver): StarpoEvent {
+  try {
+    return fromEnvelope(schemaRegistry().current.type.fromBuffer(bytes, resolver));
+  } catch (cause) {
+    if (cause instanceof CorruptDataError) throw cause;
+    throw new CorruptDataError(`undecodable event (${bytes.length} bytes): ${(cause as Error).message}`, { cause });
+  }
+}

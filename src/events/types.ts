@@ -1,0 +1,143 @@
+/**
+ * The event model as the rest of starpo sees it: one discriminated union (`kind`) whose members mirror
+ * the Avro records in schemas/*.avsc field for field, except that timestamps are Dates (see time.ts).
+ */
+
+export interface ToolCall {
+  name: string;
+  /** Arguments or code as sent to the tool. */
+  input: string;
+  /** Output as appended to the context (already truncated). */
+  output: string;
+  ok: boolean;
+}
+
+export interface Turn {
+  observation: string;
+  response: string;
+  actions: string[];
+  envReward: number;
+  /** <= 0; applied when an action was dropped or none parsed. */
+  formatPenalty: number;
+  validActions: number;
+  effectiveActions: number;
+  promptTokens: number;
+  responseTokens: number;
+  toolCalls: ToolCall[];
+}
+
+export interface TrajectoryEvent {
+  kind: 'trajectory';
+  runId: string;
+  lineageId: string;
+  iteration: number;
+  group: number;
+  rolloutIndex: number;
+  envName: string;
+  envSeed: number;
+  /** Iteration of the checkpoint whose weights generated the responses. */
+  policyVersion: number;
+  turns: Turn[];
+  trajectoryReturn: number;
+  success: boolean;
+  startedAt: Date;
+  finishedAt: Date;
+  extras: Record<string, string>;
+  /** 'train' or 'val' (schema v2; v1 events read as 'train'). */
+  split: string;
+}
+
+export interface IterationEvent {
+  kind: 'iteration';
+  runId: string;
+  lineageId: string;
+  iteration: number;
+  successRateTrain: number;
+  /** Null when validation did not run this iteration. */
+  successRateVal: number | null;
+  returnMean: number;
+  returnStd: number;
+  inGroupReturnStd: number;
+  entropy: number;
+  gradNorm: number;
+  metrics: Record<string, number>;
+  stageTimingsMs: Record<string, number>;
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+export interface CheckpointFileEntry {
+  name: string;
+  uri: string;
+  sha256: string;
+  sizeBytes: number;
+}
+
+export interface CheckpointEvent {
+  kind: 'checkpoint';
+  runId: string;
+  lineageId: string;
+  iteration: number;
+  uri: string;
+  manifestUri: string;
+  files: CheckpointFileEntry[];
+  totalBytes: number;
+  createdAt: Date;
+}
+
+export interface EchoTrapWarning {
+  kind: 'echo-trap';
+  runId: string;
+  lineageId: string;
+  iteration: number;
+  evidence: Record<string, number>;
+  message: string;
+  detectedAt: Date;
+}
+
+export interface RunEvent {
+  kind: 'run';
+  runId: string;
+  lineageId: string;
+  action: 'STARTED' | 'RESUMED';
+  parentLineageId: string | null;
+  /** Checkpoint iteration this lineage continues from; it writes iterations after it (0 for a fresh start). */
+  fromIteration: number;
+  configJson: string;
+  at: Date;
+}
+
+export type StarpoEvent = RunEvent | TrajectoryEvent | IterationEvent | CheckpointEvent | EchoTrapWarning;
+export type EventKind = StarpoEvent['kind'];
+export type EventOfKind<K extends EventKind> = Extract<StarpoEvent, { kind: K }>;
+
+/** Something a reader could not turn into an event; reported, then skipped. */
+export interface ReadProblem {
+  kind: 'undecodable' | 'unknown-schema' | 'torn-tail' | 'corrupt-block';
+  message: string;
+  /** Human-readable position, e.g. "starpo.events[0]@42" or "runs/r/events/00000001.avro@1234". */
+  where: string;
+  partition?: number;
+  offset?: string;
+  file?: string;
+  byteOffset?: number;
+}
+
+export interface ReadOptions {
+  /** Called for each record that is skipped; the default logs a warning. */
+  onProblem?: (problem: ReadProblem) => void;
+}
+
+/** An append-only, durable log of events. */
+export interface EventLog {
+  /** Appends the events in order; resolves once they are durable, rejects (never drops) otherwise. */
+  append(events: readonly StarpoEvent[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Reads back one run's events in the order they were appended. */
+export interface EventReader {
+  /** Every event of the run present when the call started; each call reads from the beginning. */
+  read(runId: string, options?: ReadOptions): AsyncIterable<StarpoEvent>;
+  close(): Promise<void>;
+}

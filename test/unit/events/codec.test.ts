@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { decodeEvent, encodeEvent } from '../../../src/events/codec.ts';
+import { eventKey } from '../../../src/events/event-key.ts';
+import { loadSchemaVersion, schemaRegistry, SCHEMA_DIR } from '../../../src/events/schemas.ts';
+import { CorruptDataError, StarpoError } from '../../../src/errors.ts';
+import { checkpointEvent, echoTrap, iterationEvent, oneOfEach, runEvent, trajectory } from './fixtures.ts';
+
+for (const event of oneOfEach()) {
+  test(`a ${event.kind} event survives an Avro round trip unchanged`, () => {
+    assert.deepEqual(decodeEvent(encodeEvent(event)), event);
+  });
+}
+
+test('a nullable field round-trips both null and a value', () => {
+  const withVal = { ...iterationEvent('L0', 2), successRateVal: 0.5 };
+  assert.equal((decodeEvent(encodeEvent(withVal)) as typeof withVal).successRateVal, 0.5);
+  const resumed = runEvent('L1', 'L0', 7);
+  assert.deepEqual(decodeEvent(encodeEvent(resumed)), resumed);
+});
+
+test('a v1 trajectory read through the resolver gets the v2 default split "train"', () => {
+  const registry = schemaRegistry();
+  const v1 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v1'), 1);
+  assert.notEqual(v1.fingerprint, registry.current.fingerprint);
+  assert.equal(registry.byFingerprint(v1.fingerprint)?.version, 1);
+  const event = { ...trajectory('L0', 3), split: 'val' };
+  const bytes = encodeEvent(event, v1); // v1 has no split field: it is not written
+  const back = decodeEvent(bytes, registry.resolverFor(v1.type));
+  assert.deepEqual(back, { ...event, split: 'train' });
+});
+
+test('the current schema is version 2 and has a sha256 fingerprint', () => {
+  assert.equal(schemaRegistry().current.version, 2);
+  assert.equal(schemaRegistry().current.fingerprint.length, 64);
+});
+
+test('bytes that are not an event are refused with CorruptDataError', () => {
+  assert.throws(() => decodeEvent(Buffer.from('not avro at all')), CorruptDataError);
+  const truncated = encodeEvent(checkpointEvent('L0', 1)).subarray(0, 20);
+  assert.throws(() => decodeEvent(truncated), CorruptDataError);
+});
+
+test('an event missing a field is refused naming the field', () => {
+  const broken = { ...echoTrap('L0', 1), message: undefined } as unknown as ReturnType<typeof echoTrap>;
+  assert.throws(() => encodeEvent(broken), (err: unknown) => err instanceof StarpoError && /message/.test(err.message));
+});
+
+test('a run id with a slash is refused before it reaches a key or a path', () => {
+  assert.throws(() => encodeEvent(trajectory('L0', 1, 0, 0, 'a/b')), /runId "a\/b" is not a valid id/);
+});
+
+test('event keys name run, lineage, iteration, kind and the trajectory index', () => {
+  assert.equal(eventKey(trajectory('L0', 4, 2, 7)), 'run-1/L0/4/trajectory/train/2/7');
+  assert.equal(eventKey(runEvent('L1', 'L0', 3)), 'run-1/L1/3/run');
+  assert.equal(eventKey(echoTrap('L0', 9)), 'run-1/L0/9/echo-trap');
+});
