@@ -54,7 +54,8 @@ export async function readFully(fh: FileHandle, position: number, length: number
   const out = new Uint8Array(length);
   let done = 0;
   while (done < length) {
-    const { bytesRead } = await fh.read(out, done, length - done, position + done);
+    // One read call is capped at 2 GiB by Node; large tensors take several.
+    const { bytesRead } = await fh.read(out, done, Math.min(length - done, 1 << 30), position + done);
     if (bytesRead === 0) return out.subarray(0, done);
     done += bytesRead;
   }
