@@ -50,6 +50,14 @@ export function encode(layout: Layout, params: Groups, s: SequenceInputs): { mod
   return { model, hidden };
 }
 
+/**
+ * logits / T with T fed as the scalar input `inv_temperature` (1/T): log-probs must be those of
+ * the distribution tokens were sampled from (verl divides by the rollout temperature too).
+ */
+export function temper(logits: Value): Value {
+  return o.mul(logits, logits.graph.input('inv_temperature', logits.dtype, []));
+}
+
 /** Per row: log-prob of `targets` and entropy of the distribution; logits [B·T, V], targets [B, T]. */
 export function tokenStats(logits: Value, targets: Value): { logp: Value; entropy: Value } {
   const [B, T] = targets.shape;

@@ -9,7 +9,7 @@ import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import type { Layout } from '../model/layout.ts';
 import { lmLogits, values } from '../model/transformer.ts';
 import { type AdamWSpec, type Groups, adamw } from './adamw.ts';
-import { encode, groupInputs, metricsVector, sequenceInputs, tokenStats } from './common.ts';
+import { encode, groupInputs, metricsVector, sequenceInputs, temper, tokenStats } from './common.ts';
 import { type LossSpec, lossDef } from './loss.ts';
 import * as o from '../graph/ops.ts';
 
@@ -42,7 +42,7 @@ export function buildLoss(g: Graph, layout: Layout, params: Groups, spec: TrainP
   const lossInputs = def.inputs(spec.loss);
   const inputs = Object.fromEntries(lossInputs.map((n) => [n, g.input(n, g.float, [B, T])]));
   const { model, hidden } = encode(layout, params, seq);
-  const head = def.head === 'lm' ? tokenStats(lmLogits(model, hidden), targets) : { values: o.reshape(values(model, hidden), [B, T]) };
+  const head = def.head === 'lm' ? tokenStats(temper(lmLogits(model, hidden)), targets) : { values: o.reshape(values(model, hidden), [B, T]) };
   const { loss, metrics } = def.build(spec.loss, { ...head, mask, inputs });
   return { loss, metrics, lossInputs, tokens: o.reduceSum(mask, [0, 1], false) };
 }

@@ -33,6 +33,7 @@ function feeds(names: readonly string[]): Record<string, Tensor> {
     ref_logprobs: f64(rand(B * T, 5, -2.8, -2.0)),
     returns: f64(rand(B * T, 6, -1, 1)),
     old_values: f64(rand(B * T, 7, -0.3, 0.3)),
+    inv_temperature: tensor('float64', [], Float64Array.of(1 / 0.7)),
   };
   return Object.fromEntries(['tokens', 'targets', 'positions', 'attention_mask', 'loss_mask', ...names].map((n) => [n, all[n]]));
 }
@@ -44,7 +45,8 @@ async function checkModel(role: 'actor' | 'critic', loss: LossSpec): Promise<num
     name: `params_${g}`, shape: [layout.groups[g]], data: Float64Array.from(init[g], (x, i) => x + 0.05 * Math.sin(i)),
   }));
   const spec = { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW };
-  const names = loss.kind === 'ppo' ? ['advantages', 'old_logprobs', 'ref_logprobs'] : loss.kind === 'value' ? ['returns', 'old_values'] : [];
+  const lm = ['inv_temperature'];
+  const names = loss.kind === 'ppo' ? [...lm, 'advantages', 'old_logprobs', 'ref_logprobs'] : loss.kind === 'value' ? ['returns', 'old_values'] : lm;
   const r = await gradCheck(inputs, ([m, v], g) => buildLoss(g, layout, { matrices: m, vectors: v }, spec).loss, {
     samples: 60, extra: feeds(names),
   });

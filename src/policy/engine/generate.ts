@@ -1,0 +1,165 @@
+/**
+ * Batched generation: left-pad the prompts, prefill the key/value cache, then one decode step per
+ * token. Sampling runs here in TypeScript (temperature / top-k / top-p, one seeded stream per
+ * row, so a row's tokens do not depend on its batch); greedy decoding (temperature 0) reads the
+ * in-graph argmax instead and never copies the logits out. Rows stop at a stop token or string;
+ * the batch runs until every row has stopped or hit maxNewTokens.
+ */
+import { ConfigError } from '../../errors.ts';
+import { cacheName } from '../programs/generate.ts';
+import { positionsOf } from '../programs/batch.ts';
+import { SamplingRng } from '../sampling/rng.ts';
+import { type SamplingOptions, TokenSampler } from '../sampling/sampler.ts';
+import type { Tokenizer } from '../tokenizer/types.ts';
+import type { ProgramCache } from './programs.ts';
+import { type Tensor, floatTensor, int64Tensor, scalarTensor, tensor } from './session.ts';
+
+export interface GenerateRequest {
+  readonly prompts: readonly (readonly number[])[];
+  readonly maxNewTokens: number;
+  /** temperature 0 = greedy (the default). */
+  readonly sampling?: SamplingOptions;
+  readonly seed?: number;
+  /** Default: the config's eos_token_id(s). */
+  readonly stopTokenIds?: readonly number[];
+  /** Stop once the decoded continuation contains one of these (needs the policy's tokenizer). */
+  readonly stopStrings?: readonly string[];
+  /** Prompt lengths are padded up to a multiple of this (default 16) so prefill programs are reused. */
+  readonly promptMultiple?: number;
+}
+
+export interface Generation {
+  /** The generated tokens, including the stop token or the token completing a stop string. */
+  readonly tokens: number[];
+  /** log softmax(logits / T)[token] per generated token (T = 1 when greedy); see sampling/sampler.ts. */
+  readonly logprobs: number[];
+  readonly finishReason: 'stop' | 'length';
+  readonly stopString?: string;
+}
+
+const up = (x: number, m: number): number => Math.ceil(x / m) * m;
+
+/** Per-row bookkeeping: what was generated and whether the row has stopped. */
+class Rows {
+  readonly out: { tokens: number[]; logprobs: number[]; finishReason: 'stop' | 'length'; stopString?: string; done: boolean }[];
+  constructor(
+    n: number,
+    private readonly req: GenerateRequest,
+    private readonly stopIds: ReadonlySet<number>,
+    private readonly tokenizer?: Tokenizer,
+  ) {
+    this.out = Array.from({ length: n }, () => ({ tokens: [], logprobs: [], finishReason: 'length' as const, done: false }));
+  }
+  get allDone(): boolean {
+    return this.out.every((r) => r.done);
+  }
+  push(tokens: ArrayLike<number | bigint>, logprobs: ArrayLike<number>): void {
+    this.out.forEach((r, b) => {
+      if (r.done) return;
+      const t = Number(tokens[b]);
+      r.tokens.push(t);
+      r.logprobs.push(logprobs[b]);
+      const stop = this.stopIds.has(t) ? undefined : this.stopString(r.tokens);
+      if (this.stopIds.has(t) || stop !== undefined) Object.assign(r, { done: true, finishReason: 'stop', stopString: stop });
+      else if (r.tokens.length >= this.req.maxNewTokens) r.done = true;
+    });
+  }
+  private stopString(tokens: number[]): string | undefined {
+    if (!this.req.stopStrings?.length || !this.tokenizer) return undefined;
+    const text = this.tokenizer.decode(tokens);
+    return this.req.stopStrings.find((s) => text.includes(s));
+  }
+}
+
+export async function generate(
+  programs: ProgramCache,
+  params: Record<string, Tensor>,
+  req: GenerateRequest,
+  tokenizer?: Tokenizer,
+): Promise<Generation[]> {
+  const cfg = programs.layout.config;
+  const B = req.prompts.length;
+  if (B === 0 || req.prompts.some((p) => p.length === 0)) throw new ConfigError('prompts', 'need at least one non-empty prompt');
+  if (!(req.maxNewTokens >= 1)) throw new ConfigError('maxNewTokens', 'must be >= 1');
+  if (req.stopStrings?.length && !tokenizer) throw new ConfigError('stopStrings', 'need a tokenizer on the policy');
+  const T = up(Math.max(...req.prompts.map((p) => p.length)), req.promptMultiple ?? 16);
+  const S = up(T + req.maxNewTokens, 32);
+  const rows = new Rows(B, req, new Set(req.stopTokenIds ?? cfg.eosTokenIds), tokenizer);
+  const step = new Stepper(req, B, cfg.vocabSize);
+  const prefill = await programs.prefill({ batch: B, promptLen: T, cacheLen: S });
+  const { feeds, lastPos, slotMask } = promptFeeds(req.prompts, T, S);
+  const names = [...Array(cfg.numLayers).keys()].flatMap((i) => [cacheName('k', i), cacheName('v', i)]);
+  let out = await prefill.run({ ...params, ...feeds }, step.fetches(Object.fromEntries(names.map((n) => [n, null]))));
+  let caches = cacheTensors(out, cfg.numLayers, '');
+  rows.push(...step.pick(out));
+  const decode = await programs.decode({ batch: B, cacheLen: S });
+  let spare: Record<string, Tensor> | null = null;
+  for (let s = 0; T + s < S && !rows.allDone; s++) {
+    for (let b = 0; b < B; b++) (slotMask[b * S + T + s] = 1), lastPos[b]++;
+    const tokens = rows.out.map((r) => (r.done ? 0 : r.tokens[r.tokens.length - 1]));
+    spare ??= allocateCaches(caches);
+    const stepFeeds = {
+      ...params, ...caches, tokens: int64Tensor(tokens, [B, 1]), positions: int64Tensor(lastPos, [B, 1]),
+      slot_mask: floatTensor(slotMask, [B, S]), slot: scalarTensor(T + s, 'int64'),
+    };
+    out = await decode.run(stepFeeds, step.fetches(spare, 'new_'));
+    [caches, spare] = [cacheTensors(out, cfg.numLayers, 'new_'), caches];
+    rows.push(...step.pick(out));
+  }
+  return rows.out.map(({ done: _, ...g }) => g);
+}
+
+/** Sampling state and the outputs each step fetches. */
+class Stepper {
+  private readonly sampler: TokenSampler;
+  private readonly rngs: SamplingRng[];
+  private readonly tokens: Int32Array;
+  private readonly logprobs: Float32Array;
+  private readonly options: SamplingOptions;
+  constructor(req: GenerateRequest, B: number, V: number) {
+    this.options = req.sampling ?? { temperature: 0 };
+    this.sampler = new TokenSampler(V);
+    this.rngs = Array.from({ length: B }, (_, b) => SamplingRng.fromSeed(req.seed ?? 0, b));
+    this.tokens = new Int32Array(B);
+    this.logprobs = new Float32Array(B);
+  }
+  get greedy(): boolean {
+    return this.options.temperature === 0;
+  }
+  /** The head outputs this mode needs, plus the caches (null = let onnxruntime allocate). */
+  fetches(caches: Record<string, Tensor | null>, prefix = ''): Record<string, Tensor | null> {
+    const heads: Record<string, null> = this.greedy ? { greedy_token: null, greedy_logprob: null } : { logits: null };
+    return { ...heads, ...Object.fromEntries(Object.entries(caches).map(([k, t]) => [prefix + k, t])) };
+  }
+  pick(out: Record<string, Tensor>): [ArrayLike<number | bigint>, ArrayLike<number>] {
+    if (this.greedy) return [out.greedy_token.data as BigInt64Array, out.greedy_logprob.data as Float32Array];
+    this.sampler.sampleBatch(out.logits.data as Float32Array, this.options, this.rngs, this.tokens, this.logprobs);
+    return [this.tokens, this.logprobs];
+  }
+}
+
+function promptFeeds(prompts: readonly (readonly number[])[], T: number, S: number) {
+  const B = prompts.length;
+  const tokens = new BigInt64Array(B * T);
+  const mask = new Float32Array(B * T);
+  const slotMask = new Float32Array(B * S);
+  prompts.forEach((p, b) => {
+    for (let i = 0; i < p.length; i++) {
+      const t = T - p.length + i; // left padding: every prompt ends at T-1
+      tokens[b * T + t] = BigInt(p[i]);
+      mask[b * T + t] = slotMask[b * S + t] = 1;
+    }
+  });
+  const feeds = { tokens: tensor('int64', [B, T], tokens), positions: tensor('int64', [B, T], positionsOf(mask, B, T)), attention_mask: floatTensor(mask, [B, T]) };
+  return { feeds, lastPos: prompts.map((p) => p.length - 1), slotMask };
+}
+
+function cacheTensors(out: Record<string, Tensor>, layers: number, prefix: string): Record<string, Tensor> {
+  const caches: Record<string, Tensor> = {};
+  for (let i = 0; i < layers; i++) for (const k of ['k', 'v'] as const) caches[cacheName(k, i)] = out[prefix + cacheName(k, i)];
+  return caches;
+}
+
+function allocateCaches(like: Record<string, Tensor>): Record<string, Tensor> {
+  return Object.fromEntries(Object.entries(like).map(([k, t]) => [k, floatTensor(new Float32Array(t.size), t.dims)]));
+}

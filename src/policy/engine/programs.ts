@@ -1,0 +1,81 @@
+/**
+ * Compiled programs, built once per model layout and shape bucket and cached by key. Compiling
+ * = building the graph (autodiff included), serialising it and creating an onnxruntime session;
+ * for tiny models this takes tens of milliseconds, for 0.5B a few seconds, so keys matter.
+ */
+import { log } from '../../log.ts';
+import type { Graph } from '../graph/graph.ts';
+import type { Layout } from '../model/layout.ts';
+import type { AdamWSpec } from '../programs/adamw.ts';
+import { type DecodeShape, type PrefillShape, buildDecodeGraph, buildPrefillGraph } from '../programs/generate.ts';
+import type { LossSpec } from '../programs/loss.ts';
+import { buildScoreGraph } from '../programs/score.ts';
+import { type TrainShape, buildTrainGraph } from '../programs/train.ts';
+import { type Session, type SessionOptions, createSession } from './session.ts';
+
+export interface TrainProgram {
+  readonly session: Session;
+  readonly lossInputs: readonly string[];
+  readonly metricNames: readonly string[];
+}
+
+export class ProgramCache {
+  private readonly programs = new Map<string, Promise<unknown>>();
+
+  constructor(
+    readonly layout: Layout,
+    readonly options: SessionOptions,
+  ) {}
+
+  get size(): number {
+    return this.programs.size;
+  }
+
+  train(shape: TrainShape, loss: LossSpec, optim: AdamWSpec): Promise<TrainProgram> {
+    return this.get(['train', shape, loss, optim], async () => {
+      const t = buildTrainGraph(this.layout, { ...shape, loss, optim });
+      return { session: await this.compile('train', t.graph), lossInputs: t.lossInputs, metricNames: t.metricNames };
+    });
+  }
+
+  score(shape: TrainShape): Promise<Session> {
+    return this.get(['score', shape], () => this.compile('score', buildScoreGraph(this.layout, shape)));
+  }
+
+  prefill(shape: PrefillShape): Promise<Session> {
+    return this.get(['prefill', shape], () => this.compile('prefill', buildPrefillGraph(this.layout, shape)));
+  }
+
+  decode(shape: DecodeShape): Promise<Session> {
+    return this.get(['decode', shape], () => this.compile('decode', buildDecodeGraph(this.layout, shape)));
+  }
+
+  /** Releases every session (onnxruntime frees their memory). */
+  async release(): Promise<void> {
+    const all = [...this.programs.values()];
+    this.programs.clear();
+    for (const p of all) {
+      const v = (await p.catch(() => null)) as { session?: Session } | Session | null;
+      const s = v && 'release' in v ? v : (v as { session?: Session } | null)?.session;
+      await s?.release();
+    }
+  }
+
+  private get<T>(key: unknown[], make: () => Promise<T>): Promise<T> {
+    const k = JSON.stringify(key);
+    let p = this.programs.get(k) as Promise<T> | undefined;
+    if (!p) {
+      p = make();
+      this.programs.set(k, p);
+      p.catch(() => this.programs.delete(k)); // a failed compile is retried next time
+    }
+    return p;
+  }
+
+  private async compile(kind: string, graph: Graph): Promise<Session> {
+    const t0 = performance.now();
+    const session = await createSession(graph, this.options);
+    log.debug({ kind, nodes: graph.nodes.length, ms: Math.round(performance.now() - t0) }, 'compiled policy program');
+    return session;
+  }
+}

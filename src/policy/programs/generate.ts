@@ -1,0 +1,82 @@
+/**
+ * Generation graphs: a prefill over left-padded prompts that fills a key/value cache, and a
+ * decode step that appends one token per row. The cache is one [B, K, S, E] tensor per layer for
+ * keys and one for values, passed in and out as graph inputs/outputs (S = cache slots). Every
+ * row writes the same slot per step (left padding aligns the prompts' ends), so the write is a
+ * Where against a one-hot slot mask and the shapes stay static.
+ */
+import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
+import * as o from '../graph/ops.ts';
+import type { Layout } from '../model/layout.ts';
+import { type Model, bindWeights, forward, lmLogits } from '../model/transformer.ts';
+import { causalAllowed, groupInputs, slotAllowed } from './common.ts';
+
+export interface PrefillShape {
+  readonly batch: number;
+  readonly promptLen: number;
+  readonly cacheLen: number;
+}
+
+export interface DecodeShape {
+  readonly batch: number;
+  readonly cacheLen: number;
+}
+
+export const cacheName = (kind: 'k' | 'v', layer: number): string => `cache_${kind}_${layer}`;
+
+/** Outputs of both graphs besides the caches: logits, and the greedy token with its log-prob. */
+function heads(g: Graph, model: Model, last: Value): void {
+  const logits = lmLogits(model, last); // [B, V]
+  const max = o.reduceMax(logits, [1]); // [B, 1]
+  const lse = o.add(max, o.log(o.reduceSum(o.exp(o.sub(logits, max)), [1]))); // [B, 1]
+  g.output('logits', logits);
+  g.output('greedy_token', o.argMax(logits, 1)); // [B] int64
+  g.output('greedy_logprob', o.reshape(o.sub(max, lse), [last.shape[0]])); // [B]
+}
+
+export function buildPrefillGraph(layout: Layout, s: PrefillShape, float: FloatDType = 'float32'): Graph {
+  const g = new Graph(float);
+  const { batch: B, promptLen: T, cacheLen: S } = s;
+  const model = bindWeights(layout, groupInputs(g, layout, 'params'));
+  const tokens = g.input('tokens', 'int64', [B, T]);
+  const positions = g.input('positions', 'int64', [B, T]);
+  const mask = g.input('attention_mask', g.float, [B, T]);
+  const caches: [number, Value, Value][] = [];
+  const kv = (layer: number, k: Value, v: Value) => {
+    const padTo = (x: Value) => (S === T ? o.identity(x) : o.pad(x, [0, 0, 0, 0, 0, 0, S - T, 0])); // [B, K, S, E]
+    caches.push([layer, padTo(k), padTo(v)]);
+    return { k, v };
+  };
+  const hidden = forward(model, { tokens, positions, allowed: causalAllowed(mask), kv, maxPosition: S });
+  const last = o.reshape(o.slice(o.reshape(hidden, [B, T, -1]), 1, T - 1, T), [B, -1]); // [B, D]: prompts end at T-1
+  heads(g, model, last);
+  for (const [layer, k, v] of caches) {
+    g.output(cacheName('k', layer), k);
+    g.output(cacheName('v', layer), v);
+  }
+  return g;
+}
+
+export function buildDecodeGraph(layout: Layout, s: DecodeShape, float: FloatDType = 'float32'): Graph {
+  const g = new Graph(float);
+  const { batch: B, cacheLen: S } = s;
+  const { numKvHeads: K, headDim: E, numLayers: L } = layout.config;
+  const model = bindWeights(layout, groupInputs(g, layout, 'params'));
+  const tokens = g.input('tokens', 'int64', [B, 1]);
+  const positions = g.input('positions', 'int64', [B, 1]);
+  const valid = g.input('slot_mask', g.float, [B, S]); // slots holding real tokens, this step's included
+  const slot = g.input('slot', 'int64', []); // where this step's key/value go
+  const write = o.equal(g.constant([...Array(S).keys()], 'int64', [1, 1, S, 1]), slot); // [1, 1, S, 1]
+  const past = [...Array(L).keys()].map((i) => ({
+    k: g.input(cacheName('k', i), g.float, [B, K, S, E]), v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
+  }));
+  const kv = (layer: number, k: Value, v: Value) => {
+    const next = { k: o.where(write, k, past[layer].k), v: o.where(write, v, past[layer].v) }; // [B, K, S, E]
+    g.output(`new_${cacheName('k', layer)}`, next.k);
+    g.output(`new_${cacheName('v', layer)}`, next.v);
+    return next;
+  };
+  const hidden = forward(model, { tokens, positions, allowed: slotAllowed(valid), kv, maxPosition: S }); // [B, D]
+  heads(g, model, hidden);
+  return g;
+}

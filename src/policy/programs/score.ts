@@ -1,0 +1,27 @@
+/**
+ * The score program: for padded sequences, per-row log-prob of the next token and the entropy of
+ * its distribution (actor), or the value (critic). Rows are shifted back to token alignment by
+ * the caller (batch.ts), exactly as train_step sees them, so scores equal train_step's inputs.
+ */
+import { type FloatDType, Graph } from '../graph/graph.ts';
+import * as o from '../graph/ops.ts';
+import type { Layout } from '../model/layout.ts';
+import { lmLogits, values } from '../model/transformer.ts';
+import { encode, groupInputs, sequenceInputs, temper, tokenStats } from './common.ts';
+import type { TrainShape } from './train.ts';
+
+export function buildScoreGraph(layout: Layout, s: TrainShape, float: FloatDType = 'float32'): Graph {
+  const g = new Graph(float);
+  const { batch: B, seqLen: T } = s;
+  const params = groupInputs(g, layout, 'params');
+  const seq = sequenceInputs(g, B, T);
+  const { model, hidden } = encode(layout, params, seq);
+  if (layout.role === 'critic') {
+    g.output('values', o.reshape(values(model, hidden), [B, T]));
+    return g;
+  }
+  const { logp, entropy } = tokenStats(temper(lmLogits(model, hidden)), g.input('targets', 'int64', [B, T]));
+  g.output('logprobs', logp);
+  g.output('entropy', entropy);
+  return g;
+}

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { packedFeeds, Policy } from '../../../src/policy/engine/policy.ts';
+import { int64Tensor, floatTensor } from '../../../src/policy/engine/session.ts';
+import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import { positionsOf } from '../../../src/policy/programs/batch.ts';
+import { createCharTokenizer } from '../../../src/policy/tokenizer/char.ts';
+
+const config = parseModelConfig({
+  model_type: 'qwen2', vocab_size: 30, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4,
+  num_key_value_heads: 2, initializer_range: 0.35,
+});
+const policy = new Policy({ config, seed: 3, threads: 1 });
+after(() => policy.close());
+const PROMPTS = [[1, 2, 3], [4, 5, 6, 7, 8, 9, 10, 11, 12], [13]];
+
+/** Greedy next token and its log-prob by running the prefill program on whole, left-padded prefixes. */
+async function recompute(prefixes: number[][]): Promise<{ tokens: number[]; logprobs: number[] }> {
+  const [B, T] = [prefixes.length, Math.max(...prefixes.map((p) => p.length))];
+  const tokens = new Array<number>(B * T).fill(0);
+  const mask = new Float32Array(B * T);
+  prefixes.forEach((p, b) => p.forEach((t, i) => ((tokens[b * T + T - p.length + i] = t), (mask[b * T + T - p.length + i] = 1))));
+  const session = await policy.programs.prefill({ batch: B, promptLen: T, cacheLen: T });
+  const out = await session.run({
+    ...packedFeeds('params', policy.getParams()), tokens: int64Tensor(tokens, [B, T]), attention_mask: floatTensor(mask, [B, T]),
+    positions: int64Tensor(Array.from(positionsOf(mask, B, T), Number), [B, T]),
+  }, ['greedy_token', 'greedy_logprob']);
+  return { tokens: Array.from(out.greedy_token.data as BigInt64Array, Number), logprobs: Array.from(out.greedy_logprob.data as Float32Array) };
+}
+
+test('greedy generation with the KV cache returns the tokens and log-probs of full recomputation', async () => {
+  const gens = await policy.generate({ prompts: PROMPTS, maxNewTokens: 10, stopTokenIds: [] });
+  for (let s = 0; s < 10; s++) {
+    const ref = await recompute(PROMPTS.map((p, b) => [...p, ...gens[b].tokens.slice(0, s)]));
+    assert.deepEqual(gens.map((g) => g.tokens[s]), ref.tokens, `step ${s}`);
+    gens.forEach((g, b) => assert.ok(Math.abs(g.logprobs[s] - ref.logprobs[b]) < 1e-5, `step ${s} row ${b}`));
+  }
+});
+
+test('score agrees with the log-probs generate reports (greedy and sampled at temperature 0.7)', async () => {
+  for (const sampling of [{ temperature: 0 }, { temperature: 0.7, topK: 10 }]) {
+    const gens = await policy.generate({ prompts: PROMPTS, maxNewTokens: 6, sampling, seed: 11, stopTokenIds: [] });
+    const T = Math.max(...PROMPTS.map((p, b) => p.length + gens[b].tokens.length));
+    const tokens = new Int32Array(PROMPTS.length * T);
+    const mask = new Float32Array(PROMPTS.length * T);
+    PROMPTS.forEach((p, b) => [...p, ...gens[b].tokens].forEach((t, i) => ((tokens[b * T + i] = t), (mask[b * T + i] = 1))));
+    const { logprobs } = await policy.score({ batch: PROMPTS.length, seqLen: T, tokens, attentionMask: mask }, sampling.temperature || 1);
+    gens.forEach((g, b) => g.logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - logprobs![b * T + PROMPTS[b].length + i]) < 1e-4)));
+  }
+});
+
+test('sampling is reproducible per seed and rows stop at a stop token', async () => {
+  const req = { prompts: PROMPTS, maxNewTokens: 12, sampling: { temperature: 1 }, seed: 4, stopTokenIds: [] };
+  const [a, b] = [await policy.generate(req), await policy.generate(req)];
+  assert.deepEqual(a, b);
+  const stopAt = a[1].tokens[4];
+  const stopped = await policy.generate({ ...req, stopTokenIds: [stopAt] });
+  const first = a[1].tokens.indexOf(stopAt);
+  assert.deepEqual(stopped[1], { tokens: a[1].tokens.slice(0, first + 1), logprobs: a[1].logprobs.slice(0, first + 1), finishReason: 'stop', stopString: undefined });
+});
+
+test('a stop string ends a row once the decoded continuation contains it', async () => {
+  const tokenizer = createCharTokenizer({ characters: 'abcdefghijklmnopqrstuvwxyz0' }); // 30 ids with pad, eos, unk
+  const p = new Policy({ config, seed: 3, threads: 1, tokenizer });
+  p.setParams(policy.getParams());
+  const free = await p.generate({ prompts: PROMPTS, maxNewTokens: 12, stopTokenIds: [] });
+  const text = tokenizer.decode(free[0].tokens);
+  const stop = text.slice(3, 5);
+  const [g] = await p.generate({ prompts: [PROMPTS[0]], maxNewTokens: 12, stopTokenIds: [], stopStrings: [stop] });
+  assert.equal(g.finishReason, 'stop');
+  assert.equal(g.stopString, stop);
+  assert.ok(tokenizer.decode(g.tokens).endsWith(stop) && tokenizer.decode(g.tokens).indexOf(stop) === tokenizer.decode(g.tokens).length - stop.length);
+  await p.close();
+});
