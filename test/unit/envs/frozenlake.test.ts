@@ -4,6 +4,7 @@ import { FrozenLakeEnv, FROZENLAKE, type FrozenLakeConfig } from '../../../src/e
 import { LAKE_ACTIONS, generateLakeMap, parseLakeMap } from '../../../src/envs/frozenlake/map.ts';
 import { bestAction, lakeValueIteration, successProbability } from '../../../src/envs/frozenlake/value-iteration.ts';
 import { Prng } from '../../../src/envs/prng.ts';
+import { bestSequence, planLakeTurns, planValue } from '../../../src/envs/frozenlake/turn-planner.ts';
 
 const CONFIG: FrozenLakeConfig = { ...FROZENLAKE.defaults };
 
@@ -80,8 +81,33 @@ test('the same seed gives the same map and the same slips', () => {
   assert.deepEqual(play(a), play(b));
 });
 
-test('the oracle gives the value-iteration success of the seed\'s map', () => {
+test('with one action per turn the turn planner equals value iteration', () => {
+  const map = parseLakeMap(['P__O', '_O__', '___O', 'O_G_']);
+  const plan = planLakeTurns(map, 5, 10, 1);
+  assert.ok(Math.abs(planValue(plan, 5, 10, map.start, 16) - successProbability(lakeValueIteration(map, 5), map)) < 1e-12);
+});
+
+test('the turn planner\'s blind sequences reach its value in a Monte-Carlo run (20000 episodes, ±0.015)', () => {
+  const map = parseLakeMap(['P__O', '_O__', '___O', 'O_G_']);
+  const plan = planLakeTurns(map, 5, 10, 5);
+  const env = new FrozenLakeEnv(CONFIG);
+  let wins = 0;
+  for (let episode = 0; episode < 20000; episode++) {
+    env.load(map, episode);
+    for (let turn = 5, left = 10; turn > 0 && left > 0 && !env.done; turn--) {
+      const here = (env.snapshot().grid as string[]).join('').indexOf('P');
+      for (const a of bestSequence(plan, turn, left, here, 16)) if (!env.done && left-- > 0) env.step(LAKE_ACTIONS[a] as string);
+    }
+    if (env.success) wins++;
+  }
+  const expected = planValue(plan, 5, 10, map.start, 16);
+  assert.ok(expected < successProbability(lakeValueIteration(map, 10), map));
+  assert.ok(Math.abs(wins / 20000 - expected) < 0.015, `MC ${wins / 20000} vs plan ${expected}`);
+});
+
+test('the oracle gives the turn-planned success and the closed-loop ceiling of the seed\'s map', () => {
   const map = generateLakeMap(new Prng(3), 4, 0.8);
-  const expected = successProbability(lakeValueIteration(map, 10), map);
-  assert.equal(FROZENLAKE.oracle!(CONFIG, 3).success, expected);
+  const { success, detail } = FROZENLAKE.oracle!(CONFIG, 3);
+  assert.equal(success, planValue(planLakeTurns(map, 5, 10, 5), 5, 10, map.start, 16));
+  assert.equal(detail.closedLoop, successProbability(lakeValueIteration(map, 10), map));
 });
