@@ -1,0 +1,200 @@
+/**
+ * Echo-Trap detector (SPEC §5): warns when the collapse pattern begins — in-group reward std falls, token
+ * entropy falls, and the actor's gradient norm spikes (success collapses afterwards, so it is evidence,
+ * not a condition: by the time success drops, the run is already lost).
+ *
+ * Rule, evaluated after each iteration's observation:
+ *   smoothed x      = mean of the last `window` finite values of x (one bad iteration moves it by 1/window)
+ *   std falling     = smoothed std < stdDropFraction · running max of smoothed std
+ *   entropy falling = smoothed entropy < entropyDropFraction · running max of smoothed entropy
+ *   grad spike      = grad norm > gradSpikeFactor · median of the previous `gradMedianWindow` finite grad
+ *                     norms (at least 3 of them), or a non-finite grad norm; it stays recent for
+ *                     `spikeLookback` iterations because the spike need not land on the same iteration
+ *   fire            = armed ∧ observations ≥ warmup ∧ std falling ∧ entropy falling ∧ recent spike
+ * After firing the detector disarms; it re-arms once smoothed std recovers to ≥ rearmFraction · its running
+ * max, so one collapse gives one warning. The core is a pure function of (state, observation); the class
+ * only holds the state, which is plain JSON for checkpoints.
+ */
+import { ConfigError } from '../errors.ts';
+import { mean, median } from './stats.ts';
+
+export interface EchoTrapObservation {
+  readonly iteration: number;
+  /** Mean over groups of the in-group std of trajectory returns (in_group_std/all). */
+  readonly inGroupRewardStd: number;
+  /** Token entropy mean over the loss mask. */
+  readonly entropy: number;
+  /** Actor gradient norm before clipping. */
+  readonly gradNorm: number;
+  readonly successRate: number;
+}
+
+export interface EchoTrapConfig {
+  /** Iterations in the moving averages of std and entropy (5): long enough to ignore a one-off dip. */
+  readonly window: number;
+  /** Observations before the detector may fire (10): the running maxima need a healthy history first. */
+  readonly warmup: number;
+  /** Std counts as fallen below this fraction of its running max (0.5). */
+  readonly stdDropFraction: number;
+  /** Entropy counts as fallen below this fraction of its running max (0.8): entropy moves less than std. */
+  readonly entropyDropFraction: number;
+  /** Previous grad norms whose median is the spike baseline (10). */
+  readonly gradMedianWindow: number;
+  /** A grad norm above this multiple of the baseline median is a spike (3). */
+  readonly gradSpikeFactor: number;
+  /** Iterations a spike stays recent (5). */
+  readonly spikeLookback: number;
+  /** Re-arm once smoothed std is back to this fraction of its running max (0.8). */
+  readonly rearmFraction: number;
+}
+
+export const ECHO_TRAP_DEFAULTS: EchoTrapConfig = Object.freeze({
+  window: 5,
+  warmup: 10,
+  stdDropFraction: 0.5,
+  entropyDropFraction: 0.8,
+  gradMedianWindow: 10,
+  gradSpikeFactor: 3,
+  spikeLookback: 5,
+  rearmFraction: 0.8,
+});
+
+export interface GradSpike {
+  iteration: number;
+  gradNorm: number;
+  median: number;
+}
+
+/** Everything the detector remembers; plain JSON (no Infinity: maxima start at 0, values are ≥ 0). */
+export interface EchoTrapState {
+  observations: number;
+  armed: boolean;
+  stdHistory: number[];
+  entropyHistory: number[];
+  gradHistory: number[];
+  stdMax: number;
+  entropyMax: number;
+  successMax: number;
+  lastSpike: GradSpike | null;
+}
+
+export interface EchoTrapWarning {
+  readonly iteration: number;
+  readonly evidence: Record<string, number>;
+  readonly message: string;
+}
+
+export function initialEchoTrapState(): EchoTrapState {
+  const s = { observations: 0, armed: true, stdHistory: [], entropyHistory: [], gradHistory: [] };
+  return { ...s, stdMax: 0, entropyMax: 0, successMax: 0, lastSpike: null };
+}
+
+/** Validates a partial config over the defaults; errors name the field as echoTrap.<name>. */
+export function resolveEchoTrapConfig(partial: Partial<EchoTrapConfig> = {}): EchoTrapConfig {
+  const c = { ...ECHO_TRAP_DEFAULTS, ...partial };
+  const ints = ['window', 'warmup', 'gradMedianWindow', 'spikeLookback'] as const;
+  for (const k of ints) if (!Number.isInteger(c[k]) || c[k] < 1) throw new ConfigError(`echoTrap.${k}`, 'must be an integer ≥ 1');
+  for (const k of ['stdDropFraction', 'entropyDropFraction', 'rearmFraction'] as const) {
+    if (!(c[k] > 0 && c[k] <= 1)) throw new ConfigError(`echoTrap.${k}`, 'must be in (0, 1]');
+  }
+  if (!(c.gradSpikeFactor > 1)) throw new ConfigError('echoTrap.gradSpikeFactor', 'must be > 1');
+  if (c.rearmFraction < c.stdDropFraction) throw new ConfigError('echoTrap.rearmFraction', 'must be ≥ stdDropFraction');
+  return Object.freeze(c);
+}
+
+const pushLast = (xs: readonly number[], x: number, n: number): number[] =>
+  Number.isFinite(x) ? [...xs, x].slice(-n) : [...xs];
+
+function detectSpike(state: EchoTrapState, obs: EchoTrapObservation, c: EchoTrapConfig): GradSpike | null {
+  const base = median(state.gradHistory);
+  const spiked = !Number.isFinite(obs.gradNorm) || (state.gradHistory.length >= 3 && obs.gradNorm > c.gradSpikeFactor * base);
+  if (spiked) return { iteration: obs.iteration, gradNorm: obs.gradNorm, median: base };
+  return state.lastSpike;
+}
+
+/** One step of the detector: the next state and a warning when the collapse pattern starts here. */
+export function observeEchoTrap(
+  state: EchoTrapState,
+  obs: EchoTrapObservation,
+  config: EchoTrapConfig = ECHO_TRAP_DEFAULTS,
+): { state: EchoTrapState; warning: EchoTrapWarning | null } {
+  const stdHistory = pushLast(state.stdHistory, obs.inGroupRewardStd, config.window);
+  const entropyHistory = pushLast(state.entropyHistory, obs.entropy, config.window);
+  const std = mean(stdHistory);
+  const entropy = mean(entropyHistory);
+  const next: EchoTrapState = {
+    observations: state.observations + 1,
+    armed: state.armed,
+    stdHistory,
+    entropyHistory,
+    gradHistory: pushLast(state.gradHistory, obs.gradNorm, config.gradMedianWindow),
+    stdMax: Math.max(state.stdMax, std),
+    entropyMax: Math.max(state.entropyMax, entropy),
+    successMax: Math.max(state.successMax, Number.isFinite(obs.successRate) ? obs.successRate : 0),
+    lastSpike: detectSpike(state, obs, config),
+  };
+  if (!next.armed) {
+    next.armed = std >= config.rearmFraction * next.stdMax;
+    return { state: next, warning: null };
+  }
+  const spike = next.lastSpike;
+  const fire =
+    next.observations >= config.warmup &&
+    std < config.stdDropFraction * next.stdMax &&
+    entropy < config.entropyDropFraction * next.entropyMax &&
+    spike !== null &&
+    obs.iteration - spike.iteration < config.spikeLookback;
+  if (!fire || spike === null) return { state: next, warning: null };
+  next.armed = false;
+  return { state: next, warning: warningOf(obs, next, std, entropy, spike) };
+}
+
+function warningOf(obs: EchoTrapObservation, s: EchoTrapState, std: number, entropy: number, spike: GradSpike): EchoTrapWarning {
+  const evidence = {
+    inGroupRewardStd: std,
+    inGroupRewardStdMax: s.stdMax,
+    entropy,
+    entropyMax: s.entropyMax,
+    gradNorm: spike.gradNorm,
+    gradNormMedian: spike.median,
+    spikeIteration: spike.iteration,
+    successRate: obs.successRate,
+    successRateMax: s.successMax,
+  };
+  const f = (x: number) => x.toPrecision(3);
+  const message =
+    `Echo Trap suspected at iteration ${obs.iteration}: in-group reward std ${f(std)} (max ${f(s.stdMax)}), ` +
+    `entropy ${f(entropy)} (max ${f(s.entropyMax)}), grad-norm spike ${f(spike.gradNorm)} at iteration ` +
+    `${spike.iteration} (median ${f(spike.median)}); success ${f(obs.successRate)} (max ${f(s.successMax)})`;
+  return { iteration: obs.iteration, evidence, message };
+}
+
+/** Stateful wrapper for the trainer: feed one iteration at a time; `state` goes into the checkpoint. */
+export class EchoTrapDetector {
+  readonly config: EchoTrapConfig;
+  #state: EchoTrapState;
+
+  constructor(config: Partial<EchoTrapConfig> = {}, state: EchoTrapState = initialEchoTrapState()) {
+    this.config = resolveEchoTrapConfig(config);
+    this.#state = structuredClone(state);
+  }
+
+  observe(obs: EchoTrapObservation): EchoTrapWarning | null {
+    const { state, warning } = observeEchoTrap(this.#state, obs, this.config);
+    this.#state = state;
+    return warning;
+  }
+
+  /** A deep copy of the state (plain JSON). */
+  get state(): EchoTrapState {
+    return structuredClone(this.#state);
+  }
+
+  toJSON(): { config: EchoTrapConfig; state: EchoTrapState } {
+    return { config: this.config, state: this.state };
+  }
+
+  static fromJSON(json: { config: Partial<EchoTrapConfig>; state: EchoTrapState }): EchoTrapDetector {
+    return new EchoTrapDetector(json.config, json.state);
+  }
+}
