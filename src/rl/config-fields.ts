@@ -1,0 +1,137 @@
+/**
+ * The RL configuration, defined once: every knob's type, range, unit, default and the reason for the
+ * default, in one table. The `RlConfig` type is derived from the table, so a knob cannot exist without its
+ * documentation. Defaults are the published StarPO-S configuration (SPEC §4); presets override a few.
+ * Names are flat camelCase; `filter.fraction`, `filter_fraction` and `filter-fraction` all mean `filterFraction`.
+ */
+import { ADVANTAGE_NAMES } from './advantages.ts';
+import { FILTER_NAMES } from './filters.ts';
+import { KL_ESTIMATOR_NAMES, LOSS_AGGREGATION_NAMES } from './losses.ts';
+import { REWARD_PLACEMENT_NAMES } from './reward.ts';
+
+interface Documented {
+  /** What the knob means, its unit and why the default is what it is. */
+  readonly doc: string;
+}
+export interface IntField extends Documented {
+  readonly kind: 'int';
+  readonly default: number;
+  readonly min: number;
+  readonly max?: number;
+}
+export interface NumberField extends Documented {
+  readonly kind: 'number';
+  readonly default: number;
+  /** Inclusive bounds unless the matching `open*` flag is set. */
+  readonly min?: number;
+  readonly max?: number;
+  readonly openMin?: boolean;
+  readonly openMax?: boolean;
+}
+export interface BoolField extends Documented {
+  readonly kind: 'bool';
+  readonly default: boolean;
+}
+export interface EnumField<V extends string = string> extends Documented {
+  readonly kind: 'enum';
+  readonly default: V;
+  readonly values: readonly V[];
+}
+export type Field = IntField | NumberField | BoolField | EnumField;
+
+const int = (def: number, min: number, doc: string, max?: number): IntField => ({
+  kind: 'int',
+  default: def,
+  min,
+  max,
+  doc,
+});
+const num = (def: number, range: Omit<NumberField, 'kind' | 'default' | 'doc'>, doc: string): NumberField => ({
+  kind: 'number',
+  default: def,
+  ...range,
+  doc,
+});
+const bool = (def: boolean, doc: string): BoolField => ({ kind: 'bool', default: def, doc });
+const oneOf = <const V extends string>(values: readonly V[], def: V, doc: string): EnumField<V> => ({
+  kind: 'enum',
+  default: def,
+  values,
+  doc,
+});
+const unit = { min: 0, max: 1 } as const;
+const positive = { min: 0, openMin: true } as const;
+
+export const FIELDS = {
+  // Rollout shape
+  envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.'),
+  groupSize: int(16, 1, 'Rollouts per group (M), all from the same seed; 8 × 16 = 128 trajectories. Published: 16.'),
+  iterations: int(200, 1, 'Training iterations (rollout → update cycles). Published: 200.'),
+  seed: int(0, 0, 'Run seed: environment seeds, sampling and initialisation derive from it.'),
+  trainTemperature: num(1.0, positive, 'Sampling temperature for training rollouts; 1.0 samples the policy itself.'),
+  valTemperature: num(0.5, { min: 0 }, 'Sampling temperature for validation (0 = greedy). Published: 0.5.'),
+  valSeeds: int(256, 1, 'Fixed validation seeds (episodes). Published: 256.'),
+  maxTurns: int(5, 1, 'Assistant turns per episode. Paper: 5 (Sokoban, FrozenLake), 1 (Bandit, Countdown).'),
+  maxActionsPerTurn: int(5, 1, 'Actions kept from one answer. Paper: 5 (6 was best for Sokoban).'),
+  maxActionsPerTrajectory: int(10, 1, 'Actions executed per episode. Paper: 10.'),
+  // Rewards
+  formatPenalty: num(-0.1, { max: 0 }, 'Added to a turn with a dropped or unparsable action (reward units, ≤ 0).'),
+  rewardPlacement: oneOf(
+    REWARD_PLACEMENT_NAMES,
+    'trajectory-end',
+    'Where rewards land: the whole return on the last assistant token (published), or each turn on its last token.',
+  ),
+  // Filtering and sampling
+  filter: oneOf(FILTER_NAMES, 'top-std', 'Rollout filter. StarPO-S keeps the groups whose returns vary most.'),
+  filterFraction: num(0.25, { ...positive, max: 1 }, 'Fraction of groups top-std/bottom-std keep, ⌈fraction·N⌉. Published: 0.25.'),
+  filterBandLow: num(0, unit, 'accuracy-band: keep groups with mean success strictly above this (ZeroTIR: 0).'),
+  filterBandHigh: num(0.8, unit, 'accuracy-band: ... and strictly below this (ZeroTIR: 0.8).'),
+  dynamicSampling: bool(false, 'DAPO: drop groups with all-equal returns and sample more groups to refill the batch.'),
+  dynamicSamplingMaxTries: int(10, 1, 'DAPO: most sampling rounds per iteration before training on what was found.'),
+  // Advantages
+  advantage: oneOf(ADVANTAGE_NAMES, 'gae', 'Advantage estimator. StarPO-S: GAE with a critic.'),
+  gamma: num(1, unit, 'Per-assistant-token discount of GAE and REINFORCE++. Published: 1 (episodic, short).'),
+  lambda: num(1, unit, 'GAE λ. Published: 1 (Monte-Carlo returns minus the critic baseline).'),
+  groupNormByStd: bool(true, 'GRPO/GiGPO: divide by (group std + 1e-6); false = Dr.GRPO (centre only).'),
+  whitenAdvantages: bool(true, 'Whiten advantages over the loss mask after the estimator (published GAE: yes).'),
+  gigpoStepGamma: num(0.95, unit, 'GiGPO: per-turn discount of step returns. Published: 0.95.'),
+  gigpoOmega: num(1, { min: 0 }, 'GiGPO: weight of the step advantage. Published: 1.'),
+  // Policy loss
+  clipLow: num(0.2, { ...positive, max: 1, openMax: true }, 'PPO ratio lower clip ε: ratio ≥ 1 − clipLow. Published: 0.2.'),
+  clipHigh: num(0.28, positive, 'PPO ratio upper clip ε: ratio ≤ 1 + clipHigh. StarPO-S/DAPO clip-higher: 0.28.'),
+  dualClip: num(3.0, { min: 0 }, 'Dual-clip constant c (> 1) bounding the loss of negative-advantage tokens; 0 = off.'),
+  entropyCoef: num(0.001, { min: 0 }, 'Entropy bonus coefficient (loss −= coef·entropy). Published: 0.001.'),
+  klCoef: num(0, { min: 0 }, 'KL-to-reference loss coefficient. StarPO-S: 0 (no reference); vanilla: 0.001.'),
+  klEstimator: oneOf(KL_ESTIMATOR_NAMES, 'k1', 'KL estimator: k1 = logp − ref, or the low-variance k3.'),
+  lossAggregation: oneOf(LOSS_AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number. Published: token-mean.'),
+  valueClip: num(0.5, positive, 'Critic: predictions clipped to v_old ± valueClip in the value loss. Published: 0.5.'),
+  critic: bool(true, 'Train a critic (same architecture, separate weights). Required by, and only used by, gae.'),
+  // Optimiser
+  lrActor: num(1e-6, positive, 'Actor learning rate (constant). 1e-6 for a 0.5B pretrained model; tiny models need far more.'),
+  lrCritic: num(1e-5, positive, 'Critic learning rate (constant). 1e-5 for a 0.5B pretrained model.'),
+  adamBeta1: num(0.9, { min: 0, max: 1, openMax: true }, 'AdamW β1. Published: 0.9.'),
+  adamBeta2: num(0.999, { min: 0, max: 1, openMax: true }, 'AdamW β2. Published: 0.999.'),
+  adamEps: num(1e-8, positive, 'AdamW ε (PyTorch default).'),
+  weightDecay: num(0.01, { min: 0 }, 'AdamW decoupled weight decay. Published: 0.01.'),
+  gradClip: num(1.0, positive, 'Gradient-norm clip; a non-finite norm skips the step. Published: 1.0.'),
+  miniBatchSize: int(32, 1, 'Trajectories per optimiser step. Published: 32.'),
+  ppoEpochs: int(1, 1, 'Passes over each rollout batch. Published: 1.'),
+  onlineK: int(
+    0,
+    0,
+    "Optimiser steps per rollout batch and epoch (the paper's online-k). 0 = derived: ⌈trained trajectories / " +
+      'miniBatchSize⌉. When set, the trained batch must be exactly onlineK × miniBatchSize (checked when known).',
+  ),
+} as const satisfies Record<string, Field>;
+
+export type FieldName = keyof typeof FIELDS;
+type ValueOf<F> = F extends EnumField<infer V> ? V : F extends BoolField ? boolean : number;
+
+/** The resolved, flat RL configuration (see FIELDS for each knob's meaning, unit and default). */
+export type RlConfig = { readonly [K in FieldName]: ValueOf<(typeof FIELDS)[K]> };
+
+export const FIELD_NAMES = Object.keys(FIELDS) as FieldName[];
+
+export const DEFAULTS: RlConfig = Object.freeze(
+  Object.fromEntries(FIELD_NAMES.map((k) => [k, FIELDS[k].default])) as unknown as RlConfig,
+);

@@ -1,0 +1,33 @@
+/**
+ * Named starting points for resolveConfig. Each preset lists only what differs from DEFAULTS (the published
+ * StarPO-S configuration), so reading a preset tells you exactly what makes the algorithm what it is.
+ */
+import type { RlConfig } from './config-fields.ts';
+
+export type PresetName = 'starpo' | 'starpo-s' | 'grpo' | 'gigpo' | 'dapo';
+
+export const PRESETS = {
+  /** Vanilla StarPO (RAGEN paper): PPO with a critic (GAE), every group trained, KL 0.001, symmetric clip. */
+  starpo: { filter: 'none', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2 },
+  /** StarPO-S: keep the top 25% of groups by return std, critic, no KL, clip-higher 0.2/0.28 (the defaults). */
+  'starpo-s': {},
+  /** GRPO as run in RAGEN: group-normalised outcome advantages, no critic, no filter, KL 0.001, clip 0.2/0.2. */
+  grpo: {
+    advantage: 'grpo', critic: false, whitenAdvantages: false, filter: 'none', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2,
+  },
+  /**
+   * GiGPO (verl-agent): episode + anchor-state step advantages (γ 0.95, ω 1), no critic, no filter,
+   * KL 0.01 and clip 0.2/0.2 as in its example scripts.
+   */
+  gigpo: {
+    advantage: 'gigpo', critic: false, whitenAdvantages: false, filter: 'none', klCoef: 0.01, clipLow: 0.2, clipHigh: 0.2,
+    gigpoStepGamma: 0.95, gigpoOmega: 1,
+  },
+  /** DAPO: GRPO advantages, clip-higher 0.2/0.28, dynamic sampling (≤ 10 tries), token-mean loss, no KL or entropy bonus. */
+  dapo: {
+    advantage: 'grpo', critic: false, whitenAdvantages: false, filter: 'none', klCoef: 0, clipLow: 0.2, clipHigh: 0.28,
+    dynamicSampling: true, dynamicSamplingMaxTries: 10, lossAggregation: 'token-mean', entropyCoef: 0,
+  },
+} as const satisfies Record<PresetName, Partial<RlConfig>>;
+
+export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];

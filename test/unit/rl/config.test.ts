@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError } from '../../../src/errors.ts';
+import { canonicalConfigJSON, configFromJSON, DEFAULTS, resolveConfig, trainedBatchSize } from '../../../src/rl/config.ts';
+import { PRESET_NAMES } from '../../../src/rl/presets.ts';
+
+/** Asserts that `fn` throws a ConfigError for `field` whose message matches `message`. */
+function throwsField(fn: () => unknown, field: string, message: RegExp): void {
+  assert.throws(fn, (e: unknown) => e instanceof ConfigError && e.field === field && message.test(e.message));
+}
+
+test('defaults are the published StarPO-S configuration', () => {
+  const c = resolveConfig();
+  assert.deepEqual(c, DEFAULTS);
+  assert.deepEqual(
+    [c.envGroups, c.groupSize, c.iterations, c.filter, c.filterFraction, c.advantage, c.critic, c.klCoef],
+    [8, 16, 200, 'top-std', 0.25, 'gae', true, 0],
+  );
+  assert.deepEqual([c.clipLow, c.clipHigh, c.dualClip, c.entropyCoef, c.gradClip, c.miniBatchSize], [0.2, 0.28, 3, 0.001, 1, 32]);
+  assert.ok(Object.isFrozen(c));
+});
+
+test('presets resolve and say what makes each algorithm', () => {
+  const [starpo, grpo, dapo] = (['starpo', 'grpo', 'dapo'] as const).map((preset) => resolveConfig({ preset }));
+  assert.deepEqual([starpo.filter, starpo.klCoef, starpo.clipHigh, starpo.critic], ['none', 0.001, 0.2, true]);
+  assert.deepEqual([grpo.advantage, grpo.critic, grpo.whitenAdvantages], ['grpo', false, false]);
+  assert.deepEqual([dapo.clipHigh, dapo.dynamicSampling, dapo.lossAggregation], [0.28, true, 'token-mean']);
+  assert.equal(resolveConfig({ preset: 'gigpo' }).gigpoStepGamma, 0.95);
+  for (const preset of PRESET_NAMES) assert.doesNotThrow(() => resolveConfig({ preset }));
+});
+
+test('file overrides the preset and flags override the file; dotted, snake and nested keys map to flat names', () => {
+  const c = resolveConfig({
+    preset: 'starpo', file: { clip: { high: 0.3 }, group_size: 8, lrActor: 1e-4 }, overrides: ['clip.high=0.25', 'kl-coef=0'],
+  });
+  assert.deepEqual([c.clipHigh, c.groupSize, c.lrActor, c.klCoef, c.filter], [0.25, 8, 1e-4, 0, 'none']);
+});
+
+test('an unknown key is rejected with a suggestion', () => {
+  throwsField(() => resolveConfig({ overrides: ['clipHihg=0.3'] }), 'clipHihg', /did you mean "clipHigh"/);
+  throwsField(() => resolveConfig({ file: { zzz: 1 } }), 'zzz', /unknown key$/);
+});
+
+test('wrong types and out-of-range values name the field', () => {
+  throwsField(() => resolveConfig({ file: { envGroups: '8' } }), 'envGroups', /must be an integer ≥ 1, got "8"/);
+  throwsField(() => resolveConfig({ overrides: ['groupSize=2.5'] }), 'groupSize', /integer/);
+  throwsField(() => resolveConfig({ overrides: ['clipLow=1'] }), 'clipLow', /must be a number in \(0, 1\), got 1/);
+  throwsField(() => resolveConfig({ overrides: ['critic=yes'] }), 'critic', /true or false/);
+  throwsField(() => resolveConfig({ overrides: ['filter=top'] }), 'filter', /one of "top-std"/);
+  throwsField(() => resolveConfig({ overrides: ['formatPenalty=0.1'] }), 'formatPenalty', /≤ 0/);
+});
+
+test('cross-field rules name the field to change', () => {
+  throwsField(() => resolveConfig({ overrides: ['critic=false'] }), 'critic', /"gae" needs a critic/);
+  throwsField(() => resolveConfig({ overrides: ['advantage=grpo'] }), 'critic', /set critic=false/);
+  throwsField(() => resolveConfig({ preset: 'grpo', overrides: ['groupSize=1'] }), 'groupSize', /≥ 2/);
+  throwsField(() => resolveConfig({ overrides: ['dualClip=0.5'] }), 'dualClip', /0 \(off\) or > 1/);
+  throwsField(() => resolveConfig({ overrides: ['filterBandLow=0.9'] }), 'filterBandHigh', /greater/);
+  throwsField(() => resolveConfig({ overrides: ['onlineK=2'] }), 'onlineK', /2 × miniBatchSize 32 ≠ 32/);
+});
+
+test('online-k agrees with the trained batch: vanilla StarPO trains 128 trajectories = 4 × 32', () => {
+  assert.equal(trainedBatchSize(resolveConfig()), 32);
+  assert.equal(resolveConfig({ preset: 'starpo', overrides: ['onlineK=4'] }).onlineK, 4);
+  assert.equal(trainedBatchSize(resolveConfig({ overrides: ['filter=nonzero-std'] })), null);
+});
+
+test('canonical JSON has sorted keys and round-trips to an equal config', () => {
+  const c = resolveConfig({ preset: 'dapo' });
+  const text = canonicalConfigJSON(c);
+  const keys = Object.keys(JSON.parse(text));
+  assert.deepEqual(keys, [...keys].sort());
+  assert.deepEqual(configFromJSON(text), c);
+  assert.equal(canonicalConfigJSON(configFromJSON(text)), text);
+  throwsField(() => configFromJSON('{'), 'config file', /not valid JSON/);
+});
