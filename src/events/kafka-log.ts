@@ -1,0 +1,135 @@
+/**
+ * The durable event log on Kafka. Records are keyed by run id (one run's events share a partition and
+ * stay ordered), carry their schema fingerprint and event key as headers, and are written by an
+ * idempotent producer with acks=all, one request in flight, so broker-side retries neither reorder
+ * nor duplicate. When the brokers stay unreachable past the retry budget, append rejects with a
+ * retryable StarpoError; it never drops events silently.
+ */
+import { CompressionTypes, type Message, type Producer } from 'kafkajs';
+import { StarpoError } from '../errors.ts';
+import { endpoints } from '../services/endpoints.ts';
+import { encodeEvent } from './codec.ts';
+import { eventKey } from './event-key.ts';
+import {
+  createKafka, DEFAULT_TOPIC, EVENT_KEY_HEADER, EVENT_KIND_HEADER, FINGERPRINT_HEADER, type KafkaConnectionOptions,
+} from './kafka-common.ts';
+import { schemaRegistry } from './schemas.ts';
+import type { EventLog, StarpoEvent } from './types.ts';
+
+export interface KafkaEventLogOptions extends KafkaConnectionOptions {
+  /** Partitions of the topic when this log creates it. Default 6. */
+  numPartitions?: number;
+  /** Messages per produce request are capped at this many value bytes (broker limit ~1 MiB). Default 900 KiB. */
+  maxRequestBytes?: number;
+  compression?: 'none' | 'gzip';
+}
+
+const COMPRESSION = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP } as const;
+
+function toMessage(event: StarpoEvent, fingerprint: string): Message {
+  return {
+    key: event.runId,
+    value: encodeEvent(event),
+    headers: { [FINGERPRINT_HEADER]: fingerprint, [EVENT_KEY_HEADER]: eventKey(event), [EVENT_KIND_HEADER]: event.kind },
+  };
+}
+
+/** Splits messages, in order, into requests under the byte cap (a record batch over ~1 MiB is refused). */
+export function chunkBySize(messages: readonly Message[], maxBytes: number): Message[][] {
+  const chunks: Message[][] = [];
+  let current: Message[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = (message.value as Buffer).length + 256; // key, headers and record overhead
+    if (current.length > 0 && bytes + size > maxBytes) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(message);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+class KafkaEventLog implements EventLog {
+  private readonly kafka;
+  private readonly topic: string;
+  private producer: Promise<Producer> | undefined;
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: KafkaEventLogOptions) {
+    this.kafka = createKafka(options);
+    this.topic = options.topic ?? DEFAULT_TOPIC;
+  }
+
+  append(events: readonly StarpoEvent[]): Promise<void> {
+    // One append at a time keeps batches in call order (the producer would interleave concurrent sends).
+    const next = this.tail.then(() => this.send(events));
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  private async send(events: readonly StarpoEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const fingerprint = schemaRegistry().current.fingerprint;
+    const messages = events.map((e) => toMessage(e, fingerprint));
+    try {
+      const producer = await this.connected();
+      for (const chunk of chunkBySize(messages, this.options.maxRequestBytes ?? 900 * 1024)) {
+        await producer.send({ topic: this.topic, acks: -1, compression: COMPRESSION[this.options.compression ?? 'none'], messages: chunk });
+      }
+    } catch (cause) {
+      await this.resetProducer();
+      const brokers = (this.options.brokers ?? endpoints.kafka.brokers).join(',');
+      throw new StarpoError(
+        `kafka event log: could not append ${events.length} events to topic ${this.topic} at ${brokers} ` +
+        `after ${this.options.retries ?? 5} retries: ${(cause as Error).message}`,
+        { cause, retryable: true, details: { topic: this.topic, events: events.length } },
+      );
+    }
+  }
+
+  /** Connects once (creating the topic if needed); a failed attempt is forgotten so the next append retries. */
+  private connected(): Promise<Producer> {
+    if (this.producer !== undefined) return this.producer;
+    const producer = (async () => {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      try {
+        await admin.createTopics({ topics: [{ topic: this.topic, numPartitions: this.options.numPartitions ?? 6 }], waitForLeaders: true });
+      } finally {
+        await admin.disconnect();
+      }
+      const created = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await created.connect();
+      return created;
+    })();
+    this.producer = producer;
+    producer.catch(() => {
+      if (this.producer === producer) this.producer = undefined;
+    });
+    return producer;
+  }
+
+  /**
+   * After a failed send the idempotent producer's sequence state is unknown; start a fresh one. A batch
+   * that did land before the failure is written again by the caller's retry, and replay dedupes it by key.
+   */
+  private async resetProducer(): Promise<void> {
+    const old = this.producer;
+    this.producer = undefined;
+    await old?.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    await this.resetProducer();
+  }
+}
+
+/** The Kafka event log (see the module comment). Connects on the first append. */
+export function createKafkaEventLog(options: KafkaEventLogOptions = {}): EventLog {
+  return new KafkaEventLog(options);
+}

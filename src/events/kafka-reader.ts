@@ -1,0 +1,132 @@
+/**
+ * Reads one run's events back from the Kafka topic. kafkajs has no manual partition assignment, so each
+ * read joins a throw-away consumer group (no offsets committed), consumes the run's partition from the
+ * beginning and stops at the end offset captured when the read started: a read is a snapshot, not a
+ * tail. Records of other runs are skipped by key; an undecodable record of this run is reported with
+ * its partition and offset and skipped.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { CorruptDataError, StarpoError } from '../errors.ts';
+import { AsyncQueue } from './async-queue.ts';
+import { decodeEvent } from './codec.ts';
+import { createKafka, DEFAULT_TOPIC, FINGERPRINT_HEADER, partitionFor, type KafkaConnectionOptions } from './kafka-common.ts';
+import { problemHandler } from './problems.ts';
+import { schemaRegistry } from './schemas.ts';
+import type { EventReader, ReadOptions, ReadProblem, StarpoEvent } from './types.ts';
+
+export interface KafkaEventReaderOptions extends KafkaConnectionOptions {
+  /** A read fails (retryably) when no record arrives for this long while the end is not reached. Default 30 s. */
+  idleTimeoutMs?: number;
+}
+
+/** The run's partition and the offsets to read it between; undefined when there is nothing to read. */
+async function snapshot(kafka: Kafka, topic: string, runId: string): Promise<{ partition: number; end: bigint } | undefined> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const topics = await admin.listTopics();
+    if (!topics.includes(topic)) return undefined;
+    const offsets = await admin.fetchTopicOffsets(topic);
+    const partition = partitionFor(topic, runId, offsets.length);
+    const { low, high } = offsets.find((o) => o.partition === partition)!;
+    return BigInt(high) > BigInt(low) ? { partition, end: BigInt(high) } : undefined;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** The message's event, or a problem report when it cannot be decoded. */
+function decodeMessage(message: KafkaMessage, where: Pick<ReadProblem, 'partition' | 'offset' | 'where'>): StarpoEvent | ReadProblem {
+  const fingerprint = message.headers?.[FINGERPRINT_HEADER]?.toString();
+  const writer = fingerprint === undefined ? undefined : schemaRegistry().byFingerprint(fingerprint);
+  if (writer === undefined) {
+    return { kind: 'unknown-schema', message: `no known schema has fingerprint ${fingerprint ?? '(missing header)'}`, ...where };
+  }
+  try {
+    if (message.value === null) throw new CorruptDataError('record has no value');
+    return decodeEvent(message.value, schemaRegistry().resolverFor(writer.type));
+  } catch (err) {
+    if (!(err instanceof CorruptDataError)) throw err;
+    return { kind: 'undecodable', message: err.message, ...where };
+  }
+}
+
+class KafkaEventReader implements EventReader {
+  private readonly kafka: Kafka;
+  private readonly topic: string;
+
+  constructor(private readonly options: KafkaEventReaderOptions) {
+    this.kafka = createKafka(options);
+    this.topic = options.topic ?? DEFAULT_TOPIC;
+  }
+
+  async *read(runId: string, options?: ReadOptions): AsyncGenerator<StarpoEvent> {
+    const range = await snapshot(this.kafka, this.topic, runId);
+    if (range === undefined) return;
+    const queue = new AsyncQueue<StarpoEvent>(1024);
+    // A short fetch wait: disconnect waits for the in-flight long poll, and a read ends with one.
+    const consumer = this.kafka.consumer({
+      groupId: `starpo-reader-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 100,
+    });
+    const watchdog = this.watchdog(queue, runId);
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+      consumer.on(consumer.events.CRASH, ({ payload }) => queue.fail(this.failure(runId, payload.error)));
+      const onBatch = this.batchHandler(runId, range, queue, problemHandler(options), watchdog.touch);
+      await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: onBatch });
+      yield* queue;
+    } finally {
+      watchdog.stop();
+      queue.cancel(); // releases a consumer callback blocked on a full queue, or disconnect would wait on it
+      await consumer.disconnect();
+    }
+  }
+
+  /** Handles one fetched batch: other partitions are paused, this one is read up to the snapshot's end. */
+  private batchHandler(runId: string, range: { partition: number; end: bigint }, queue: AsyncQueue<StarpoEvent>,
+    report: (p: ReadProblem) => void, touch: () => void) {
+    return async ({ batch, resolveOffset, heartbeat, pause, isRunning }: EachBatchPayload): Promise<void> => {
+      if (batch.partition !== range.partition) return void pause();
+      for (const message of batch.messages) {
+        if (!isRunning() || !queue.isOpen || BigInt(message.offset) >= range.end) break;
+        touch();
+        if (message.key?.toString() === runId) {
+          const where = { partition: batch.partition, offset: message.offset, where: `${this.topic}[${batch.partition}]@${message.offset}` };
+          const decoded = decodeMessage(message, where);
+          if ('runId' in decoded) await queue.push(decoded);
+          else report(decoded);
+        }
+        resolveOffset(message.offset);
+        if (BigInt(message.offset) + 1n >= range.end) queue.end();
+      }
+      await heartbeat();
+    };
+  }
+
+  /** Fails the read when the consumer makes no progress (broker gone, partition stuck). */
+  private watchdog(queue: AsyncQueue<StarpoEvent>, runId: string): { touch: () => void; stop: () => void } {
+    const ms = this.options.idleTimeoutMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    const touch = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => queue.fail(this.failure(runId, new Error(`no record for ${ms} ms before the end offset`))), ms);
+    };
+    touch();
+    return { touch, stop: () => clearTimeout(timer) };
+  }
+
+  private failure(runId: string, cause: unknown): StarpoError {
+    return new StarpoError(`kafka event reader: reading run ${runId} from topic ${this.topic} failed: ${(cause as Error).message}`, {
+      cause, retryable: true, details: { runId, topic: this.topic },
+    });
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Reader over the Kafka event log (same topic and brokers as createKafkaEventLog). */
+export function createKafkaEventReader(options: KafkaEventReaderOptions = {}): EventReader {
+  return new KafkaEventReader(options);
+}

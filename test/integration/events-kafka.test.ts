@@ -1,0 +1,114 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
+import { endpoints } from '../../src/services/endpoints.ts';
+import { createKafkaEventLog } from '../../src/events/kafka-log.ts';
+import { createKafkaEventReader } from '../../src/events/kafka-reader.ts';
+import { EVENT_KEY_HEADER, FINGERPRINT_HEADER } from '../../src/events/kafka-common.ts';
+import { encodeEvent } from '../../src/events/codec.ts';
+import { eventKey } from '../../src/events/event-key.ts';
+import { replay, replayEvents } from '../../src/events/replay.ts';
+import { loadSchemaVersion, schemaRegistry, SCHEMA_DIR } from '../../src/events/schemas.ts';
+import { StarpoError } from '../../src/errors.ts';
+import type { EventReader, ReadProblem, StarpoEvent } from '../../src/events/types.ts';
+import { iterationEvent, runEvent, trajectory } from '../unit/events/fixtures.ts';
+
+const kafka = new Kafka({ clientId: 'events-test', brokers: endpoints.kafka.brokers, logLevel: logLevel.NOTHING });
+const freshTopic = () => `events-test-${randomUUID()}`;
+
+async function collect(reader: EventReader, runId: string): Promise<{ events: StarpoEvent[]; problems: ReadProblem[] }> {
+  const events: StarpoEvent[] = [];
+  const problems: ReadProblem[] = [];
+  for await (const e of reader.read(runId, { onProblem: (p) => problems.push(p) })) events.push(e);
+  return { events, problems };
+}
+
+/** Every record in the topic, straight from a plain consumer. */
+async function rawMessages(topic: string, count: number): Promise<KafkaMessage[]> {
+  const consumer = kafka.consumer({ groupId: `raw-${randomUUID()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const messages: KafkaMessage[] = [];
+  await new Promise<void>((resolve) => {
+    void consumer.run({ eachMessage: async ({ message }) => { if (messages.push(message) === count) resolve(); } });
+  });
+  await consumer.disconnect();
+  return messages;
+}
+
+/** 300 events of two interleaved runs, iterations 1..30. */
+function interleaved(): StarpoEvent[] {
+  const events: StarpoEvent[] = [runEvent('L0', null, 0, 'run-a'), runEvent('L0', null, 0, 'run-b')];
+  for (let i = 1; events.length < 300; i++) {
+    for (const runId of ['run-a', 'run-b']) events.push(trajectory('L0', i, 0, 0, runId), trajectory('L0', i, 1, 0, runId));
+    events.push(iterationEvent('L0', i, 'run-a'));
+  }
+  return events.slice(0, 300);
+}
+
+test('three hundred events of two runs read back per run, in order, with key and schema headers', { timeout: 60_000 }, async () => {
+  const topic = freshTopic();
+  const log = createKafkaEventLog({ topic, numPartitions: 3 });
+  const events = interleaved();
+  await log.append(events.slice(0, 120));
+  await log.append(events.slice(120));
+  await log.close();
+  const reader = createKafkaEventReader({ topic });
+  for (const runId of ['run-a', 'run-b']) {
+    const { events: read, problems } = await collect(reader, runId);
+    assert.deepEqual(read, events.filter((e) => e.runId === runId));
+    assert.deepEqual(problems, []);
+  }
+  const raw = await rawMessages(topic, events.length);
+  const byKey = new Map(events.map((e) => [eventKey(e), e.runId]));
+  for (const message of raw) {
+    assert.equal(message.headers?.[FINGERPRINT_HEADER]?.toString(), schemaRegistry().current.fingerprint);
+    assert.equal(byKey.get(message.headers![EVENT_KEY_HEADER]!.toString()), message.key!.toString());
+  }
+});
+
+test('undecodable records are reported with partition and offset and skipped; v1 records resolve', { timeout: 60_000 }, async () => {
+  const topic = freshTopic();
+  const log = createKafkaEventLog({ topic, numPartitions: 1 });
+  await log.append([runEvent('L0'), trajectory('L0', 1)]);
+  const v1 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v1'), 1);
+  const producer = kafka.producer();
+  await producer.connect();
+  await producer.send({ topic, messages: [
+    { key: 'run-1', value: Buffer.from('definitely not avro'), headers: { [FINGERPRINT_HEADER]: schemaRegistry().current.fingerprint } },
+    { key: 'run-1', value: encodeEvent(trajectory('L0', 2)), headers: { [FINGERPRINT_HEADER]: '00'.repeat(32) } },
+    { key: 'run-1', value: encodeEvent({ ...trajectory('L0', 3), split: 'val' }, v1), headers: { [FINGERPRINT_HEADER]: v1.fingerprint } },
+  ] });
+  await producer.disconnect();
+  await log.append([iterationEvent('L0', 1)]);
+  await log.close();
+  const { events, problems } = await collect(createKafkaEventReader({ topic }), 'run-1');
+  assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1), trajectory('L0', 3), iterationEvent('L0', 1)]);
+  assert.deepEqual(problems.map((p) => [p.kind, p.partition, p.offset]), [['undecodable', 0, '2'], ['unknown-schema', 0, '3']]);
+});
+
+test('replay over Kafka keeps the surviving lineage and drops duplicates', { timeout: 60_000 }, async () => {
+  const topic = freshTopic();
+  const log = createKafkaEventLog({ topic });
+  const events = [runEvent('L0'), trajectory('L0', 1), trajectory('L0', 2), runEvent('L1', 'L0', 1), trajectory('L1', 2),
+    trajectory('L1', 2)];
+  await log.append(events);
+  await log.close();
+  const replayed: StarpoEvent[] = [];
+  for await (const e of replay(createKafkaEventReader({ topic }), 'run-1')) replayed.push(e);
+  assert.deepEqual(replayed, replayEvents(events));
+  assert.equal(replayed.length, 4);
+});
+
+test('reading a topic that does not exist yields no events', { timeout: 30_000 }, async () => {
+  assert.deepEqual((await collect(createKafkaEventReader({ topic: freshTopic() }), 'run-1')).events, []);
+});
+
+test('when the broker is unreachable append rejects with a retryable error instead of dropping', { timeout: 30_000 }, async () => {
+  const log = createKafkaEventLog({ brokers: ['127.0.0.1:1'], retries: 1, topic: freshTopic() });
+  await assert.rejects(log.append([trajectory('L0', 1)]), (err: unknown) =>
+    err instanceof StarpoError && err.retryable && /could not append 1 events to topic .* at 127\.0\.0\.1:1/.test(err.message));
+  await log.close();
+});
