@@ -1,0 +1,68 @@
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { StarpoError } from '../errors.ts';
+import { envDefinition, resolveEnvConfig, type EnvConfig, type EnvConfigInput } from '../envs/registry.ts';
+import { Episode } from './episode.ts';
+import { TEMPLATES, type TemplateName } from './templates.ts';
+import type { Message } from './types.ts';
+
+/**
+ * Expert trajectories for supervised warm-start: each turn, the environment's expert (the solver,
+ * or the value-iteration policy) picks the actions, the template writes them as a well-formed
+ * response, and the episode is played for real — so a record is exactly what the agent would have
+ * seen and written. Only successful episodes are kept unless asked otherwise.
+ */
+export interface ExpertRecord {
+  env: EnvConfig;
+  seed: number;
+  template: TemplateName;
+  messages: Message[];
+  turns: Array<{ actions: string[]; reward: number }>;
+  return: number;
+  success: boolean;
+}
+
+export interface ExpertDatasetOptions {
+  env: EnvConfigInput;
+  seeds: readonly number[];
+  template: TemplateName;
+  /** Keep episodes the expert failed (FrozenLake's ice can defeat any policy). Default false. */
+  includeFailures?: boolean;
+}
+
+export function expertEpisode(config: EnvConfigInput, seed: number, templateName: TemplateName): ExpertRecord {
+  const env = resolveEnvConfig(config);
+  const definition = envDefinition(env);
+  if (!definition.expert) throw new StarpoError(`${env.type}: no expert registered`);
+  const template = TEMPLATES[templateName];
+  const episode = new Episode(definition.create(env), env, template);
+  episode.start(seed);
+  const task = episode.env.describe();
+  const names = template.actionNames(task);
+  while (!episode.done) {
+    const left = { turnsLeft: episode.turnsLeft, actionsLeft: episode.actionsLeft, maxActionsPerTurn: env.maxActionsPerTurn };
+    const actions = definition.expert(env, episode.env.snapshot(), left);
+    if (actions.length === 0) break; // the expert sees no way to succeed from here
+    const written = actions.map((a) => (task.actions.length ? (names[task.actions.indexOf(a)] as string) : a));
+    episode.respond(template.formatResponse(written));
+  }
+  return {
+    env, seed, template: templateName, messages: episode.messages.slice(),
+    turns: episode.turns.map((t) => ({ actions: t.executed, reward: t.reward })),
+    return: episode.totalReward, success: episode.success,
+  };
+}
+
+/** Writes one JSON line per kept episode (atomically: a temp file renamed into place). */
+export async function writeExpertDataset(path: string, options: ExpertDatasetOptions): Promise<{ written: number; skipped: number }> {
+  const lines: string[] = [];
+  for (const seed of options.seeds) {
+    const record = expertEpisode(options.env, seed, options.template);
+    if (record.success || options.includeFailures) lines.push(JSON.stringify(record));
+  }
+  await mkdir(dirname(path), { recursive: true });
+  const temp = `${path}.tmp-${process.pid}`;
+  await writeFile(temp, lines.length ? `${lines.join('\n')}\n` : '');
+  await rename(temp, path);
+  return { written: lines.length, skipped: options.seeds.length - lines.length };
+}
