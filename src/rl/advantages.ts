@@ -59,5 +59,6 @@ export function computeAdvantages(input: ComputeAdvantagesInput): AdvantageOutpu
   const out = ADVANTAGES[input.estimator](input);
   if (!input.whiten) return out;
   const advantages = whitenMasked(out.advantages, input.batch.lossMask, input.whitenOptions);
-  return { ...out, advantages, metrics: { ...out.metrics, ...maskedSummary('advantages/whitened', advantages, input.batch.lossMask) } };
+  const metrics = { ...out.metrics, ...maskedSummary('advantages/whitened', advantages, input.batch.lossMask) };
+  return { ...out, advantages, metrics };
 }

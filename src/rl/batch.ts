@@ -184,7 +184,8 @@ export function batchToJSON(batch: Batch): BatchJSON {
 
 /** Inverse of batchToJSON; validates the result. */
 export function batchFromJSON(json: BatchJSON): Batch {
-  const batch: Batch = { B: json.B, T: json.T, trajectories: json.trajectories, lossMask: Float32Array.from(json.lossMask) };
+  const lossMask = Float32Array.from(json.lossMask);
+  const batch: Batch = { B: json.B, T: json.T, trajectories: json.trajectories, lossMask };
   validateBatch(batch);
   return batch;
 }

@@ -77,7 +77,9 @@ function checkValue(name: FieldName, value: unknown): RlConfig[FieldName] {
     throw new ConfigError(name, `must be ${describeRange(f)}, got ${JSON.stringify(value) ?? String(value)}`);
   };
   if (f.kind === 'bool') return typeof value === 'boolean' ? value : bad();
-  if (f.kind === 'enum') return typeof value === 'string' && f.values.includes(value) ? (value as RlConfig[FieldName]) : bad();
+  if (f.kind === 'enum') {
+    return typeof value === 'string' && f.values.includes(value) ? (value as RlConfig[FieldName]) : bad();
+  }
   if (typeof value !== 'number' || !Number.isFinite(value)) return bad();
   if (f.kind === 'int' && !Number.isInteger(value)) return bad();
   const openMin = f.kind === 'number' && f.openMin;
@@ -144,24 +146,30 @@ export function trainedBatchSize(c: RlConfig): number | null {
 
 /** Cross-field rules; each error names the field to change. */
 export function validateConfig(c: RlConfig): void {
-  if (NEEDS_CRITIC[c.advantage] && !c.critic) throw new ConfigError('critic', `advantage "${c.advantage}" needs a critic`);
+  if (NEEDS_CRITIC[c.advantage] && !c.critic) {
+    throw new ConfigError('critic', `advantage "${c.advantage}" needs a critic`);
+  }
   if (!NEEDS_CRITIC[c.advantage] && c.critic) {
     throw new ConfigError('critic', `only advantage "gae" uses a critic; set critic=false for "${c.advantage}"`);
   }
   if (c.advantage !== 'gae' && c.advantage !== 'reinforce++' && c.groupSize < 2) {
     throw new ConfigError('groupSize', `advantage "${c.advantage}" compares rollouts within a group: needs ≥ 2`);
   }
-  if (c.dualClip !== 0 && c.dualClip <= 1) throw new ConfigError('dualClip', `must be 0 (off) or > 1, got ${c.dualClip}`);
-  if (c.filterBandLow >= c.filterBandHigh) throw new ConfigError('filterBandHigh', 'must be greater than filterBandLow');
+  if (c.dualClip !== 0 && c.dualClip <= 1) {
+    throw new ConfigError('dualClip', `must be 0 (off) or > 1, got ${c.dualClip}`);
+  }
+  if (c.filterBandLow >= c.filterBandHigh) {
+    throw new ConfigError('filterBandHigh', 'must be greater than filterBandLow');
+  }
   if (c.maxActionsPerTurn > c.maxActionsPerTrajectory) {
     throw new ConfigError('maxActionsPerTurn', `must be ≤ maxActionsPerTrajectory (${c.maxActionsPerTrajectory})`);
   }
   const trained = trainedBatchSize(c);
   if (trained !== null && c.miniBatchSize > trained) {
-    throw new ConfigError('miniBatchSize', `${c.miniBatchSize} exceeds the ${trained} trajectories trained per iteration`);
+    throw new ConfigError('miniBatchSize', `${c.miniBatchSize} exceeds the ${trained} trajectories trained`);
   }
   if (trained !== null && c.onlineK > 0 && c.onlineK * c.miniBatchSize !== trained) {
-    throw new ConfigError('onlineK', `${c.onlineK} × miniBatchSize ${c.miniBatchSize} ≠ ${trained} trained trajectories`);
+    throw new ConfigError('onlineK', `${c.onlineK} × miniBatchSize ${c.miniBatchSize} ≠ ${trained} trained`);
   }
 }
 

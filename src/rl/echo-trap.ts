@@ -93,12 +93,16 @@ export function initialEchoTrapState(): EchoTrapState {
 export function resolveEchoTrapConfig(partial: Partial<EchoTrapConfig> = {}): EchoTrapConfig {
   const c = { ...ECHO_TRAP_DEFAULTS, ...partial };
   const ints = ['window', 'warmup', 'gradMedianWindow', 'spikeLookback'] as const;
-  for (const k of ints) if (!Number.isInteger(c[k]) || c[k] < 1) throw new ConfigError(`echoTrap.${k}`, 'must be an integer ≥ 1');
+  for (const k of ints) {
+    if (!Number.isInteger(c[k]) || c[k] < 1) throw new ConfigError(`echoTrap.${k}`, 'must be an integer ≥ 1');
+  }
   for (const k of ['stdDropFraction', 'entropyDropFraction', 'rearmFraction'] as const) {
     if (!(c[k] > 0 && c[k] <= 1)) throw new ConfigError(`echoTrap.${k}`, 'must be in (0, 1]');
   }
   if (!(c.gradSpikeFactor > 1)) throw new ConfigError('echoTrap.gradSpikeFactor', 'must be > 1');
-  if (c.rearmFraction < c.stdDropFraction) throw new ConfigError('echoTrap.rearmFraction', 'must be ≥ stdDropFraction');
+  if (c.rearmFraction < c.stdDropFraction) {
+    throw new ConfigError('echoTrap.rearmFraction', 'must be ≥ stdDropFraction');
+  }
   return Object.freeze(c);
 }
 
@@ -107,7 +111,8 @@ const pushLast = (xs: readonly number[], x: number, n: number): number[] =>
 
 function detectSpike(state: EchoTrapState, obs: EchoTrapObservation, c: EchoTrapConfig): GradSpike | null {
   const base = median(state.gradHistory);
-  const spiked = !Number.isFinite(obs.gradNorm) || (state.gradHistory.length >= 3 && obs.gradNorm > c.gradSpikeFactor * base);
+  const enough = state.gradHistory.length >= 3;
+  const spiked = !Number.isFinite(obs.gradNorm) || (enough && obs.gradNorm > c.gradSpikeFactor * base);
   if (spiked) return { iteration: obs.iteration, gradNorm: obs.gradNorm, median: base };
   return state.lastSpike;
 }
@@ -149,7 +154,13 @@ export function observeEchoTrap(
   return { state: next, warning: warningOf(obs, next, std, entropy, spike) };
 }
 
-function warningOf(obs: EchoTrapObservation, s: EchoTrapState, std: number, entropy: number, spike: GradSpike): EchoTrapWarning {
+function warningOf(
+  obs: EchoTrapObservation,
+  s: EchoTrapState,
+  std: number,
+  entropy: number,
+  spike: GradSpike,
+): EchoTrapWarning {
   const evidence = {
     inGroupRewardStd: std,
     inGroupRewardStdMax: s.stdMax,

@@ -62,7 +62,9 @@ const tokenMean = LOSS_AGGREGATIONS['token-mean'];
 
 function check(B: number, T: number, arrays: Record<string, Numbers | undefined>): void {
   for (const [name, xs] of Object.entries(arrays)) {
-    if (xs !== undefined && xs.length !== B * T) throw new BatchError(`${name} has ${xs.length} entries, expected ${B}·${T}`);
+    if (xs !== undefined && xs.length !== B * T) {
+      throw new BatchError(`${name} has ${xs.length} entries, expected ${B}·${T}`);
+    }
   }
 }
 
@@ -257,12 +259,16 @@ export interface CrossEntropyInput {
 export function maskedCrossEntropy(input: CrossEntropyInput): { loss: number; metrics: Record<string, number> } {
   const { B, T, V, logits, targets, mask, aggregation } = input;
   check(B, T, { targets, mask });
-  if (logits.length !== B * T * V) throw new BatchError(`logits has ${logits.length} entries, expected ${B}·${T}·${V}`);
+  if (logits.length !== B * T * V) {
+    throw new BatchError(`logits has ${logits.length} entries, expected ${B}·${T}·${V}`);
+  }
   const nll = new Float64Array(B * T);
   for (let i = 0; i < B * T; i++) {
     if (mask[i] === 0) continue;
     const target = targets[i];
-    if (!Number.isInteger(target) || target < 0 || target >= V) throw new BatchError(`targets[${i}] = ${target} not in [0, ${V})`);
+    if (!Number.isInteger(target) || target < 0 || target >= V) {
+      throw new BatchError(`targets[${i}] = ${target} not in [0, ${V})`);
+    }
     const row = Array.prototype.slice.call(logits, i * V, (i + 1) * V) as number[];
     nll[i] = -logSoftmax(row)[target];
   }

@@ -6,26 +6,29 @@ import type { RlConfig } from './config-fields.ts';
 
 export type PresetName = 'starpo' | 'starpo-s' | 'grpo' | 'gigpo' | 'dapo';
 
+/** Group-relative estimators: no critic, advantages already normalised (no whitening), every group trained. */
+const CRITIC_FREE = { critic: false, whitenAdvantages: false, filter: 'none' } as const;
+
 export const PRESETS = {
   /** Vanilla StarPO (RAGEN paper): PPO with a critic (GAE), every group trained, KL 0.001, symmetric clip. */
-  starpo: { filter: 'none', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2 },
-  /** StarPO-S: keep the top 25% of groups by return std, critic, no KL, clip-higher 0.2/0.28 (the defaults). */
-  'starpo-s': {},
-  /** GRPO as run in RAGEN: group-normalised outcome advantages, no critic, no filter, KL 0.001, clip 0.2/0.2. */
-  grpo: {
-    advantage: 'grpo', critic: false, whitenAdvantages: false, filter: 'none', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2,
+  starpo: { advantage: 'gae', critic: true, filter: 'none', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2 },
+  /** StarPO-S: keep the top 25% of groups by return std, critic, no KL, clip-higher 0.2/0.28 (= DEFAULTS). */
+  'starpo-s': {
+    advantage: 'gae', critic: true, filter: 'top-std', filterFraction: 0.25, klCoef: 0, clipLow: 0.2, clipHigh: 0.28,
   },
+  /** GRPO as run in RAGEN: group-normalised outcome advantages, no critic, no filter, KL 0.001, clip 0.2/0.2. */
+  grpo: { ...CRITIC_FREE, advantage: 'grpo', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2 },
   /**
    * GiGPO (verl-agent): episode + anchor-state step advantages (γ 0.95, ω 1), no critic, no filter,
    * KL 0.01 and clip 0.2/0.2 as in its example scripts.
    */
   gigpo: {
-    advantage: 'gigpo', critic: false, whitenAdvantages: false, filter: 'none', klCoef: 0.01, clipLow: 0.2, clipHigh: 0.2,
+    ...CRITIC_FREE, advantage: 'gigpo', klCoef: 0.01, clipLow: 0.2, clipHigh: 0.2,
     gigpoStepGamma: 0.95, gigpoOmega: 1,
   },
-  /** DAPO: GRPO advantages, clip-higher 0.2/0.28, dynamic sampling (≤ 10 tries), token-mean loss, no KL or entropy bonus. */
+  /** DAPO: GRPO advantages, clip-higher 0.2/0.28, dynamic sampling (≤ 10 tries), token-mean, no KL or entropy bonus. */
   dapo: {
-    advantage: 'grpo', critic: false, whitenAdvantages: false, filter: 'none', klCoef: 0, clipLow: 0.2, clipHigh: 0.28,
+    ...CRITIC_FREE, advantage: 'grpo', klCoef: 0, clipLow: 0.2, clipHigh: 0.28,
     dynamicSampling: true, dynamicSamplingMaxTries: 10, lossAggregation: 'token-mean', entropyCoef: 0,
   },
 } as const satisfies Record<PresetName, Partial<RlConfig>>;

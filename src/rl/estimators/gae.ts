@@ -55,7 +55,11 @@ export function gae(input: AdvantageInput): AdvantageOutput {
   return { advantages, returns, metrics };
 }
 
-/** Discounted reward-to-go over assistant tokens (same skipping convention as gae, no reset). */
+/**
+ * Discounted reward-to-go over assistant tokens (same skipping convention as gae). veRL's REINFORCE++ resets
+ * the running return at every unmasked token, which in a multi-turn row would cut credit at each observation;
+ * here observations are skipped, so earlier turns see later rewards.
+ */
 export function discountedTokenReturns(batch: Batch, tokenRewards: Float32Array, gamma: number): Float64Array {
   assertRewardsInMask(batch, tokenRewards);
   const { B, T, lossMask } = batch;

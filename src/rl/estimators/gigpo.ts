@@ -48,7 +48,8 @@ function anchorGroups(batch: Batch, steps: Steps): Groups {
 
 export function gigpo(input: AdvantageInput): AdvantageOutput {
   const { batch, params } = input;
-  const episode = centreInGroups(batch.trajectories.map(trajectoryReturn), groupRows(batch.trajectories), params.normByStd);
+  const returns = batch.trajectories.map(trajectoryReturn);
+  const episode = centreInGroups(returns, groupRows(batch.trajectories), params.normByStd);
   const steps = collectSteps(batch, params.stepGamma);
   const stepGroups = anchorGroups(batch, steps);
   const stepAdv = centreInGroups(steps.stepReturn, stepGroups, params.normByStd);

@@ -56,7 +56,7 @@ test('cross-field rules name the field to change', () => {
   throwsField(() => resolveConfig({ preset: 'grpo', overrides: ['groupSize=1'] }), 'groupSize', /≥ 2/);
   throwsField(() => resolveConfig({ overrides: ['dualClip=0.5'] }), 'dualClip', /0 \(off\) or > 1/);
   throwsField(() => resolveConfig({ overrides: ['filterBandLow=0.9'] }), 'filterBandHigh', /greater/);
-  throwsField(() => resolveConfig({ overrides: ['onlineK=2'] }), 'onlineK', /2 × miniBatchSize 32 ≠ 32/);
+  throwsField(() => resolveConfig({ overrides: ['onlineK=2'] }), 'onlineK', /2 × miniBatchSize 32 ≠ 32 trained/);
 });
 
 test('online-k agrees with the trained batch: vanilla StarPO trains 128 trajectories = 4 × 32', () => {
