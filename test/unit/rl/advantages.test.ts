@@ -65,3 +65,10 @@ test('REINFORCE++ whitens discounted token returns over the batch mask', () => {
 test('REINFORCE++ baseline whitens the return minus its group mean', () => {
   assert.deepEqual(outcome('reinforce++-baseline', { a: [1, 3], b: [2, 2] }), [-1.22474, 1.22474, 0, 0]);
 });
+
+test('group advantages are broadcast over exactly the assistant tokens of each row', () => {
+  const batch = batchOf([traj('a', [[1, 2], [2, 5]]), traj('a', [[1, 1]])], ['011011', '110000']);
+  const { tokenRewards } = placeRewards({ batch, placement: 'trajectory-end' });
+  const { advantages } = ADVANTAGES.rloo({ batch, tokenRewards, params: P }); // returns 3 and 1
+  assert.deepEqual(Array.from(advantages), [0, 2, 2, 0, 2, 2, -2, -2, 0, 0, 0, 0]);
+});
