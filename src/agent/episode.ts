@@ -117,7 +117,9 @@ export class Episode {
     this.finished = this.env.done || this.turns.length + 1 >= this.budget.maxTurns || this.actionsLeft <= 0;
     const userMessage = this.finished
       ? this.template.finalUser(reward)
-      : this.template.nextUser(reward, { turn: this.turns.length + 2, state: this.env.render(), actionsLeft: this.actionsLeft });
+      : this.template.nextUser(reward, {
+        turn: this.turns.length + 2, state: this.env.render(), actionsLeft: this.actionsLeft,
+      });
     this.messages.push({ role: 'assistant', content: response }, { role: 'user', content: userMessage });
     const record: TurnRecord = {
       turn: this.turns.length + 1, anchor, response, parsed, executed, effective, envReward, formatPenalty, reward,

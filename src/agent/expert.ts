@@ -40,7 +40,8 @@ export function expertEpisode(config: EnvConfigInput, seed: number, templateName
   const task = episode.env.describe();
   const names = template.actionNames(task);
   while (!episode.done) {
-    const left = { turnsLeft: episode.turnsLeft, actionsLeft: episode.actionsLeft, maxActionsPerTurn: env.maxActionsPerTurn };
+    const { turnsLeft, actionsLeft } = episode;
+    const left = { turnsLeft, actionsLeft, maxActionsPerTurn: env.maxActionsPerTurn };
     const actions = definition.expert(env, episode.env.snapshot(), left);
     if (actions.length === 0) break; // the expert sees no way to succeed from here
     const written = actions.map((a) => (task.actions.length ? (names[task.actions.indexOf(a)] as string) : a));
@@ -54,7 +55,9 @@ export function expertEpisode(config: EnvConfigInput, seed: number, templateName
 }
 
 /** Writes one JSON line per kept episode (atomically: a temp file renamed into place). */
-export async function writeExpertDataset(path: string, options: ExpertDatasetOptions): Promise<{ written: number; skipped: number }> {
+export async function writeExpertDataset(
+  path: string, options: ExpertDatasetOptions,
+): Promise<{ written: number; skipped: number }> {
   const lines: string[] = [];
   for (const seed of options.seeds) {
     const record = expertEpisode(options.env, seed, options.template);

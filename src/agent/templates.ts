@@ -45,12 +45,16 @@ export function formatReward(reward: number): string {
   return String(rounded === 0 ? 0 : rounded);
 }
 
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 function fullTemplate(think: boolean): PromptTemplate {
   const format = think
     ? 'Always output: <think> [your thoughts] </think> <answer> [your answer] </answer> with no extra text.'
     : 'Always output: <answer> [your answer] </answer> with no extra text.';
   const turnBlock = (v: TurnView): string =>
-    `Turn ${v.turn}:\nState:\n${v.state}\nYou have ${v.actionsLeft} action${v.actionsLeft === 1 ? '' : 's'} left. ${format}`;
+    `Turn ${v.turn}:\nState:\n${v.state}\nYou have ${plural(v.actionsLeft, 'action')} left. ${format}`;
   return {
     name: think ? 'full' : 'full-no-think',
     style: think ? 'think' : 'answer',
@@ -65,7 +69,7 @@ function fullTemplate(think: boolean): PromptTemplate {
       if (task.legend.length) lines.push(`Symbols: ${task.legend.map(([s, meaning]) => `${s} ${meaning}`).join(', ')}.`);
       lines.push(task.actions.length ? `Actions: ${task.actions.join(', ')}.` : `Action: ${task.actionHint}.`);
       const k = budget.maxActionsPerTurn;
-      lines.push(`You can take up to ${k} action${k === 1 ? '' : 's'} per turn, separated by " || ".`);
+      lines.push(`You can take up to ${plural(k, 'action')} per turn, separated by " || ".`);
       return `${lines.join('\n')}\n${turnBlock(view)}`;
     },
     nextUser: (reward, view) => `Reward: ${formatReward(reward)}\n${turnBlock(view)}`,

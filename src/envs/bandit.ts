@@ -72,7 +72,8 @@ export class BanditEnv implements Env {
     this.chosen = action;
     const lucky = new Prng(this.seed, PAYOUT_STREAM).float() < highProbability;
     const reward = action === lowArm ? lowPayout : lucky ? highPayout : 0;
-    return { observation: this.render(), reward, done: true, success: this.success, info: { valid: true, effective: true } };
+    const info = { valid: true, effective: true };
+    return { observation: this.render(), reward, done: true, success: this.success, info };
   }
 
   render(): string {

@@ -41,7 +41,8 @@ export class CountdownEnv implements Env {
   }
 
   describe(): TaskDescription {
-    return { env: this.type, instruction: INSTRUCTION, legend: [], actions: [], actionHint: 'an expression such as (1+2)*3' };
+    const actionHint = 'an expression such as (1+2)*3';
+    return { env: this.type, instruction: INSTRUCTION, legend: [], actions: [], actionHint };
   }
 
   reset(seed: number): string {

@@ -21,7 +21,8 @@ const INSTRUCTION =
   'The ice is slippery: you may move in a direction you did not intend.';
 
 const LEGEND: Array<[string, string]> = [
-  ['P', 'player'], ['_', 'frozen tile'], ['O', 'hole'], ['G', 'goal'], ['X', 'player in a hole'], ['√', 'player on the goal'],
+  ['P', 'player'], ['_', 'frozen tile'], ['O', 'hole'], ['G', 'goal'],
+  ['X', 'player in a hole'], ['√', 'player on the goal'],
 ];
 
 // Layout and slips draw from separate streams of the seed, so the map never depends on the moves.

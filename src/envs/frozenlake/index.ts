@@ -62,7 +62,8 @@ export const FROZENLAKE: EnvDefinition<FrozenLakeConfig> = {
     const plan = turnPlan(map, c);
     if (plan) {
       if (planValue(plan, left.turnsLeft, actionsLeft, map.start, map.holes.length) === 0) return [];
-      return bestSequence(plan, left.turnsLeft, actionsLeft, map.start, map.holes.length).map((a) => LAKE_ACTIONS[a] as string);
+      const sequence = bestSequence(plan, left.turnsLeft, actionsLeft, map.start, map.holes.length);
+      return sequence.map((a) => LAKE_ACTIONS[a] as string);
     }
     // Turns too long to plan: one action per turn, so that every action sees the state.
     const horizon = Math.min(left.turnsLeft, actionsLeft);
