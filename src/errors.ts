@@ -44,3 +44,10 @@ export class CorruptDataError extends StarpoError {
     super(message, { ...options, retryable: false });
   }
 }
+
+/** Thrown when a training batch breaks its layout conventions (array sizes, masks, reward positions). */
+export class BatchError extends StarpoError {
+  constructor(message: string, options: StarpoErrorOptions = {}) {
+    super(message, { ...options, retryable: false });
+  }
+}

@@ -13,15 +13,9 @@
  *   Groups are listed in order of first appearance in the batch; every stage keeps that order.
  * Stages never mutate a batch: they return new arrays and a `metrics` record.
  */
-import { StarpoError, type StarpoErrorOptions } from '../errors.ts';
+import { BatchError } from '../errors.ts';
 
 /** Thrown when a batch or a token array breaks the shape or masking conventions above. */
-export class BatchError extends StarpoError {
-  constructor(message: string, options: StarpoErrorOptions = {}) {
-    super(message, { ...options, retryable: false });
-  }
-}
-
 export interface TurnRecord {
   /** Environment reward of the turn (sum over the actions it executed). */
   readonly reward: number;

@@ -19,7 +19,7 @@
  * KL to the reference: k1 = logp − refLogp; k3 = e^d − d − 1 with d = clamp(refLogp − logp, ±20), the
  *   result clamped to [−10, 10] (veRL low_var_kl).
  */
-import { BatchError } from './batch.ts';
+import { BatchError } from '../errors.ts';
 import type { Numbers } from './stats.ts';
 
 export type LossAggregation = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum';
