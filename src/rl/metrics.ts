@@ -12,7 +12,8 @@
  *   values/explained_variance  1 − Var(R − V)/(Var(R) + 1e-5) over masked tokens, sample variances (veRL)
  *   entropy/mean            token mean of the policy entropy over the mask
  */
-import { type Batch, BatchError, groupRows, rowsOfGroups, trajectoryReturn } from './batch.ts';
+import { type Batch, groupRows, rowsOfGroups, trajectoryReturn } from './batch.ts';
+import { BatchError } from '../errors.ts';
 import { masked, maskedMean, mean, type Numbers, sampleStd, sampleVar, sum } from './stats.ts';
 
 /** Unbiased pass@k (Chen et al. 2021) for n samples with c successes; 1 − Π_{i=n−c+1..n} (1 − k/i). */

@@ -12,7 +12,8 @@
  *   δ_t = r_t + γ·V(t') − V(t),   A_t = δ_t + γλ·A_t',   R_t = A_t + V(t)   (value target)
  * With γ = λ = 1: A_t = (sum of rewards at masked tokens ≥ t) − V(t).
  */
-import { type Batch, assertTokenShape, BatchError } from '../batch.ts';
+import { type Batch, assertTokenShape } from '../batch.ts';
+import { BatchError } from '../../errors.ts';
 import { maskedSummary } from '../stats.ts';
 import type { AdvantageInput, AdvantageOutput } from './common.ts';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADVANTAGES, type AdvantageParams } from '../../../src/rl/advantages.ts';
-import { BatchError } from '../../../src/rl/batch.ts';
+import { BatchError } from '../../../src/errors.ts';
 import { placeRewards } from '../../../src/rl/reward.ts';
 import { batchOf, outcomes, round, traj } from './fixtures.ts';
 

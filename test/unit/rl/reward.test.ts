@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BatchError, batchFromJSON, batchToJSON, selectRows, tokenTurns } from '../../../src/rl/batch.ts';
+import { batchFromJSON, batchToJSON, selectRows, tokenTurns } from '../../../src/rl/batch.ts';
+import { BatchError } from '../../../src/errors.ts';
 import { placeRewards } from '../../../src/rl/reward.ts';
 import { batchOf, traj } from './fixtures.ts';
 
