@@ -79,3 +79,10 @@ test('a countdown answer is free-form: the expression is the action', () => {
   const turn = episode.respond('<think>60+70=130</think><answer>(60+70)-55</answer>');
   assert.deepEqual([turn.executed, turn.reward, episode.success], [['(60+70)-55'], 1, true]);
 });
+
+test('the compact template names bandit arms by their first letters', () => {
+  const config = resolveEnvConfig('bandit');
+  const episode = new Episode(createEnv(config), config, TEMPLATES.compact);
+  assert.deepEqual(episode.start(0), [{ role: 'user', content: 'D P/1\nArms: Dragon, Phoenix\n1' }]);
+  assert.deepEqual(episode.respond('d').executed, ['Dragon']);
+});

@@ -74,6 +74,10 @@ test('value iteration matches a Monte-Carlo run of its policy (20000 episodes, t
   assert.ok(Math.abs(wins / 20000 - expected) < 0.015, `MC ${wins / 20000} vs VI ${expected}`);
 });
 
+test('seed 0 gives this map', () => {
+  assert.equal(new FrozenLakeEnv(CONFIG).reset(0), '_P_G\nO___\n__O_\nO___');
+});
+
 test('the same seed gives the same map and the same slips', () => {
   const a = new FrozenLakeEnv(CONFIG);
   const b = new FrozenLakeEnv(CONFIG);
