@@ -1,0 +1,189 @@
+/**
+ * Checkpoints as local files: runs/<run>/checkpoints/<lineage>/<iteration>/. A save writes every file
+ * and then the manifest into a hidden temp directory, fsyncs them, and renames the directory into
+ * place: the checkpoint appears whole or not at all, and a crash leaves only a hidden temp dir.
+ */
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { syncDirectory } from '../events/local-log.ts';
+import { CheckpointConflictError, CheckpointNotFoundError } from './errors.ts';
+import { DigestCounter, digestBytes, type ContentDigest } from './hash.ts';
+import { checkpointPrefix, checkpointsPrefix, iterationDir, MANIFEST_NAME, assertFileNames } from './layout.ts';
+import { buildManifest, parseManifest, sameContent, selectFiles, serializeManifest, verifyDigest } from './manifest.ts';
+import { latestOf, savedCheckpoint } from './store-common.ts';
+import { formatStorageUri } from './uri.ts';
+import type {
+  CheckpointFileInput, CheckpointId, CheckpointInfo, CheckpointManifest, CheckpointStore, LoadedCheckpoint, LoadedFile,
+  LoadOptions, ManifestFile, SavedCheckpoint,
+} from './types.ts';
+
+export interface LocalCheckpointStoreOptions {
+  /** Directory holding one folder per run (default "runs"). */
+  root?: string;
+}
+
+async function writeDurably(path: string, bytes: Uint8Array): Promise<void> {
+  const file = await open(path, 'wx');
+  try {
+    await file.writeFile(bytes);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+}
+
+/** Streams `from` to `to` (fsynced), returning the digest of what was copied. */
+async function copyDurably(from: string, to: string): Promise<ContentDigest> {
+  const counter = new DigestCounter();
+  const tap = new Transform({ transform(chunk: Buffer, _enc, done) { counter.update(chunk); done(null, chunk); } });
+  await pipeline(createReadStream(from, { highWaterMark: 1 << 20 }), tap, createWriteStream(to, { flags: 'wx' }));
+  const file = await open(to, 'r+');
+  await file.sync().finally(() => file.close());
+  return counter.digest();
+}
+
+async function writeInput(dir: string, input: CheckpointFileInput): Promise<ManifestFile> {
+  const target = join(dir, input.name);
+  if ('bytes' in input) {
+    await writeDurably(target, input.bytes);
+    return { name: input.name, key: input.name, ...digestBytes(input.bytes) };
+  }
+  return { name: input.name, key: input.name, ...(await copyDurably(input.path, target)) };
+}
+
+async function readManifestAt(dir: string, id: CheckpointId): Promise<CheckpointManifest | undefined> {
+  const bytes = await readFile(join(dir, MANIFEST_NAME)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+    throw err;
+  });
+  return bytes === undefined ? undefined : parseManifest(bytes, id);
+}
+
+class LocalCheckpointStore implements CheckpointStore {
+  constructor(private readonly root: string) {}
+
+  private dirOf(id: CheckpointId): string {
+    return join(this.root, checkpointPrefix(id));
+  }
+
+  private info(id: CheckpointId): CheckpointInfo {
+    const uri = formatStorageUri({ scheme: 'file', path: `${this.dirOf(id)}` });
+    return { ...id, uri, manifestUri: `${uri}${MANIFEST_NAME}` };
+  }
+
+  async save(runId: string, lineageId: string, iteration: number, files: readonly CheckpointFileInput[]): Promise<SavedCheckpoint> {
+    const id = { runId, lineageId, iteration };
+    assertFileNames(files.map((f) => f.name));
+    const final = this.dirOf(id);
+    const temp = join(dirname(final), `.${iterationDir(iteration)}.tmp-${randomUUID()}`);
+    await mkdir(temp, { recursive: true });
+    try {
+      const entries: ManifestFile[] = [];
+      for (const input of files) entries.push(await writeInput(temp, input));
+      const manifest = buildManifest(id, entries);
+      await writeDurably(join(temp, MANIFEST_NAME), serializeManifest(manifest)); // last: the commit record
+      await syncDirectory(temp);
+      return await this.publish(id, temp, manifest);
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
+  }
+
+  /** Renames the finished temp dir into place, unless a complete checkpoint is already there. */
+  private async publish(id: CheckpointId, temp: string, manifest: CheckpointManifest): Promise<SavedCheckpoint> {
+    const final = this.dirOf(id);
+    const existing = await readManifestAt(final, id);
+    if (existing !== undefined) return this.existing(id, existing, manifest);
+    await this.discard(final); // leftovers without a manifest are not a checkpoint
+    try {
+      await rename(temp, final);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      return this.existing(id, (await readManifestAt(final, id))!, manifest); // a concurrent writer won
+    }
+    await syncDirectory(dirname(final));
+    return savedCheckpoint(this.info(id), manifest, (f) => formatStorageUri({ scheme: 'file', path: join(final, f.key) }));
+  }
+
+  private existing(id: CheckpointId, existing: CheckpointManifest, ours: CheckpointManifest): SavedCheckpoint {
+    if (!sameContent(existing, ours)) throw new CheckpointConflictError(id, 'already saved with different content');
+    const dir = this.dirOf(id);
+    return savedCheckpoint(this.info(id), existing, (f) => formatStorageUri({ scheme: 'file', path: join(dir, f.key) }));
+  }
+
+  async load(runId: string, lineageId: string, iteration: number, options: LoadOptions = {}): Promise<LoadedCheckpoint> {
+    const id = { runId, lineageId, iteration };
+    const dir = this.dirOf(id);
+    const manifest = await readManifestAt(dir, id);
+    if (manifest === undefined) throw new CheckpointNotFoundError(id);
+    const files: LoadedFile[] = [];
+    for (const entry of selectFiles(manifest, options.only)) files.push(await this.loadFile(id, dir, entry, options.toDirectory));
+    return { manifest, files };
+  }
+
+  private async loadFile(id: CheckpointId, dir: string, entry: ManifestFile, toDirectory?: string): Promise<LoadedFile> {
+    const source = join(dir, entry.key);
+    if (toDirectory === undefined) {
+      const bytes = await readFile(source);
+      verifyDigest(id, entry, digestBytes(bytes));
+      return { name: entry.name, sizeBytes: entry.sizeBytes, sha256: entry.sha256, bytes };
+    }
+    await mkdir(toDirectory, { recursive: true });
+    const path = resolve(toDirectory, entry.name);
+    await rm(path, { force: true });
+    try {
+      verifyDigest(id, entry, await copyDurably(source, path));
+    } catch (err) {
+      await rm(path, { force: true });
+      throw err;
+    }
+    return { name: entry.name, sizeBytes: entry.sizeBytes, sha256: entry.sha256, path };
+  }
+
+  async list(runId: string): Promise<CheckpointInfo[]> {
+    const base = join(this.root, checkpointsPrefix(runId));
+    const found: CheckpointInfo[] = [];
+    for (const lineageId of (await readdirOrEmpty(base)).filter((n) => !n.startsWith('.')).sort()) {
+      for (const dir of (await readdirOrEmpty(join(base, lineageId))).filter((n) => /^\d{8}$/.test(n)).sort()) {
+        const visible = await stat(join(base, lineageId, dir, MANIFEST_NAME)).then(() => true, () => false);
+        if (visible) found.push(this.info({ runId, lineageId, iteration: Number(dir) }));
+      }
+    }
+    return found;
+  }
+
+  async latest(runId: string, lineageId?: string): Promise<CheckpointInfo | undefined> {
+    return latestOf(await this.list(runId), lineageId, async (c) => (await readManifestAt(this.dirOf(c), c))!);
+  }
+
+  async delete(runId: string, lineageId: string, iteration: number): Promise<void> {
+    await this.discard(this.dirOf({ runId, lineageId, iteration }));
+  }
+
+  /** Renames a checkpoint dir aside (it vanishes atomically, manifest included), then removes it. */
+  private async discard(dir: string): Promise<void> {
+    const trash = join(dirname(dir), `.trash-${randomUUID()}`);
+    const moved = await rename(dir, trash).then(() => true, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return false;
+      throw err;
+    });
+    if (moved) await rm(trash, { recursive: true, force: true });
+  }
+}
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  return readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+}
+
+/** The local-files checkpoint store (see the module comment). */
+export function createLocalCheckpointStore(options: LocalCheckpointStoreOptions = {}): CheckpointStore {
+  return new LocalCheckpointStore(resolve(options.root ?? 'runs'));
+}

@@ -1,0 +1,97 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalCheckpointStore } from '../../../src/storage/local-store.ts';
+import { CheckpointConflictError, CheckpointNotFoundError } from '../../../src/storage/errors.ts';
+import { parseStorageUri } from '../../../src/storage/uri.ts';
+import { CorruptDataError } from '../../../src/errors.ts';
+
+const fresh = () => {
+  const root = mkdtempSync(join(tmpdir(), 'starpo-ckpt-'));
+  return { root, store: createLocalCheckpointStore({ root }) };
+};
+const ckptDir = (root: string, lineage: string, iteration: number) =>
+  join(root, 'run-1', 'checkpoints', lineage, String(iteration).padStart(8, '0'));
+const weights = Buffer.from('weights: 0123456789');
+
+test('files saved from bytes and from a path load back verified', async () => {
+  const { root, store } = fresh();
+  const src = join(root, 'optimizer.bin');
+  writeFileSync(src, Buffer.alloc(3 << 20, 7));
+  const saved = await store.save('run-1', 'L0', 3, [{ name: 'model.bin', bytes: weights }, { name: 'optimizer.bin', path: src }]);
+  assert.equal(saved.totalBytes, weights.length + (3 << 20));
+  assert.equal(parseStorageUri(saved.manifestUri).scheme, 'file');
+  const loaded = await store.load('run-1', 'L0', 3);
+  assert.deepEqual(loaded.files.map((f) => [f.name, f.bytes?.length]), [['model.bin', weights.length], ['optimizer.bin', 3 << 20]]);
+  assert.deepEqual(loaded.files[0].bytes, weights);
+});
+
+test('a load into a directory writes the verified files there', async () => {
+  const { root, store } = fresh();
+  await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }, { name: 'rng.json', bytes: Buffer.from('{}') }]);
+  const out = join(root, 'restore');
+  const loaded = await store.load('run-1', 'L0', 1, { toDirectory: out, only: ['model.bin'] });
+  assert.deepEqual(loaded.files.map((f) => f.path), [join(out, 'model.bin')]);
+  assert.deepEqual(readFileSync(join(out, 'model.bin')), weights);
+});
+
+test('a flipped byte is refused with CorruptDataError naming the file', async () => {
+  const { root, store } = fresh();
+  await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }]);
+  const path = join(ckptDir(root, 'L0', 1), 'model.bin');
+  const bytes = readFileSync(path);
+  bytes[5] ^= 1;
+  writeFileSync(path, bytes);
+  await assert.rejects(store.load('run-1', 'L0', 1), (err: unknown) =>
+    err instanceof CorruptDataError && /file model\.bin fails its integrity check/.test(err.message));
+});
+
+test('a half-written checkpoint (no manifest) is invisible and a save replaces it', async () => {
+  const { root, store } = fresh();
+  mkdirSync(ckptDir(root, 'L0', 2), { recursive: true });
+  writeFileSync(join(ckptDir(root, 'L0', 2), 'model.bin'), 'partial');
+  mkdirSync(join(root, 'run-1', 'checkpoints', 'L0', '.00000004.tmp-crashed'));
+  assert.deepEqual(await store.list('run-1'), []);
+  await assert.rejects(store.load('run-1', 'L0', 2), CheckpointNotFoundError);
+  await store.save('run-1', 'L0', 2, [{ name: 'model.bin', bytes: weights }]);
+  assert.deepEqual((await store.load('run-1', 'L0', 2)).files[0].bytes, weights);
+});
+
+test('saving the same content again is a no-op; different content is a conflict', async () => {
+  const { store } = fresh();
+  const first = await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }]);
+  const again = await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }]);
+  assert.deepEqual(again, first);
+  await assert.rejects(store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: Buffer.from('other') }]), CheckpointConflictError);
+  assert.deepEqual((await store.load('run-1', 'L0', 1)).files[0].bytes, weights);
+});
+
+test('list orders by lineage then iteration; latest follows the lineage or the newest manifest', async () => {
+  const { store } = fresh();
+  for (const [lineage, iteration] of [['L0', 1], ['L0', 2], ['L0', 10], ['L1', 3], ['L1', 4]] as const) {
+    await store.save('run-1', lineage, iteration, [{ name: 'model.bin', bytes: weights }]);
+    await new Promise((r) => setTimeout(r, 5)); // distinct manifest times
+  }
+  assert.deepEqual((await store.list('run-1')).map((c) => `${c.lineageId}@${c.iteration}`), ['L0@1', 'L0@2', 'L0@10', 'L1@3', 'L1@4']);
+  assert.equal((await store.latest('run-1', 'L0'))?.iteration, 10);
+  assert.equal((await store.latest('run-1'))?.lineageId, 'L1');
+  assert.equal(await store.latest('run-2'), undefined);
+});
+
+test('a deleted checkpoint disappears; deleting a missing one is fine', async () => {
+  const { root, store } = fresh();
+  await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }]);
+  await store.delete('run-1', 'L0', 1);
+  await store.delete('run-1', 'L0', 1);
+  assert.deepEqual(await store.list('run-1'), []);
+  assert.deepEqual(readdirSync(join(root, 'run-1', 'checkpoints', 'L0')), []);
+});
+
+test('file names that could escape the checkpoint or shadow the manifest are refused', async () => {
+  const { store } = fresh();
+  for (const name of ['../x', 'manifest.json', '.hidden', 'a/b']) {
+    await assert.rejects(store.save('run-1', 'L0', 1, [{ name, bytes: weights }]), /is invalid, reserved or repeated/);
+  }
+});
