@@ -62,9 +62,3 @@ export async function benchEnvs(options: BenchEnvsOptions = {}): Promise<void> {
     write(JSON.stringify({ bench: 'envs', ...benchGeneration(preset, seconds) }));
   }
 }
-
-/** The entry for the BENCHES table of bench.ts. */
-export const BENCH_ENVS = {
-  description: 'environment steps/s and Sokoban levels generated/s (one core)',
-  run: () => benchEnvs(),
-};

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
+import { registerBench } from './bench.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerServices } from './services.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerServices, registerDoctor];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerServices, registerDoctor, registerBench];

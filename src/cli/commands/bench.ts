@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+import { ConfigError } from '../../errors.ts';
+
+/**
+ * Benchmarks print JSON lines (one measurement each) and compare side by side within one run,
+ * because these machines are shared and noisy. Each is loaded lazily: most pull in heavy modules.
+ */
+const BENCHES: Record<string, { description: string; run: () => Promise<void> }> = {
+  envs: { description: 'environment steps/s and Sokoban levels generated/s (one core)', run: async () => (await import('./bench-envs.ts')).benchEnvs() },
+};
+
+export function registerBench(program: Command): void {
+  program.command('bench')
+    .argument('<name>', `which benchmark: ${Object.keys(BENCHES).join(', ') || '(none yet)'}`)
+    .description('Run a benchmark and print its measurements as JSON lines')
+    .action(async (name: string) => {
+      const bench = BENCHES[name];
+      if (!bench) throw new ConfigError('bench', `unknown benchmark "${name}"; known: ${Object.keys(BENCHES).join(', ')}`);
+      await bench.run();
+    });
+}
