@@ -38,6 +38,7 @@ export interface PromptTemplate {
 }
 
 export type TemplateName = 'full' | 'full-no-think' | 'compact';
+export const TEMPLATE_NAMES: readonly TemplateName[] = ['full', 'full-no-think', 'compact'];
 
 /** Rewards as short decimals: 0.1 + 0.2 must not print as 0.30000000000000004. */
 export function formatReward(reward: number): string {

@@ -8,6 +8,8 @@ import { ADVANTAGE_NAMES } from './advantages.ts';
 import { FILTER_NAMES } from './filters.ts';
 import { KL_ESTIMATOR_NAMES, LOSS_AGGREGATION_NAMES } from './losses.ts';
 import { REWARD_PLACEMENT_NAMES } from './reward.ts';
+import { ENV_PRESETS } from '../envs/registry.ts';
+import { TEMPLATE_NAMES } from '../agent/templates.ts';
 
 interface Documented {
   /** What the knob means, its unit and why the default is what it is. */
@@ -63,6 +65,23 @@ const unit = { min: 0, max: 1 } as const;
 const positive = { min: 0, openMin: true } as const;
 
 export const FIELDS = {
+  // What to train on, and the model (tiny models trained from scratch by default)
+  env: oneOf(Object.keys(ENV_PRESETS), 'sokoban', 'Environment preset (src/envs/registry.ts). Training default: Simple Sokoban 6×6.'),
+  template: oneOf(TEMPLATE_NAMES, 'compact', 'Prompt template; compact suits character-level models trained from scratch.'),
+  modelLayers: int(2, 1, 'Decoder layers of a model trained from scratch (ignored when loading a checkpoint).'),
+  modelHidden: int(64, 8, 'Hidden size of a model trained from scratch.'),
+  modelHeads: int(4, 1, 'Attention heads (hidden size must divide evenly).'),
+  modelKvHeads: int(2, 1, 'Key/value heads (grouped-query attention; must divide modelHeads).'),
+  modelFfn: int(192, 8, 'SwiGLU intermediate size.'),
+  modelContext: int(1024, 64, 'Longest token sequence (prompt + all turns) the model accepts.'),
+  maxResponseTokens: int(24, 1, 'Tokens one assistant turn may write before it is cut (compact answers are short).'),
+  topP: num(1, { ...positive, max: 1 }, 'Nucleus sampling mass for rollouts; 1 = off (published).'),
+  topK: int(0, 0, 'Top-k sampling for rollouts; 0 = off (published).'),
+  valEvery: int(5, 0, 'Validate every this many iterations (and at the end); 0 = only at the end.'),
+  checkpointEvery: int(1, 1, 'Write a checkpoint every this many iterations (a crash loses at most this many).'),
+  keepLastCheckpoints: int(3, 1, 'Retention: keep the newest this many checkpoints ...'),
+  keepEveryCheckpoint: int(0, 0, '... plus every n-th iteration (0 = none).'),
+  threads: int(0, 0, 'onnxruntime intra-op threads; 0 = one per core. Fix it for bitwise-reproducible runs.'),
   // Rollout shape
   envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.'),
   groupSize: int(16, 1, 'Rollouts per group (M), all from the same seed; 8 × 16 = 128 trajectories. Published: 16.'),
@@ -71,9 +90,9 @@ export const FIELDS = {
   trainTemperature: num(1.0, positive, 'Sampling temperature for training rollouts; 1.0 samples the policy itself.'),
   valTemperature: num(0.5, { min: 0 }, 'Sampling temperature for validation (0 = greedy). Published: 0.5.'),
   valSeeds: int(256, 1, 'Fixed validation seeds (episodes). Published: 256.'),
-  maxTurns: int(5, 1, 'Assistant turns per episode. Paper: 5 (Sokoban, FrozenLake), 1 (Bandit, Countdown).'),
-  maxActionsPerTurn: int(5, 1, 'Actions kept from one answer. Paper: 5 (6 was best for Sokoban).'),
-  maxActionsPerTrajectory: int(10, 1, 'Actions executed per episode. Paper: 10.'),
+  maxTurns: int(0, 0, "Assistant turns per episode; 0 = the environment preset's own (paper: 5 Sokoban/FrozenLake, 1 Bandit)."),
+  maxActionsPerTurn: int(0, 0, "Actions kept from one answer; 0 = the preset's own (paper: 5; 6 was best for Sokoban)."),
+  maxActionsPerTrajectory: int(0, 0, "Actions executed per episode; 0 = the preset's own (paper: 10)."),
   // Rewards
   formatPenalty: num(-0.1, { max: 0 }, 'Added to a turn with a dropped or unparsable action (reward units, ≤ 0).'),
   rewardPlacement: oneOf(

@@ -161,9 +161,11 @@ export function validateConfig(c: RlConfig): void {
   if (c.filterBandLow >= c.filterBandHigh) {
     throw new ConfigError('filterBandHigh', 'must be greater than filterBandLow');
   }
-  if (c.maxActionsPerTurn > c.maxActionsPerTrajectory) {
+  if (c.maxActionsPerTurn > 0 && c.maxActionsPerTrajectory > 0 && c.maxActionsPerTurn > c.maxActionsPerTrajectory) {
     throw new ConfigError('maxActionsPerTurn', `must be ≤ maxActionsPerTrajectory (${c.maxActionsPerTrajectory})`);
   }
+  if (c.modelHidden % c.modelHeads !== 0) throw new ConfigError('modelHeads', `must divide modelHidden (${c.modelHidden})`);
+  if (c.modelHeads % c.modelKvHeads !== 0) throw new ConfigError('modelKvHeads', `must divide modelHeads (${c.modelHeads})`);
   const trained = trainedBatchSize(c);
   if (trained !== null && c.miniBatchSize > trained) {
     throw new ConfigError('miniBatchSize', `${c.miniBatchSize} exceeds the ${trained} trajectories trained`);

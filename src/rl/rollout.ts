@@ -1,0 +1,155 @@
+/**
+ * The rollout manager: N environment groups × M rollouts (one seed per group), played turn by turn
+ * with one batched generation call per turn across every still-active episode:
+ *   reset → build inputs → generate → parse → step → collect.
+ * Environment state (Episode) and tokens (ContextBuilder) stay in their own modules; this file only
+ * moves text and ids between them and the policy. Output is plain serialisable data.
+ */
+import { CHAT_FORMATS, ContextBuilder, Episode, TEMPLATES, type TemplateName } from '../agent/index.ts';
+import type { TextTokenizer } from '../agent/types.ts';
+import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
+
+/** What a rollout needs from a policy: batched generation with per-token log-probs (a scripted policy in tests). */
+export interface GenerationBackend {
+  generate(request: {
+    prompts: readonly (readonly number[])[];
+    maxNewTokens: number;
+    sampling: { temperature: number; topP?: number; topK?: number };
+    seed: number;
+    stopStrings: readonly string[];
+  }): Promise<{ tokens: number[]; logprobs: number[]; finishReason: 'stop' | 'length' }[]>;
+}
+
+export interface RolloutTurn {
+  observation: string;
+  response: string;
+  actions: string[];
+  executed: string[];
+  actionsProposed: number;
+  actionsEffective: number;
+  envReward: number;
+  formatPenalty: number;
+  /** Token index of the turn's last model-written token. */
+  rewardPosition: number;
+  responseTokens: number;
+}
+
+export interface Trajectory {
+  group: number;
+  index: number;
+  env: string;
+  seed: number;
+  ids: number[];
+  /** 1 exactly on model-written tokens. */
+  mask: number[];
+  /** Sampling log-prob of each model-written token (aligned with ids; 0 elsewhere). */
+  logprobs: number[];
+  turns: RolloutTurn[];
+  promptTokens: number;
+  return: number;
+  success: boolean;
+  /** Ran into the model's context limit before the episode ended. */
+  truncated: boolean;
+}
+
+export interface RolloutSpec {
+  env: EnvConfig;
+  template: TemplateName;
+  /** One seed per group; every group plays its seed groupSize times. */
+  seeds: readonly number[];
+  groupSize: number;
+  temperature: number;
+  topP?: number;
+  topK?: number;
+  maxResponseTokens: number;
+  /** Longest sequence the model accepts: an episode whose next prompt would not fit ends early. */
+  maxContext: number;
+  /** Base seed of the sampling streams of this rollout (turn t uses samplingSeed + t). */
+  samplingSeed: number;
+  /** Overrides the environment config's budget (0 or absent = keep). */
+  budget?: { maxTurns?: number; maxActionsPerTurn?: number; maxActionsPerTrajectory?: number };
+}
+
+interface Live {
+  group: number;
+  index: number;
+  episode: Episode;
+  ctx: ContextBuilder;
+  /** Where each turn's generated tokens start, with their sampling log-probs. */
+  sampled: { start: number; logprobs: number[] }[];
+  truncated: boolean;
+}
+
+function withBudget(env: EnvConfig, budget: RolloutSpec['budget']): EnvConfig {
+  const out: Record<string, unknown> = { ...env };
+  for (const [k, v] of Object.entries(budget ?? {})) if (v) out[k] = v;
+  return resolveEnvConfig(out as { type: string } & Record<string, unknown>);
+}
+
+function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
+  const env = withBudget(spec.env, spec.budget);
+  const template = TEMPLATES[spec.template];
+  const live: Live[] = [];
+  spec.seeds.forEach((seed, group) => {
+    for (let index = 0; index < spec.groupSize; index++) {
+      const episode = new Episode(createEnv(env), env, template);
+      const ctx = new ContextBuilder(tokenizer, template.chat);
+      for (const message of episode.start(seed)) ctx.addMessage(message);
+      live.push({ group, index, episode, ctx, sampled: [], truncated: false });
+    }
+  });
+  return live;
+}
+
+/** Plays every episode to its end and returns one trajectory per (group, rollout index), in that order. */
+export async function rollout(spec: RolloutSpec, policy: GenerationBackend, tokenizer: TextTokenizer): Promise<Trajectory[]> {
+  const all = startEpisodes(spec, tokenizer);
+  const stop = TEMPLATES[spec.template].chat.stop;
+  for (let turn = 0; ; turn++) {
+    const active = all.filter((l) => !l.episode.done && !l.truncated);
+    for (const l of active) if (l.ctx.length + spec.maxResponseTokens + 1 > spec.maxContext) l.truncated = true;
+    const playing = active.filter((l) => !l.truncated);
+    if (playing.length === 0) break;
+    const prompts = playing.map((l) => l.ctx.beginResponse());
+    const generations = await policy.generate({
+      prompts, maxNewTokens: spec.maxResponseTokens, seed: spec.samplingSeed + turn,
+      sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK }, stopStrings: [stop],
+    });
+    playing.forEach((l, i) => {
+      const g = generations[i];
+      const stopped = g.finishReason === 'stop';
+      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs });
+      l.ctx.addResponse(g.tokens, stopped);
+      const text = tokenizer.decode(g.tokens);
+      const record = l.episode.respond(stopped && text.endsWith(stop) ? text.slice(0, -stop.length) : text);
+      l.ctx.addUser(record.userMessage);
+    });
+  }
+  return all.map((l) => toTrajectory(l, spec));
+}
+
+function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
+  const built = l.ctx.build();
+  const logprobs = new Array<number>(built.ids.length).fill(0);
+  for (const { start, logprobs: lps } of l.sampled) lps.forEach((lp, i) => { logprobs[start + i] = lp; });
+  const turns = l.episode.turns.map((t, k): RolloutTurn => ({
+    observation: t.anchor, response: t.response, actions: t.parsed.actions, executed: t.executed,
+    actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.effective,
+    envReward: t.envReward, formatPenalty: -t.formatPenalty, rewardPosition: built.turnEnds[k],
+    responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
+  }));
+  return {
+    group: l.group, index: l.index, env: spec.env.type, seed: spec.seeds[l.group], ids: built.ids, mask: built.mask,
+    logprobs, turns, promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
+    return: turns.reduce((s, t) => s + t.envReward + t.formatPenalty, 0), success: l.episode.success, truncated: l.truncated,
+  };
+}
+
+function countMasked(mask: readonly number[], after: number, upTo: number): number {
+  let n = 0;
+  for (let i = after + 1; i <= upTo; i++) n += mask[i];
+  return n;
+}
+
+/** Chat format name of a template (for tokenizer alphabets and SFT data). */
+export const chatOf = (template: TemplateName) => CHAT_FORMATS[TEMPLATES[template].chat.name];
