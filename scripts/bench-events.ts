@@ -16,7 +16,9 @@ import { createLocalEventLog } from '../src/events/local-log.ts';
 import type { EventLog, TrajectoryEvent, Turn } from '../src/events/types.ts';
 import { endpoints } from '../src/services/endpoints.ts';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' }, batch: { type: 'string', default: '512' } } });
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '20000' }, batch: { type: 'string', default: '512' } },
+});
 const total = Number(values.events);
 const batchSize = Number(values.batch);
 
@@ -24,9 +26,11 @@ const BOARD = '######\n#__O_#\n#_X__#\n#_P__#\n#____#\n######';
 
 function turn(i: number): Turn {
   return {
-    observation: `Turn ${i + 1}:\nState:\n${BOARD}\nYou have ${10 - i * 2} actions left. Always output: <think> [Your thoughts] </think> ` +
-      '<answer> [your answer] </answer> with no extra text. Strictly follow this format. Max response length: 100 words.',
-    response: '<think>The box X is at row 2 and the target O is up and right of it. I should move around the box and push it ' +
+    observation: `Turn ${i + 1}:\nState:\n${BOARD}\nYou have ${10 - i * 2} actions left. ` +
+      'Always output: <think> [Your thoughts] </think> <answer> [your answer] </answer> with no extra text. ' +
+      'Strictly follow this format. Max response length: 100 words.',
+    response: '<think>The box X is at row 2 and the target O is up and right of it. ' +
+      'I should move around the box and push it ' +
       'up, then right, avoiding walls.</think><answer>Left || Up || Up</answer>',
     actions: ['Left', 'Up', 'Up'], envReward: -0.3, formatPenalty: 0, validActions: 3, effectiveActions: 2,
     promptTokens: 180 + 90 * i, responseTokens: 48, toolCalls: [],

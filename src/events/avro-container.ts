@@ -54,7 +54,8 @@ export function decodeHeader(buf: Buffer): ContainerHeader | undefined {
   if (codec !== 'deflate' && codec !== 'null') throw new CorruptDataError(`unsupported Avro codec ${codec}`);
   const schema = meta['avro.schema'];
   if (schema === undefined) throw new CorruptDataError('Avro container header has no avro.schema');
-  return { schemaJson: schema.toString(), codec, sync: Buffer.from((value as { sync: Buffer }).sync), byteLength: offset };
+  const sync = Buffer.from((value as { sync: Buffer }).sync);
+  return { schemaJson: schema.toString(), codec, sync, byteLength: offset };
 }
 
 export interface Block {
@@ -66,7 +67,9 @@ export interface Block {
 }
 
 /** How reading a file ended: cleanly, or at a block that could not be read (and why). */
-export type BlockEnd = { ok: true } | { ok: false; kind: 'torn-tail' | 'corrupt-block'; byteOffset: number; message: string };
+export type BlockEnd =
+  | { ok: true }
+  | { ok: false; kind: 'torn-tail' | 'corrupt-block'; byteOffset: number; message: string };
 
 async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.alloc(length);
@@ -83,7 +86,9 @@ export async function readHeader(file: FileHandle, fileSize: number): Promise<Co
 }
 
 /** Decodes count and byte length at `offset`; undefined when the file ends inside them. */
-async function readBlockPrefix(file: FileHandle, offset: number): Promise<{ count: number; size: number; at: number } | undefined> {
+type BlockPrefix = { count: number; size: number; at: number };
+
+async function readBlockPrefix(file: FileHandle, offset: number): Promise<BlockPrefix | undefined> {
   const head = await readAt(file, offset, 20); // two zig-zag varint longs take at most 10 bytes each
   const count = LONG.decode(head, 0);
   if (count.offset < 0) return undefined;
@@ -97,14 +102,18 @@ async function readBlockPrefix(file: FileHandle, offset: number): Promise<{ coun
  * past the end of the file, or the last block when it fails its checks, is a torn tail; a bad block
  * with more data after it is corruption. Either way nothing after it in this file is trusted.
  */
-export async function* readBlocks(file: FileHandle, header: ContainerHeader, fileSize: number): AsyncGenerator<Block, BlockEnd> {
+export async function* readBlocks(
+  file: FileHandle, header: ContainerHeader, fileSize: number,
+): AsyncGenerator<Block, BlockEnd> {
   for (let offset = header.byteLength; offset < fileSize;) {
     const fail = (message: string, end: number): BlockEnd =>
       ({ ok: false, kind: end >= fileSize ? 'torn-tail' : 'corrupt-block', byteOffset: offset, message });
     const prefix = await readBlockPrefix(file, offset);
     if (prefix === undefined) return fail('file ends inside a block header', fileSize);
     const end = prefix.at + prefix.size + SYNC_BYTES;
-    if (prefix.count < 0 || prefix.size < 0 || end > fileSize) return fail(`block of ${prefix.size} bytes runs past the end of the file`, end);
+    if (prefix.count < 0 || prefix.size < 0 || end > fileSize) {
+      return fail(`block of ${prefix.size} bytes runs past the end of the file`, end);
+    }
     const body = await readAt(file, prefix.at, prefix.size + SYNC_BYTES);
     if (!body.subarray(prefix.size).equals(header.sync)) return fail('sync marker mismatch', end);
     let data: Buffer;
@@ -120,7 +129,9 @@ export async function* readBlocks(file: FileHandle, header: ContainerHeader, fil
 }
 
 /** Opens a file for block reading; `header` is undefined when the file is empty or its header is incomplete. */
-export async function openContainer(path: string): Promise<{ file: FileHandle; header: ContainerHeader | undefined; size: number }> {
+export async function openContainer(
+  path: string,
+): Promise<{ file: FileHandle; header: ContainerHeader | undefined; size: number }> {
   const file = await open(path, 'r');
   const { size } = await file.stat();
   try {

@@ -15,8 +15,14 @@ export type EventLogConfig =
 type Kind = EventLogConfig['kind'];
 type ConfigOf<K extends Kind> = Extract<EventLogConfig, { kind: K }>;
 
-const LOGS: { [K in Kind]: (config: ConfigOf<K>) => EventLog } = { local: createLocalEventLog, kafka: createKafkaEventLog };
-const READERS: { [K in Kind]: (config: ConfigOf<K>) => EventReader } = { local: createLocalEventReader, kafka: createKafkaEventReader };
+const LOGS: { [K in Kind]: (config: ConfigOf<K>) => EventLog } = {
+  local: createLocalEventLog,
+  kafka: createKafkaEventLog,
+};
+const READERS: { [K in Kind]: (config: ConfigOf<K>) => EventReader } = {
+  local: createLocalEventReader,
+  kafka: createKafkaEventReader,
+};
 
 export function createEventLog(config: EventLogConfig): EventLog {
   return (LOGS[config.kind] as (c: EventLogConfig) => EventLog)(config);

@@ -30,7 +30,9 @@ function toMessage(event: StarpoEvent, fingerprint: string): Message {
   return {
     key: event.runId,
     value: encodeEvent(event),
-    headers: { [FINGERPRINT_HEADER]: fingerprint, [EVENT_KEY_HEADER]: eventKey(event), [EVENT_KIND_HEADER]: event.kind },
+    headers: {
+      [FINGERPRINT_HEADER]: fingerprint, [EVENT_KEY_HEADER]: eventKey(event), [EVENT_KIND_HEADER]: event.kind,
+    },
   };
 }
 
@@ -77,8 +79,9 @@ class KafkaEventLog implements EventLog {
     const messages = events.map((e) => toMessage(e, fingerprint));
     try {
       const producer = await this.connected();
+      const compression = COMPRESSION[this.options.compression ?? 'none'];
       for (const chunk of chunkBySize(messages, this.options.maxRequestBytes ?? 900 * 1024)) {
-        await producer.send({ topic: this.topic, acks: -1, compression: COMPRESSION[this.options.compression ?? 'none'], messages: chunk });
+        await producer.send({ topic: this.topic, acks: -1, compression, messages: chunk });
       }
     } catch (cause) {
       await this.resetProducer();
@@ -98,7 +101,8 @@ class KafkaEventLog implements EventLog {
       const admin = this.kafka.admin();
       await admin.connect();
       try {
-        await admin.createTopics({ topics: [{ topic: this.topic, numPartitions: this.options.numPartitions ?? 6 }], waitForLeaders: true });
+        const numPartitions = this.options.numPartitions ?? 6;
+        await admin.createTopics({ topics: [{ topic: this.topic, numPartitions }], waitForLeaders: true });
       } finally {
         await admin.disconnect();
       }

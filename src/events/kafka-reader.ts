@@ -10,7 +10,9 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { CorruptDataError, StarpoError } from '../errors.ts';
 import { AsyncQueue } from './async-queue.ts';
 import { decodeEvent } from './codec.ts';
-import { createKafka, DEFAULT_TOPIC, FINGERPRINT_HEADER, partitionFor, type KafkaConnectionOptions } from './kafka-common.ts';
+import {
+  createKafka, DEFAULT_TOPIC, FINGERPRINT_HEADER, partitionFor, type KafkaConnectionOptions,
+} from './kafka-common.ts';
 import { problemHandler } from './problems.ts';
 import { schemaRegistry } from './schemas.ts';
 import type { EventReader, ReadOptions, ReadProblem, StarpoEvent } from './types.ts';
@@ -21,7 +23,9 @@ export interface KafkaEventReaderOptions extends KafkaConnectionOptions {
 }
 
 /** The run's partition and the offsets to read it between; undefined when there is nothing to read. */
-async function snapshot(kafka: Kafka, topic: string, runId: string): Promise<{ partition: number; end: bigint } | undefined> {
+type Range = { partition: number; end: bigint };
+
+async function snapshot(kafka: Kafka, topic: string, runId: string): Promise<Range | undefined> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -37,11 +41,14 @@ async function snapshot(kafka: Kafka, topic: string, runId: string): Promise<{ p
 }
 
 /** The message's event, or a problem report when it cannot be decoded. */
-function decodeMessage(message: KafkaMessage, where: Pick<ReadProblem, 'partition' | 'offset' | 'where'>): StarpoEvent | ReadProblem {
+type Position = Pick<ReadProblem, 'partition' | 'offset' | 'where'>;
+
+function decodeMessage(message: KafkaMessage, where: Position): StarpoEvent | ReadProblem {
   const fingerprint = message.headers?.[FINGERPRINT_HEADER]?.toString();
   const writer = fingerprint === undefined ? undefined : schemaRegistry().byFingerprint(fingerprint);
   if (writer === undefined) {
-    return { kind: 'unknown-schema', message: `no known schema has fingerprint ${fingerprint ?? '(missing header)'}`, ...where };
+    const text = `no known schema has fingerprint ${fingerprint ?? '(missing header)'}`;
+    return { kind: 'unknown-schema', message: text, ...where };
   }
   try {
     if (message.value === null) throw new CorruptDataError('record has no value');
@@ -85,7 +92,7 @@ class KafkaEventReader implements EventReader {
   }
 
   /** Handles one fetched batch: other partitions are paused, this one is read up to the snapshot's end. */
-  private batchHandler(runId: string, range: { partition: number; end: bigint }, queue: AsyncQueue<StarpoEvent>,
+  private batchHandler(runId: string, range: Range, queue: AsyncQueue<StarpoEvent>,
     report: (p: ReadProblem) => void, touch: () => void) {
     return async ({ batch, resolveOffset, heartbeat, pause, isRunning }: EachBatchPayload): Promise<void> => {
       if (batch.partition !== range.partition) return void pause();
@@ -93,7 +100,8 @@ class KafkaEventReader implements EventReader {
         if (!isRunning() || !queue.isOpen || BigInt(message.offset) >= range.end) break;
         touch();
         if (message.key?.toString() === runId) {
-          const where = { partition: batch.partition, offset: message.offset, where: `${this.topic}[${batch.partition}]@${message.offset}` };
+          const { partition } = batch;
+          const where = { partition, offset: message.offset, where: `${this.topic}[${partition}]@${message.offset}` };
           const decoded = decodeMessage(message, where);
           if ('runId' in decoded) await queue.push(decoded);
           else report(decoded);
@@ -109,16 +117,18 @@ class KafkaEventReader implements EventReader {
   private watchdog(queue: AsyncQueue<StarpoEvent>, runId: string): { touch: () => void; stop: () => void } {
     const ms = this.options.idleTimeoutMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
+    const stalled = (): void => queue.fail(this.failure(runId, new Error(`no record for ${ms} ms before the end`)));
     const touch = (): void => {
       clearTimeout(timer);
-      timer = setTimeout(() => queue.fail(this.failure(runId, new Error(`no record for ${ms} ms before the end offset`))), ms);
+      timer = setTimeout(stalled, ms);
     };
     touch();
     return { touch, stop: () => clearTimeout(timer) };
   }
 
   private failure(runId: string, cause: unknown): StarpoError {
-    return new StarpoError(`kafka event reader: reading run ${runId} from topic ${this.topic} failed: ${(cause as Error).message}`, {
+    const why = (cause as Error).message;
+    return new StarpoError(`kafka event reader: reading run ${runId} from topic ${this.topic} failed: ${why}`, {
       cause, retryable: true, details: { runId, topic: this.topic },
     });
   }

@@ -40,12 +40,14 @@ export async function syncDirectory(dir: string): Promise<void> {
 /** One open segment: header written at creation, then one fsynced block per append. */
 class SegmentWriter {
   private broken = false;
-  private constructor(readonly path: string, private readonly file: FileHandle, private position: number, private readonly sync: Buffer) {}
+  private constructor(
+    readonly path: string, private readonly file: FileHandle, private position: number, private readonly sync: Buffer,
+  ) {}
 
   /** Creates the next free segment in `dir` (exclusive create, so two writers never share one). */
   static async create(dir: string): Promise<SegmentWriter> {
     await mkdir(dir, { recursive: true });
-    const taken = (await readdir(dir)).map((f) => SEGMENT_PATTERN.exec(f)?.[1]).filter((n) => n !== undefined).map(Number);
+    const taken = (await readdir(dir)).flatMap((f) => SEGMENT_PATTERN.exec(f)?.[1] ?? []).map(Number);
     for (let seq = Math.max(0, ...taken) + 1; ; seq++) {
       const path = join(dir, `${String(seq).padStart(8, '0')}.avro`);
       const file = await open(path, 'wx').catch((err: NodeJS.ErrnoException) => {

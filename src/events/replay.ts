@@ -56,7 +56,9 @@ export function replayEvents(events: readonly StarpoEvent[], onDropped?: ReplayO
  * Replay straight from a reader, in two passes so memory stays flat: the first collects the RunEvents
  * (the lineage tree), the second streams the surviving events. Read problems are reported once (second pass).
  */
-export async function* replay(reader: EventReader, runId: string, options: ReplayOptions = {}): AsyncGenerator<StarpoEvent> {
+export async function* replay(
+  reader: EventReader, runId: string, options: ReplayOptions = {},
+): AsyncGenerator<StarpoEvent> {
   const runEvents: RunEvent[] = [];
   for await (const event of reader.read(runId, { onProblem: () => undefined })) {
     if (event.kind === 'run') runEvents.push(event);

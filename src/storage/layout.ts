@@ -39,7 +39,8 @@ export function assertFileNames(names: readonly string[]): void {
   const seen = new Set<string>();
   for (const name of names) {
     if (!FILE_NAME.test(name) || name === MANIFEST_NAME || seen.has(name)) {
-      throw new StarpoError(`checkpoint file name ${JSON.stringify(name)} is invalid, reserved or repeated`, { details: { name } });
+      const why = `checkpoint file name ${JSON.stringify(name)} is invalid, reserved or repeated`;
+      throw new StarpoError(why, { details: { name } });
     }
     seen.add(name);
   }

@@ -75,7 +75,9 @@ class LocalCheckpointStore implements CheckpointStore {
     return { ...id, uri, manifestUri: `${uri}${MANIFEST_NAME}` };
   }
 
-  async save(runId: string, lineageId: string, iteration: number, files: readonly CheckpointFileInput[]): Promise<SavedCheckpoint> {
+  async save(
+    runId: string, lineageId: string, iteration: number, files: readonly CheckpointFileInput[],
+  ): Promise<SavedCheckpoint> {
     const id = { runId, lineageId, iteration };
     assertFileNames(files.map((f) => f.name));
     const final = this.dirOf(id);
@@ -98,7 +100,7 @@ class LocalCheckpointStore implements CheckpointStore {
     const final = this.dirOf(id);
     const existing = await readManifestAt(final, id);
     if (existing !== undefined) return this.existing(id, existing, manifest);
-    await this.discard(final); // leftovers without a manifest are not a checkpoint
+    await this.clearLeftovers(id);
     try {
       await rename(temp, final);
     } catch (err) {
@@ -107,26 +109,37 @@ class LocalCheckpointStore implements CheckpointStore {
       return this.existing(id, (await readManifestAt(final, id))!, manifest); // a concurrent writer won
     }
     await syncDirectory(dirname(final));
-    return savedCheckpoint(this.info(id), manifest, (f) => formatStorageUri({ scheme: 'file', path: join(final, f.key) }));
+    return this.saved(id, manifest);
   }
 
   private existing(id: CheckpointId, existing: CheckpointManifest, ours: CheckpointManifest): SavedCheckpoint {
     if (!sameContent(existing, ours)) throw new CheckpointConflictError(id, 'already saved with different content');
-    const dir = this.dirOf(id);
-    return savedCheckpoint(this.info(id), existing, (f) => formatStorageUri({ scheme: 'file', path: join(dir, f.key) }));
+    return this.saved(id, existing);
   }
 
-  async load(runId: string, lineageId: string, iteration: number, options: LoadOptions = {}): Promise<LoadedCheckpoint> {
+  private saved(id: CheckpointId, manifest: CheckpointManifest): SavedCheckpoint {
+    const dir = this.dirOf(id);
+    const uriOf = (f: ManifestFile): string => formatStorageUri({ scheme: 'file', path: join(dir, f.key) });
+    return savedCheckpoint(this.info(id), manifest, uriOf);
+  }
+
+  async load(
+    runId: string, lineageId: string, iteration: number, options: LoadOptions = {},
+  ): Promise<LoadedCheckpoint> {
     const id = { runId, lineageId, iteration };
     const dir = this.dirOf(id);
     const manifest = await readManifestAt(dir, id);
     if (manifest === undefined) throw new CheckpointNotFoundError(id);
     const files: LoadedFile[] = [];
-    for (const entry of selectFiles(manifest, options.only)) files.push(await this.loadFile(id, dir, entry, options.toDirectory));
+    for (const entry of selectFiles(manifest, options.only)) {
+      files.push(await this.loadFile(id, dir, entry, options.toDirectory));
+    }
     return { manifest, files };
   }
 
-  private async loadFile(id: CheckpointId, dir: string, entry: ManifestFile, toDirectory?: string): Promise<LoadedFile> {
+  private async loadFile(
+    id: CheckpointId, dir: string, entry: ManifestFile, toDirectory?: string,
+  ): Promise<LoadedFile> {
     const source = join(dir, entry.key);
     if (toDirectory === undefined) {
       const bytes = await readFile(source);
@@ -165,14 +178,31 @@ class LocalCheckpointStore implements CheckpointStore {
     await this.discard(this.dirOf({ runId, lineageId, iteration }));
   }
 
-  /** Renames a checkpoint dir aside (it vanishes atomically, manifest included), then removes it. */
-  private async discard(dir: string): Promise<void> {
+  /**
+   * Removes what a crashed save left at the final path (files, no manifest). It is moved aside first
+   * and inspected there, so a complete checkpoint another writer published meanwhile is put back.
+   */
+  private async clearLeftovers(id: CheckpointId): Promise<void> {
+    const final = this.dirOf(id);
+    const aside = await this.moveAside(final);
+    if (aside === undefined) return;
+    if ((await readManifestAt(aside, id)) !== undefined) await rename(aside, final);
+    else await rm(aside, { recursive: true, force: true });
+  }
+
+  /** Renames a directory to a hidden trash name (it vanishes atomically); undefined when it did not exist. */
+  private async moveAside(dir: string): Promise<string | undefined> {
     const trash = join(dirname(dir), `.trash-${randomUUID()}`);
-    const moved = await rename(dir, trash).then(() => true, (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return false;
+    return rename(dir, trash).then(() => trash, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
       throw err;
     });
-    if (moved) await rm(trash, { recursive: true, force: true });
+  }
+
+  /** Renames a checkpoint dir aside (it vanishes atomically, manifest included), then removes it. */
+  private async discard(dir: string): Promise<void> {
+    const trash = await this.moveAside(dir);
+    if (trash !== undefined) await rm(trash, { recursive: true, force: true });
   }
 }
 

@@ -34,7 +34,9 @@ export function parseManifest(bytes: Buffer, id: CheckpointId): CheckpointManife
   }
   const valid = value?.format === MANIFEST_FORMAT && Array.isArray(value.files) && value.files.every(isManifestFile) &&
     value.runId === id.runId && value.lineageId === id.lineageId && value.iteration === id.iteration;
-  if (!valid) throw new CorruptDataError(`checkpoint ${checkpointLabel(id)}: manifest is malformed or names another checkpoint`);
+  if (!valid) {
+    throw new CorruptDataError(`checkpoint ${checkpointLabel(id)}: manifest is malformed or names another checkpoint`);
+  }
   return value;
 }
 
@@ -49,7 +51,8 @@ export function verifyDigest(id: CheckpointId, entry: ManifestFile, actual: Cont
   if (actual.sha256 === entry.sha256 && actual.sizeBytes === entry.sizeBytes) return;
   throw new CorruptDataError(
     `checkpoint ${checkpointLabel(id)}: file ${entry.name} fails its integrity check ` +
-    `(manifest: ${entry.sizeBytes} bytes, sha256 ${entry.sha256}; stored: ${actual.sizeBytes} bytes, sha256 ${actual.sha256})`,
+    `(manifest: ${entry.sizeBytes} bytes, sha256 ${entry.sha256}; ` +
+    `stored: ${actual.sizeBytes} bytes, sha256 ${actual.sha256})`,
     { details: { ...id, file: entry.name } },
   );
 }

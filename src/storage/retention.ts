@@ -27,7 +27,9 @@ function validate(policy: RetentionPolicy): void {
 }
 
 /** Splits checkpoints into keep and drop; both keep the input order. */
-export function planRetention<T extends CheckpointId>(checkpoints: readonly T[], policy: RetentionPolicy): RetentionPlan<T> {
+export function planRetention<T extends CheckpointId>(
+  checkpoints: readonly T[], policy: RetentionPolicy,
+): RetentionPlan<T> {
   validate(policy);
   const recent = new Set<T>();
   const lineages = new Set(checkpoints.map((c) => c.lineageId));
@@ -40,7 +42,9 @@ export function planRetention<T extends CheckpointId>(checkpoints: readonly T[],
 }
 
 /** Deletes the run's checkpoints the policy drops; returns them. */
-export async function applyRetention(store: CheckpointStore, runId: string, policy: RetentionPolicy): Promise<CheckpointId[]> {
+export async function applyRetention(
+  store: CheckpointStore, runId: string, policy: RetentionPolicy,
+): Promise<CheckpointId[]> {
   const { drop } = planRetention(await store.list(runId), policy);
   for (const c of drop) await store.delete(c.runId, c.lineageId, c.iteration);
   return drop;

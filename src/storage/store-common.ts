@@ -1,7 +1,9 @@
 /** Logic both checkpoint stores share: what save returns, and which checkpoint is the latest. */
 import type { CheckpointInfo, CheckpointManifest, ManifestFile, SavedCheckpoint } from './types.ts';
 
-export function savedCheckpoint(info: CheckpointInfo, manifest: CheckpointManifest, uriOf: (f: ManifestFile) => string): SavedCheckpoint {
+export function savedCheckpoint(
+  info: CheckpointInfo, manifest: CheckpointManifest, uriOf: (f: ManifestFile) => string,
+): SavedCheckpoint {
   const files = manifest.files.map((f) => ({ name: f.name, uri: uriOf(f), sha256: f.sha256, sizeBytes: f.sizeBytes }));
   return { ...info, manifest, files, totalBytes: files.reduce((sum, f) => sum + f.sizeBytes, 0) };
 }
@@ -11,7 +13,9 @@ export function savedCheckpoint(info: CheckpointInfo, manifest: CheckpointManife
  * manifest was written last (a resume's new lineage is newer than its parent's later iterations).
  */
 export async function latestOf(
-  checkpoints: readonly CheckpointInfo[], lineageId: string | undefined, manifestOf: (c: CheckpointInfo) => Promise<CheckpointManifest>,
+  checkpoints: readonly CheckpointInfo[],
+  lineageId: string | undefined,
+  manifestOf: (c: CheckpointInfo) => Promise<CheckpointManifest>,
 ): Promise<CheckpointInfo | undefined> {
   const heads = new Map<string, CheckpointInfo>();
   for (const c of checkpoints) {
@@ -23,7 +27,8 @@ export async function latestOf(
   let best: { info: CheckpointInfo; at: string } | undefined;
   for (const info of heads.values()) {
     const at = (await manifestOf(info)).createdAt;
-    if (best === undefined || at > best.at || (at === best.at && info.iteration > best.info.iteration)) best = { info, at };
+    const newer = best === undefined || at > best.at || (at === best.at && info.iteration > best.info.iteration);
+    if (newer) best = { info, at };
   }
   return best?.info;
 }

@@ -69,8 +69,13 @@ export interface CheckpointStore {
    * Saves the files, then the manifest. Saving the same content again returns the existing checkpoint
    * (retries are idempotent); different content for an existing checkpoint is a CheckpointConflictError.
    */
-  save(runId: string, lineageId: string, iteration: number, files: readonly CheckpointFileInput[]): Promise<SavedCheckpoint>;
-  /** Loads and verifies; CheckpointNotFoundError when no manifest, CorruptDataError naming a file that fails its hash. */
+  save(
+    runId: string, lineageId: string, iteration: number, files: readonly CheckpointFileInput[],
+  ): Promise<SavedCheckpoint>;
+  /**
+   * Loads and verifies: CheckpointNotFoundError when there is no manifest, CorruptDataError naming
+   * the file when one fails its hash.
+   */
   load(runId: string, lineageId: string, iteration: number, options?: LoadOptions): Promise<LoadedCheckpoint>;
   /** Visible checkpoints of the run (those with a manifest), ordered by lineage then iteration. */
   list(runId: string): Promise<CheckpointInfo[]>;

@@ -13,7 +13,9 @@ const PARSERS: Record<string, (uri: string) => StorageLocation> = {
     const rest = uri.slice('s3://'.length);
     const slash = rest.indexOf('/');
     const bucket = slash < 0 ? rest : rest.slice(0, slash);
-    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw invalid(uri, `bucket "${bucket}" is not a valid S3 bucket name`);
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+      throw invalid(uri, `bucket "${bucket}" is not a valid S3 bucket name`);
+    }
     return { scheme: 's3', bucket, key: slash < 0 ? '' : rest.slice(slash + 1) };
   },
   'file:': (uri) => ({ scheme: 'file', path: fileURLToPath(uri) }),

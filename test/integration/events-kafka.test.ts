@@ -17,8 +17,12 @@ import { iterationEvent, runEvent, trajectory } from '../unit/events/fixtures.ts
 
 const kafka = new Kafka({ clientId: 'events-test', brokers: endpoints.kafka.brokers, logLevel: logLevel.NOTHING });
 const freshTopic = () => `events-test-${randomUUID()}`;
+const T60 = { timeout: 60_000 };
+const T30 = { timeout: 30_000 };
 
-async function collect(reader: EventReader, runId: string): Promise<{ events: StarpoEvent[]; problems: ReadProblem[] }> {
+type Collected = { events: StarpoEvent[]; problems: ReadProblem[] };
+
+async function collect(reader: EventReader, runId: string): Promise<Collected> {
   const events: StarpoEvent[] = [];
   const problems: ReadProblem[] = [];
   for await (const e of reader.read(runId, { onProblem: (p) => problems.push(p) })) events.push(e);
@@ -42,13 +46,15 @@ async function rawMessages(topic: string, count: number): Promise<KafkaMessage[]
 function interleaved(): StarpoEvent[] {
   const events: StarpoEvent[] = [runEvent('L0', null, 0, 'run-a'), runEvent('L0', null, 0, 'run-b')];
   for (let i = 1; events.length < 300; i++) {
-    for (const runId of ['run-a', 'run-b']) events.push(trajectory('L0', i, 0, 0, runId), trajectory('L0', i, 1, 0, runId));
+    for (const runId of ['run-a', 'run-b']) {
+      events.push(trajectory('L0', i, 0, 0, runId), trajectory('L0', i, 1, 0, runId));
+    }
     events.push(iterationEvent('L0', i, 'run-a'));
   }
   return events.slice(0, 300);
 }
 
-test('three hundred events of two runs read back per run, in order, with key and schema headers', { timeout: 60_000 }, async () => {
+test('three hundred events of two runs read back per run, in order, with key and schema headers', T60, async () => {
   const topic = freshTopic();
   const log = createKafkaEventLog({ topic, numPartitions: 3 });
   const events = interleaved();
@@ -69,31 +75,36 @@ test('three hundred events of two runs read back per run, in order, with key and
   }
 });
 
-test('undecodable records are reported with partition and offset and skipped; v1 records resolve', { timeout: 60_000 }, async () => {
+test('undecodable records are reported with partition and offset and skipped; v1 records resolve', T60, async () => {
   const topic = freshTopic();
   const log = createKafkaEventLog({ topic, numPartitions: 1 });
   await log.append([runEvent('L0'), trajectory('L0', 1)]);
   const v1 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v1'), 1);
+  const current = schemaRegistry().current.fingerprint;
+  const oldTrajectory = { ...trajectory('L0', 3), split: 'val' }; // v1 has no split: it reads back as 'train'
   const producer = kafka.producer();
   await producer.connect();
   await producer.send({ topic, messages: [
-    { key: 'run-1', value: Buffer.from('definitely not avro'), headers: { [FINGERPRINT_HEADER]: schemaRegistry().current.fingerprint } },
+    { key: 'run-1', value: Buffer.from('not avro'), headers: { [FINGERPRINT_HEADER]: current } },
     { key: 'run-1', value: encodeEvent(trajectory('L0', 2)), headers: { [FINGERPRINT_HEADER]: '00'.repeat(32) } },
-    { key: 'run-1', value: encodeEvent({ ...trajectory('L0', 3), split: 'val' }, v1), headers: { [FINGERPRINT_HEADER]: v1.fingerprint } },
+    { key: 'run-1', value: encodeEvent(oldTrajectory, v1), headers: { [FINGERPRINT_HEADER]: v1.fingerprint } },
   ] });
   await producer.disconnect();
   await log.append([iterationEvent('L0', 1)]);
   await log.close();
   const { events, problems } = await collect(createKafkaEventReader({ topic }), 'run-1');
   assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1), trajectory('L0', 3), iterationEvent('L0', 1)]);
-  assert.deepEqual(problems.map((p) => [p.kind, p.partition, p.offset]), [['undecodable', 0, '2'], ['unknown-schema', 0, '3']]);
+  const reported = problems.map((p) => [p.kind, p.partition, p.offset]);
+  assert.deepEqual(reported, [['undecodable', 0, '2'], ['unknown-schema', 0, '3']]);
 });
 
 test('replay over Kafka keeps the surviving lineage and drops duplicates', { timeout: 60_000 }, async () => {
   const topic = freshTopic();
   const log = createKafkaEventLog({ topic });
-  const events = [runEvent('L0'), trajectory('L0', 1), trajectory('L0', 2), runEvent('L1', 'L0', 1), trajectory('L1', 2),
-    trajectory('L1', 2)];
+  const events = [
+    runEvent('L0'), trajectory('L0', 1), trajectory('L0', 2),
+    runEvent('L1', 'L0', 1), trajectory('L1', 2), trajectory('L1', 2),
+  ];
   await log.append(events);
   await log.close();
   const replayed: StarpoEvent[] = [];
@@ -106,9 +117,10 @@ test('reading a topic that does not exist yields no events', { timeout: 30_000 }
   assert.deepEqual((await collect(createKafkaEventReader({ topic: freshTopic() }), 'run-1')).events, []);
 });
 
-test('when the broker is unreachable append rejects with a retryable error instead of dropping', { timeout: 30_000 }, async () => {
+test('when the broker is unreachable append rejects with a retryable error instead of dropping', T30, async () => {
   const log = createKafkaEventLog({ brokers: ['127.0.0.1:1'], retries: 1, topic: freshTopic() });
   await assert.rejects(log.append([trajectory('L0', 1)]), (err: unknown) =>
-    err instanceof StarpoError && err.retryable && /could not append 1 events to topic .* at 127\.0\.0\.1:1/.test(err.message));
+    err instanceof StarpoError && err.retryable &&
+    /could not append 1 events to topic .* at 127\.0\.0\.1:1/.test(err.message));
   await log.close();
 });

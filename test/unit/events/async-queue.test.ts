@@ -20,7 +20,8 @@ test('a full queue makes the writer wait until the reader takes an item', async 
   assert.deepEqual(await reader.next(), { value: 1, done: false });
   assert.equal(await pushes[2], true);
   queue.end();
-  assert.deepEqual([(await reader.next()).value, (await reader.next()).value, (await reader.next()).done], [2, 3, true]);
+  const rest = [await reader.next(), await reader.next(), await reader.next()];
+  assert.deepEqual(rest.map((r) => r.value ?? r.done), [2, 3, true]);
 });
 
 test('a failed queue yields what it holds, then throws', async () => {

@@ -20,14 +20,18 @@ export function turn(i: number): Turn {
   };
 }
 
-export function runEvent(lineageId: string, parent: string | null = null, fromIteration = 0, runId = 'run-1'): RunEvent {
+export function runEvent(
+  lineageId: string, parent: string | null = null, fromIteration = 0, runId = 'run-1',
+): RunEvent {
   return {
     kind: 'run', runId, lineageId, action: parent === null ? 'STARTED' : 'RESUMED', parentLineageId: parent,
     fromIteration, configJson: '{"env":"sokoban","groups":8}', at: T0,
   };
 }
 
-export function trajectory(lineageId: string, iteration: number, group = 0, rolloutIndex = 0, runId = 'run-1'): TrajectoryEvent {
+export function trajectory(
+  lineageId: string, iteration: number, group = 0, rolloutIndex = 0, runId = 'run-1',
+): TrajectoryEvent {
   return {
     kind: 'trajectory', runId, lineageId, iteration, group, rolloutIndex, envName: 'sokoban', envSeed: 2 ** 40 + group,
     policyVersion: iteration - 1, turns: [0, 1, 2].map(turn), trajectoryReturn: -0.3, success: false,

@@ -4,8 +4,10 @@ import { chooseLineage, inChain, ownerOf, type LineageStart } from '../../../src
 import { CorruptDataError } from '../../../src/errors.ts';
 
 const root = (id = 'L0'): LineageStart => ({ lineageId: id, parentLineageId: null, fromIteration: 0 });
-const resume = (id: string, parent: string, from: number): LineageStart => ({ lineageId: id, parentLineageId: parent, fromIteration: from });
-const owners = (starts: LineageStart[], iterations: number[]) => iterations.map((i) => ownerOf(chooseLineage(starts)!, i));
+const resume = (id: string, parent: string, from: number): LineageStart =>
+  ({ lineageId: id, parentLineageId: parent, fromIteration: from });
+const owners = (starts: LineageStart[], iterations: number[]) =>
+  iterations.map((i) => ownerOf(chooseLineage(starts)!, i));
 
 test('a log without lineage starts has no plan', () => {
   assert.equal(chooseLineage([]), undefined);
@@ -28,7 +30,8 @@ test('the newest resume wins and an abandoned sibling branch leaves the chain', 
 });
 
 test('a resume of a resume splits the iterations three ways', () => {
-  assert.deepEqual(owners([root(), resume('L1', 'L0', 5), resume('L2', 'L1', 8)], [3, 6, 8, 9]), ['L0', 'L1', 'L1', 'L2']);
+  const starts = [root(), resume('L1', 'L0', 5), resume('L2', 'L1', 8)];
+  assert.deepEqual(owners(starts, [3, 6, 8, 9]), ['L0', 'L1', 'L1', 'L2']);
 });
 
 test('a resume that rewinds to an earlier iteration supersedes the later ones of its parent', () => {

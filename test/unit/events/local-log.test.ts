@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, statSync, truncateSync, writeFileSync, readFileSync, createReadStream } from 'node:fs';
+import {
+  createReadStream, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -18,7 +20,8 @@ const root = () => mkdtempSync(join(tmpdir(), 'starpo-events-'));
 async function readAll(dir: string, runId = 'run-1'): Promise<{ events: StarpoEvent[]; problems: ReadProblem[] }> {
   const problems: ReadProblem[] = [];
   const events: StarpoEvent[] = [];
-  for await (const e of createLocalEventReader({ root: dir }).read(runId, { onProblem: (p) => problems.push(p) })) events.push(e);
+  const reader = createLocalEventReader({ root: dir });
+  for await (const e of reader.read(runId, { onProblem: (p) => problems.push(p) })) events.push(e);
   return { events, problems };
 }
 

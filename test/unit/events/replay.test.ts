@@ -30,9 +30,12 @@ test('after a crash and resume only the surviving lineage is replayed', () => {
   assert.deepEqual(keys(kept), [
     'run-1/L0/0/run', 'run-1/L0/1/trajectory/train/0/0', 'run-1/L0/1/iteration', 'run-1/L0/1/checkpoint',
     'run-1/L0/2/trajectory/train/0/0', 'run-1/L0/2/iteration', 'run-1/L0/2/checkpoint', 'run-1/L1/2/run',
-    'run-1/L1/3/trajectory/train/0/0', 'run-1/L1/3/trajectory/train/0/1', 'run-1/L1/3/iteration', 'run-1/L1/3/checkpoint',
+    'run-1/L1/3/trajectory/train/0/0', 'run-1/L1/3/trajectory/train/0/1',
+    'run-1/L1/3/iteration', 'run-1/L1/3/checkpoint',
   ]);
-  assert.deepEqual(dropped, ['superseded:run-1/L0/3/trajectory/train/0/0', 'superseded:run-1/L0/3/trajectory/train/0/1']);
+  assert.deepEqual(dropped, [
+    'superseded:run-1/L0/3/trajectory/train/0/0', 'superseded:run-1/L0/3/trajectory/train/0/1',
+  ]);
 });
 
 test('a duplicated event keeps its first copy', () => {

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalCheckpointStore } from '../../../src/storage/local-store.ts';
 import { CheckpointConflictError, CheckpointNotFoundError } from '../../../src/storage/errors.ts';
-import { parseStorageUri } from '../../../src/storage/uri.ts';
+import { formatStorageUri, parseStorageUri } from '../../../src/storage/uri.ts';
+import { createCheckpointStore } from '../../../src/storage/index.ts';
 import { CorruptDataError } from '../../../src/errors.ts';
 
 const fresh = () => {
@@ -20,17 +21,20 @@ test('files saved from bytes and from a path load back verified', async () => {
   const { root, store } = fresh();
   const src = join(root, 'optimizer.bin');
   writeFileSync(src, Buffer.alloc(3 << 20, 7));
-  const saved = await store.save('run-1', 'L0', 3, [{ name: 'model.bin', bytes: weights }, { name: 'optimizer.bin', path: src }]);
+  const files = [{ name: 'model.bin', bytes: weights }, { name: 'optimizer.bin', path: src }];
+  const saved = await store.save('run-1', 'L0', 3, files);
   assert.equal(saved.totalBytes, weights.length + (3 << 20));
   assert.equal(parseStorageUri(saved.manifestUri).scheme, 'file');
   const loaded = await store.load('run-1', 'L0', 3);
-  assert.deepEqual(loaded.files.map((f) => [f.name, f.bytes?.length]), [['model.bin', weights.length], ['optimizer.bin', 3 << 20]]);
+  const sizes = loaded.files.map((f) => [f.name, f.bytes?.length]);
+  assert.deepEqual(sizes, [['model.bin', weights.length], ['optimizer.bin', 3 << 20]]);
   assert.deepEqual(loaded.files[0].bytes, weights);
 });
 
 test('a load into a directory writes the verified files there', async () => {
   const { root, store } = fresh();
-  await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }, { name: 'rng.json', bytes: Buffer.from('{}') }]);
+  const files = [{ name: 'model.bin', bytes: weights }, { name: 'rng.json', bytes: Buffer.from('{}') }];
+  await store.save('run-1', 'L0', 1, files);
   const out = join(root, 'restore');
   const loaded = await store.load('run-1', 'L0', 1, { toDirectory: out, only: ['model.bin'] });
   assert.deepEqual(loaded.files.map((f) => f.path), [join(out, 'model.bin')]);
@@ -64,7 +68,8 @@ test('saving the same content again is a no-op; different content is a conflict'
   const first = await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }]);
   const again = await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }]);
   assert.deepEqual(again, first);
-  await assert.rejects(store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: Buffer.from('other') }]), CheckpointConflictError);
+  const other = [{ name: 'model.bin', bytes: Buffer.from('other') }];
+  await assert.rejects(store.save('run-1', 'L0', 1, other), CheckpointConflictError);
   assert.deepEqual((await store.load('run-1', 'L0', 1)).files[0].bytes, weights);
 });
 
@@ -74,7 +79,8 @@ test('list orders by lineage then iteration; latest follows the lineage or the n
     await store.save('run-1', lineage, iteration, [{ name: 'model.bin', bytes: weights }]);
     await new Promise((r) => setTimeout(r, 5)); // distinct manifest times
   }
-  assert.deepEqual((await store.list('run-1')).map((c) => `${c.lineageId}@${c.iteration}`), ['L0@1', 'L0@2', 'L0@10', 'L1@3', 'L1@4']);
+  const listed = (await store.list('run-1')).map((c) => `${c.lineageId}@${c.iteration}`);
+  assert.deepEqual(listed, ['L0@1', 'L0@2', 'L0@10', 'L1@3', 'L1@4']);
   assert.equal((await store.latest('run-1', 'L0'))?.iteration, 10);
   assert.equal((await store.latest('run-1'))?.lineageId, 'L1');
   assert.equal(await store.latest('run-2'), undefined);
@@ -94,4 +100,12 @@ test('file names that could escape the checkpoint or shadow the manifest are ref
   for (const name of ['../x', 'manifest.json', '.hidden', 'a/b']) {
     await assert.rejects(store.save('run-1', 'L0', 1, [{ name, bytes: weights }]), /is invalid, reserved or repeated/);
   }
+});
+
+test('a store opened from a file URI saves under that directory', async () => {
+  const { root } = fresh();
+  const store = createCheckpointStore(formatStorageUri({ scheme: 'file', path: root }));
+  const saved = await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }]);
+  assert.equal(saved.uri, `file://${ckptDir(root, 'L0', 1)}/`);
+  assert.deepEqual(readFileSync(join(ckptDir(root, 'L0', 1), 'model.bin')), weights);
 });

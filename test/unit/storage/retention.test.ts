@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { planRetention } from '../../../src/storage/retention.ts';
 import { ConfigError } from '../../../src/errors.ts';
 
-const ids = (lineageId: string, iterations: number[]) => iterations.map((iteration) => ({ runId: 'r', lineageId, iteration }));
+const ids = (lineageId: string, iterations: number[]) =>
+  iterations.map((iteration) => ({ runId: 'r', lineageId, iteration }));
 const its = (list: { iteration: number }[]) => list.map((c) => c.iteration);
 
 test('keeps the last k and every n-th iteration', () => {
