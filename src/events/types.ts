@@ -130,7 +130,11 @@ export interface ReadOptions {
 
 /** An append-only, durable log of events. */
 export interface EventLog {
-  /** Appends the events in order; resolves once they are durable, rejects (never drops) otherwise. */
+  /**
+   * Appends the events in order; resolves once they are durable, rejects (never drops) otherwise. A batch
+   * is all-or-nothing per run (one Avro block; one ordered send); after a rejection part of it may have
+   * landed, so callers retry the whole batch and replay removes the duplicates by event key.
+   */
   append(events: readonly StarpoEvent[]): Promise<void>;
   close(): Promise<void>;
 }

@@ -113,6 +113,19 @@ test('replay over Kafka keeps the surviving lineage and drops duplicates', { tim
   assert.equal(replayed.length, 4);
 });
 
+test('a read stops at the end offset captured when it started', T30, async () => {
+  const topic = freshTopic();
+  const log = createKafkaEventLog({ topic });
+  await log.append([trajectory('L0', 1), trajectory('L0', 2)]);
+  const read = createKafkaEventReader({ topic }).read('run-1')[Symbol.asyncIterator]();
+  const first = await read.next();
+  await log.append([trajectory('L0', 3)]);
+  await log.close();
+  const rest: StarpoEvent[] = [];
+  for (let r = await read.next(); !r.done; r = await read.next()) rest.push(r.value);
+  assert.deepEqual([first.value, ...rest], [trajectory('L0', 1), trajectory('L0', 2)]);
+});
+
 test('reading a topic that does not exist yields no events', { timeout: 30_000 }, async () => {
   assert.deepEqual((await collect(createKafkaEventReader({ topic: freshTopic() }), 'run-1')).events, []);
 });
