@@ -59,21 +59,11 @@ test('a flipped byte in a stored object is refused naming the file', { timeout: 
     err instanceof CorruptDataError && /file model\.bin fails its integrity check/.test(err.message));
 });
 
-test('of two writers racing for one checkpoint the conditional manifest put admits one', T30, async () => {
-  const { bucket, store } = freshStore();
-  const other = freshStore(bucket).store;
-  const results = await Promise.allSettled([
-    store.save('run-1', 'L0', 2, [{ name: 'model.bin', bytes: Buffer.from('writer A') }]),
-    other.save('run-1', 'L0', 2, [{ name: 'model.bin', bytes: Buffer.from('writer B') }]),
-  ]);
-  const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-  const lost = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
-  assert.equal(won.length, 1);
-  assert.ok(lost[0] instanceof CheckpointConflictError);
-  assert.equal(won[0].files[0].sha256, (await store.load('run-1', 'L0', 2)).files[0].sha256);
-});
-
-/** A client that misses the manifest on its first look, as a writer does that checks just before another commits. */
+/**
+ * A client that misses the manifest on its first look, as a writer does that checks just before another
+ * commits. (Deterministic on purpose: S3Mock 4.12.4 does not serialise truly concurrent conditional PUTs,
+ * so two racing writers can both get 200 there; real S3 answers one of them 412 or 409.)
+ */
 function lateCheckingClient(): S3Client {
   const client = new S3Client({ endpoint: endpoints.s3.endpoint, region: 'us-east-1', forcePathStyle: true,
     credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' } });
