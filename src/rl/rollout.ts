@@ -17,6 +17,8 @@ export interface GenerationBackend {
     sampling: { temperature: number; topP?: number; topK?: number };
     seed: number;
     stopStrings: readonly string[];
+    /** Token ids that end a turn; the rollout passes none, so a turn ends only at the chat format's stop text. */
+    stopTokenIds: readonly number[];
   }): Promise<{ tokens: number[]; logprobs: number[]; finishReason: 'stop' | 'length' }[]>;
 }
 
@@ -31,6 +33,8 @@ export interface RolloutTurn {
   formatPenalty: number;
   /** Token index of the turn's last model-written token. */
   rewardPosition: number;
+  /** Context length the turn was generated from (prompt + history). */
+  promptTokens: number;
   responseTokens: number;
 }
 
@@ -66,6 +70,8 @@ export interface RolloutSpec {
   maxContext: number;
   /** Base seed of the sampling streams of this rollout (turn t uses samplingSeed + t). */
   samplingSeed: number;
+  /** Reward added to a turn with a dropped or unparsable action (≤ 0; default −0.1). */
+  formatPenalty?: number;
   /** Overrides the environment config's budget (0 or absent = keep). */
   budget?: { maxTurns?: number; maxActionsPerTurn?: number; maxActionsPerTrajectory?: number };
 }
@@ -92,7 +98,7 @@ function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
   const live: Live[] = [];
   spec.seeds.forEach((seed, group) => {
     for (let index = 0; index < spec.groupSize; index++) {
-      const episode = new Episode(createEnv(env), env, template);
+      const episode = new Episode(createEnv(env), env, template, { formatPenalty: -(spec.formatPenalty ?? -0.1) });
       const ctx = new ContextBuilder(tokenizer, template.chat);
       for (const message of episode.start(seed)) ctx.addMessage(message);
       live.push({ group, index, episode, ctx, sampled: [], truncated: false });
@@ -113,7 +119,7 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
     const prompts = playing.map((l) => l.ctx.beginResponse());
     const generations = await policy.generate({
       prompts, maxNewTokens: spec.maxResponseTokens, seed: spec.samplingSeed + turn,
-      sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK }, stopStrings: [stop],
+      sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK }, stopStrings: [stop], stopTokenIds: [],
     });
     playing.forEach((l, i) => {
       const g = generations[i];
@@ -135,7 +141,7 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   const turns = l.episode.turns.map((t, k): RolloutTurn => ({
     observation: t.anchor, response: t.response, actions: t.parsed.actions, executed: t.executed,
     actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.effective,
-    envReward: t.envReward, formatPenalty: -t.formatPenalty, rewardPosition: built.turnEnds[k],
+    envReward: t.envReward, formatPenalty: -t.formatPenalty, rewardPosition: built.turnEnds[k], promptTokens: l.sampled[k].start,
     responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
   }));
   return {

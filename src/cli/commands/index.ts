@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerBench } from './bench.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerServices } from './services.ts';
+import { registerTrain } from './train.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerServices, registerDoctor, registerBench];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerServices, registerDoctor, registerBench];

@@ -1,0 +1,126 @@
+/**
+ * The embedded driver: the whole training loop in one process, no services. Events go to Avro
+ * container files and checkpoints to local files under `<root>/<run-id>/`. Per iteration the events
+ * are appended before the checkpoint, so a crash loses at most the current iteration; a resumed run
+ * redoes it deterministically (same seeds, same weights) and replay drops the duplicate events by key.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { canonicalConfigJSON, configFromJSON, type RlConfig } from './config.ts';
+import { EchoTrapDetector } from './echo-trap.ts';
+import { runIteration, runValidation } from './iteration.ts';
+import { closeModels, createModels, scratchModelConfig } from './models.ts';
+import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
+import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
+import { scratchTokenizer } from './vocabulary.ts';
+import { ConfigError } from '../errors.ts';
+import { createLocalEventLog, type EventLog } from '../events/index.ts';
+import { applyRetention, createLocalCheckpointStore, type CheckpointStore } from '../storage/index.ts';
+import { log } from '../log.ts';
+
+export interface IterationReport {
+  iteration: number;
+  iterations: number;
+  metrics: Record<string, number>;
+  timingsMs: Record<string, number>;
+  warning: string | null;
+}
+
+export interface EmbeddedOptions {
+  root: string;
+  runId: string;
+  /** New run: the resolved config. Resume: omitted (read from the run directory). */
+  config?: RlConfig;
+  resume?: boolean;
+  /** Stop after this iteration (for tests that simulate a crash); default: the config's iterations. */
+  stopAfter?: number;
+  onIteration?: (report: IterationReport) => void;
+  signal?: AbortSignal;
+}
+
+const LINEAGE = 'main';
+
+async function loadOrWriteConfig(o: EmbeddedOptions): Promise<RlConfig> {
+  const path = join(o.root, o.runId, 'config.json');
+  if (o.resume) return configFromJSON(await readFile(path, 'utf8'));
+  if (!o.config) throw new ConfigError('config', 'a new run needs a config');
+  await mkdir(join(o.root, o.runId), { recursive: true });
+  await writeFile(path, `${canonicalConfigJSON(o.config)}\n`, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+    throw err.code === 'EEXIST' ? new ConfigError('runId', `run ${o.runId} already exists in ${o.root}; use --resume`) : err;
+  });
+  return o.config;
+}
+
+export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlConfig; lastIteration: number }> {
+  const c = await loadOrWriteConfig(o);
+  const tokenizer = scratchTokenizer();
+  const modelConfig = scratchModelConfig(c, tokenizer);
+  const models = createModels(c, modelConfig, tokenizer);
+  const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
+  const store = createLocalCheckpointStore({ root: o.root });
+  const events = createLocalEventLog({ root: o.root });
+  const ids = { runId: o.runId, lineageId: LINEAGE };
+  let echo = new EchoTrapDetector();
+  let start = 1;
+  try {
+    if (o.resume) {
+      const latest = await store.latest(o.runId, LINEAGE);
+      if (!latest) throw new ConfigError('resume', `run ${o.runId} has no checkpoint to resume from`);
+      const state = await loadRunCheckpoint(store, { ...ids, iteration: latest.iteration }, saved);
+      echo = EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
+      start = state.iteration + 1;
+      log.info({ runId: o.runId, iteration: state.iteration }, 'resumed from checkpoint');
+    } else {
+      await checkpoint(store, events, { ...ids, iteration: 0 }, saved, c, echo);
+    }
+    await events.append([{ kind: 'run', ...ids, action: o.resume ? 'RESUMED' : 'STARTED', parentLineageId: null,
+      fromIteration: start - 1, configJson: canonicalConfigJSON(c), at: new Date() }]);
+    const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
+    for (let i = start; i <= last && !o.signal?.aborted; i++) {
+      await oneIteration(i, c, models, tokenizer, events, echo, ids, o);
+      if (i % c.checkpointEvery === 0 || i === last) {
+        await checkpoint(store, events, { ...ids, iteration: i }, saved, c, echo);
+        await applyRetention(store, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+      }
+    }
+    return { config: c, lastIteration: last };
+  } finally {
+    await events.close();
+    await closeModels(models);
+  }
+}
+
+async function oneIteration(i: number, c: RlConfig, models: Parameters<typeof runIteration>[2], tokenizer: ReturnType<typeof scratchTokenizer>,
+  events: EventLog, echo: EchoTrapDetector, ids: { runId: string; lineageId: string }, o: EmbeddedOptions): Promise<void> {
+  const startedAt = new Date();
+  const result = await runIteration(c, i, models, tokenizer);
+  const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
+  const val = validate ? await runValidation(c, models.actor, tokenizer) : null;
+  const metrics = { ...result.metrics, ...val?.metrics };
+  const warning = echo.observe({
+    iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
+    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
+  });
+  const policyVersion = i - 1;
+  await events.append([
+    ...trajectoryEvents(ids, i, policyVersion, result.trajectories, 'train', startedAt),
+    ...(val ? trajectoryEvents(ids, i, policyVersion, val.trajectories, 'val', startedAt) : []),
+    iterationEvent(ids, i, metrics, result.timingsMs, startedAt),
+    ...(warning ? [warningEvent(ids, warning)] : []),
+  ]);
+  log.info({
+    runId: ids.runId, iteration: i, success: metrics.success_rate, valSuccess: metrics['val/success_rate'],
+    inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'], gradNorm: metrics['actor/grad_norm'],
+    ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
+  }, 'iteration');
+  if (warning) log.warn({ iteration: i, evidence: warning.evidence }, `echo trap: ${warning.message}`);
+  o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null });
+}
+
+async function checkpoint(store: CheckpointStore, events: EventLog, id: { runId: string; lineageId: string; iteration: number },
+  models: Models, c: RlConfig, echo: EchoTrapDetector): Promise<void> {
+  const tokenizer = scratchTokenizer();
+  const saved = await saveRunCheckpoint(store, id, models, scratchModelConfig(c, tokenizer), tokenizer,
+    { iteration: id.iteration, echoTrap: echo.toJSON() });
+  await events.append([checkpointEvent(saved)]);
+}

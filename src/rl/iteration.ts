@@ -1,0 +1,110 @@
+/**
+ * One training iteration as a chain of stages — rollout → score → reward → filter → advantage →
+ * update — each a call into a pure function or the policy engine, timed separately. The same
+ * chain runs in the embedded driver and, stage by stage, as Temporal activities.
+ */
+import { performance } from 'node:perf_hooks';
+import { assemble } from './assemble.ts';
+import { computeAdvantages } from './advantages.ts';
+import { rowsOfGroups, selectRows, takeRows } from './batch.ts';
+import type { RlConfig } from './config.ts';
+import { FILTERS } from './filters.ts';
+import { batchMetrics } from './metrics.ts';
+import { placeRewards } from './reward.ts';
+import { rollout, type RolloutSpec, type Trajectory } from './rollout.ts';
+import { updateStage } from './update.ts';
+import { resolveEnvConfig } from '../envs/index.ts';
+import type { Policy } from '../policy/engine/policy.ts';
+import type { Tokenizer } from '../policy/tokenizer/types.ts';
+import type { TemplateName } from '../agent/index.ts';
+
+export interface IterationModels {
+  actor: Policy;
+  critic: Policy | null;
+  /** Frozen reference for the KL term (null when klCoef = 0). */
+  ref: Policy | null;
+}
+
+export interface IterationResult {
+  trajectories: Trajectory[];
+  metrics: Record<string, number>;
+  timingsMs: Record<string, number>;
+}
+
+/** Seeds are pure functions of (run seed, iteration, group), so a resumed run replays the same levels. */
+export function trainSeeds(c: RlConfig, iteration: number): number[] {
+  return Array.from({ length: c.envGroups }, (_, g) => (c.seed * 1_000_003 + iteration * c.envGroups + g) >>> 0);
+}
+
+/** Validation seeds: fixed for the run and disjoint from the training range (which starts near 0). */
+export function validationSeeds(c: RlConfig): number[] {
+  return Array.from({ length: c.valSeeds }, (_, i) => 2_000_000_000 + i);
+}
+
+export function rolloutSpec(c: RlConfig, seeds: number[], groupSize: number, temperature: number, samplingSeed: number): RolloutSpec {
+  return {
+    env: resolveEnvConfig(c.env), template: c.template as TemplateName, seeds, groupSize, temperature,
+    topP: c.topP, topK: c.topK, maxResponseTokens: c.maxResponseTokens, maxContext: c.modelContext, samplingSeed,
+    formatPenalty: c.formatPenalty,
+    budget: { maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory },
+  };
+}
+
+class Stopwatch {
+  readonly ms: Record<string, number> = {};
+  async time<T>(stage: string, fn: () => Promise<T> | T): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      this.ms[stage] = (this.ms[stage] ?? 0) + performance.now() - t0;
+    }
+  }
+}
+
+export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, tokenizer: Tokenizer): Promise<IterationResult> {
+  const clock = new Stopwatch();
+  const seeds = trainSeeds(c, iteration);
+  const samplingSeed = (c.seed * 7919 + iteration * 104_729) >>> 0;
+  const trajectories = await clock.time('rollout', () =>
+    rollout(rolloutSpec(c, seeds, c.groupSize, c.trainTemperature, samplingSeed), models.actor, tokenizer));
+  const all = assemble(trajectories);
+  const scored = await clock.time('score', () => models.actor.score(all.tokens, c.trainTemperature));
+  const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
+  const filtered = await clock.time('filter', () => FILTERS[c.filter]({
+    trajectories: all.batch.trajectories, params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh] },
+  }));
+  const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
+  const T = all.batch.T;
+  const batch = selectRows(all.batch, rows);
+  const tokens = { ...all.tokens, batch: rows.length, tokens: Int32Array.from(takeRows(all.tokens.tokens, T, rows)),
+    attentionMask: takeRows(all.tokens.attentionMask, T, rows), lossMask: batch.lossMask };
+  const values = models.critic ? (await clock.time('values', () => models.critic!.score(tokens))).values : undefined;
+  const refLogprobs = models.ref ? (await clock.time('reference', () => models.ref!.score(tokens, c.trainTemperature))).logprobs : undefined;
+  const adv = await clock.time('advantage', () => computeAdvantages({
+    batch, tokenRewards: takeRows(tokenRewards, T, rows), values, estimator: c.advantage, whiten: c.whitenAdvantages,
+    params: { gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega },
+  }));
+  const oldLogprobs = takeRows(scored.logprobs!, T, rows);
+  const train = rows.length === 0 ? {} : await clock.time('update', () => updateStage({
+    tokens, advantages: adv.advantages, oldLogprobs, refLogprobs, returns: adv.returns ?? undefined, oldValues: values,
+  }, models, c, samplingSeed));
+  const metrics = {
+    ...batchMetrics({ batch: all.batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)], entropy: scored.entropy }),
+    ...(values && adv.returns ? batchMetrics({ batch, values, returns: adv.returns }) : {}),
+    ...filtered.metrics, ...adv.metrics, ...train,
+    'batch/trained_trajectories': rows.length,
+    'batch/truncated': trajectories.filter((t) => t.truncated).length,
+  };
+  return { trajectories, metrics, timingsMs: clock.ms };
+}
+
+/** Validation: every fixed seed played `samples` times at the validation temperature; success and pass@k. */
+export async function runValidation(c: RlConfig, actor: Policy, tokenizer: Tokenizer, samples = 1): Promise<{
+  trajectories: Trajectory[]; metrics: Record<string, number>;
+}> {
+  const trajectories = await rollout(rolloutSpec(c, validationSeeds(c), samples, c.valTemperature, 777), actor, tokenizer);
+  const { batch } = assemble(trajectories);
+  const m = batchMetrics({ batch, passK: [1, samples] });
+  return { trajectories, metrics: Object.fromEntries(Object.entries(m).map(([k, v]) => [`val/${k}`, v])) };
+}

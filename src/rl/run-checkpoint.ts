@@ -1,0 +1,65 @@
+/**
+ * A run's checkpoint: every model (actor, critic, frozen reference) saved with io/checkpoint.ts into
+ * a scratch directory, then pushed to the checkpoint store as flat files `<model>.<file>` plus
+ * `trainer.json` (iteration, echo-trap state). The store writes its manifest last and verifies
+ * every hash on load, so a half-written or damaged checkpoint is never resumed from.
+ */
+import { mkdtemp, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
+import type { ModelConfig } from '../policy/io/config.ts';
+import type { Policy } from '../policy/engine/policy.ts';
+import { exportState, importState } from '../policy/engine/state.ts';
+import type { Tokenizer } from '../policy/tokenizer/types.ts';
+import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
+
+export type ModelName = 'actor' | 'critic' | 'ref';
+export type Models = Partial<Record<ModelName, Policy>>;
+
+/** Trainer state beside the weights: enough to continue exactly where the run stopped. */
+export interface TrainerState {
+  iteration: number;
+  echoTrap: unknown;
+}
+
+async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'starpo-ckpt-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function saveRunCheckpoint(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
+  models: Models, config: ModelConfig, tokenizer: Tokenizer, state: TrainerState): Promise<SavedCheckpoint> {
+  return withScratch(async (dir) => {
+    const files: { name: string; path: string }[] = [];
+    for (const [name, policy] of Object.entries(models) as [ModelName, Policy][]) {
+      const modelDir = join(dir, name);
+      const state = exportState(policy, name !== 'ref');
+      await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? tokenizer.toFiles() : {} });
+      for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
+    }
+    const bytes = new TextEncoder().encode(JSON.stringify(state));
+    return store.save(ids.runId, ids.lineageId, ids.iteration, [...files, { name: 'trainer.json', bytes }]);
+  });
+}
+
+/** Loads a verified checkpoint into the given policies and returns the trainer state. */
+export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
+  models: Models): Promise<TrainerState> {
+  return withScratch(async (dir) => {
+    const flat = join(dir, 'flat');
+    await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat });
+    for (const [name, policy] of Object.entries(models) as [ModelName, Policy][]) {
+      const modelDir = join(dir, name);
+      await mkdir(modelDir);
+      for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
+      const ckpt = await loadCheckpoint(modelDir);
+      importState(policy, ckpt, { allowMissing: [] });
+    }
+    return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;
+  });
+}

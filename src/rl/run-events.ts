@@ -1,0 +1,45 @@
+/** Building the Avro events of a run from trainer data (src/events/types.ts mirrors schemas/*.avsc). */
+import type { CheckpointEvent, EchoTrapWarning, IterationEvent, TrajectoryEvent } from '../events/index.ts';
+import type { SavedCheckpoint } from '../storage/index.ts';
+import type { EchoTrapWarning as Warning } from './echo-trap.ts';
+import type { Trajectory } from './rollout.ts';
+
+type Ids = { runId: string; lineageId: string };
+
+export function trajectoryEvents(ids: Ids, iteration: number, policyVersion: number, trajectories: readonly Trajectory[],
+  split: 'train' | 'val', startedAt: Date): TrajectoryEvent[] {
+  const finishedAt = new Date();
+  return trajectories.map((t) => ({
+    kind: 'trajectory', ...ids, iteration, group: t.group, rolloutIndex: t.index, envName: t.env, envSeed: t.seed,
+    policyVersion, trajectoryReturn: t.return, success: t.success, startedAt, finishedAt, split,
+    extras: (t.truncated ? { truncated: 'true' } : {}) as Record<string, string>,
+    turns: t.turns.map((turn) => ({
+      observation: turn.observation, response: turn.response, actions: turn.executed, envReward: turn.envReward,
+      formatPenalty: turn.formatPenalty, validActions: turn.executed.length, effectiveActions: turn.actionsEffective,
+      promptTokens: turn.promptTokens, responseTokens: turn.responseTokens, toolCalls: [],
+    })),
+  }));
+}
+
+export function iterationEvent(ids: Ids, iteration: number, metrics: Record<string, number>,
+  timingsMs: Record<string, number>, startedAt: Date): IterationEvent {
+  const finite = Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
+  return {
+    kind: 'iteration', ...ids, iteration, successRateTrain: metrics.success_rate ?? 0,
+    successRateVal: metrics['val/success_rate'] ?? null, returnMean: metrics['return/mean'] ?? 0,
+    returnStd: metrics['return/std'] ?? 0, inGroupReturnStd: metrics['in_group_std/all'] ?? 0,
+    entropy: metrics['entropy/mean'] ?? 0, gradNorm: metrics['actor/grad_norm'] ?? 0, metrics: finite,
+    stageTimingsMs: timingsMs, startedAt, finishedAt: new Date(),
+  };
+}
+
+export function warningEvent(ids: Ids, w: Warning): EchoTrapWarning {
+  return { kind: 'echo-trap', ...ids, iteration: w.iteration, evidence: w.evidence, message: w.message, detectedAt: new Date() };
+}
+
+export function checkpointEvent(saved: SavedCheckpoint): CheckpointEvent {
+  return {
+    kind: 'checkpoint', runId: saved.runId, lineageId: saved.lineageId, iteration: saved.iteration, uri: saved.uri,
+    manifestUri: saved.manifestUri, files: saved.files, totalBytes: saved.totalBytes, createdAt: new Date(saved.manifest.createdAt),
+  };
+}

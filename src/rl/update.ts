@@ -1,0 +1,96 @@
+/**
+ * The update stage: critic first, then actor (SPEC §4), each over `ppoEpochs` passes of seeded
+ * mini-batches of `miniBatchSize` trajectories. Each mini-batch is cut to its own longest row so
+ * short trajectories do not pay for long ones. Returns the mean of every train-step metric.
+ */
+import type { RlConfig } from './config.ts';
+import { takeRows } from './batch.ts';
+import { Prng } from '../envs/prng.ts';
+import type { Policy } from '../policy/engine/policy.ts';
+import type { AdamWSpec } from '../policy/programs/adamw.ts';
+import type { TrainBatch } from '../policy/programs/batch.ts';
+import type { LossSpec } from '../policy/programs/loss.ts';
+
+/** Everything the update reads, per token [B, T], for the rows being trained. */
+export interface UpdateInput {
+  tokens: TrainBatch;
+  advantages: Float32Array;
+  oldLogprobs: Float32Array;
+  refLogprobs?: Float32Array;
+  returns?: Float32Array;
+  oldValues?: Float32Array;
+}
+
+export function actorLoss(c: RlConfig): LossSpec {
+  return {
+    kind: 'ppo', clipLow: c.clipLow, clipHigh: c.clipHigh, dualClip: c.dualClip > 0 ? c.dualClip : null,
+    entropyCoef: c.entropyCoef, kl: c.klCoef > 0 ? { coef: c.klCoef, estimator: c.klEstimator } : null,
+    aggregation: c.lossAggregation,
+  };
+}
+
+export function adamwSpec(c: RlConfig): AdamWSpec {
+  return { beta1: c.adamBeta1, beta2: c.adamBeta2, eps: c.adamEps, weightDecay: c.weightDecay, maxGradNorm: c.gradClip };
+}
+
+/** Mini-batches of row indices: a seeded shuffle per epoch, then consecutive slices. */
+export function miniBatches(rows: number, size: number, epochs: number, seed: number): number[][] {
+  const out: number[][] = [];
+  const rng = new Prng(seed);
+  for (let e = 0; e < epochs; e++) {
+    const order = Array.from({ length: rows }, (_, i) => i);
+    for (let i = rows - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (let s = 0; s < rows; s += size) out.push(order.slice(s, s + size));
+  }
+  return out;
+}
+
+function slice(input: UpdateInput, rows: readonly number[]): TrainBatch {
+  const { tokens } = input;
+  const T = tokens.seqLen;
+  let len = 2;
+  for (const r of rows) for (let t = T - 1; t >= len; t--) if (tokens.attentionMask[r * T + t] > 0) { len = t + 1; break; }
+  const cut = (xs: ArrayLike<number>) => {
+    const full = takeRows(xs, T, rows);
+    const out = new Float32Array(rows.length * len);
+    for (let i = 0; i < rows.length; i++) out.set(full.subarray(i * T, i * T + len), i * len);
+    return out;
+  };
+  const opt = (xs?: Float32Array) => (xs ? cut(xs) : undefined);
+  return {
+    batch: rows.length, seqLen: len, tokens: Int32Array.from(cut(tokens.tokens)), attentionMask: cut(tokens.attentionMask),
+    lossMask: cut(tokens.lossMask), advantages: cut(input.advantages), oldLogprobs: cut(input.oldLogprobs),
+    refLogprobs: opt(input.refLogprobs), returns: opt(input.returns), oldValues: opt(input.oldValues),
+  };
+}
+
+function meanMetrics(all: Record<string, number>[], prefix: string): Record<string, number> {
+  const sums: Record<string, number> = {};
+  for (const m of all) for (const [k, v] of Object.entries(m)) sums[k] = (sums[k] ?? 0) + v;
+  return Object.fromEntries(Object.entries(sums).map(([k, v]) => [`${prefix}/${k}`, k === 'skipped' ? v : v / all.length]));
+}
+
+export async function updateStage(input: UpdateInput, models: { actor: Policy; critic: Policy | null },
+  c: RlConfig, seed: number): Promise<Record<string, number>> {
+  const batches = miniBatches(input.tokens.batch, c.miniBatchSize, c.ppoEpochs, seed);
+  const metrics: Record<string, number> = {};
+  if (models.critic) {
+    const steps = [];
+    for (const rows of batches) {
+      steps.push(await models.critic.trainStep(slice(input, rows), {
+        loss: { kind: 'value', clip: c.valueClip, aggregation: c.lossAggregation }, lr: c.lrCritic, optim: adamwSpec(c),
+      }));
+    }
+    Object.assign(metrics, meanMetrics(steps, 'critic'));
+  }
+  const steps = [];
+  for (const rows of batches) {
+    steps.push(await models.actor.trainStep(slice(input, rows), {
+      loss: actorLoss(c), lr: c.lrActor, optim: adamwSpec(c), temperature: c.trainTemperature,
+    }));
+  }
+  return { ...metrics, ...meanMetrics(steps, 'actor') };
+}
