@@ -5,6 +5,7 @@ import { envDefinition, resolveEnvConfig, type EnvConfig, type EnvConfigInput } 
 import { Episode } from './episode.ts';
 import { TEMPLATES, type TemplateName } from './templates.ts';
 import type { Message } from './types.ts';
+import { Prng } from '../envs/prng.ts';
 
 /**
  * Expert trajectories for supervised warm-start: each turn, the environment's expert (the solver,
@@ -30,7 +31,10 @@ export interface ExpertDatasetOptions {
   includeFailures?: boolean;
 }
 
-export function expertEpisode(config: EnvConfigInput, seed: number, templateName: TemplateName): ExpertRecord {
+/** Who writes a warm-start episode: the solver's optimal actions, or uniformly random legal ones (format only). */
+export type DemoPolicy = 'expert' | 'random';
+
+export function expertEpisode(config: EnvConfigInput, seed: number, templateName: TemplateName, policy: DemoPolicy = 'expert'): ExpertRecord {
   const env = resolveEnvConfig(config);
   const definition = envDefinition(env);
   if (!definition.expert) throw new StarpoError(`${env.type}: no expert registered`);
@@ -39,10 +43,11 @@ export function expertEpisode(config: EnvConfigInput, seed: number, templateName
   episode.start(seed);
   const task = episode.env.describe();
   const names = template.actionNames(task);
+  const rng = new Prng(seed ^ 0x5eed);
   while (!episode.done) {
     const { turnsLeft, actionsLeft } = episode;
     const left = { turnsLeft, actionsLeft, maxActionsPerTurn: env.maxActionsPerTurn };
-    const actions = definition.expert(env, episode.env.snapshot(), left);
+    const actions = policy === 'expert' ? definition.expert(env, episode.env.snapshot(), left) : randomActions(task.actions, left, rng);
     if (actions.length === 0) break; // the expert sees no way to succeed from here
     const written = actions.map((a) => (task.actions.length ? (names[task.actions.indexOf(a)] as string) : a));
     episode.respond(template.formatResponse(written));
@@ -52,6 +57,16 @@ export function expertEpisode(config: EnvConfigInput, seed: number, templateName
     turns: episode.turns.map((t) => ({ actions: t.executed, reward: t.reward })),
     return: episode.totalReward, success: episode.success,
   };
+}
+
+/**
+ * 1..maxActionsPerTurn uniformly random actions (at least one when the vocabulary is non-empty): teaches
+ * the response format without the answer, so RL still has to find the better action.
+ */
+function randomActions(actions: readonly string[], left: { actionsLeft: number; maxActionsPerTurn: number }, rng: Prng): string[] {
+  if (actions.length === 0) return [];
+  const n = 1 + rng.int(Math.max(1, Math.min(left.maxActionsPerTurn, left.actionsLeft)));
+  return Array.from({ length: n }, () => rng.pick(actions));
 }
 
 /** Writes one JSON line per kept episode (atomically: a temp file renamed into place). */

@@ -81,6 +81,11 @@ export const FIELDS = {
   checkpointEvery: int(1, 1, 'Write a checkpoint every this many iterations (a crash loses at most this many).'),
   keepLastCheckpoints: int(3, 1, 'Retention: keep the newest this many checkpoints ...'),
   keepEveryCheckpoint: int(0, 0, '... plus every n-th iteration (0 = none).'),
+  sftSteps: int(0, 0, 'Supervised warm-start steps on demonstration episodes before RL (0 = none); tiny scratch models need it.'),
+  sftPolicy: oneOf(['expert', 'random'] as const, 'expert', 'Demonstrations: solver-optimal (expert) or random legal actions (teaches only the format).'),
+  sftEpisodes: int(512, 1, 'Demonstration episodes generated for the warm-start (seeds disjoint from training and validation).'),
+  sftBatchSize: int(32, 1, 'Episodes per warm-start optimiser step.'),
+  sftLr: num(1e-3, positive, 'Warm-start learning rate (cross-entropy on the model-written tokens).'),
   threads: int(0, 0, 'onnxruntime intra-op threads; 0 = one per core. Fix it for bitwise-reproducible runs.'),
   // Rollout shape
   envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.'),

@@ -13,6 +13,7 @@ import { closeModels, createModels, scratchModelConfig } from './models.ts';
 import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import { scratchTokenizer } from './vocabulary.ts';
+import { sftWarmup } from './sft.ts';
 import { ConfigError } from '../errors.ts';
 import { createLocalEventLog, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore, type CheckpointStore } from '../storage/index.ts';
@@ -71,6 +72,13 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
       start = state.iteration + 1;
       log.info({ runId: o.runId, iteration: state.iteration }, 'resumed from checkpoint');
     } else {
+      const sft = await sftWarmup(c, models.actor, tokenizer);
+      if (c.sftSteps > 0) {
+        // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
+        models.actor.setMoments(null, 0);
+        models.ref?.setParams(models.actor.getParams());
+        log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
+      }
       await checkpoint(store, events, { ...ids, iteration: 0 }, saved, c, echo);
     }
     await events.append([{ kind: 'run', ...ids, action: o.resume ? 'RESUMED' : 'STARTED', parentLineageId: null,

@@ -86,7 +86,8 @@ interface Live {
   truncated: boolean;
 }
 
-function withBudget(env: EnvConfig, budget: RolloutSpec['budget']): EnvConfig {
+/** The environment config with the run's budget overrides applied (0 or absent = keep). */
+export function withBudget(env: EnvConfig, budget: RolloutSpec['budget']): EnvConfig {
   const out: Record<string, unknown> = { ...env };
   for (const [k, v] of Object.entries(budget ?? {})) if (v) out[k] = v;
   return resolveEnvConfig(out as { type: string } & Record<string, unknown>);
