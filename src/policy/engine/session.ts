@@ -5,7 +5,8 @@
 import os from 'node:os';
 import ort from 'onnxruntime-node';
 import { StarpoError } from '../../errors.ts';
-import type { DType, Graph, Shape, TensorData } from '../graph/graph.ts';
+import { type DType, Graph, type Shape, type TensorData } from '../graph/graph.ts';
+import { neg } from '../graph/ops.ts';
 import { toOnnx } from '../graph/onnx.ts';
 
 export type Provider = 'cpu' | 'cuda' | 'webgpu';
@@ -50,6 +51,14 @@ export async function createSession(model: Graph | Uint8Array, opts: SessionOpti
     if (provider === 'cpu') throw err;
     throw new ProviderError(`execution provider "${provider}" is unavailable: ${HINT[provider]}`, { cause: err });
   }
+}
+
+/** Fails fast (with the provider's hint) when an execution provider cannot run a one-node graph. */
+export async function probeProvider(provider: Provider = 'cpu'): Promise<void> {
+  const g = new Graph();
+  g.output('y', neg(g.input('x', 'float32', [1])));
+  const session = await createSession(g, { provider, threads: 1 });
+  await session.release();
 }
 
 const ORT_TYPE: Record<DType, ort.Tensor.Type> = { float32: 'float32', float64: 'float64', int64: 'int64', int32: 'int32', bool: 'bool' };

@@ -1,0 +1,103 @@
+/**
+ * PolicyEngine: a Policy in a worker thread. onnxruntime's `session.run` computes synchronously
+ * on the calling thread, so running it here keeps the main event loop free (Temporal activity
+ * heartbeats, Kafka clients). Calls are queued and answered in order.
+ *
+ *   const engine = await PolicyEngine.start({ config, role: 'actor', seed: 1 });
+ *   const gens = await engine.generate({ prompts, maxNewTokens: 64, sampling: { temperature: 1 }, seed });
+ *   const scores = await engine.score(batch);            // log-probs / entropy (actor) or values (critic)
+ *   const metrics = await engine.trainStep(batch, { loss: STARPO_S_PPO, lr: 1e-6 });
+ *   const state = await engine.getState();                // HF-named weights + AdamW moments + step
+ *   await engine.close();
+ */
+import { Worker } from 'node:worker_threads';
+import { StarpoError } from '../../errors.ts';
+import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
+import type { GenerateRequest, Generation } from './generate.ts';
+import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
+import type { EngineInfo, EngineInit, Op, Ops, RemoteError, Response } from './protocol.ts';
+import type { ImportOptions, PolicyState } from './state.ts';
+
+/** Thrown in the caller when the engine's worker failed a request (or died); `remoteName` is the worker-side class. */
+export class EngineError extends StarpoError {
+  readonly remoteName: string;
+  constructor(e: RemoteError) {
+    super(e.message, { retryable: e.retryable, details: { ...e.details, remoteName: e.name, remoteStack: e.stack } });
+    this.remoteName = e.name;
+  }
+}
+
+export class PolicyEngine {
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private dead: Error | null = null;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (res: Response) => this.settle(res));
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new StarpoError(`policy engine worker exited (code ${code})`, { retryable: true })));
+  }
+
+  /** Starts the worker and waits until it answers (so a bad config fails here, not on first use). */
+  static async start(init: EngineInit): Promise<PolicyEngine> {
+    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: init });
+    const engine = new PolicyEngine(worker);
+    try {
+      await engine.info();
+    } catch (err) {
+      await worker.terminate();
+      throw err;
+    }
+    return engine;
+  }
+
+  trainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics> {
+    return this.call('trainStep', batch, opts);
+  }
+  score(batch: SequenceBatch, temperature?: number): Promise<ScoreResult> {
+    return this.call('score', batch, temperature);
+  }
+  generate(req: GenerateRequest): Promise<Generation[]> {
+    return this.call('generate', req);
+  }
+  /** A copy of weights (HF names), AdamW moments (unless `optimizer` is false) and step. */
+  getState(optimizer = true): Promise<PolicyState> {
+    return this.call('getState', optimizer);
+  }
+  setState(state: PolicyState, opts?: ImportOptions): Promise<{ unused: string[] }> {
+    return this.call('setState', state, opts);
+  }
+  info(): Promise<EngineInfo> {
+    return this.call('info');
+  }
+
+  /** Releases the sessions and ends the worker; pending calls finish first. */
+  async close(): Promise<void> {
+    if (this.dead) return;
+    await this.call('close');
+    await this.worker.terminate();
+  }
+
+  private call<K extends Op>(op: K, ...args: Ops[K]['args']): Promise<Ops[K]['result']> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ id, op, args });
+    });
+  }
+
+  private settle(res: Response): void {
+    const p = this.pending.get(res.id);
+    if (!p) return;
+    this.pending.delete(res.id);
+    if (res.ok) p.resolve(res.result);
+    else p.reject(new EngineError(res.error));
+  }
+
+  private fail(err: Error): void {
+    this.dead ??= err instanceof StarpoError ? err : new StarpoError(`policy engine worker failed: ${err.message}`, { cause: err, retryable: true });
+    for (const p of this.pending.values()) p.reject(this.dead);
+    this.pending.clear();
+  }
+}

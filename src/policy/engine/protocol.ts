@@ -1,0 +1,61 @@
+/**
+ * The typed message API between PolicyEngine (main thread) and its worker. One table says, per
+ * operation, what goes in and what comes back; both sides are checked against it.
+ */
+import type { ModelConfig } from '../io/config.ts';
+import type { Role } from '../model/layout.ts';
+import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
+import type { GenerateRequest, Generation } from './generate.ts';
+import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
+import type { Provider } from './session.ts';
+import type { ImportOptions, PolicyState } from './state.ts';
+
+/** What the worker is started with (structured-cloneable: the tokenizer travels as its files). */
+export interface EngineInit {
+  readonly config: ModelConfig;
+  readonly role?: Role;
+  readonly seed?: number;
+  readonly threads?: number;
+  readonly provider?: Provider;
+  readonly seqMultiple?: number;
+  readonly batchMultiple?: number;
+  /** tokenizer.json (+ tokenizer_config.json) contents, for stop strings. */
+  readonly tokenizerFiles?: Readonly<Record<string, string>>;
+}
+
+export interface EngineInfo {
+  readonly role: Role;
+  readonly paramCount: number;
+  readonly step: number;
+  readonly threads: number;
+  readonly provider: Provider;
+  /** Compiled programs held (one per program kind and shape bucket). */
+  readonly programs: number;
+}
+
+export interface Ops {
+  trainStep: { args: [batch: TrainBatch, opts: TrainStepOptions]; result: TrainMetrics };
+  score: { args: [batch: SequenceBatch, temperature?: number]; result: ScoreResult };
+  generate: { args: [req: GenerateRequest]; result: Generation[] };
+  getState: { args: [optimizer?: boolean]; result: PolicyState };
+  setState: { args: [state: PolicyState, opts?: ImportOptions]; result: { unused: string[] } };
+  info: { args: []; result: EngineInfo };
+  close: { args: []; result: void };
+}
+export type Op = keyof Ops;
+
+export interface Request<K extends Op = Op> {
+  readonly id: number;
+  readonly op: K;
+  readonly args: Ops[K]['args'];
+}
+
+export interface RemoteError {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown>;
+}
+
+export type Response = { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: RemoteError };

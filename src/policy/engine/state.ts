@@ -1,0 +1,59 @@
+/**
+ * Checkpoint state as named tensors: weights under HF names, AdamW moments under the same names,
+ * and the step count — the fields of io/checkpoint.ts's TrainingCheckpoint, so
+ * `saveCheckpoint(dir, { config, ...exportState(policy), rng, tokenizerFiles })` saves a policy.
+ */
+import { ConfigError } from '../../errors.ts';
+import type { Tensor } from '../io/dtype.ts';
+import { VALUE_HEAD } from '../model/layout.ts';
+import { type Packed, clonePacked, fromNamed, toNamed } from '../model/params.ts';
+import type { Policy } from './policy.ts';
+
+export interface PolicyState {
+  readonly weights: ReadonlyMap<string, Tensor>;
+  /** AdamW moments by parameter name; null before the first step or when not requested. */
+  readonly optimizer: { readonly m: ReadonlyMap<string, Tensor>; readonly v: ReadonlyMap<string, Tensor> } | null;
+  /** Optimizer steps taken (AdamW's bias correction continues from here). */
+  readonly step: number;
+}
+
+export interface ImportOptions {
+  /**
+   * Parameters that may be absent and keep their current values. Default: the critic's value
+   * head (a critic starts from a pretrained LM checkpoint, which has none).
+   */
+  readonly allowMissing?: readonly string[];
+}
+
+const named = (policy: Policy, p: Packed): Map<string, Tensor> => new Map(Object.entries(toNamed(policy.layout, clonePacked(p))));
+
+/** A copy of the policy's state (weights always; moments when `optimizer` and any exist). */
+export function exportState(policy: Policy, optimizer = true): PolicyState {
+  const moments = optimizer ? policy.getMoments() : null;
+  return {
+    weights: named(policy, policy.getParams()),
+    optimizer: moments && { m: named(policy, moments.m), v: named(policy, moments.v) },
+    step: policy.step,
+  };
+}
+
+/**
+ * Loads weights (and moments and step, when present) into the policy. Tensors must hold F32/F64
+ * values (the safetensors reader widens F16/BF16). Returns the names that were not used, e.g. an
+ * lm_head.weight a tied or critic model does not have.
+ */
+export function importState(policy: Policy, state: PolicyState, opts: ImportOptions = {}): { unused: string[] } {
+  const allowed = new Set(opts.allowMissing ?? [VALUE_HEAD.weight, VALUE_HEAD.bias]);
+  const missing = policy.layout.entries.map((e) => e.name).filter((n) => !state.weights.has(n) && !allowed.has(n));
+  if (missing.length) throw new ConfigError(missing[0], `missing from the checkpoint (${missing.length} parameters missing)`);
+  const { packed, unused } = fromNamed(policy.layout, Object.fromEntries(state.weights), policy.getParams());
+  policy.setParams(packed);
+  if (state.optimizer) {
+    const m = fromNamed(policy.layout, Object.fromEntries(state.optimizer.m)).packed;
+    const v = fromNamed(policy.layout, Object.fromEntries(state.optimizer.v)).packed;
+    policy.setMoments({ m, v }, state.step);
+  } else {
+    policy.setMoments(null, state.step);
+  }
+  return { unused };
+}
