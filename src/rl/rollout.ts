@@ -15,7 +15,8 @@ export interface GenerationBackend {
     prompts: readonly (readonly number[])[];
     maxNewTokens: number;
     sampling: { temperature: number; topP?: number; topK?: number };
-    seed: number;
+    /** One seed per prompt, so an episode's samples do not depend on the batch it shares. */
+    rowSeeds: readonly number[];
     stopStrings: readonly string[];
     /** Token ids that end a turn; the rollout passes none, so a turn ends only at the chat format's stop text. */
     stopTokenIds: readonly number[];
@@ -61,6 +62,8 @@ export interface RolloutSpec {
   template: TemplateName;
   /** One seed per group; every group plays its seed groupSize times. */
   seeds: readonly number[];
+  /** The groups' numbers in the iteration (default 0..seeds.length−1); a shard plays a subset. */
+  groupIds?: readonly number[];
   groupSize: number;
   temperature: number;
   topP?: number;
@@ -68,7 +71,7 @@ export interface RolloutSpec {
   maxResponseTokens: number;
   /** Longest sequence the model accepts: an episode whose next prompt would not fit ends early. */
   maxContext: number;
-  /** Base seed of the sampling streams of this rollout (turn t uses samplingSeed + t). */
+  /** Base seed of the sampling streams; each (group, rollout, turn) derives its own from it. */
   samplingSeed: number;
   /** Reward added to a turn with a dropped or unparsable action (≤ 0; default −0.1). */
   formatPenalty?: number;
@@ -78,6 +81,7 @@ export interface RolloutSpec {
 
 interface Live {
   group: number;
+  seed: number;
   index: number;
   episode: Episode;
   ctx: ContextBuilder;
@@ -93,6 +97,13 @@ export function withBudget(env: EnvConfig, budget: RolloutSpec['budget']): EnvCo
   return resolveEnvConfig(out as { type: string } & Record<string, unknown>);
 }
 
+/** A 32-bit seed per (group, rollout index, turn): a fixed mix, identical on every machine. */
+function episodeSeed(spec: RolloutSpec, l: { group: number; index: number }, turn: number): number {
+  let h = spec.samplingSeed >>> 0;
+  for (const x of [l.group, l.index, turn]) h = Math.imul(h ^ (x + 0x9e3779b9), 0x85ebca6b) >>> 0;
+  return (h ^ (h >>> 15)) >>> 0;
+}
+
 function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
   const env = withBudget(spec.env, spec.budget);
   const template = TEMPLATES[spec.template];
@@ -102,7 +113,7 @@ function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
       const episode = new Episode(createEnv(env), env, template, { formatPenalty: -(spec.formatPenalty ?? -0.1) });
       const ctx = new ContextBuilder(tokenizer, template.chat);
       for (const message of episode.start(seed)) ctx.addMessage(message);
-      live.push({ group, index, episode, ctx, sampled: [], truncated: false });
+      live.push({ group: spec.groupIds?.[group] ?? group, seed, index, episode, ctx, sampled: [], truncated: false });
     }
   });
   return live;
@@ -119,7 +130,7 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
     if (playing.length === 0) break;
     const prompts = playing.map((l) => l.ctx.beginResponse());
     const generations = await policy.generate({
-      prompts, maxNewTokens: spec.maxResponseTokens, seed: spec.samplingSeed + turn,
+      prompts, maxNewTokens: spec.maxResponseTokens, rowSeeds: playing.map((l) => episodeSeed(spec, l, turn)),
       sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK }, stopStrings: [stop], stopTokenIds: [],
     });
     playing.forEach((l, i) => {
@@ -146,7 +157,7 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
     responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
   }));
   return {
-    group: l.group, index: l.index, env: spec.env.type, seed: spec.seeds[l.group], ids: built.ids, mask: built.mask,
+    group: l.group, index: l.index, env: spec.env.type, seed: l.seed, ids: built.ids, mask: built.mask,
     logprobs, turns, promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
     return: turns.reduce((s, t) => s + t.envReward + t.formatPenalty, 0), success: l.episode.success, truncated: l.truncated,
   };

@@ -20,6 +20,11 @@ export interface GenerateRequest {
   /** temperature 0 = greedy (the default). */
   readonly sampling?: SamplingOptions;
   readonly seed?: number;
+  /**
+   * One sampling seed per prompt (overrides `seed`): a row's tokens then depend only on its own seed,
+   * not on which other rows share the batch — so sharded rollouts sample exactly what one rollout would.
+   */
+  readonly rowSeeds?: readonly number[];
   /** Default: the config's eos_token_id(s). */
   readonly stopTokenIds?: readonly number[];
   /** Stop once the decoded continuation contains one of these (needs the policy's tokenizer). */
@@ -119,7 +124,8 @@ class Stepper {
   constructor(req: GenerateRequest, B: number, V: number) {
     this.options = req.sampling ?? { temperature: 0 };
     this.sampler = new TokenSampler(V);
-    this.rngs = Array.from({ length: B }, (_, b) => SamplingRng.fromSeed(req.seed ?? 0, b));
+    this.rngs = Array.from({ length: B }, (_, b) =>
+      req.rowSeeds ? SamplingRng.fromSeed(req.rowSeeds[b] ?? 0, 0) : SamplingRng.fromSeed(req.seed ?? 0, b));
     this.tokens = new Int32Array(B);
     this.logprobs = new Float32Array(B);
   }
