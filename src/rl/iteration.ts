@@ -5,10 +5,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { assemble } from './assemble.ts';
-import { computeAdvantages } from './advantages.ts';
-import { rowsOfGroups, selectRows, takeRows } from './batch.ts';
+import { computeAdvantages, type AdvantageOutput } from './advantages.ts';
+import { type Batch, rowsOfGroups, selectRows, takeRows } from './batch.ts';
 import type { RlConfig } from './config.ts';
-import { FILTERS } from './filters.ts';
+import { FILTERS, type FilterOutput } from './filters.ts';
 import { batchMetrics } from './metrics.ts';
 import { placeRewards } from './reward.ts';
 import { rollout, type RolloutSpec, type Trajectory } from './rollout.ts';
@@ -16,6 +16,7 @@ import { updateStage } from './update.ts';
 import { resolveEnvConfig } from '../envs/index.ts';
 import type { Policy } from '../policy/engine/policy.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
+import type { TrainBatch } from '../policy/programs/batch.ts';
 import type { TemplateName } from '../agent/index.ts';
 
 export interface IterationModels {
@@ -62,33 +63,73 @@ class Stopwatch {
   }
 }
 
+/** Per-token [B, T] model outputs on the assembled batch, aligned with its rows and tokens. */
+export interface ScoredBatch {
+  logprobs: Float32Array;
+  entropy: Float32Array;
+  values?: Float32Array;
+  refLogprobs?: Float32Array;
+}
+
+/** Stage: the iteration's rollouts, or a shard of them (`groups`: which of the iteration's groups). */
+export async function rolloutStage(c: RlConfig, iteration: number, actor: IterationModels['actor'], tokenizer: Tokenizer,
+  groups?: readonly number[]): Promise<Trajectory[]> {
+  const seeds = trainSeeds(c, iteration);
+  const ids = groups ?? seeds.map((_, g) => g);
+  const spec = rolloutSpec(c, ids.map((g) => seeds[g]), c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
+  return rollout({ ...spec, groupIds: ids }, actor, tokenizer);
+}
+
+export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed * 7919 + iteration * 104_729) >>> 0;
+
+/** Stage: old log-probs and entropy (actor), values (critic) and reference log-probs (KL), for every row. */
+export async function scoreStage(c: RlConfig, tokens: TrainBatch, models: IterationModels): Promise<ScoredBatch> {
+  const actor = await models.actor.score(tokens, c.trainTemperature);
+  const values = models.critic ? (await models.critic.score(tokens)).values : undefined;
+  const refLogprobs = models.ref ? (await models.ref.score(tokens, c.trainTemperature)).logprobs : undefined;
+  return { logprobs: actor.logprobs!, entropy: actor.entropy!, values, refLogprobs };
+}
+
+/** Stage: which groups to train on (pure). */
+export function filterStage(c: RlConfig, batch: Batch): FilterOutput {
+  return FILTERS[c.filter]({
+    trajectories: batch.trajectories, params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh] },
+  });
+}
+
+/** Stage: advantages and value targets of the kept rows (pure). */
+export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32Array, values?: Float32Array): AdvantageOutput {
+  return computeAdvantages({
+    batch, tokenRewards, values, estimator: c.advantage, whiten: c.whitenAdvantages,
+    params: { gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega },
+  });
+}
+
+/** The rows `rows` of a token batch, with every per-token array cut the same way. */
+export function takeTokenRows(tokens: TrainBatch, rows: readonly number[], lossMask: Float32Array): TrainBatch {
+  const T = tokens.seqLen;
+  return { ...tokens, batch: rows.length, tokens: Int32Array.from(takeRows(tokens.tokens, T, rows)),
+    attentionMask: takeRows(tokens.attentionMask, T, rows), lossMask };
+}
+
 export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, tokenizer: Tokenizer): Promise<IterationResult> {
   const clock = new Stopwatch();
-  const seeds = trainSeeds(c, iteration);
-  const samplingSeed = (c.seed * 7919 + iteration * 104_729) >>> 0;
-  const trajectories = await clock.time('rollout', () =>
-    rollout(rolloutSpec(c, seeds, c.groupSize, c.trainTemperature, samplingSeed), models.actor, tokenizer));
+  const trajectories = await clock.time('rollout', () => rolloutStage(c, iteration, models.actor, tokenizer));
   const all = assemble(trajectories);
-  const scored = await clock.time('score', () => models.actor.score(all.tokens, c.trainTemperature));
+  const scored = await clock.time('score', () => scoreStage(c, all.tokens, models));
   const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
-  const filtered = await clock.time('filter', () => FILTERS[c.filter]({
-    trajectories: all.batch.trajectories, params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh] },
-  }));
+  const filtered = await clock.time('filter', () => filterStage(c, all.batch));
   const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
   const T = all.batch.T;
+  const pick = (xs?: Float32Array) => (xs ? takeRows(xs, T, rows) : undefined);
   const batch = selectRows(all.batch, rows);
-  const tokens = { ...all.tokens, batch: rows.length, tokens: Int32Array.from(takeRows(all.tokens.tokens, T, rows)),
-    attentionMask: takeRows(all.tokens.attentionMask, T, rows), lossMask: batch.lossMask };
-  const values = models.critic ? (await clock.time('values', () => models.critic!.score(tokens))).values : undefined;
-  const refLogprobs = models.ref ? (await clock.time('reference', () => models.ref!.score(tokens, c.trainTemperature))).logprobs : undefined;
-  const adv = await clock.time('advantage', () => computeAdvantages({
-    batch, tokenRewards: takeRows(tokenRewards, T, rows), values, estimator: c.advantage, whiten: c.whitenAdvantages,
-    params: { gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega },
-  }));
-  const oldLogprobs = takeRows(scored.logprobs!, T, rows);
+  const tokens = takeTokenRows(all.tokens, rows, batch.lossMask);
+  const values = pick(scored.values);
+  const adv = await clock.time('advantage', () => advantageStage(c, batch, takeRows(tokenRewards, T, rows), values));
   const train = rows.length === 0 ? {} : await clock.time('update', () => updateStage({
-    tokens, advantages: adv.advantages, oldLogprobs, refLogprobs, returns: adv.returns ?? undefined, oldValues: values,
-  }, models, c, samplingSeed));
+    tokens, advantages: adv.advantages, oldLogprobs: pick(scored.logprobs)!, refLogprobs: pick(scored.refLogprobs),
+    returns: adv.returns ?? undefined, oldValues: values,
+  }, models, c, samplingSeed(c, iteration)));
   const metrics = {
     ...batchMetrics({ batch: all.batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)], entropy: scored.entropy }),
     ...(values && adv.returns ? batchMetrics({ batch, values, returns: adv.returns }) : {}),
