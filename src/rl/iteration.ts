@@ -4,14 +4,16 @@
  * chain runs in the embedded driver and, stage by stage, as Temporal activities.
  */
 import { performance } from 'node:perf_hooks';
-import { assemble } from './assemble.ts';
+import { assemble, trajectoryRecord } from './assemble.ts';
+import { planDynamicSampling } from './dynamic-sampling.ts';
 import { computeAdvantages, type AdvantageOutput } from './advantages.ts';
 import { type Batch, rowsOfGroups, selectRows, takeRows } from './batch.ts';
 import type { RlConfig } from './config.ts';
 import { FILTERS, type FilterOutput } from './filters.ts';
 import { batchMetrics } from './metrics.ts';
 import { placeRewards } from './reward.ts';
-import { rollout, type RolloutSpec, type Trajectory } from './rollout.ts';
+import { rollout, type GenerationBackend, type RolloutSpec, type Trajectory } from './rollout.ts';
+import type { TextTokenizer } from '../agent/types.ts';
 import { updateStage } from './update.ts';
 import { resolveEnvConfig } from '../envs/index.ts';
 import type { Policy } from '../policy/engine/policy.ts';
@@ -32,9 +34,17 @@ export interface IterationResult {
   timingsMs: Record<string, number>;
 }
 
-/** Seeds are pure functions of (run seed, iteration, group), so a resumed run replays the same levels. */
+/**
+ * A group's level seed is a pure function of (run seed, iteration, group), so a resumed run replays the
+ * same levels. Groups ≥ envGroups are DAPO's extra samples. Training seeds stay below the
+ * demonstration (1e9) and validation (2e9) ranges for iterations < 15,000 and groups < 65,536.
+ */
+export function trainSeed(c: RlConfig, iteration: number, group: number): number {
+  return (c.seed * 1_000_003 + iteration * 65_536 + group) >>> 0;
+}
+
 export function trainSeeds(c: RlConfig, iteration: number): number[] {
-  return Array.from({ length: c.envGroups }, (_, g) => (c.seed * 1_000_003 + iteration * c.envGroups + g) >>> 0);
+  return Array.from({ length: c.envGroups }, (_, g) => trainSeed(c, iteration, g));
 }
 
 /** Validation seeds: fixed for the run and disjoint from the training range (which starts near 0). */
@@ -72,11 +82,10 @@ export interface ScoredBatch {
 }
 
 /** Stage: the iteration's rollouts, or a shard of them (`groups`: which of the iteration's groups). */
-export async function rolloutStage(c: RlConfig, iteration: number, actor: IterationModels['actor'], tokenizer: Tokenizer,
+export async function rolloutStage(c: RlConfig, iteration: number, actor: GenerationBackend, tokenizer: TextTokenizer,
   groups?: readonly number[]): Promise<Trajectory[]> {
-  const seeds = trainSeeds(c, iteration);
-  const ids = groups ?? seeds.map((_, g) => g);
-  const spec = rolloutSpec(c, ids.map((g) => seeds[g]), c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
+  const ids = groups ?? Array.from({ length: c.envGroups }, (_, g) => g);
+  const spec = rolloutSpec(c, ids.map((g) => trainSeed(c, iteration, g)), c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
   return rollout({ ...spec, groupIds: ids }, actor, tokenizer);
 }
 
@@ -90,11 +99,36 @@ export async function scoreStage(c: RlConfig, tokens: TrainBatch, models: Iterat
   return { logprobs: actor.logprobs!, entropy: actor.entropy!, values, refLogprobs };
 }
 
-/** Stage: which groups to train on (pure). */
-export function filterStage(c: RlConfig, batch: Batch): FilterOutput {
+/**
+ * Stage: which groups to train on (pure). With DAPO dynamic sampling, `informative` (the planner's
+ * kept groups) is applied first and the configured filter then chooses among those.
+ */
+export function filterStage(c: RlConfig, batch: Batch, informative?: readonly string[]): FilterOutput {
+  const keep = informative && new Set(informative);
   return FILTERS[c.filter]({
-    trajectories: batch.trajectories, params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh] },
+    trajectories: keep ? batch.trajectories.filter((t) => keep.has(t.groupId)) : batch.trajectories,
+    params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh] },
   });
+}
+
+/**
+ * The rollout of an iteration, with DAPO dynamic sampling when configured: groups whose returns are all
+ * equal carry no signal, so more groups (new seeds) are played, up to dynamicSamplingMaxTries rounds.
+ */
+export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, tokenizer: TextTokenizer): Promise<{
+  trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number>;
+}> {
+  const trajectories = await rolloutStage(c, iteration, actor, tokenizer);
+  if (!c.dynamicSampling) return { trajectories, metrics: {} };
+  for (let tries = 1; ; tries++) {
+    const plan = planDynamicSampling({
+      trajectories: trajectories.map(trajectoryRecord), targetGroups: c.envGroups, tries, maxTries: c.dynamicSamplingMaxTries,
+    });
+    if (plan.action !== 'sample-more') return { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics };
+    const next = 1 + Math.max(...trajectories.map((t) => t.group));
+    const extra = Array.from({ length: plan.groupsNeeded }, (_, k) => next + k);
+    trajectories.push(...(await rolloutStage(c, iteration, actor, tokenizer, extra)));
+  }
 }
 
 /** Stage: advantages and value targets of the kept rows (pure). */
@@ -114,11 +148,12 @@ export function takeTokenRows(tokens: TrainBatch, rows: readonly number[], lossM
 
 export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, tokenizer: Tokenizer): Promise<IterationResult> {
   const clock = new Stopwatch();
-  const trajectories = await clock.time('rollout', () => rolloutStage(c, iteration, models.actor, tokenizer));
+  const sampled = await clock.time('rollout', () => sampleGroups(c, iteration, models.actor, tokenizer));
+  const { trajectories } = sampled;
   const all = assemble(trajectories);
   const scored = await clock.time('score', () => scoreStage(c, all.tokens, models));
   const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
-  const filtered = await clock.time('filter', () => filterStage(c, all.batch));
+  const filtered = await clock.time('filter', () => filterStage(c, all.batch, sampled.informative));
   const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
   const T = all.batch.T;
   const pick = (xs?: Float32Array) => (xs ? takeRows(xs, T, rows) : undefined);
@@ -133,7 +168,7 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   const metrics = {
     ...batchMetrics({ batch: all.batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)], entropy: scored.entropy }),
     ...(values && adv.returns ? batchMetrics({ batch, values, returns: adv.returns }) : {}),
-    ...filtered.metrics, ...adv.metrics, ...train,
+    ...sampled.metrics, ...filtered.metrics, ...adv.metrics, ...train,
     'batch/trained_trajectories': rows.length,
     'batch/truncated': trajectories.filter((t) => t.truncated).length,
   };
