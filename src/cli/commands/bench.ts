@@ -6,6 +6,10 @@ import { ConfigError } from '../../errors.ts';
  * because these machines are shared and noisy. Each is loaded lazily: most pull in heavy modules.
  */
 const BENCHES: Record<string, { description: string; run: () => Promise<void> }> = {
+  learning: {
+    description: 'tiny models from scratch vs the oracle ceiling (STARPO_BENCH_CASES=bandit,sokoban,… to pick)',
+    run: async () => (await import('./bench-learning.ts')).benchLearning(),
+  },
   envs: { description: 'environment steps/s and Sokoban levels generated/s (one core)', run: async () => (await import('./bench-envs.ts')).benchEnvs() },
 };
 

@@ -3,6 +3,7 @@ import { registerBench } from './bench.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerServices } from './services.ts';
 import { registerTrain } from './train.ts';
+import { registerSft } from './sft.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerServices, registerDoctor, registerBench];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench];
