@@ -95,6 +95,7 @@ export const FIELDS = {
   trainTemperature: num(1.0, positive, 'Sampling temperature for training rollouts; 1.0 samples the policy itself.'),
   valTemperature: num(0.5, { min: 0 }, 'Sampling temperature for validation (0 = greedy). Published: 0.5.'),
   valSeeds: int(256, 1, 'Fixed validation seeds (episodes). Published: 256.'),
+  valSamples: int(1, 1, 'Samples per validation seed; pass@k is reported for k = 1 and k = valSamples.'),
   maxTurns: int(0, 0, "Assistant turns per episode; 0 = the environment preset's own (paper: 5 Sokoban/FrozenLake, 1 Bandit)."),
   maxActionsPerTurn: int(0, 0, "Actions kept from one answer; 0 = the preset's own (paper: 5; 6 was best for Sokoban)."),
   maxActionsPerTrajectory: int(0, 0, "Actions executed per episode; 0 = the preset's own (paper: 10)."),

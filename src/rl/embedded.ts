@@ -15,8 +15,9 @@ import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from 
 import { scratchTokenizer } from './vocabulary.ts';
 import { sftWarmup } from './sft.ts';
 import { ConfigError } from '../errors.ts';
-import { createLocalEventLog, type EventLog } from '../events/index.ts';
+import { createLocalEventLog, createLocalEventReader, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore, type CheckpointStore } from '../storage/index.ts';
+import { continuePlan, forkPlan, readLineageStarts, ROOT_LINEAGE, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
 import { log } from '../log.ts';
 
 export interface IterationReport {
@@ -37,13 +38,21 @@ export interface EmbeddedOptions {
   stopAfter?: number;
   onIteration?: (report: IterationReport) => void;
   signal?: AbortSignal;
+  /** Start a NEW lineage from checkpoint `fromIteration` of the surviving history (implies resume; see replay/lineage.ts). */
+  fork?: { fromIteration: number };
 }
 
-const LINEAGE = 'main';
+/** Continue the surviving lineage, or fork a new one, from what the run's log and checkpoints hold. */
+async function planResume(o: EmbeddedOptions, store: CheckpointStore): Promise<ResumePlan> {
+  const reader = createLocalEventReader({ root: o.root });
+  const starts = await readLineageStarts(reader, o.runId).finally(() => reader.close());
+  const checkpoints = await store.list(o.runId);
+  return o.fork ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration) : continuePlan(o.runId, starts, checkpoints);
+}
 
 async function loadOrWriteConfig(o: EmbeddedOptions): Promise<RlConfig> {
   const path = join(o.root, o.runId, 'config.json');
-  if (o.resume) return configFromJSON(await readFile(path, 'utf8'));
+  if (o.resume || o.fork) return configFromJSON(await readFile(path, 'utf8'));
   if (!o.config) throw new ConfigError('config', 'a new run needs a config');
   await mkdir(join(o.root, o.runId), { recursive: true });
   await writeFile(path, `${canonicalConfigJSON(o.config)}\n`, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
@@ -52,7 +61,7 @@ async function loadOrWriteConfig(o: EmbeddedOptions): Promise<RlConfig> {
   return o.config;
 }
 
-export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlConfig; lastIteration: number }> {
+export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlConfig; lastIteration: number; lineageId: string }> {
   const c = await loadOrWriteConfig(o);
   const tokenizer = scratchTokenizer();
   const modelConfig = scratchModelConfig(c, tokenizer);
@@ -60,17 +69,18 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
   const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
   const store = createLocalCheckpointStore({ root: o.root });
   const events = createLocalEventLog({ root: o.root });
-  const ids = { runId: o.runId, lineageId: LINEAGE };
+  let ids = { runId: o.runId, lineageId: ROOT_LINEAGE };
+  let plan: ResumePlan | null = null;
   let echo = new EchoTrapDetector();
   let start = 1;
   try {
-    if (o.resume) {
-      const latest = await store.latest(o.runId, LINEAGE);
-      if (!latest) throw new ConfigError('resume', `run ${o.runId} has no checkpoint to resume from`);
-      const state = await loadRunCheckpoint(store, { ...ids, iteration: latest.iteration }, saved);
+    if (o.resume || o.fork) {
+      plan = await planResume(o, store);
+      ids = { runId: o.runId, lineageId: plan.lineageId };
+      const state = await loadRunCheckpoint(store, plan.from, saved);
       echo = EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
       start = state.iteration + 1;
-      log.info({ runId: o.runId, iteration: state.iteration }, 'resumed from checkpoint');
+      log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
     } else {
       const sft = await sftWarmup(c, models.actor, tokenizer);
       if (c.sftSteps > 0) {
@@ -81,17 +91,18 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
       }
       await checkpoint(store, events, { ...ids, iteration: 0 }, saved, c, echo);
     }
-    await events.append([{ kind: 'run', ...ids, action: o.resume ? 'RESUMED' : 'STARTED', parentLineageId: null,
+    await events.append([{ kind: 'run', ...ids, action: plan ? 'RESUMED' : 'STARTED', parentLineageId: plan?.parentLineageId ?? null,
       fromIteration: start - 1, configJson: canonicalConfigJSON(c), at: new Date() }]);
+    const retained = withoutForkPoints(store, plan?.forkPoints ?? []);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
     for (let i = start; i <= last && !o.signal?.aborted; i++) {
       await oneIteration(i, c, models, tokenizer, events, echo, ids, o);
       if (i % c.checkpointEvery === 0 || i === last) {
         await checkpoint(store, events, { ...ids, iteration: i }, saved, c, echo);
-        await applyRetention(store, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+        await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
       }
     }
-    return { config: c, lastIteration: last };
+    return { config: c, lastIteration: last, lineageId: ids.lineageId };
   } finally {
     await events.close();
     await closeModels(models);
@@ -103,7 +114,7 @@ async function oneIteration(i: number, c: RlConfig, models: Parameters<typeof ru
   const startedAt = new Date();
   const result = await runIteration(c, i, models, tokenizer);
   const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
-  const val = validate ? await runValidation(c, models.actor, tokenizer) : null;
+  const val = validate ? await runValidation(c, models.actor, tokenizer, c.valSamples) : null;
   const metrics = { ...result.metrics, ...val?.metrics };
   const warning = echo.observe({
     iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,

@@ -181,6 +181,6 @@ export async function runValidation(c: RlConfig, actor: Policy, tokenizer: Token
 }> {
   const trajectories = await rollout(rolloutSpec(c, validationSeeds(c), samples, c.valTemperature, 777), actor, tokenizer);
   const { batch } = assemble(trajectories);
-  const m = batchMetrics({ batch, passK: [1, samples] });
+  const m = batchMetrics({ batch, passK: [...new Set([1, samples])] });
   return { trajectories, metrics: Object.fromEntries(Object.entries(m).map(([k, v]) => [`val/${k}`, v])) };
 }
