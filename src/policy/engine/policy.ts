@@ -27,6 +27,8 @@ export interface PolicyOptions {
   readonly seed?: number;
   readonly threads?: number;
   readonly provider?: Provider;
+  /** Spin idle onnxruntime threads (default true; see SessionOptions.spin). */
+  readonly spin?: boolean;
   /** Sequence lengths are padded up to a multiple of this so programs are reused (default 32). */
   readonly seqMultiple?: number;
   /** Batch sizes are padded up to a multiple of this (default 1: exact). */
@@ -72,7 +74,7 @@ export class Policy {
   constructor(readonly options: PolicyOptions) {
     this.layout = buildLayout(options.config, options.role ?? 'actor');
     this.params = initParams(this.layout, options.seed ?? 0);
-    this.programs = new ProgramCache(this.layout, { threads: options.threads ?? defaultThreads(), provider: options.provider });
+    this.programs = new ProgramCache(this.layout, { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin });
   }
 
   get role(): Role {

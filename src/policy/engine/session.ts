@@ -16,6 +16,11 @@ export interface SessionOptions {
   /** Intra-op threads; default = the machine's cores (onnxruntime's MatMul scales with them). */
   readonly threads?: number;
   readonly provider?: Provider;
+  /**
+   * Let idle intra-op threads spin between ops (onnxruntime's default: lowest latency). Turn it off
+   * on a shared machine, where spinning threads take cores other processes need.
+   */
+  readonly spin?: boolean;
 }
 
 /** Thrown when an execution provider cannot be used on this machine. */
@@ -44,6 +49,7 @@ export async function createSession(model: Graph | Uint8Array, opts: SessionOpti
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    extra: { session: { intra_op: { allow_spinning: opts.spin === false ? '0' : '1' } } },
   };
   try {
     return await ort.InferenceSession.create(bytes, options);

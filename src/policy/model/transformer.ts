@@ -12,8 +12,9 @@ import type { ModelConfig } from '../io/config.ts';
 import { GROUPS, type GroupName, type Layout } from './layout.ts';
 
 /**
- * Score of a blocked key. Replacing (not adding to) the score keeps rows with no allowed key
- * (padding queries) finite and exactly uniform, so they carry no gradient and no rounding noise.
+ * Additive bias of a blocked key: exp(score - 1e9 - max) is exactly 0 in float32 and float64.
+ * Callers allow every query at least one key (itself), so no row is all-blocked; an all-blocked
+ * row would be a softmax of rounded (score - 1e9) values, smooth only up to float rounding.
  */
 export const BLOCKED = -1e9;
 
@@ -29,7 +30,7 @@ export type KvHook = (layer: number, k: Value, v: Value) => { k: Value; v: Value
 export interface Inputs {
   readonly tokens: Value; // [B, T] int64
   readonly positions: Value; // [B, T] int64, rotary positions (left padding makes them differ per row)
-  readonly allowed: Value; // [B, 1, 1, T, S] bool: which key slots each query may attend
+  readonly allowed: Value; // [B, 1, 1, T, S] bool: which key slots each query may attend (at least one)
   readonly kv?: KvHook;
   /** Positions are < maxPosition (the rotary table's length). */
   readonly maxPosition: number;
@@ -40,7 +41,7 @@ interface Ctx {
   readonly T: number;
   readonly cos: Value; // [B, T, 1, E]
   readonly sin: Value; // [B, T, 1, E]
-  readonly allowed: Value;
+  readonly bias: Value; // [B, 1, 1, T, S] additive: 0 or BLOCKED
   readonly kv?: KvHook;
 }
 
@@ -77,6 +78,12 @@ export function rmsNorm(x: Value, w: Value, eps: number): Value {
   return o.mul(o.mul(x, o.reciprocal(o.sqrt(o.add(ms, eps)))), w); // [N, D]
 }
 
+/** x · Wᵀ (+ b) for an HF [out, in] weight: one Gemm with transB, no transposed copy. */
+function linear(m: Model, x: Value, key: string): Value {
+  const y = o.gemm(x, m.w[key], 0, 1); // [N, out]
+  return m.w[`${key}_bias`] ? o.add(y, m.w[`${key}_bias`]) : y;
+}
+
 /** HF rotate_half convention: x·cos + cat(-x2, x1)·sin, halves of the head width. */
 function rope(x: Value, c: Ctx): Value {
   const E = x.shape[3];
@@ -98,9 +105,7 @@ export function logSoftmax(x: Value): Value {
 function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   const { numHeads: H, numKvHeads: K, headDim: E } = m.cfg;
   const [B, T, G] = [c.B, c.T, H / K];
-  let qkv = o.gemm(x, m.w[`${i}.qkv`], 0, 1); // [N, (H + 2K)·E]
-  if (m.w[`${i}.qkv_bias`]) qkv = o.add(qkv, m.w[`${i}.qkv_bias`]);
-  const [q, k, v] = o.split(qkv, [H * E, K * E, K * E], 1);
+  const [q, k, v] = ['q', 'k', 'v'].map((p) => linear(m, x, `${i}.${p}`)); // [N, H·E], [N, K·E], [N, K·E]
   const qr = rope(o.reshape(o.mul(q, 1 / Math.sqrt(E)), [B, T, H, E]), c); // scaled here: cheaper than the scores
   const qh = o.reshape(o.transpose(o.reshape(qr, [B, T, K, G, E]), [0, 2, 3, 1, 4]), [B, K, G * T, E]);
   const kh = o.transpose(rope(o.reshape(k, [B, T, K, E]), c), [0, 2, 1, 3]); // [B, K, T, E]
@@ -108,17 +113,16 @@ function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   const kv = c.kv ? c.kv(i, kh, vh) : { k: kh, v: vh }; // [B, K, S, E]
   const S = kv.k.shape[2];
   const scores = o.reshape(o.matmul(qh, o.transpose(kv.k, [0, 1, 3, 2])), [B, K, G, T, S]);
-  const p = o.reshape(softmax(o.where(c.allowed, scores, BLOCKED)), [B, K, G * T, S]);
+  const p = o.reshape(softmax(o.add(scores, c.bias)), [B, K, G * T, S]); // one Add per layer: cheaper than Where
   const y = o.reshape(o.matmul(p, kv.v), [B, K, G, T, E]);
   const merged = o.reshape(o.transpose(y, [0, 3, 1, 2, 4]), [B * T, H * E]); // [N, H·E]
-  return o.gemm(merged, m.w[`${i}.o`], 0, 1); // [N, D]
+  return linear(m, merged, `${i}.o`); // [N, D]
 }
 
 function mlp(m: Model, i: number, x: Value): Value {
-  const I = m.cfg.intermediateSize;
-  const [gate, up] = o.split(o.gemm(x, m.w[`${i}.gate_up`], 0, 1), [I, I], 1); // [N, I] each
+  const [gate, up] = [linear(m, x, `${i}.gate`), linear(m, x, `${i}.up`)]; // [N, I] each
   const silu = o.mul(gate, o.sigmoid(gate));
-  return o.gemm(o.mul(silu, up), m.w[`${i}.down`], 0, 1); // [N, D]
+  return linear(m, o.mul(silu, up), `${i}.down`); // [N, D]
 }
 
 function block(m: Model, i: number, x: Value, c: Ctx): Value {
@@ -134,7 +138,7 @@ export function forward(m: Model, inp: Inputs): Value {
   const tables = ropeTables(m.cfg, inp.maxPosition);
   const table = (t: Float32Array): Value => g.constant(t, 'float32', [t.length / m.cfg.headDim, m.cfg.headDim]);
   const at = (t: Float32Array): Value => o.reshape(o.cast(o.gather(table(t), inp.positions), g.float), [B, T, 1, m.cfg.headDim]);
-  const c: Ctx = { B, T, cos: at(tables.cos), sin: at(tables.sin), allowed: inp.allowed, kv: inp.kv };
+  const c: Ctx = { B, T, cos: at(tables.cos), sin: at(tables.sin), bias: o.where(inp.allowed, 0, BLOCKED), kv: inp.kv };
   let x = o.reshape(o.gather(m.w.embed, inp.tokens), [B * T, m.cfg.hiddenSize]); // [N, D]
   for (let i = 0; i < m.cfg.numLayers; i++) x = block(m, i, x, c);
   return rmsNorm(x, m.w.norm, m.cfg.rmsNormEps);

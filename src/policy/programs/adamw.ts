@@ -39,24 +39,34 @@ export function globalNorm(grads: readonly Value[]): Value {
   return o.sqrt(squares.reduce((a, b) => o.add(a, b)));
 }
 
-/** One AdamW step on every group; `lr` and `step` (1-based) are scalar graph inputs. */
+/**
+ * One AdamW step on every group; `lr` and `step` (1-based) are scalar graph inputs. Skipping is
+ * done on scalars: with a non-finite norm the moments' decay factors become 1, the gradient and
+ * step-size factors 0 and the gradient itself 0 (NaN·0 is NaN), so m, v and params come out
+ * unchanged with one full-size Where instead of three.
+ */
 export function adamw(state: OptimizerState, grads: Groups, lr: Value, step: Value, spec: AdamWSpec): UpdateResult {
   const gradNorm = globalNorm(GROUPS.map((g) => grads[g]));
   const finite = o.not(o.or(o.isNaN(gradNorm), o.isInf(gradNorm)));
-  const coef = spec.maxGradNorm === null ? null : o.min(o.div(spec.maxGradNorm, o.add(gradNorm, 1e-6)), 1);
-  const stepSize = o.div(lr, o.sub(1, o.pow(lr.graph.scalar(spec.beta1, lr.dtype), step))); // lr / (1 - β1^t)
-  const bc2Sqrt = o.sqrt(o.sub(1, o.pow(lr.graph.scalar(spec.beta2, lr.dtype), step))); // sqrt(1 - β2^t)
+  const unless = (x: Value | number, skipped: number): Value => o.where(finite, x, skipped);
+  const scalar = (x: number) => lr.graph.scalar(x, lr.dtype);
+  const coef = spec.maxGradNorm === null ? scalar(1) : o.min(o.div(spec.maxGradNorm, o.add(gradNorm, 1e-6)), 1);
+  const [b1, b2] = [unless(spec.beta1, 1), unless(spec.beta2, 1)];
+  const c1 = unless(o.mul(scalar(1 - spec.beta1), coef), 0); // (1 - β1) · clip
+  const c2 = unless(o.mul(scalar(1 - spec.beta2), o.mul(coef, coef)), 0); // (1 - β2) · clip²
+  const stepSize = unless(o.div(lr, o.sub(1, o.pow(scalar(spec.beta1), step))), 0); // lr / (1 - β1^t)
+  const invBc2Sqrt = o.reciprocal(o.sqrt(o.sub(1, o.pow(scalar(spec.beta2), step)))); // 1 / sqrt(1 - β2^t)
   const out = { params: {} as Groups, m: {} as Groups, v: {} as Groups };
   for (const name of GROUPS) {
-    const g = coef ? o.mul(grads[name], coef) : grads[name];
-    const m = o.add(o.mul(state.m[name], spec.beta1), o.mul(g, 1 - spec.beta1));
-    const v = o.add(o.mul(state.v[name], spec.beta2), o.mul(o.mul(g, g), 1 - spec.beta2));
-    const decay = name === 'matrices' && spec.weightDecay > 0;
-    const p = decay ? o.mul(state.params[name], o.sub(1, o.mul(lr, spec.weightDecay))) : state.params[name];
-    const update = o.div(m, o.add(o.div(o.sqrt(v), bc2Sqrt), spec.eps));
-    out.params[name] = o.where(finite, o.sub(p, o.mul(update, stepSize)), state.params[name]);
-    out.m[name] = o.where(finite, m, state.m[name]);
-    out.v[name] = o.where(finite, v, state.v[name]);
+    const g = o.where(finite, grads[name], 0);
+    const m = o.add(o.mul(state.m[name], b1), o.mul(g, c1));
+    const v = o.add(o.mul(state.v[name], b2), o.mul(o.mul(g, g), c2));
+    const decay = name === 'matrices' && spec.weightDecay > 0 ? unless(o.sub(1, o.mul(lr, spec.weightDecay)), 1) : null;
+    const p = decay ? o.mul(state.params[name], decay) : state.params[name];
+    const update = o.div(m, o.add(o.mul(o.sqrt(v), invBc2Sqrt), spec.eps));
+    out.params[name] = o.sub(p, o.mul(update, stepSize));
+    out.m[name] = m;
+    out.v[name] = v;
   }
   return { ...out, gradNorm, skipped: o.cast(o.not(finite), lr.dtype) };
 }

@@ -27,13 +27,17 @@ export function sequenceInputs(g: Graph, B: number, T: number): SequenceInputs {
   };
 }
 
-/** Causal attention over real tokens: [B, 1, 1, T, T] bool (query t sees real keys s <= t). */
+/**
+ * Causal attention over real tokens: [B, 1, 1, T, T] bool (query t sees real keys s <= t).
+ * Every query also sees itself, so padding queries are not all-blocked (see BLOCKED).
+ */
 export function causalAllowed(mask: Value): Value {
   const [B, T] = mask.shape;
   const g = mask.graph;
-  const lower = g.constant(Array.from({ length: T * T }, (_, i) => (i % T <= Math.floor(i / T) ? 1 : 0)), 'bool', [1, 1, 1, T, T]);
+  const tri = (keep: (q: number, k: number) => boolean) =>
+    g.constant(Array.from({ length: T * T }, (_, i) => (keep(Math.floor(i / T), i % T) ? 1 : 0)), 'bool', [1, 1, 1, T, T]);
   const real = o.greater(o.reshape(mask, [B, 1, 1, 1, T]), 0.5);
-  return o.and(lower, real);
+  return o.or(o.and(tri((q, k) => k <= q), real), tri((q, k) => k === q));
 }
 
 /** Attention over cache slots marked valid: [B, 1, 1, 1, S] bool. */

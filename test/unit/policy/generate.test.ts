@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { packedFeeds, Policy } from '../../../src/policy/engine/policy.ts';
-import { int64Tensor, floatTensor } from '../../../src/policy/engine/session.ts';
+import { Policy } from '../../../src/policy/engine/policy.ts';
+import { greedyNext } from '../../../src/policy/engine/recompute.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
-import { positionsOf } from '../../../src/policy/programs/batch.ts';
 import { createCharTokenizer } from '../../../src/policy/tokenizer/char.ts';
 
 const config = parseModelConfig({
@@ -14,24 +13,10 @@ const policy = new Policy({ config, seed: 3, threads: 1 });
 after(() => policy.close());
 const PROMPTS = [[1, 2, 3], [4, 5, 6, 7, 8, 9, 10, 11, 12], [13]];
 
-/** Greedy next token and its log-prob by running the prefill program on whole, left-padded prefixes. */
-async function recompute(prefixes: number[][]): Promise<{ tokens: number[]; logprobs: number[] }> {
-  const [B, T] = [prefixes.length, Math.max(...prefixes.map((p) => p.length))];
-  const tokens = new Array<number>(B * T).fill(0);
-  const mask = new Float32Array(B * T);
-  prefixes.forEach((p, b) => p.forEach((t, i) => ((tokens[b * T + T - p.length + i] = t), (mask[b * T + T - p.length + i] = 1))));
-  const session = await policy.programs.prefill({ batch: B, promptLen: T, cacheLen: T });
-  const out = await session.run({
-    ...packedFeeds('params', policy.getParams()), tokens: int64Tensor(tokens, [B, T]), attention_mask: floatTensor(mask, [B, T]),
-    positions: int64Tensor(Array.from(positionsOf(mask, B, T), Number), [B, T]),
-  }, ['greedy_token', 'greedy_logprob']);
-  return { tokens: Array.from(out.greedy_token.data as BigInt64Array, Number), logprobs: Array.from(out.greedy_logprob.data as Float32Array) };
-}
-
-test('greedy generation with the KV cache returns the tokens and log-probs of full recomputation', async () => {
+test('greedy generation with the KV cache returns the tokens and log-probs of full recomputation (prefill of every prefix)', async () => {
   const gens = await policy.generate({ prompts: PROMPTS, maxNewTokens: 10, stopTokenIds: [] });
   for (let s = 0; s < 10; s++) {
-    const ref = await recompute(PROMPTS.map((p, b) => [...p, ...gens[b].tokens.slice(0, s)]));
+    const ref = await greedyNext(policy, PROMPTS.map((p, b) => [...p, ...gens[b].tokens.slice(0, s)]));
     assert.deepEqual(gens.map((g) => g.tokens[s]), ref.tokens, `step ${s}`);
     gens.forEach((g, b) => assert.ok(Math.abs(g.logprobs[s] - ref.logprobs[b]) < 1e-5, `step ${s} row ${b}`));
   }
