@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { registerBench } from './bench.ts';
+import { registerDashboard } from './dashboard.ts';
 import { registerDoctor } from './doctor.ts';
+import { registerReport } from './report.ts';
 import { registerServices } from './services.ts';
 import { registerTrain } from './train.ts';
 import { registerSft } from './sft.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench, registerReport, registerDashboard];

@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { join, relative } from 'node:path';
+import { ConfigError } from '../../errors.ts';
+import { openSource, writeReport, type SourceKind } from '../../report/index.ts';
+import type { ReportSource } from '../../report/source.ts';
+
+interface ReportFlags {
+  runsDir: string;
+  out?: string;
+  png?: string | boolean;
+  source: string;
+  brokers?: string;
+  topic?: string;
+  trajectoryIterations: string;
+  title?: string;
+}
+
+export function sourceKind(value: string): SourceKind {
+  if (value !== 'local' && value !== 'kafka') throw new ConfigError('--source', `"${value}" is not local or kafka`);
+  return value;
+}
+
+export function sourceFor(runs: readonly string[], flags: Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic'>): ReportSource {
+  const kafka = { ...(flags.brokers && { brokers: flags.brokers.split(',') }), ...(flags.topic && { topic: flags.topic }) };
+  return openSource(runs, { kind: sourceKind(flags.source), runsDir: flags.runsDir, kafka });
+}
+
+export function nonNegativeInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(flag, `"${value}" is not a whole number >= 0`);
+  return n;
+}
+
+/** One local run: its own directory (runs/<id>/report.html); otherwise the current directory. */
+function defaultOut(source: ReportSource): string {
+  const [only] = source.refs;
+  if (source.refs.length === 1 && only.root) return join(only.root, only.runId, 'report.html');
+  return `report-${source.refs.map((r) => r.runId).join('-vs-')}.html`;
+}
+
+async function report(runs: string[], flags: ReportFlags): Promise<void> {
+  const source = sourceFor(runs, flags);
+  try {
+    const out = flags.out ?? defaultOut(source);
+    const pngDir = flags.png === true ? out.replace(/\.html?$/i, '') + '-charts' : flags.png || undefined;
+    const written = await writeReport({
+      source, out, pngDir, trajectoryIterations: nonNegativeInt('--trajectory-iterations', flags.trajectoryIterations),
+      ...(flags.title && { title: flags.title }),
+    });
+    const iterations = written.model.runs.map((r) => `${r.runId}: ${r.lastIteration} iteration(s)`).join(', ');
+    console.log(`wrote ${relative('.', out) || out} (${(written.bytes / 1024).toFixed(0)} KiB; ${iterations})`);
+    for (const png of written.pngs) console.log(`  ${relative('.', png.path)}`);
+  } finally {
+    await source.close();
+  }
+}
+
+export function registerReport(program: Command): void {
+  program.command('report')
+    .description('Write one self-contained HTML report (charts, Echo-Trap warnings, trajectories) from runs\' event logs')
+    .argument('<runs...>', 'run directories (runs/<id>) or run ids under --runs-dir; several runs share the axes')
+    .option('--runs-dir <dir>', 'where run ids are looked up', 'runs')
+    .option('--out <file>', 'HTML file (default: runs/<id>/report.html for one run, else ./report-<ids>.html)')
+    .option('--png [dir]', 'also write one PNG per chart (default dir: <out>-charts/)')
+    .option('--source <kind>', 'event log: local (Avro files) or kafka', 'local')
+    .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the local broker)')
+    .option('--topic <name>', 'Kafka topic (default: starpo.events)')
+    .option('--trajectory-iterations <n>', 'iterations whose trajectories the file keeps, evenly spread', '12')
+    .option('--title <text>', 'page title')
+    .action(report);
+}

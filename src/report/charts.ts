@@ -1,0 +1,94 @@
+/**
+ * Which charts a report has and which metric each line reads: one table (SPEC §5's per-iteration
+ * measurements), turned into chart data for any number of runs on the same axes (pure).
+ * Metric names are the trainer's (src/rl/metrics.ts, src/rl/update.ts); a metric a run lacks (no critic,
+ * no validation this iteration) simply has no point there.
+ */
+import type { ChartModel, ChartSeries, IterationPoint, RunReport } from './model.ts';
+
+interface SeriesSpec {
+  label: string;
+  value: (p: IterationPoint) => number | undefined;
+}
+
+interface ChartSpec {
+  id: string;
+  title: string;
+  yLabel: string;
+  series: (run: RunReport) => SeriesSpec[];
+  /** A constant line per run (the oracle ceiling), or null. */
+  reference?: (run: RunReport) => { label: string; y: number } | null;
+  yMin?: number;
+  yMax?: number;
+}
+
+const metric = (label: string, key: string): SeriesSpec => ({ label, value: (p) => p.metrics[key] });
+const fixed = (...series: SeriesSpec[]) => (): SeriesSpec[] => series;
+
+/** Stage names in the order the run's iterations first report them (rollout, score, …, update). */
+function stageSeries(run: RunReport): SeriesSpec[] {
+  const stages = [...new Set(run.iterations.flatMap((p) => Object.keys(p.timingsMs)))];
+  return stages.map((stage) => ({ label: stage, value: (p: IterationPoint) => p.timingsMs[stage] }));
+}
+
+export const CHART_SPECS: readonly ChartSpec[] = [
+  {
+    id: 'success', title: 'Success rate', yLabel: 'success rate', yMin: 0, yMax: 1,
+    series: fixed(metric('train', 'success_rate'), metric('validation', 'val/success_rate')),
+    reference: (run) => (run.oracle ? { label: `oracle ceiling (${run.oracle.seeds} val seeds)`, y: run.oracle.successRate } : null),
+  },
+  { id: 'return', title: 'Return', yLabel: 'trajectory return', series: fixed(metric('mean', 'return/mean')) },
+  {
+    id: 'in-group-std', title: 'In-group return std', yLabel: 'std of returns within a group',
+    series: fixed(metric('all groups', 'in_group_std/all'), metric('kept groups', 'in_group_std/kept')),
+  },
+  { id: 'entropy', title: 'Token entropy', yLabel: 'nats', series: fixed(metric('mean', 'entropy/mean')) },
+  { id: 'response-length', title: 'Response length', yLabel: 'tokens per response', series: fixed(metric('mean', 'response_length/mean')) },
+  {
+    id: 'grad-norm', title: 'Gradient norm', yLabel: 'L2 norm before clipping',
+    series: fixed(metric('actor', 'actor/grad_norm'), metric('critic', 'critic/grad_norm')),
+  },
+  { id: 'clip-fraction', title: 'Clip fraction', yLabel: 'fraction of tokens', yMin: 0, series: fixed(metric('actor', 'actor/clip_frac')) },
+  {
+    id: 'kl', title: 'KL', yLabel: 'nats per token',
+    series: fixed(metric('approx KL (old → new)', 'actor/approx_kl'), metric('KL to reference', 'actor/kl_ref')),
+  },
+  { id: 'value-loss', title: 'Value loss', yLabel: 'critic loss', series: fixed(metric('critic', 'critic/value_loss')) },
+  { id: 'stage-timings', title: 'Stage timings', yLabel: 'ms per iteration', yMin: 0, series: stageSeries },
+];
+
+function pointsOf(run: RunReport, spec: SeriesSpec): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const p of run.iterations) {
+    const y = spec.value(p);
+    if (y !== undefined && Number.isFinite(y)) out.push([p.iteration, y]);
+  }
+  return out;
+}
+
+/** A constant line across the run's completed iterations (a single point at 0 before any completes). */
+function referenceOf(run: RunReport, spec: ChartSpec, prefix: string): ChartSeries[] {
+  const ref = spec.reference?.(run);
+  if (!ref) return [];
+  const first = run.iterations[0]?.iteration ?? 0;
+  const last = Math.max(run.lastIteration, first);
+  return [{ run: run.runId, label: prefix + ref.label, points: [[first, ref.y], [last, ref.y]], kind: 'reference' }];
+}
+
+function chartOf(spec: ChartSpec, runs: readonly RunReport[]): ChartModel {
+  const many = runs.length > 1;
+  const series = runs.flatMap((run) => {
+    const prefix = many ? `${run.runId} · ` : '';
+    const lines = spec.series(run).map((s): ChartSeries => ({ run: run.runId, label: prefix + s.label, points: pointsOf(run, s), kind: 'line' }));
+    return [...lines, ...referenceOf(run, spec, prefix)];
+  });
+  const markers = runs.flatMap((run) => run.warnings.map((w) => ({ run: run.runId, iteration: w.iteration, message: w.message })));
+  return {
+    id: spec.id, title: spec.title, yLabel: spec.yLabel, series, markers,
+    ...(spec.yMin !== undefined && { yMin: spec.yMin }), ...(spec.yMax !== undefined && { yMax: spec.yMax }),
+  };
+}
+
+export function buildCharts(runs: readonly RunReport[]): ChartModel[] {
+  return CHART_SPECS.map((spec) => chartOf(spec, runs));
+}

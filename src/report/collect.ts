@@ -1,0 +1,91 @@
+/**
+ * Event log → RunReport (pure). Events are fed one at a time in replay order, so a caller can stream a
+ * long log; trajectories are kept only for a sample of iterations because a full run's (128 per
+ * iteration, plus validation) would make the report file hundreds of megabytes.
+ */
+import type { StarpoEvent, TrajectoryEvent } from '../events/index.ts';
+import type { RlConfig } from '../rl/config.ts';
+import type { EnvInfo } from './env-info.ts';
+import type { IterationPoint, RunReport, TrajectoryView, WarningMark } from './model.ts';
+
+export const DEFAULT_TRAJECTORY_ITERATIONS = 12;
+
+/**
+ * At most `max` of the iterations, evenly spread, always with the first and the last (where collapse
+ * shows). Input need not be sorted; output is ascending.
+ */
+export function sampleIterations(iterations: readonly number[], max: number): number[] {
+  const all = [...new Set(iterations)].sort((a, b) => a - b);
+  if (max <= 0) return [];
+  if (all.length <= max) return all;
+  if (max === 1) return [all[all.length - 1]];
+  const picked = new Set<number>();
+  for (let k = 0; k < max; k++) picked.add(all[Math.round((k * (all.length - 1)) / (max - 1))]);
+  return [...picked].sort((a, b) => a - b);
+}
+
+export function trajectoryView(e: TrajectoryEvent): TrajectoryView {
+  return {
+    iteration: e.iteration, split: e.split, group: e.group, rollout: e.rolloutIndex, seed: e.envSeed,
+    return: e.trajectoryReturn, success: e.success,
+    turns: e.turns.map((t) => ({
+      observation: t.observation, response: t.response, actions: t.actions, envReward: t.envReward,
+      formatPenalty: t.formatPenalty, toolCalls: t.toolCalls,
+    })),
+  };
+}
+
+const byTrajectoryOrder = (a: TrajectoryView, b: TrajectoryView): number =>
+  a.iteration - b.iteration || a.split.localeCompare(b.split) || a.group - b.group || a.rollout - b.rollout;
+
+export interface CollectOptions {
+  /** Iterations whose trajectories the report keeps (default DEFAULT_TRAJECTORY_ITERATIONS; 0 = none). */
+  trajectoryIterations?: number;
+  /** The run's config.json text, used until the log holds a RunEvent (a run that has just started). */
+  fallbackConfigJson?: string;
+}
+
+export class RunCollector {
+  private configJson: string | undefined;
+  private readonly points = new Map<number, IterationPoint>();
+  private readonly warnings: WarningMark[] = [];
+  private readonly trajectories = new Map<number, TrajectoryView[]>();
+
+  constructor(readonly runId: string, private readonly options: CollectOptions = {}) {
+    this.configJson = options.fallbackConfigJson;
+  }
+
+  add(event: StarpoEvent): void {
+    if (event.kind === 'run') this.configJson = event.configJson;
+    else if (event.kind === 'iteration') {
+      this.points.set(event.iteration, { iteration: event.iteration, metrics: event.metrics, timingsMs: event.stageTimingsMs });
+    } else if (event.kind === 'echo-trap') {
+      this.warnings.push({ iteration: event.iteration, message: event.message, evidence: event.evidence });
+    } else if (event.kind === 'trajectory') {
+      const list = this.trajectories.get(event.iteration) ?? [];
+      list.push(trajectoryView(event));
+      this.trajectories.set(event.iteration, list);
+    }
+  }
+
+  /** The parsed config ({} until one is known). */
+  config(): Partial<RlConfig> {
+    return this.configJson ? (JSON.parse(this.configJson) as Partial<RlConfig>) : {};
+  }
+
+  finish(env: EnvInfo): RunReport {
+    const config = this.config();
+    const iterations = [...this.points.values()].sort((a, b) => a.iteration - b.iteration);
+    const kept = sampleIterations([...this.trajectories.keys()], this.options.trajectoryIterations ?? DEFAULT_TRAJECTORY_ITERATIONS);
+    return {
+      runId: this.runId, env: typeof config.env === 'string' ? config.env : '',
+      plannedIterations: config.iterations ?? 0,
+      lastIteration: iterations.length ? iterations[iterations.length - 1].iteration : 0,
+      config: config as Record<string, unknown>, iterations,
+      warnings: [...this.warnings].sort((a, b) => a.iteration - b.iteration),
+      oracle: env.oracle, legend: env.legend,
+      trajectoryIterations: kept, trajectoryIterationsTotal: this.trajectories.size,
+      trajectories: kept.flatMap((i) => this.trajectories.get(i)!).sort(byTrajectoryOrder),
+    };
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The report model: everything the HTML page shows, as plain JSON built from the event log alone.
+ * The same model feeds the static report (embedded in the file) and the live dashboard (served as JSON
+ * and polled), so the page has one renderer and the data logic stays testable without a browser.
+ */
+import type { ToolCall } from '../events/index.ts';
+
+/** One iteration as charted: every metric of the IterationEvent plus its stage timings. */
+export interface IterationPoint {
+  iteration: number;
+  metrics: Record<string, number>;
+  timingsMs: Record<string, number>;
+}
+
+export interface WarningMark {
+  iteration: number;
+  message: string;
+  evidence: Record<string, number>;
+}
+
+/** A symbol of the environment's state rendering; `style` is a CSS-safe slug of its meaning. */
+export interface LegendEntry {
+  symbol: string;
+  meaning: string;
+  style: string;
+}
+
+export interface TurnView {
+  observation: string;
+  response: string;
+  actions: string[];
+  envReward: number;
+  formatPenalty: number;
+  toolCalls: ToolCall[];
+}
+
+export interface TrajectoryView {
+  iteration: number;
+  split: string;
+  group: number;
+  rollout: number;
+  seed: number;
+  return: number;
+  success: boolean;
+  turns: TurnView[];
+}
+
+export interface OracleCeiling {
+  /** Mean over the validation seeds of the best success probability any policy reaches. */
+  successRate: number;
+  seeds: number;
+}
+
+export interface RunReport {
+  runId: string;
+  /** Environment preset name from the config ('' before the run has written its config). */
+  env: string;
+  /** config.iterations, or 0 when unknown. */
+  plannedIterations: number;
+  /** Highest iteration with an IterationEvent (0 before the first one completes). */
+  lastIteration: number;
+  /** The resolved config as saved with the run ({} when unknown). */
+  config: Record<string, unknown>;
+  iterations: IterationPoint[];
+  warnings: WarningMark[];
+  oracle: OracleCeiling | null;
+  /** Empty for text-only environments (Bandit, Countdown): observations are then shown as text. */
+  legend: LegendEntry[];
+  /** Iterations whose trajectories the report carries (a sample; see `trajectoryIterationsTotal`). */
+  trajectoryIterations: number[];
+  trajectoryIterationsTotal: number;
+  trajectories: TrajectoryView[];
+}
+
+export interface ChartSeries {
+  run: string;
+  label: string;
+  /** [iteration, value]; only finite values. */
+  points: Array<[number, number]>;
+  /** 'reference' = a constant line such as the oracle ceiling. */
+  kind: 'line' | 'reference';
+}
+
+export interface ChartMarker {
+  run: string;
+  iteration: number;
+  message: string;
+}
+
+export interface ChartModel {
+  id: string;
+  title: string;
+  yLabel: string;
+  series: ChartSeries[];
+  /** Echo-Trap warnings, drawn as vertical lines on every chart. */
+  markers: ChartMarker[];
+  yMin?: number;
+  yMax?: number;
+}
+
+/**
+ * Progress of a running run. `source` says who reported it: the event log (what has completed) or,
+ * later, the durable driver's Temporal query (which can also name the stage in progress).
+ */
+export interface LiveStatus {
+  runId: string;
+  iteration: number;
+  iterations: number;
+  source: 'events' | 'temporal';
+  stage?: string;
+  updatedAt: string;
+}
+
+export interface ReportModel {
+  title: string;
+  generatedAt: string;
+  runs: RunReport[];
+  charts: ChartModel[];
+  /** Null in a static report; the dashboard fills it on every poll. */
+  live: LiveStatus[] | null;
+}

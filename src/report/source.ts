@@ -1,0 +1,79 @@
+/**
+ * Where a report reads runs from: the local event log (Avro files under a runs directory, what the
+ * embedded driver writes) or Kafka (the durable driver). Either way events come through `replay`, so
+ * the report sees each event once and only the surviving lineage of a resumed run.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { createKafkaEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent } from '../events/index.ts';
+import type { KafkaEventReaderOptions } from '../events/kafka-reader.ts';
+import { ConfigError } from '../errors.ts';
+
+export type SourceKind = 'local' | 'kafka';
+
+/** A run: its id and, for local logs, the directory that holds `<runId>/`. */
+export interface RunRef {
+  runId: string;
+  root?: string;
+}
+
+export interface SourceOptions {
+  kind: SourceKind;
+  /** Where run ids are looked up (local). Default "runs". */
+  runsDir?: string;
+  kafka?: KafkaEventReaderOptions;
+}
+
+export interface ReportSource {
+  readonly refs: readonly RunRef[];
+  /** The run's events, replayed (deduplicated, surviving lineage only). */
+  events(ref: RunRef): AsyncIterable<StarpoEvent>;
+  /** The run's saved config.json, where the source has one (local runs). */
+  configJson(ref: RunRef): Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * `runs/abc`, `/tmp/x/abc` (a run directory) or `abc` (an id under runsDir). A name with a path
+ * separator is a directory even before it exists, so a dashboard can be opened on a run about to start.
+ */
+export function resolveRunRef(arg: string, kind: SourceKind, runsDir = 'runs'): RunRef {
+  if (kind === 'kafka') return { runId: arg };
+  const trimmed = arg.replace(/[\\/]+$/, '');
+  const isDir = trimmed.includes('/') || trimmed.includes(sep) || (existsSync(trimmed) && statSync(trimmed).isDirectory());
+  if (!isDir) return { runId: trimmed, root: resolve(runsDir) };
+  return { runId: basename(trimmed), root: dirname(resolve(trimmed)) };
+}
+
+function localSource(refs: RunRef[]): ReportSource {
+  const readers = new Map<string, EventReader>();
+  const readerFor = (root: string): EventReader => {
+    if (!readers.has(root)) readers.set(root, createLocalEventReader({ root }));
+    return readers.get(root)!;
+  };
+  return {
+    refs,
+    events: (ref) => replay(readerFor(ref.root!), ref.runId),
+    configJson: (ref) => readFile(join(ref.root!, ref.runId, 'config.json'), 'utf8').catch(() => undefined),
+    close: async () => { await Promise.all([...readers.values()].map((r) => r.close())); },
+  };
+}
+
+function kafkaSource(refs: RunRef[], options: KafkaEventReaderOptions): ReportSource {
+  const reader = createKafkaEventReader(options);
+  return {
+    refs,
+    events: (ref) => replay(reader, ref.runId),
+    configJson: async () => undefined,
+    close: () => reader.close(),
+  };
+}
+
+export function openSource(runArgs: readonly string[], options: SourceOptions): ReportSource {
+  if (runArgs.length === 0) throw new ConfigError('run', 'name at least one run (a run directory or an id)');
+  const refs = runArgs.map((arg) => resolveRunRef(arg, options.kind, options.runsDir));
+  const ids = refs.map((r) => r.runId);
+  if (new Set(ids).size !== ids.length) throw new ConfigError('run', `the same run id appears twice: ${ids.join(', ')}`);
+  return options.kind === 'kafka' ? kafkaSource(refs, options.kafka ?? {}) : localSource(refs);
+}

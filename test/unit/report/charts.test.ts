@@ -1,0 +1,52 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildCharts, CHART_SPECS } from '../../../src/report/charts.ts';
+import { RunCollector } from '../../../src/report/collect.ts';
+import type { ChartModel, OracleCeiling, RunReport } from '../../../src/report/model.ts';
+import type { StarpoEvent } from '../../../src/events/index.ts';
+import { iteration, run, warning } from './fixtures.ts';
+
+function report(runId: string, events: StarpoEvent[], oracle: OracleCeiling | null = null): RunReport {
+  const c = new RunCollector(runId);
+  for (const e of events) c.add(e);
+  return c.finish({ legend: [], oracle });
+}
+
+const chart = (charts: ChartModel[], id: string) => charts.find((c) => c.id === id)!;
+const counts = (c: ChartModel) => Object.fromEntries(c.series.map((s) => [s.label, s.points.length]));
+
+const three = report('a', [
+  run('a'), iteration(1, { success_rate: 0 }), iteration(2, { success_rate: 0.5, 'val/success_rate': 0.25 }),
+  iteration(3, { success_rate: 1, 'val/success_rate': 0.75, 'critic/value_loss': 2 }), warning(2, 'a'),
+], { successRate: 0.9, seeds: 8 });
+
+test('every chart of the table is built, in order', () => {
+  assert.deepEqual(buildCharts([three]).map((c) => c.id), CHART_SPECS.map((s) => s.id));
+});
+
+test('success has a point per iteration (train), per validated iteration (val) and a 2-point oracle line', () => {
+  const success = chart(buildCharts([three]), 'success');
+  assert.deepEqual(counts(success), { train: 3, validation: 2, 'oracle ceiling (8 val seeds)': 2 });
+  assert.deepEqual(success.series[2].points, [[1, 0.9], [3, 0.9]]);
+  assert.deepEqual(success.series[1].points, [[2, 0.25], [3, 0.75]]);
+});
+
+test('a metric a run lacks gives an empty series; stage timings get one series per stage', () => {
+  const charts = buildCharts([three]);
+  assert.deepEqual(counts(chart(charts, 'value-loss')), { critic: 1 });
+  assert.deepEqual(counts(chart(charts, 'kl')), { 'approx KL (old → new)': 0, 'KL to reference': 0 });
+  assert.deepEqual(chart(charts, 'stage-timings').series.map((s) => [s.label, s.points]),
+    [['rollout', [[1, 100], [2, 200], [3, 300]]], ['update', [[1, 50], [2, 50], [3, 50]]]]);
+});
+
+test('echo-trap warnings mark every chart', () => {
+  for (const c of buildCharts([three])) assert.deepEqual(c.markers, [{ run: 'a', iteration: 2, message: 'entropy fell' }]);
+});
+
+test('several runs share a chart, labelled by run', () => {
+  const other = report('b', [run('b'), iteration(1, { success_rate: 0.5 })]);
+  const success = chart(buildCharts([three, other]), 'success');
+  assert.deepEqual(counts(success),
+    { 'a · train': 3, 'a · validation': 2, 'a · oracle ceiling (8 val seeds)': 2, 'b · train': 1, 'b · validation': 0 });
+  assert.deepEqual([...new Set(success.series.map((s) => s.run))], ['a', 'b']);
+});
