@@ -1,0 +1,112 @@
+/**
+ * The report in a real browser (Debian's chromium, driven by playwright-core): a tiny Sokoban run is
+ * trained here, reported with the CLI (HTML + PNGs), then opened and checked against its own events.
+ */
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Page } from 'playwright-core';
+import { createLocalEventLog, createLocalEventReader, replay, type StarpoEvent, type TrajectoryEvent } from '../../src/events/index.ts';
+import { resolveConfig } from '../../src/rl/config.ts';
+import { trainEmbedded } from '../../src/rl/embedded.ts';
+import { withBrowser } from '../../src/report/browser.ts';
+import { CHART_SPECS } from '../../src/report/charts.ts';
+import { pngStats } from '../../src/report/png-stats.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'starpo-report-html-'));
+const html = join(root, 'out', 'report.html');
+const pngDir = join(root, 'out', 'charts');
+let events: StarpoEvent[] = [];
+
+const config = resolveConfig({
+  preset: 'starpo-s',
+  overrides: ['env=sokoban', 'maxTurns=2', 'envGroups=2', 'groupSize=3', 'miniBatchSize=6', 'iterations=3', 'threads=1',
+    'valSeeds=2', 'valEvery=2', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'filter=none', 'maxResponseTokens=8'],
+});
+
+before(async () => {
+  await trainEmbedded({ root, runId: 'tiny', config });
+  // A known Echo-Trap warning (the tiny run is too short to raise one), appended as the trainer would.
+  const log = createLocalEventLog({ root });
+  await log.append([{ kind: 'echo-trap', runId: 'tiny', lineageId: 'main', iteration: 2, evidence: { entropyDrop: 0.5 },
+    message: 'test warning', detectedAt: new Date() }]);
+  await log.close();
+  const reader = createLocalEventReader({ root });
+  for await (const e of replay(reader, 'tiny')) events.push(e);
+  await reader.close();
+  const cli = spawnSync(process.execPath, ['bin/starpo.js', 'report', join(root, 'tiny'), '--out', html, '--png', pngDir],
+    { encoding: 'utf8', env: { ...process.env, STARPO_LOG_LEVEL: 'warn' } });
+  assert.equal(cli.status, 0, cli.stderr);
+}, { timeout: 240_000 });
+
+async function openPage<T>(fn: (page: Page, errors: string[]) => Promise<T>): Promise<T> {
+  return withBrowser(async (context) => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('console', (msg) => { if (msg.type() === 'error' || msg.type() === 'warning') errors.push(msg.text()); });
+    page.on('pageerror', (err) => errors.push(err.message));
+    page.on('request', (req) => { if (!req.url().startsWith('file:')) errors.push(`network request: ${req.url()}`); });
+    await page.goto(pathToFileURL(html).href);
+    await page.waitForSelector('body[data-ready="yes"]', { timeout: 30_000 });
+    return fn(page, errors);
+  });
+}
+
+const iterationsWith = (key: string) => events.filter((e) => e.kind === 'iteration' && e.metrics[key] !== undefined).length;
+
+test('the report loads without console errors or network requests, and every chart has the run\'s points', { timeout: 120_000 }, async () => {
+  await openPage(async (page, errors) => {
+    const charts = await page.$$eval('figure.chart', (fs) => fs.map((f) => ({
+      id: f.getAttribute('data-chart'), points: JSON.parse(f.getAttribute('data-points')!), markers: JSON.parse(f.getAttribute('data-markers')!),
+    })));
+    assert.deepEqual(charts.map((c) => c.id), CHART_SPECS.map((s) => s.id));
+    const success = charts.find((c) => c.id === 'success')!;
+    assert.deepEqual(success.points, { train: 3, validation: iterationsWith('val/success_rate'), 'oracle ceiling (2 val seeds)': 2 });
+    assert.equal(iterationsWith('val/success_rate'), 2);
+    assert.deepEqual(charts.find((c) => c.id === 'in-group-std')!.points, { 'all groups': 3, 'kept groups': 3 });
+    assert.deepEqual(charts.find((c) => c.id === 'value-loss')!.points, { critic: 3 });
+    for (const c of charts) assert.deepEqual(c.markers, [2], `${c.id} lacks the echo-trap mark`);
+    // The drawn Chart.js objects hold the same data as the DOM says.
+    const drawn = await page.evaluate(() => Object.fromEntries(Object.entries((globalThis as any).starpoReport.charts)
+      .map(([id, chart]: [string, any]) => [id, chart.data.datasets.map((d: any) => d.data.length)])));
+    assert.deepEqual(drawn.success, [3, 2, 2]);
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('the trajectory browser shows the grid, response and actions of a chosen trajectory', { timeout: 120_000 }, async () => {
+  const known = events.find((e): e is TrajectoryEvent => e.kind === 'trajectory' && e.iteration === 2 && e.split === 'train'
+    && e.group === 1 && e.rolloutIndex === 2)!;
+  await openPage(async (page, errors) => {
+    await page.selectOption('#pick-iteration', '2');
+    await page.selectOption('#pick-split', 'train');
+    await page.selectOption('#pick-group', '1');
+    await page.selectOption('#pick-rollout', '2');
+    const turns = await page.$$eval('.turn', (ts) => ts.map((t) => ({
+      grid: Array.from(t.querySelectorAll('.grid-row')).map((r) => r.textContent).join('\n'),
+      player: t.querySelector('.cell-player, .cell-player-on-target')?.textContent ?? null,
+      response: t.querySelector('pre.response')?.textContent,
+    })));
+    assert.equal(turns.length, known.turns.length);
+    assert.deepEqual(turns.map((t) => t.grid), known.turns.map((t) => t.observation));
+    assert.deepEqual(turns.map((t) => t.response), known.turns.map((t) => t.response));
+    assert.ok(turns.every((t) => t.player === 'P' || t.player === 'S'), 'the player cell is styled as the player');
+    assert.equal(await page.getAttribute('.trajectory-summary', 'data-seed'), String(known.envSeed));
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('a screenshot of the page and every exported chart PNG are non-blank', { timeout: 120_000 }, async () => {
+  const shot = await openPage((page) => page.screenshot({ fullPage: true }));
+  assert.ok(pngStats(shot).variance > 100, 'the page screenshot is blank');
+  const files = readdirSync(pngDir).sort();
+  assert.deepEqual(files, CHART_SPECS.map((s) => `${s.id}.png`).sort());
+  for (const f of files) {
+    const stats = pngStats(readFileSync(join(pngDir, f)));
+    assert.ok(stats.variance > 100 && stats.width > 400, `${f} looks blank (${JSON.stringify(stats)})`);
+  }
+});
