@@ -87,7 +87,7 @@ test('the trajectory browser shows the grid, response and actions of a chosen tr
     await page.selectOption('#pick-group', '1');
     await page.selectOption('#pick-rollout', '2');
     const turns = await page.$$eval('.turn', (ts) => ts.map((t) => ({
-      grid: Array.from(t.querySelectorAll('.grid-row')).map((r) => r.textContent).join('\n'),
+      grid: [...t.querySelectorAll('.grid-row')].map((r) => r.textContent).join('\n'),
       player: t.querySelector('.cell-player, .cell-player-on-target')?.textContent ?? null,
       response: t.querySelector('pre.response')?.textContent,
     })));
