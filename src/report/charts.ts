@@ -23,6 +23,10 @@ interface ChartSpec {
 }
 
 const metric = (label: string, key: string): SeriesSpec => ({ label, value: (p) => p.metrics[key] });
+/** The first of several metrics the iteration has (names for the same quantity). */
+const firstOf = (label: string, ...keys: string[]): SeriesSpec => ({
+  label, value: (p) => p.metrics[keys.find((k) => p.metrics[k] !== undefined) ?? keys[0]],
+});
 const fixed = (...series: SeriesSpec[]) => (): SeriesSpec[] => series;
 
 /** Stage names in the order the run's iterations first report them (rollout, score, …, update). */
@@ -40,7 +44,10 @@ export const CHART_SPECS: readonly ChartSpec[] = [
   { id: 'return', title: 'Return', yLabel: 'trajectory return', series: fixed(metric('mean', 'return/mean')) },
   {
     id: 'in-group-std', title: 'In-group return std', yLabel: 'std of returns within a group',
-    series: fixed(metric('all groups', 'in_group_std/all'), metric('kept groups', 'in_group_std/kept')),
+    // The filter stage measures both over the rollout batch itself, so its numbers are read first: the
+    // iteration's in_group_std/* have at times been recomputed on the kept batch only (all = kept).
+    series: fixed(firstOf('all groups', 'filter/in_group_std_all', 'in_group_std/all'),
+      firstOf('kept groups', 'filter/in_group_std_kept', 'in_group_std/kept')),
   },
   { id: 'entropy', title: 'Token entropy', yLabel: 'nats', series: fixed(metric('mean', 'entropy/mean')) },
   { id: 'response-length', title: 'Response length', yLabel: 'tokens per response', series: fixed(metric('mean', 'response_length/mean')) },
