@@ -6,6 +6,7 @@ import { registerReport } from './report.ts';
 import { registerServices } from './services.ts';
 import { registerTrain } from './train.ts';
 import { registerSft } from './sft.ts';
+import { registerReplay } from './replay.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench, registerReport, registerDashboard];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench, registerReport, registerDashboard, registerReplay];

@@ -1,0 +1,96 @@
+import type { Command } from 'commander';
+import { ConfigError } from '../../errors.ts';
+import { createKafkaEventReader, createLocalEventReader, type EventReader } from '../../events/index.ts';
+import { openTrajectoryExport, type TrajectorySink } from '../../replay/export.ts';
+import { iterationFlag, readRunConfig, runLocation, type RunLocation } from '../../replay/location.ts';
+import { jsonLines, failedIterations, renderNotes, renderTable } from '../../replay/report.ts';
+import { replayRun, type ReplayOutcome } from '../../replay/run.ts';
+import { openSftDataset, parseSelection } from '../../replay/sft-dataset.ts';
+
+export interface ReplayFlags {
+  source: string;
+  runsDir: string;
+  fromIteration?: string;
+  toIteration?: string;
+  export?: string;
+  sftDataset?: string;
+  select: string;
+  split: string;
+  json?: boolean;
+  brokers?: string;
+  topic?: string;
+}
+
+/** Where the events come from (a registry, not a branch). */
+const SOURCES: Record<string, (loc: RunLocation, flags: ReplayFlags) => EventReader> = {
+  files: (loc) => createLocalEventReader({ root: loc.root }),
+  kafka: (_, flags) => createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
+};
+
+const SPLITS = ['train', 'val', 'all'];
+
+async function openSinks(flags: ReplayFlags): Promise<TrajectorySink[]> {
+  if (!SPLITS.includes(flags.split)) throw new ConfigError('--split', `"${flags.split}": one of ${SPLITS.join(', ')}`);
+  const sinks: TrajectorySink[] = [];
+  if (flags.export) sinks.push(await openTrajectoryExport(flags.export));
+  if (flags.sftDataset) sinks.push(await openSftDataset(flags.sftDataset, parseSelection(flags.select)));
+  return sinks;
+}
+
+function describeSinks(sinks: readonly TrajectorySink[]): Record<string, unknown> {
+  return Object.fromEntries(sinks.map((s) => [s.path, { written: s.count, ...('skipped' in s ? { skippedDiverged: s.skipped } : {}) }]));
+}
+
+function print(outcome: ReplayOutcome, sinks: readonly TrajectorySink[], flags: ReplayFlags, say: (line: string) => void): void {
+  if (flags.json) {
+    for (const line of jsonLines(outcome, { files: describeSinks(sinks) })) say(line);
+    return;
+  }
+  say(renderTable(outcome));
+  for (const line of renderNotes(outcome)) say(line);
+  for (const [path, info] of Object.entries(describeSinks(sinks))) say(`wrote ${path}: ${JSON.stringify(info)}`);
+}
+
+/** Runs the replay; returns the exit code (1 when a recomputed metric disagrees with the recorded one). */
+export async function replayCommand(run: string, flags: ReplayFlags, say: (line: string) => void = console.log): Promise<number> {
+  const source = SOURCES[flags.source];
+  if (!source) throw new ConfigError('--source', `"${flags.source}": one of ${Object.keys(SOURCES).join(', ')}`);
+  const loc = runLocation(run, flags.runsDir);
+  const range = { fromIteration: iterationFlag('--from-iteration', flags.fromIteration), toIteration: iterationFlag('--to-iteration', flags.toIteration) };
+  const sinks = await openSinks(flags);
+  const split = flags.split;
+  const reader = source(loc, flags);
+  try {
+    const outcome = await replayRun({
+      reader, runId: loc.runId, ...range, fallbackConfig: () => readRunConfig(loc),
+      sinks: sinks.map((s) => ({ write: (e, setup) => (split === 'all' || e.split === split ? s.write(e, setup) : Promise.resolve()) })),
+    });
+    for (const s of sinks) await s.close();
+    print(outcome, sinks, flags, say);
+    return failedIterations(outcome).length > 0 ? 1 : 0;
+  } catch (err) {
+    for (const s of sinks) await s.abort();
+    throw err;
+  } finally {
+    await reader.close();
+  }
+}
+
+export function registerReplay(program: Command): void {
+  program.command('replay')
+    .argument('<run>', 'run id (under --runs-dir) or path to the run directory')
+    .description('Recompute every iteration\'s trajectory metrics from the event log and check them against the recorded ones; ' +
+      'export trajectories; build an SFT dataset')
+    .option('--source <source>', 'files (Avro files under the run) or kafka', 'files')
+    .option('--runs-dir <dir>', 'where runs live', 'runs')
+    .option('--from-iteration <a>', 'first iteration to replay')
+    .option('--to-iteration <b>', 'last iteration to replay')
+    .option('--export <file>', 'write the trajectories to a .jsonl or .csv file')
+    .option('--sft-dataset <file>', 'write selected trajectories as chat records (ExpertRecord JSON lines) for SFT')
+    .option('--select <which>', 'trajectories for the SFT dataset: successful, positive-return, all', 'successful')
+    .option('--split <split>', 'trajectories exported: train, val or all', 'all')
+    .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the local broker)')
+    .option('--topic <topic>', 'Kafka topic (default: starpo.events)')
+    .option('--json', 'JSON lines instead of a table')
+    .action(async (run: string, flags: ReplayFlags) => { process.exitCode = await replayCommand(run, flags); });
+}

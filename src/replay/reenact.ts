@@ -1,0 +1,65 @@
+/**
+ * Plays a logged trajectory again: the environment is reset with the logged seed and fed the logged
+ * responses through the same Episode the rollout used. Environments are pure functions of (seed, actions),
+ * so this recovers what the event does not store — how many actions each answer proposed (the
+ * denominator of the action ratios) and the exact chat messages the agent saw (for SFT data) — and
+ * checks the log against the environment: any disagreement is reported as a divergence.
+ */
+import { Episode, TEMPLATES, type Message, type TemplateName, type TurnRecord } from '../agent/index.ts';
+import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
+import type { TrajectoryEvent, Turn } from '../events/index.ts';
+import type { RlConfig } from '../rl/config.ts';
+import { withBudget } from '../rl/rollout.ts';
+
+/** The rollout's episode settings, from the run config. */
+export interface EpisodeSetup {
+  env: EnvConfig;
+  template: TemplateName;
+  /** Reward added to a turn with a format error (≤ 0), as configured. */
+  formatPenalty: number;
+}
+
+export function episodeSetup(c: RlConfig): EpisodeSetup {
+  const budget = { maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory };
+  return { env: withBudget(resolveEnvConfig(c.env), budget), template: c.template as TemplateName, formatPenalty: c.formatPenalty };
+}
+
+export interface Reenacted {
+  /** Actions each turn's answer proposed (parsed + unknown pieces), as the rollout counted them. */
+  proposed: number[];
+  /** System/user/assistant messages exactly as the episode rendered them. */
+  messages: Message[];
+  /** Per turn: executed actions and the reward the agent was told (env reward + format penalty). */
+  turns: Array<{ actions: string[]; reward: number }>;
+  /** The first disagreement between the log and the replayed episode, or null. */
+  divergence: string | null;
+}
+
+function compareTurn(k: number, logged: Turn, played: TurnRecord | null): string | null {
+  if (played === null) return `turn ${k}: the log has a turn after the episode ended`;
+  const same = logged.actions.length === played.executed.length && logged.actions.every((a, i) => a === played.executed[i]);
+  if (!same) return `turn ${k}: executed [${played.executed.join(', ')}], log says [${logged.actions.join(', ')}]`;
+  if (logged.envReward !== played.envReward) return `turn ${k}: env reward ${played.envReward}, log says ${logged.envReward}`;
+  // The episode charges a positive penalty; the rollout logs it as a negative reward.
+  if (logged.formatPenalty !== -played.formatPenalty) {
+    return `turn ${k}: format penalty ${-played.formatPenalty}, log says ${logged.formatPenalty}`;
+  }
+  return null;
+}
+
+export function reenact(e: TrajectoryEvent, setup: EpisodeSetup): Reenacted {
+  const episode = new Episode(createEnv(setup.env), setup.env, TEMPLATES[setup.template], { formatPenalty: -setup.formatPenalty });
+  episode.start(e.envSeed);
+  let divergence = e.envName === setup.env.type ? null : `env ${e.envName}, run config says ${setup.env.type}`;
+  const proposed: number[] = [];
+  e.turns.forEach((logged, k) => {
+    const played = episode.done ? null : episode.respond(logged.response);
+    divergence ??= compareTurn(k, logged, played);
+    proposed.push(played ? played.parsed.actions.length + played.parsed.unknown.length : logged.validActions);
+  });
+  if (divergence === null && episode.success !== e.success) divergence = `success ${episode.success}, log says ${e.success}`;
+  return {
+    proposed, messages: episode.messages.slice(), divergence,
+    turns: episode.turns.map((t) => ({ actions: t.executed, reward: t.reward })),
+  };
+}

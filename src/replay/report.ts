@@ -1,0 +1,62 @@
+/**
+ * How `starpo replay` shows its result: a table plus notes for people, or JSON lines for tools
+ * (one `iteration` line per checked iteration, `problem` lines for skipped records, one `summary` line).
+ */
+import Table from 'cli-table3';
+import { whyNot } from './compare.ts';
+import type { IterationCheck, ReplayOutcome } from './run.ts';
+
+const num = (x: number): string => (Number.isInteger(x) ? String(x) : x.toPrecision(6));
+
+function verdict(c: IterationCheck): string {
+  const m = c.mismatches[0];
+  if (m) return `MISMATCH ${m.metric}: recorded ${num(m.recorded)}, events give ${num(m.recomputed)}`;
+  if (c.divergences.length > 0) return `DIVERGED ${c.divergences[0]}`;
+  return 'ok';
+}
+
+/** Every recorded metric replay could not recompute, grouped by the reason. */
+export function notRecomputableByReason(outcome: ReplayOutcome): Record<string, string[]> {
+  const names = [...new Set(outcome.iterations.flatMap((c) => c.notRecomputable))].sort();
+  const out: Record<string, string[]> = {};
+  for (const name of names) (out[whyNot(name)] ??= []).push(name);
+  return out;
+}
+
+export function failedIterations(outcome: ReplayOutcome): number[] {
+  return outcome.iterations.filter((c) => !c.ok).map((c) => c.iteration);
+}
+
+export function renderTable(outcome: ReplayOutcome): string {
+  const table = new Table({ head: ['iteration', 'lineage', 'train', 'val', 'checked', 'mismatched', 'result'] });
+  for (const c of outcome.iterations) {
+    table.push([c.iteration, c.lineageId, c.trainTrajectories, c.valTrajectories, c.checked, c.mismatches.length, verdict(c)]);
+  }
+  return table.toString();
+}
+
+export function renderNotes(outcome: ReplayOutcome): string[] {
+  const failed = failedIterations(outcome);
+  const lines = [
+    `${outcome.iterations.length} iterations, ${outcome.trajectories} trajectories replayed; ` +
+      (failed.length === 0 ? 'every recomputed metric equals the recorded one' : `${failed.length} iterations disagree: ${failed.join(', ')}`),
+    `events left out by replay: ${outcome.dropped.duplicate} duplicates, ${outcome.dropped.superseded} of superseded lineages`,
+  ];
+  for (const [reason, names] of Object.entries(notRecomputableByReason(outcome))) {
+    lines.push(`not recomputable from events (${reason}): ${names.join(', ')}`);
+  }
+  for (const p of outcome.problems) lines.push(`skipped ${p.kind} record at ${p.where}: ${p.message}`);
+  if (outcome.unfinished.length > 0) lines.push(`iterations without an IterationEvent (unfinished): ${outcome.unfinished.join(', ')}`);
+  return lines;
+}
+
+export function jsonLines(outcome: ReplayOutcome, extra: Record<string, unknown> = {}): string[] {
+  const lines = outcome.iterations.map((c) => JSON.stringify({ type: 'iteration', ...c }));
+  for (const p of outcome.problems) lines.push(JSON.stringify({ type: 'problem', ...p }));
+  lines.push(JSON.stringify({
+    type: 'summary', runId: outcome.runId, iterations: outcome.iterations.length, trajectories: outcome.trajectories,
+    failed: failedIterations(outcome), dropped: outcome.dropped, unfinished: outcome.unfinished, problems: outcome.problems.length,
+    notRecomputable: notRecomputableByReason(outcome), ...extra,
+  }));
+  return lines;
+}

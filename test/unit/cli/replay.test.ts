@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { replayCommand, type ReplayFlags } from '../../../src/cli/commands/replay.ts';
+import { RECORDED, writeRun } from '../replay/fixtures.ts';
+
+const flags = (root: string, more: Partial<ReplayFlags> = {}): ReplayFlags =>
+  ({ source: 'files', runsDir: root, select: 'successful', split: 'all', ...more });
+
+async function replay(root: string, more: Partial<ReplayFlags> = {}): Promise<{ code: number; lines: string[] }> {
+  const lines: string[] = [];
+  const code = await replayCommand('r', flags(root, more), (l) => lines.push(l));
+  return { code, lines };
+}
+
+const tempRoot = () => mkdtempSync(join(tmpdir(), 'starpo-cli-replay-'));
+
+test('replay of a faithful log exits 0 and names what it could not recompute', async () => {
+  const root = tempRoot();
+  await writeRun(root);
+  const { code, lines } = await replay(root, { json: true });
+  const [iteration, summary] = lines.map((l) => JSON.parse(l));
+  assert.deepEqual([code, iteration.ok, iteration.checked, iteration.notRecomputable], [0, true, 14, ['actor/grad_norm']]);
+  assert.deepEqual([summary.failed, summary.trajectories], [[], 4]);
+});
+
+test('a recorded metric the events contradict fails the replay and is shown in the table', async () => {
+  const root = tempRoot();
+  await writeRun(root, { ...RECORDED, 'pass@2': 0.75 });
+  const { code, lines } = await replay(root);
+  assert.equal(code, 1);
+  assert.match(lines[0], /MISMATCH pass@2: recorded 0\.750000, events give 0\.500000/);
+  assert.match(lines[1], /1 iterations disagree: 1/);
+});
+
+test('an undecodable record is reported with its position and skipped', async () => {
+  const root = tempRoot();
+  await writeRun(root);
+  appendFileSync(join(root, 'r', 'events', '00000001.avro'), Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]));
+  const { code, lines } = await replay(root, { json: true });
+  const problem = JSON.parse(lines[1]);
+  assert.deepEqual([code, problem.type, problem.where.endsWith('00000001.avro@' + problem.byteOffset)], [0, 'problem', true]);
+});
+
+test('--export and --sft-dataset write their files and say how many records', async () => {
+  const root = tempRoot();
+  await writeRun(root);
+  const [csv, sft] = [join(root, 'out.csv'), join(root, 'sft.jsonl')];
+  const { code, lines } = await replay(root, { export: csv, sftDataset: sft, split: 'train' });
+  assert.equal(code, 0);
+  assert.deepEqual(lines.slice(-2), [`wrote ${csv}: {"written":4}`, `wrote ${sft}: {"written":1,"skippedDiverged":0}`]);
+  assert.equal(readFileSync(csv, 'utf8').trimEnd().split('\n').length, 5);
+});
