@@ -1,0 +1,171 @@
+/**
+ * The tool protocol of a rollout (SPEC §6): one assistant turn for a batch of episodes, where generation
+ * pauses at a tool call, the tool runs, its result is appended as template ids (loss mask 0), and
+ * generation resumes inside the same turn. Each round is one batched `generate` call over the rows still
+ * writing, so it drops in where a rollout makes its single per-turn call:
+ *   const rows = await generateWithTools(policy.generate.bind(policy), request, executors, tokenizer, options);
+ * A row's first round uses the request's own seed, so a turn without calls samples exactly what the
+ * plain call would have sampled. At most `maxCalls` calls run per turn; later calls are left unrun
+ * (after one optional notice). A call is never run when the model's token budget is used up by it,
+ * so a turn always ends on a model-written token.
+ */
+import type { TextTokenizer } from '../agent/types.ts';
+import { ConfigError } from '../errors.ts';
+import type { FoundCall, ToolFormat } from './formats.ts';
+import { KEEP_CHARS, showResult } from './output.ts';
+import { firstStop, ToolRow, type ToolGeneration } from './turn-row.ts';
+import type { ToolCall, ToolCallRecord, ToolExecutor, ToolResult } from './types.ts';
+
+export type { ToolGeneration } from './turn-row.ts';
+
+/** The fields of a rollout's generation request the protocol reads or rewrites; others pass through. */
+export interface GenerateRequest {
+  prompts: readonly (readonly number[])[];
+  maxNewTokens: number;
+  rowSeeds: readonly number[];
+  /** The turn stops (the chat format's); the protocol adds the format's call stops. */
+  stopStrings: readonly string[];
+}
+
+export interface Generation {
+  tokens: number[];
+  logprobs: number[];
+  finishReason: 'stop' | 'length';
+}
+
+export interface ToolTurnOptions {
+  format: ToolFormat;
+  /** C: calls run per response (per assistant turn). */
+  maxCalls: number;
+  /** Append one notice (as a tool result) at the first call past the limit. Default false. */
+  limitNotice?: boolean;
+  /** Characters kept at each end of a long result (default 128). */
+  keepChars?: number;
+  /** The model's context: a row stops ('length') before its context would overflow. */
+  maxContext?: number;
+}
+
+/** Plays one assistant turn with tools for every prompt of `request` (`executors[i]` serves row i). */
+export async function generateWithTools<R extends GenerateRequest>(
+  generate: (request: R) => Promise<Generation[]>, request: R, executors: readonly ToolExecutor[],
+  tokenizer: TextTokenizer, options: ToolTurnOptions,
+): Promise<ToolGeneration[]> {
+  checkOptions(request, executors, options);
+  const rows = request.prompts.map((p, i) => new ToolRow(p, request.rowSeeds[i] as number, tokenizer));
+  for (let round = 0; ; round++) {
+    for (const row of rows) if (!row.done && room(row, request, options) <= 0) row.end('length', request.stopStrings);
+    const active = rows.flatMap((row, i) => (row.done ? [] : [{ row, executor: executors[i] as ToolExecutor }]));
+    if (active.length === 0) break;
+    const generations = await generate({
+      ...request,
+      prompts: active.map(({ row }) => row.nextPrompt()),
+      maxNewTokens: Math.max(...active.map(({ row }) => room(row, request, options))),
+      rowSeeds: active.map(({ row }) => roundSeed(row.seed, round)),
+      stopStrings: [...request.stopStrings, ...options.format.stopStrings],
+    });
+    const found = active.map(({ row }, i) => absorb(row, generations[i] as Generation, request, options));
+    await Promise.all(active.map(({ row, executor }, i) => {
+      const call = found[i];
+      return call ? runCall(row, call, executor, request, options) : undefined;
+    }));
+  }
+  return rows.map((r) => r.result());
+}
+
+function checkOptions(request: GenerateRequest, executors: readonly ToolExecutor[], options: ToolTurnOptions): void {
+  if (!Number.isInteger(options.maxCalls) || options.maxCalls < 0) {
+    throw new ConfigError('tools.maxCalls', `must be a non-negative integer, got ${options.maxCalls}`);
+  }
+  if (executors.length !== request.prompts.length) {
+    throw new ConfigError('tools.executors', `need one executor per prompt (${request.prompts.length}), got ${executors.length}`);
+  }
+}
+
+/** Tokens the model may still write in this turn: its budget, and what is left of the context. */
+function room(row: ToolRow, request: GenerateRequest, options: ToolTurnOptions): number {
+  const budget = request.maxNewTokens - row.written;
+  return options.maxContext === undefined ? budget : Math.min(budget, options.maxContext - row.contextLength);
+}
+
+/** Round 0 keeps the request's seed; later rounds derive theirs (a fixed 32-bit mix, the same everywhere). */
+export function roundSeed(seed: number, round: number): number {
+  if (round === 0) return seed;
+  let h = Math.imul((seed >>> 0) ^ Math.imul(round, 0x9e3779b9), 0x85ebca6b) >>> 0;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * Appends one round's tokens to its row (cut to the row's own budget: the batch asked for the largest),
+ * then decides: the turn ended, a call is waiting to run, or generation simply resumes (null either way
+ * but the call). The stop is looked for in this round's text only; the call in the whole model segment,
+ * which may span rounds (the inline format pauses at its opening fence too).
+ */
+function absorb(row: ToolRow, g: Generation, request: GenerateRequest, options: ToolTurnOptions): FoundCall | null {
+  row.rounds++;
+  const allowed = room(row, request, options);
+  const ids = g.tokens.length > allowed ? g.tokens.slice(0, allowed) : g.tokens;
+  row.addModel(ids, g.logprobs);
+  if (ids.length < g.tokens.length || g.finishReason === 'length') {
+    row.end('length', request.stopStrings);
+    return null;
+  }
+  const stop = firstStop(row.decode(ids), request.stopStrings, options.format.stopStrings);
+  if (!stop || !stop.tool) {
+    row.end('stop', request.stopStrings);
+    return null;
+  }
+  return options.format.lastCall(row.segmentText());
+}
+
+/** Runs (or declines) the call a row paused at and appends what the model is shown. */
+async function runCall(
+  row: ToolRow, found: FoundCall, executor: ToolExecutor, request: GenerateRequest, options: ToolTurnOptions,
+): Promise<void> {
+  row.markCall(found);
+  const executed = row.calls.filter((c) => c.executed).length;
+  if (executed >= options.maxCalls || room(row, request, options) <= 0) {
+    row.calls.push(record(found.call, null, ''));
+    if (executed >= options.maxCalls && options.limitNotice && !row.noticeGiven) {
+      row.noticeGiven = true;
+      append(row, `tool call limit reached (${options.maxCalls} per response); the call was not run`, request, options);
+    }
+    return;
+  }
+  const result = await execute(executor, found.call);
+  const shown = showResult(result, options.keepChars ?? KEEP_CHARS);
+  row.calls.push(record(found.call, result, shown));
+  append(row, shown, request, options);
+}
+
+/** Appends a result block as template ids, unless it would leave no room in the context for the model. */
+function append(row: ToolRow, shown: string, request: GenerateRequest, options: ToolTurnOptions): void {
+  const text = options.format.wrapResult(shown);
+  const ids = row.encode(text);
+  if (options.maxContext !== undefined && row.contextLength + ids.length + 1 > options.maxContext) {
+    row.end('length', request.stopStrings);
+    return;
+  }
+  row.addToolText(ids, text);
+}
+
+/** Runs a call; an unparsable call or an executor that throws becomes a failed result, never an exception. */
+async function execute(executor: ToolExecutor, call: ToolCall): Promise<ToolResult> {
+  if (call.kind === 'invalid') return { ok: false, output: '', error: `invalid tool call: ${call.reason}`, errorKind: 'parse' };
+  try {
+    return await executor.execute(call);
+  } catch (err) {
+    return { ok: false, output: '', error: `tool error: ${(err as Error).message}`, errorKind: 'executor' };
+  }
+}
+
+/** The record of a call; `result` null = written but not run. */
+export function record(call: ToolCall, result: ToolResult | null, shown: string): ToolCallRecord {
+  const base = call.kind === 'code'
+    ? { kind: call.kind, name: 'js', arguments: { code: call.code } }
+    : call.kind === 'function'
+      ? { kind: call.kind, name: call.name, arguments: call.arguments }
+      : { kind: call.kind, name: '', arguments: null };
+  if (!result) return { ...base, executed: false, ok: false, shown };
+  return { ...base, executed: true, ok: result.ok, shown, ...(result.errorKind ? { errorKind: result.errorKind } : {}) };
+}

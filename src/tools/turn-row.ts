@@ -1,0 +1,160 @@
+/**
+ * One assistant turn with tools, as it grows: the ids appended after the assistant header (model-written,
+ * mask 1, and tool results, mask 0), their sampling log-probs, the calls made, and the text split into
+ * model and tool segments. The protocol loop (protocol.ts) drives it; this module only keeps the books.
+ */
+import type { TextTokenizer } from '../agent/types.ts';
+import type { FoundCall } from './formats.ts';
+import type { ToolCallRecord } from './types.ts';
+
+interface Segment {
+  text: string;
+  /** Written by the model (true) or appended tool output / notice (false). */
+  model: boolean;
+  /** Where the model segment's calls sit in `text` (removed from the answer text). */
+  calls: { start: number; end: number }[];
+}
+
+/** The finished turn: a drop-in superset of one row of a plain generation. */
+export interface ToolGeneration {
+  /** Every id after the assistant header: model-written ids and tool-result ids, in order. */
+  tokens: number[];
+  /** 1 on model-written ids, 0 on tool-result ids (aligned with tokens). */
+  mask: number[];
+  /** Sampling log-prob of each model-written id; 0 on tool-result ids. */
+  logprobs: number[];
+  /** 'stop': the tokens end with the turn stop the model wrote; 'length': cut at a budget. */
+  finishReason: 'stop' | 'length';
+  /** All of it decoded, tool results included (what the context holds). */
+  text: string;
+  /** Only what the model wrote, turn stop removed. */
+  modelText: string;
+  /** What the model wrote with its tool calls removed, turn stop removed: the text to parse for an answer. */
+  answerText: string;
+  calls: ToolCallRecord[];
+  /** Generation calls this row took part in. */
+  rounds: number;
+}
+
+export class ToolRow {
+  readonly tokens: number[] = [];
+  readonly mask: number[] = [];
+  readonly logprobs: number[] = [];
+  readonly calls: ToolCallRecord[] = [];
+  private readonly segments: Segment[] = [];
+  /** Index in `tokens` where the current model segment starts. */
+  private segmentStart = 0;
+  /** Calls found so far in the current model segment. */
+  private spans: { start: number; end: number }[] = [];
+  written = 0;
+  rounds = 0;
+  noticeGiven = false;
+  done = false;
+  finish: 'stop' | 'length' = 'length';
+
+  constructor(readonly prompt: readonly number[], readonly seed: number, private readonly tokenizer: TextTokenizer) {}
+
+  /** Tokens this row occupies in the model's context now. */
+  get contextLength(): number {
+    return this.prompt.length + this.tokens.length;
+  }
+
+  /** The prompt of the next generation round: the turn's prompt plus everything appended so far. */
+  nextPrompt(): number[] {
+    return this.prompt.concat(this.tokens);
+  }
+
+  encode(text: string): number[] {
+    return this.tokenizer.encode(text);
+  }
+
+  decode(ids: readonly number[]): string {
+    return this.tokenizer.decode(ids);
+  }
+
+  addModel(ids: readonly number[], logprobs: readonly number[]): void {
+    for (let i = 0; i < ids.length; i++) {
+      this.tokens.push(ids[i] as number);
+      this.mask.push(1);
+      this.logprobs.push(logprobs[i] ?? 0);
+    }
+    this.written += ids.length;
+  }
+
+  /** The model text since the last tool result (may span several rounds after false pauses). */
+  segmentText(): string {
+    return this.tokenizer.decode(this.tokens.slice(this.segmentStart));
+  }
+
+  /** Notes a call in the current model segment (offsets in segmentText()). */
+  markCall(found: FoundCall): void {
+    this.spans.push({ start: found.start, end: found.end });
+  }
+
+  /** Closes the model segment and appends tool template ids (mask 0). */
+  addToolText(ids: readonly number[], text: string): void {
+    this.closeSegment(this.segmentText());
+    this.segments.push({ text, model: false, calls: [] });
+    for (const id of ids) {
+      this.tokens.push(id);
+      this.mask.push(0);
+      this.logprobs.push(0);
+    }
+    this.segmentStart = this.tokens.length;
+  }
+
+  end(finish: 'stop' | 'length', turnStops: readonly string[]): void {
+    this.done = true;
+    this.finish = finish;
+    const text = this.segmentText();
+    this.closeSegment(finish === 'stop' ? cutAtStop(text, turnStops) : text);
+  }
+
+  private closeSegment(text: string): void {
+    this.segments.push({ text, model: true, calls: this.spans.filter((c) => c.end <= text.length) });
+    this.spans = [];
+  }
+
+  result(): ToolGeneration {
+    const model = this.segments.filter((s) => s.model);
+    return {
+      tokens: this.tokens.slice(), mask: this.mask.slice(), logprobs: this.logprobs.slice(), finishReason: this.finish,
+      text: this.tokenizer.decode(this.tokens),
+      modelText: model.map((s) => s.text).join(''),
+      answerText: model.map(withoutCalls).join(''),
+      calls: this.calls.slice(), rounds: this.rounds,
+    };
+  }
+}
+
+function withoutCalls(segment: Segment): string {
+  let out = '';
+  let at = 0;
+  for (const c of segment.calls) {
+    out += segment.text.slice(at, c.start);
+    at = c.end;
+  }
+  return out + segment.text.slice(at);
+}
+
+/** `text` up to the first turn stop in it (the stop and anything a token carried past it removed). */
+function cutAtStop(text: string, stops: readonly string[]): string {
+  let cut = text.length;
+  for (const stop of stops) {
+    const at = stop ? text.indexOf(stop) : -1;
+    if (at >= 0 && at < cut) cut = at;
+  }
+  return text.slice(0, cut);
+}
+
+/** The stop string that ended `text` first (earliest end; a turn stop wins a tie), or null. */
+export function firstStop(text: string, turnStops: readonly string[], toolStops: readonly string[]): { stop: string; tool: boolean } | null {
+  let best: { stop: string; tool: boolean; end: number } | null = null;
+  for (const [stops, tool] of [[turnStops, false], [toolStops, true]] as const) {
+    for (const stop of stops) {
+      const at = stop ? text.indexOf(stop) : -1;
+      if (at >= 0 && (best === null || at + stop.length < best.end)) best = { stop, tool, end: at + stop.length };
+    }
+  }
+  return best && { stop: best.stop, tool: best.tool };
+}

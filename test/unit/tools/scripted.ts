@@ -1,0 +1,45 @@
+/**
+ * Test helper: a generation backend that "writes" a fixed text per row, one character per token, and
+ * stops like the real engine: after the token that completes a stop string (searched in the text this
+ * call generated), or at maxNewTokens. Rows are recognised by their first prompt; each keeps a cursor,
+ * so a row resumed after a tool result continues its text. Log-prob of the k-th written char: −(k+1)/100.
+ */
+import type { GenerateRequest, Generation } from '../../../src/tools/protocol.ts';
+import type { TextTokenizer } from '../../../src/agent/types.ts';
+
+export interface ScriptedBackend {
+  generate(request: GenerateRequest): Promise<Generation[]>;
+  /** Every request, for assertions on batching and seeds. */
+  requests: GenerateRequest[];
+}
+
+export function scriptedBackend(tokenizer: TextTokenizer, scripts: Map<string, string>): ScriptedBackend {
+  const cursors = new Map<string, number>();
+  const requests: GenerateRequest[] = [];
+  const keyOf = (prompt: readonly number[]) => {
+    const text = tokenizer.decode(prompt);
+    for (const key of scripts.keys()) if (text.startsWith(key)) return key;
+    throw new Error(`no script for prompt ${JSON.stringify(text)}`);
+  };
+  return {
+    requests,
+    async generate(request) {
+      requests.push(request);
+      return request.prompts.map((prompt) => {
+        const key = keyOf(prompt);
+        const script = scripts.get(key) as string;
+        const start = cursors.get(key) ?? 0;
+        let written = '';
+        let finishReason: 'stop' | 'length' = 'length';
+        for (let k = start; k < script.length && written.length < request.maxNewTokens; k++) {
+          written += script[k];
+          if (request.stopStrings.some((s) => written.includes(s))) { finishReason = 'stop'; break; }
+        }
+        if (start + written.length >= script.length && finishReason === 'length' && written.length < request.maxNewTokens) finishReason = 'stop';
+        cursors.set(key, start + written.length);
+        const tokens = tokenizer.encode(written);
+        return { tokens, logprobs: tokens.map((_, i) => -(start + i + 1) / 100), finishReason };
+      });
+    },
+  };
+}
