@@ -65,7 +65,8 @@ interface OptimizerBuffers {
 export class Policy {
   readonly layout: Layout;
   readonly programs: ProgramCache;
-  private params: Packed;
+  /** Initialised on first use, so a policy loaded from a checkpoint never pays for a random init. */
+  private packed: Packed | null = null;
   private moments: { m: Packed; v: Packed } | null = null;
   private spare: OptimizerBuffers | null = null;
   /** Optimizer steps taken (skipped steps do not count). */
@@ -73,7 +74,6 @@ export class Policy {
 
   constructor(readonly options: PolicyOptions) {
     this.layout = buildLayout(options.config, options.role ?? 'actor');
-    this.params = initParams(this.layout, options.seed ?? 0);
     this.programs = new ProgramCache(this.layout, { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin });
   }
 
@@ -86,11 +86,20 @@ export class Policy {
     return this.params;
   }
 
-  setParams(p: Packed): void {
+  private get params(): Packed {
+    return (this.packed ??= initParams(this.layout, this.options.seed ?? 0));
+  }
+
+  private set params(p: Packed) {
+    this.packed = p;
+  }
+
+  /** Replaces the parameters with a copy of `p` (or `p` itself with copy = false: the policy then owns it). */
+  setParams(p: Packed, copy = true): void {
     for (const g of GROUPS) {
       if (p[g].length !== this.layout.groups[g]) throw new ConfigError(`params.${g}`, `has ${p[g].length} values, expected ${this.layout.groups[g]}`);
     }
-    this.params = clonePacked(p);
+    this.params = copy ? clonePacked(p) : p;
     this.spare = null;
   }
 
@@ -116,7 +125,8 @@ export class Policy {
     const spare = (this.spare ??= { params: zerosLike(this.layout), m: zerosLike(this.layout), v: zerosLike(this.layout) });
     const feeds: Record<string, Tensor> = {
       ...this.sequenceFeeds(batch, bucket, opts.temperature),
-      ...packedFeeds('params', this.params), ...packedFeeds('m', this.moments.m), ...packedFeeds('v', this.moments.v),
+      ...weightFeeds(this.layout, this.params), ...packedFeeds('params', this.params),
+      ...packedFeeds('m', this.moments.m), ...packedFeeds('v', this.moments.v),
       loss_mask: floatTensor(place(batch.lossMask, batch, bucket, 1, 'float32'), [bucket.batch, bucket.seqLen]),
       lr: scalarTensor(opts.lr, 'float32'),
       step: scalarTensor(this.step + 1, 'float32'),
@@ -137,7 +147,7 @@ export class Policy {
     checkBatch(batch);
     const bucket = this.bucket(batch);
     const session = await this.programs.score(bucket);
-    const feeds = { ...this.sequenceFeeds(batch, bucket, temperature), ...packedFeeds('params', this.params) };
+    const feeds = { ...this.sequenceFeeds(batch, bucket, temperature), ...weightFeeds(this.layout, this.params) };
     const out = await session.run(only(session, feeds));
     const back = (name: string) => unshift(out[name].data as Float32Array, bucket, batch);
     return this.role === 'critic' ? { values: back('values') } : { logprobs: back('logprobs'), entropy: back('entropy') };
@@ -145,7 +155,7 @@ export class Policy {
 
   async generate(req: GenerateRequest): Promise<Generation[]> {
     if (this.role !== 'actor') throw new ConfigError('role', 'only an actor generates');
-    return generate(this.programs, packedFeeds('params', this.params), req, this.options.tokenizer);
+    return generate(this.programs, weightFeeds(this.layout, this.params), req, this.options.tokenizer);
   }
 
   async close(): Promise<void> {
@@ -172,6 +182,11 @@ export class Policy {
 /** The feeds a session declares (programs differ: a critic has no targets or temperature). */
 function only(session: Session, feeds: Record<string, Tensor>): Record<string, Tensor> {
   return Object.fromEntries(session.inputNames.map((n) => [n, feeds[n]]));
+}
+
+/** One zero-copy tensor per parameter view (`w.<key>`), over the packed buffers. */
+export function weightFeeds(layout: Layout, p: Packed): Record<string, Tensor> {
+  return Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, floatTensor(p[v.group].subarray(v.offset, v.offset + v.size), v.shape)]));
 }
 
 export function packedFeeds(prefix: string, p: Packed): Record<string, Tensor> {

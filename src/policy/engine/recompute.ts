@@ -5,7 +5,7 @@
  */
 import { positionsOf } from '../programs/batch.ts';
 import type { Policy } from './policy.ts';
-import { packedFeeds } from './policy.ts';
+import { weightFeeds } from './policy.ts';
 import { floatTensor, tensor } from './session.ts';
 
 /** Greedy next token and its log-prob for each left-padded prefix (prefix lengths padded to `multiple`). */
@@ -17,7 +17,7 @@ export async function greedyNext(policy: Policy, prefixes: readonly (readonly nu
   prefixes.forEach((p, b) => p.forEach((t, i) => ((tokens[b * T + T - p.length + i] = BigInt(t)), (mask[b * T + T - p.length + i] = 1))));
   const session = await policy.programs.prefill({ batch: B, promptLen: T, cacheLen: T });
   const out = await session.run({
-    ...packedFeeds('params', policy.getParams()), tokens: tensor('int64', [B, T], tokens), attention_mask: floatTensor(mask, [B, T]),
+    ...weightFeeds(policy.layout, policy.getParams()), tokens: tensor('int64', [B, T], tokens), attention_mask: floatTensor(mask, [B, T]),
     positions: tensor('int64', [B, T], positionsOf(mask, B, T)),
   }, ['greedy_token', 'greedy_logprob']);
   return { tokens: Array.from(out.greedy_token.data as BigInt64Array, Number), logprobs: Array.from(out.greedy_logprob.data as Float32Array) };

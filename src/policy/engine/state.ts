@@ -46,8 +46,9 @@ export function importState(policy: Policy, state: PolicyState, opts: ImportOpti
   const allowed = new Set(opts.allowMissing ?? [VALUE_HEAD.weight, VALUE_HEAD.bias]);
   const missing = policy.layout.entries.map((e) => e.name).filter((n) => !state.weights.has(n) && !allowed.has(n));
   if (missing.length) throw new ConfigError(missing[0], `missing from the checkpoint (${missing.length} parameters missing)`);
-  const { packed, unused } = fromNamed(policy.layout, Object.fromEntries(state.weights), policy.getParams());
-  policy.setParams(packed);
+  const complete = policy.layout.entries.every((e) => state.weights.has(e.name));
+  const { packed, unused } = fromNamed(policy.layout, Object.fromEntries(state.weights), complete ? undefined : policy.getParams());
+  policy.setParams(packed, false);
   if (state.optimizer) {
     const m = fromNamed(policy.layout, Object.fromEntries(state.optimizer.m)).packed;
     const v = fromNamed(policy.layout, Object.fromEntries(state.optimizer.v)).packed;

@@ -6,10 +6,10 @@
  * Activations between blocks are [N, D] so every projection is one 2-D Gemm against an HF
  * [out, in] weight (transB), with no transposed copy of the weights.
  */
-import type { Value } from '../graph/graph.ts';
+import type { Graph, Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { ModelConfig } from '../io/config.ts';
-import { GROUPS, type GroupName, type Layout } from './layout.ts';
+import type { Layout } from './layout.ts';
 
 /**
  * Additive bias of a blocked key: exp(score - 1e9 - max) is exactly 0 in float32 and float64.
@@ -45,15 +45,13 @@ interface Ctx {
   readonly kv?: KvHook;
 }
 
-/** Splits the packed groups into parameter views (one Split per group; its gradient is one Concat). */
-export function bindWeights(layout: Layout, groups: Readonly<Record<GroupName, Value>>): Model {
-  const w: Record<string, Value> = {};
-  for (const group of GROUPS) {
-    const views = layout.views.filter((v) => v.group === group);
-    if (views.length === 0) continue;
-    const parts = views.length === 1 ? [groups[group]] : o.split(groups[group], views.map((v) => v.size), 0);
-    views.forEach((v, i) => (w[v.key] = o.reshape(parts[i], v.shape)));
-  }
+/**
+ * One graph input per parameter view (named `w.<key>`), fed with zero-copy subarrays of the packed
+ * buffers: splitting the packed vector in-graph would copy every parameter on every call, which
+ * dominates decoding a large model one token at a time.
+ */
+export function weightInputs(g: Graph, layout: Layout): Model {
+  const w = Object.fromEntries(layout.views.map((v) => [v.key, g.input(`w.${v.key}`, g.float, v.shape)]));
   return { cfg: layout.config, w };
 }
 

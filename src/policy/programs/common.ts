@@ -5,7 +5,7 @@
 import type { Graph, Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import { GROUPS, type Layout } from '../model/layout.ts';
-import { type Model, bindWeights, forward, logSoftmax } from '../model/transformer.ts';
+import { type Model, forward, logSoftmax } from '../model/transformer.ts';
 import type { Groups } from './adamw.ts';
 
 
@@ -47,11 +47,9 @@ export function slotAllowed(valid: Value): Value {
 }
 
 /** Hidden states [B·T, D] of full sequences (training and scoring). */
-export function encode(layout: Layout, params: Groups, s: SequenceInputs): { model: Model; hidden: Value } {
-  const model = bindWeights(layout, params);
+export function encode(model: Model, s: SequenceInputs): Value {
   const T = s.tokens.shape[1];
-  const hidden = forward(model, { tokens: s.tokens, positions: s.positions, allowed: causalAllowed(s.mask), maxPosition: T });
-  return { model, hidden };
+  return forward(model, { tokens: s.tokens, positions: s.positions, allowed: causalAllowed(s.mask), maxPosition: T });
 }
 
 /**

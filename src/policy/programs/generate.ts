@@ -8,8 +8,8 @@
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { Layout } from '../model/layout.ts';
-import { type Model, bindWeights, forward, lmLogits } from '../model/transformer.ts';
-import { causalAllowed, groupInputs, slotAllowed } from './common.ts';
+import { type Model, forward, lmLogits, weightInputs } from '../model/transformer.ts';
+import { causalAllowed, slotAllowed } from './common.ts';
 
 export interface PrefillShape {
   readonly batch: number;
@@ -37,7 +37,7 @@ function heads(g: Graph, model: Model, last: Value): void {
 export function buildPrefillGraph(layout: Layout, s: PrefillShape, float: FloatDType = 'float32'): Graph {
   const g = new Graph(float);
   const { batch: B, promptLen: T, cacheLen: S } = s;
-  const model = bindWeights(layout, groupInputs(g, layout, 'params'));
+  const model = weightInputs(g, layout);
   const tokens = g.input('tokens', 'int64', [B, T]);
   const positions = g.input('positions', 'int64', [B, T]);
   const mask = g.input('attention_mask', g.float, [B, T]);
@@ -61,7 +61,7 @@ export function buildDecodeGraph(layout: Layout, s: DecodeShape, float: FloatDTy
   const g = new Graph(float);
   const { batch: B, cacheLen: S } = s;
   const { numKvHeads: K, headDim: E, numLayers: L } = layout.config;
-  const model = bindWeights(layout, groupInputs(g, layout, 'params'));
+  const model = weightInputs(g, layout);
   const tokens = g.input('tokens', 'int64', [B, 1]);
   const positions = g.input('positions', 'int64', [B, 1]);
   const valid = g.input('slot_mask', g.float, [B, S]); // slots holding real tokens, this step's included

@@ -6,16 +6,15 @@
 import { type FloatDType, Graph } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { Layout } from '../model/layout.ts';
-import { lmLogits, values } from '../model/transformer.ts';
-import { encode, groupInputs, sequenceInputs, temper, tokenStats } from './common.ts';
+import { lmLogits, values, weightInputs } from '../model/transformer.ts';
+import { encode, sequenceInputs, temper, tokenStats } from './common.ts';
 import type { TrainShape } from './train.ts';
 
 export function buildScoreGraph(layout: Layout, s: TrainShape, float: FloatDType = 'float32'): Graph {
   const g = new Graph(float);
   const { batch: B, seqLen: T } = s;
-  const params = groupInputs(g, layout, 'params');
-  const seq = sequenceInputs(g, B, T);
-  const { model, hidden } = encode(layout, params, seq);
+  const model = weightInputs(g, layout);
+  const hidden = encode(model, sequenceInputs(g, B, T));
   if (layout.role === 'critic') {
     g.output('values', o.reshape(values(model, hidden), [B, T]));
     return g;

@@ -6,8 +6,8 @@
  */
 import { grad } from '../autodiff/grad.ts';
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
-import type { Layout } from '../model/layout.ts';
-import { lmLogits, values } from '../model/transformer.ts';
+import type { GroupName, Layout } from '../model/layout.ts';
+import { type Model, lmLogits, values, weightInputs } from '../model/transformer.ts';
 import { type AdamWSpec, type Groups, adamw } from './adamw.ts';
 import { encode, groupInputs, metricsVector, sequenceInputs, temper, tokenStats } from './common.ts';
 import { type LossSpec, lossDef } from './loss.ts';
@@ -33,7 +33,7 @@ export interface TrainGraph {
 }
 
 /** Forward + loss only, shared by train_step and the gradient checks: returns the loss and metrics. */
-export function buildLoss(g: Graph, layout: Layout, params: Groups, spec: TrainProgramSpec) {
+export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const { batch: B, seqLen: T } = spec;
   const def = lossDef(spec.loss);
   const seq = sequenceInputs(g, B, T);
@@ -41,20 +41,30 @@ export function buildLoss(g: Graph, layout: Layout, params: Groups, spec: TrainP
   const mask = g.input('loss_mask', g.float, [B, T]);
   const lossInputs = def.inputs(spec.loss);
   const inputs = Object.fromEntries(lossInputs.map((n) => [n, g.input(n, g.float, [B, T])]));
-  const { model, hidden } = encode(layout, params, seq);
+  const hidden = encode(model, seq);
   const head = def.head === 'lm' ? tokenStats(temper(lmLogits(model, hidden)), targets) : { values: o.reshape(values(model, hidden), [B, T]) };
   const { loss, metrics } = def.build(spec.loss, { ...head, mask, inputs });
   return { loss, metrics, lossInputs, tokens: o.reduceSum(mask, [0, 1], false) };
 }
 
+/** Gradients of the views, concatenated in layout order into one flat gradient per group. */
+function packedGrads(layout: Layout, grads: Value[]): Groups {
+  const flat = (group: GroupName) => {
+    const parts = layout.views.flatMap((v, i) => (v.group === group ? [o.reshape(grads[i], [v.size])] : []));
+    return parts.length === 1 ? parts[0] : o.concat(parts, 0);
+  };
+  return { matrices: flat('matrices'), vectors: flat('vectors') };
+}
+
 export function buildTrainGraph(layout: Layout, spec: TrainProgramSpec): TrainGraph {
   const g = new Graph(spec.float ?? 'float32');
+  const model = weightInputs(g, layout);
+  // The packed params are fed twice over the same memory: as views (forward) and whole (update).
   const state = { params: groupInputs(g, layout, 'params'), m: groupInputs(g, layout, 'm'), v: groupInputs(g, layout, 'v') };
-  const { loss, metrics, lossInputs, tokens } = buildLoss(g, layout, state.params, spec);
+  const { loss, metrics, lossInputs, tokens } = buildLoss(g, model, spec);
   const lr = g.input('lr', g.float, []);
   const step = g.input('step', g.float, []);
-  const [dm, dv] = grad(loss, [state.params.matrices, state.params.vectors]);
-  const next = adamw(state, { matrices: dm, vectors: dv }, lr, step, spec.optim);
+  const next = adamw(state, packedGrads(layout, grad(loss, layout.views.map((v) => model.w[v.key]))), lr, step, spec.optim);
   for (const kind of ['params', 'm', 'v'] as const) {
     for (const group of ['matrices', 'vectors'] as const) g.output(`new_${kind}_${group}`, next[kind][group]);
   }

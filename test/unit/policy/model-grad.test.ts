@@ -41,14 +41,14 @@ function feeds(names: readonly string[]): Record<string, Tensor> {
 async function checkModel(role: 'actor' | 'critic', loss: LossSpec): Promise<number> {
   const layout = buildLayout(config, role);
   const init = initParams(layout, 17);
-  const inputs = (['matrices', 'vectors'] as const).map((g) => ({
-    name: `params_${g}`, shape: [layout.groups[g]], data: Float64Array.from(init[g], (x, i) => x + 0.05 * Math.sin(i)),
+  const inputs = layout.views.map((v) => ({
+    name: `w.${v.key}`, shape: v.shape, data: Float64Array.from(init[v.group].subarray(v.offset, v.offset + v.size), (x, i) => x + 0.05 * Math.sin(i + v.offset)),
   }));
   const spec = { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW };
   const lm = ['inv_temperature'];
   const names = loss.kind === 'ppo' ? [...lm, 'advantages', 'old_logprobs', 'ref_logprobs'] : loss.kind === 'value' ? ['returns', 'old_values'] : lm;
-  const r = await gradCheck(inputs, ([m, v], g) => buildLoss(g, layout, { matrices: m, vectors: v }, spec).loss, {
-    samples: 60, extra: feeds(names),
+  const r = await gradCheck(inputs, (ws, g) => buildLoss(g, { cfg: config, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) }, spec).loss, {
+    samples: 8, extra: feeds(names),
   });
   return r.maxRelError;
 }
