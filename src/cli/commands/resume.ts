@@ -1,0 +1,74 @@
+import type { Command } from 'commander';
+import { access } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, StarpoError } from '../../errors.ts';
+import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
+import { iterationFlag, readRunConfig, runLocation } from '../../replay/location.ts';
+
+export interface ResumeFlags {
+  fromIteration?: string;
+  runsDir: string;
+  durable?: boolean;
+}
+
+/** The durable driver's entry point (src/durable/, written separately): starts a new lineage of a Temporal run. */
+export type ResumeDurable = (runId: string, fromIteration: number, opts: { runsDir: string }) => Promise<unknown>;
+
+const DURABLE_MODULE = new URL('../../durable/index.ts', import.meta.url);
+
+/** `resumeDurable` from src/durable/ when that module exists; null until it does. Import errors inside it propagate. */
+export async function loadResumeDurable(): Promise<ResumeDurable | null> {
+  const exists = await access(fileURLToPath(DURABLE_MODULE)).then(() => true, () => false);
+  if (!exists) return null;
+  const mod = (await import(DURABLE_MODULE.href)) as { resumeDurable?: ResumeDurable };
+  return typeof mod.resumeDurable === 'function' ? mod.resumeDurable : null;
+}
+
+const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixed(3));
+
+function progressLine(r: IterationReport): string {
+  const m = r.metrics;
+  return `iteration ${r.iteration}/${r.iterations}: success ${fmt(m.success_rate)} val ${fmt(m['val/success_rate'])} ` +
+    `in-group std ${fmt(m['in_group_std/all'])} entropy ${fmt(m['entropy/mean'])}${r.warning ? ` | echo trap: ${r.warning}` : ''}`;
+}
+
+export async function resumeCommand(run: string, flags: ResumeFlags, say: (line: string) => void = console.log,
+  loadDurable: () => Promise<ResumeDurable | null> = loadResumeDurable): Promise<void> {
+  const k = iterationFlag('--from-iteration', flags.fromIteration);
+  if (k === undefined) throw new ConfigError('--from-iteration', 'required: the checkpoint iteration the new lineage starts from');
+  const loc = runLocation(run, flags.runsDir);
+  if (flags.durable) {
+    const resumeDurable = await loadDurable();
+    // TODO(durable driver): remove this branch's error once src/durable/ exports resumeDurable.
+    if (!resumeDurable) throw new StarpoError('resume --durable: the durable driver (src/durable/, resumeDurable) is not available yet');
+    say(JSON.stringify(await resumeDurable(loc.runId, k, { runsDir: loc.root })));
+    return;
+  }
+  const { iterations } = await readRunConfig(loc);
+  if (k >= iterations) throw new ConfigError('--from-iteration', `${k}: the run ends at iteration ${iterations}, nothing to redo`);
+  const controller = new AbortController();
+  // Ctrl-C finishes the current iteration and its checkpoint, as in `starpo train`.
+  const onSigint = () => controller.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    const out = await trainEmbedded({
+      root: loc.root, runId: loc.runId, fork: { fromIteration: k }, signal: controller.signal,
+      onIteration: (r) => say(progressLine(r)),
+    });
+    say(`run ${loc.runId}: lineage ${out.lineageId} continued from iteration ${k} to ${out.lastIteration}; ` +
+      `replay now reads iterations ≤ ${k} from the old lineage and later ones from ${out.lineageId}`);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+export function registerResume(program: Command): void {
+  program.command('resume')
+    .argument('<run>', 'run id (under --runs-dir) or path to the run directory')
+    .description('Start a new lineage from checkpoint k of the run\'s surviving history; the old lineage\'s later events ' +
+      'stay in the log and replay drops them')
+    .option('--from-iteration <k>', 'checkpoint iteration to continue from')
+    .option('--runs-dir <dir>', 'where runs live', 'runs')
+    .option('--durable', 'resume a durable (Temporal) run instead of an embedded one')
+    .action((run: string, flags: ResumeFlags) => resumeCommand(run, flags));
+}
