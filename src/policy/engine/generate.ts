@@ -10,6 +10,7 @@ import { cacheName } from '../programs/generate.ts';
 import { positionsOf } from '../programs/batch.ts';
 import { SamplingRng } from '../sampling/rng.ts';
 import { type SamplingOptions, TokenSampler } from '../sampling/sampler.ts';
+import { StopMatcher } from '../sampling/stop.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import type { ProgramCache } from './programs.ts';
 import { type Tensor, floatTensor, int64Tensor, scalarTensor, tensor } from './session.ts';
@@ -47,13 +48,17 @@ const up = (x: number, m: number): number => Math.ceil(x / m) * m;
 /** Per-row bookkeeping: what was generated and whether the row has stopped. */
 class Rows {
   readonly out: { tokens: number[]; logprobs: number[]; finishReason: 'stop' | 'length'; stopString?: string; done: boolean }[];
+  private readonly stops: StopMatcher | null;
   constructor(
     n: number,
-    private readonly req: GenerateRequest,
+    private readonly maxNewTokens: number,
     private readonly stopIds: ReadonlySet<number>,
-    private readonly tokenizer?: Tokenizer,
+    stopStrings: readonly string[],
+    tokenizer?: Tokenizer,
   ) {
     this.out = Array.from({ length: n }, () => ({ tokens: [], logprobs: [], finishReason: 'length' as const, done: false }));
+    const decode = (ids: readonly number[]) => tokenizer!.decode(ids);
+    this.stops = stopStrings.length ? new StopMatcher({ stopStrings, batchSize: n, decode }) : null;
   }
   get allDone(): boolean {
     return this.out.every((r) => r.done);
@@ -64,15 +69,10 @@ class Rows {
       const t = Number(tokens[b]);
       r.tokens.push(t);
       r.logprobs.push(logprobs[b]);
-      const stop = this.stopIds.has(t) ? undefined : this.stopString(r.tokens);
-      if (this.stopIds.has(t) || stop !== undefined) Object.assign(r, { done: true, finishReason: 'stop', stopString: stop });
-      else if (r.tokens.length >= this.req.maxNewTokens) r.done = true;
+      const stop = this.stops?.push(b, t) ?? null;
+      if (this.stopIds.has(t) || stop !== null) Object.assign(r, { done: true, finishReason: 'stop', stopString: stop ?? undefined });
+      else if (r.tokens.length >= this.maxNewTokens) r.done = true;
     });
-  }
-  private stopString(tokens: number[]): string | undefined {
-    if (!this.req.stopStrings?.length || !this.tokenizer) return undefined;
-    const text = this.tokenizer.decode(tokens);
-    return this.req.stopStrings.find((s) => text.includes(s));
   }
 }
 
@@ -89,7 +89,7 @@ export async function generate(
   if (req.stopStrings?.length && !tokenizer) throw new ConfigError('stopStrings', 'need a tokenizer on the policy');
   const T = up(Math.max(...req.prompts.map((p) => p.length)), req.promptMultiple ?? 16);
   const S = up(T + req.maxNewTokens, 32);
-  const rows = new Rows(B, req, new Set(req.stopTokenIds ?? cfg.eosTokenIds), tokenizer);
+  const rows = new Rows(B, req.maxNewTokens, new Set(req.stopTokenIds ?? cfg.eosTokenIds), req.stopStrings ?? [], tokenizer);
   const step = new Stepper(req, B, cfg.vocabSize);
   const prefill = await programs.prefill({ batch: B, promptLen: T, cacheLen: S });
   const { feeds, lastPos, slotMask } = promptFeeds(req.prompts, T, S);
