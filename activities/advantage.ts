@@ -1,0 +1,41 @@
+/**
+ * advantage: advantages and value targets of the rows the filter kept, plus the iteration's batch
+ * metrics — composed exactly as rl/iteration.ts runIteration composes them, so the durable and the
+ * embedded driver report the same numbers.
+ */
+import { activity } from '../src/durable/boundary.ts';
+import { packArtifact, unpackArtifact } from '../src/durable/artifact-codec.ts';
+import { keyOf, loadBatch, parse, unpackScored } from '../src/durable/batch-io.ts';
+import { toWire, type AdvantageInput, type AdvantageResult } from '../src/durable/protocol.ts';
+import type { WorkerResources } from '../src/durable/resources.ts';
+import { rowsOfGroups, selectRows, takeRows } from '../src/rl/batch.ts';
+import type { FilterOutput } from '../src/rl/filters.ts';
+import { advantageStage } from '../src/rl/iteration.ts';
+import { batchMetrics } from '../src/rl/metrics.ts';
+
+export function advantageActivity(r: WorkerResources) {
+  return activity('advantage', async (input: AdvantageInput): Promise<AdvantageResult> => {
+    const c = await r.config(input.run);
+    const artifacts = r.artifacts(input.run.storeUri);
+    const { trajectories, all } = await loadBatch(artifacts, input.rollout);
+    const scored = unpackScored(await artifacts.get(input.scored), input.scored);
+    const tokenRewards = unpackArtifact(await artifacts.get(input.rewards), input.rewards).arrays.tokenRewards as Float32Array;
+    const filtered = parse<FilterOutput>(await artifacts.get(input.kept));
+    const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
+    const T = all.batch.T;
+    const batch = selectRows(all.batch, rows);
+    const values = scored.values ? takeRows(scored.values, T, rows) : undefined;
+    const adv = advantageStage(c, batch, takeRows(tokenRewards, T, rows), values);
+    const metrics = {
+      ...batchMetrics({ batch: all.batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)], entropy: scored.entropy }),
+      ...(values && adv.returns ? batchMetrics({ batch, values, returns: adv.returns }) : {}),
+      ...filtered.metrics, ...adv.metrics,
+      'batch/trained_trajectories': rows.length,
+      'batch/truncated': trajectories.filter((t) => t.truncated).length,
+    };
+    const key = keyOf(input, 'advantage', 'advantages.bin');
+    const returns = adv.returns ?? undefined;
+    await artifacts.put(key, packArtifact({}, { rows: Int32Array.from(rows), advantages: adv.advantages, returns }));
+    return { key, metrics: toWire(metrics) };
+  });
+}

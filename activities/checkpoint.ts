@@ -1,0 +1,45 @@
+/**
+ * checkpoint: publishes iteration i once its checkpoint is committed. Confirms the manifest the update
+ * wrote is the visible one, appends the IterationEvent (training + validation metrics, stage timings),
+ * the Echo-Trap warning if the detector fired, and the CheckpointEvent, applies the retention policy,
+ * and drops the iteration's bulky artifacts (the trajectories are on Kafka by now).
+ */
+import { activity } from '../src/durable/boundary.ts';
+import { iterationArtifacts } from '../src/durable/artifacts.ts';
+import { parse } from '../src/durable/batch-io.ts';
+import { fromWire, type CheckpointInput } from '../src/durable/protocol.ts';
+import type { WorkerResources } from '../src/durable/resources.ts';
+import { CorruptDataError } from '../src/errors.ts';
+import { checkpointEvent, iterationEvent, warningEvent } from '../src/rl/run-events.ts';
+import { applyRetention } from '../src/storage/index.ts';
+import { updateRecordKey, type UpdateRecord } from './update.ts';
+
+const BULKY_STAGES = ['rollout', 'score', 'reward', 'filter', 'advantage'];
+
+export function checkpointActivity(r: WorkerResources) {
+  return activity('checkpoint', async (input: CheckpointInput): Promise<{ uri: string }> => {
+    const c = await r.config(input.run);
+    const artifacts = r.artifacts(input.run.storeUri);
+    const { saved } = parse<UpdateRecord>(await artifacts.get(updateRecordKey(input)));
+    const { store } = r.store(input.run.storeUri);
+    const { manifest } = await store.load(input.run.runId, input.checkpoint.lineageId, input.checkpoint.iteration, { only: [] });
+    const names = (m: typeof manifest) => m.files.map((f) => `${f.name}:${f.sha256}`).sort().join();
+    if (names(manifest) !== names(saved.manifest)) {
+      throw new CorruptDataError(`checkpoint ${saved.uri}: the visible manifest is not the one the update wrote`);
+    }
+    const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
+    const w = input.warning;
+    await r.events(input.run.events).append([
+      iterationEvent(ids, input.iteration, fromWire(input.metrics), input.timingsMs, new Date(input.startedAtMs)),
+      ...(w ? [warningEvent(ids, { iteration: input.iteration, message: w.message, evidence: fromWire(w.evidence) })] : []),
+      checkpointEvent(saved),
+    ]);
+    await applyRetention(store, input.run.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+    if (!input.keepArtifacts) {
+      // The update's small record stays: a retry of this activity still finds what to publish.
+      const base = iterationArtifacts({ runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration });
+      for (const stage of BULKY_STAGES) await artifacts.deletePrefix(`${base}${stage}/`);
+    }
+    return { uri: saved.uri };
+  });
+}

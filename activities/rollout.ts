@@ -1,0 +1,67 @@
+/**
+ * rolloutShard and validate (task queue "rollout"). A shard plays its groups in chunks; each finished
+ * chunk is written to its artifact key, its trajectory events are appended to Kafka, and only then is
+ * it heartbeated as done — so a retried shard (say, its worker was killed) skips the chunks it finds in
+ * the heartbeat details and replays the rest. Per-episode seeds make any split sample what the whole
+ * rollout would; a chunk redone after a crash writes the same bytes and the same event keys (replay
+ * drops the duplicates).
+ */
+import { activity, resumeFrom } from '../src/durable/boundary.ts';
+import { json, keyOf, policyId } from '../src/durable/batch-io.ts';
+import { asPolicy } from '../src/durable/model-host.ts';
+import {
+  chunksOf, toWire, type RolloutShardInput, type ShardResult, type ValidateInput, type WireMetrics,
+} from '../src/durable/protocol.ts';
+import type { WorkerResources } from '../src/durable/resources.ts';
+import { rolloutStage, runValidation } from '../src/rl/iteration.ts';
+import { trajectoryEvents } from '../src/rl/run-events.ts';
+import { scratchTokenizer } from '../src/rl/vocabulary.ts';
+import { log } from '../src/log.ts';
+
+interface ShardProgress {
+  /** Chunks whose artifact is written and whose events are durable. */
+  done: number[];
+  chunks: number;
+}
+
+export function rolloutActivities(r: WorkerResources) {
+  const tokenizer = scratchTokenizer();
+
+  const rolloutShard = activity('rolloutShard', async (input: RolloutShardInput, beat): Promise<ShardResult> => {
+    const c = await r.config(input.run);
+    const chunks = chunksOf(input.groups, input.chunkGroups);
+    const keys = chunks.map((_, k) => keyOf(input, 'rollout', `${input.shard}-${k}.json`));
+    const done = new Set(resumeFrom<ShardProgress>()?.done ?? []);
+    if (done.size > 0) log.info({ shard: input.shard, done: [...done] }, 'rollout shard resumes from heartbeat');
+    const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
+    for (const [k, groups] of chunks.entries()) {
+      if (done.has(k)) continue;
+      const startedAt = new Date();
+      log.info({ shard: input.shard, chunk: k, groups, iteration: input.iteration, pid: process.pid }, 'rollout chunk started');
+      const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input),
+        (m) => rolloutStage(c, input.iteration, asPolicy(m.actor), tokenizer, groups));
+      await r.artifacts(input.run.storeUri).put(keys[k], json(trajectories));
+      await r.events(input.run.events).append(
+        trajectoryEvents(ids, input.iteration, input.iteration - 1, trajectories, 'train', startedAt));
+      done.add(k);
+      beat.progress({ done: [...done].sort((a, b) => a - b), chunks: chunks.length });
+      beat.now();
+    }
+    return { keys, trajectories: input.groups.length * c.groupSize };
+  });
+
+  /** Validation of the policy just written (checkpoint i), on the fixed validation seeds. */
+  const validate = activity('validate', async (input: ValidateInput): Promise<{ metrics: WireMetrics }> => {
+    const c = await r.config(input.run);
+    const startedAt = new Date();
+    const policy = { runId: input.run.runId, ...input.policy };
+    const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy,
+      (m) => runValidation(c, asPolicy(m.actor), tokenizer));
+    const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
+    // policyVersion i − 1 for the whole iteration's events, as the embedded driver labels them.
+    await r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.iteration - 1, val.trajectories, 'val', startedAt));
+    return { metrics: toWire(val.metrics) };
+  });
+
+  return { rolloutShard, validate };
+}

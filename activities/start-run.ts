@@ -1,0 +1,91 @@
+/**
+ * startRun: the first activity of a lineage. A new run validates its config (a ConfigError names the
+ * field and is not retried), saves it beside the checkpoints, runs the supervised warm-start and writes
+ * checkpoint 0. A resumed lineage verifies the checkpoint it continues from (hash-checked on load).
+ * Either way it logs the lineage's RunEvent (STARTED, or RESUMED with parent and iteration).
+ */
+import { activity } from '../src/durable/boundary.ts';
+import { configKey } from '../src/durable/artifacts.ts';
+import { checkpointExists, saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
+import { asPolicy } from '../src/durable/model-host.ts';
+import type { RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
+import type { WorkerResources } from '../src/durable/resources.ts';
+import { ConfigError } from '../src/errors.ts';
+import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
+import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
+import { scratchModelConfig } from '../src/rl/models.ts';
+import { checkpointEvent } from '../src/rl/run-events.ts';
+import { sftWarmup } from '../src/rl/sft.ts';
+import { scratchTokenizer } from '../src/rl/vocabulary.ts';
+import type { RunEvent } from '../src/events/index.ts';
+
+const planOf = (c: RlConfig): RunPlan =>
+  ({ iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery });
+
+/** Saves a new run's config once; the same config again is a retry, another one a clash of run ids. */
+async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): Promise<RlConfig> {
+  const c = configFromJSON(configJson);
+  const artifacts = r.artifacts(run.storeUri);
+  const key = configKey(run.runId);
+  if (await artifacts.has(key)) {
+    const existing = canonicalConfigJSON(configFromJSON((await artifacts.get(key)).toString('utf8')));
+    if (existing !== canonicalConfigJSON(c)) throw new ConfigError('runId', `run ${run.runId} already exists with another config`);
+  } else {
+    await artifacts.put(key, Buffer.from(`${canonicalConfigJSON(c)}\n`));
+  }
+  return c;
+}
+
+function runEvent(run: RunRef, c: RlConfig, resume: StartRunInput['resume']): RunEvent {
+  return {
+    kind: 'run', runId: run.runId, lineageId: run.lineageId, action: resume ? 'RESUMED' : 'STARTED',
+    parentLineageId: resume?.parentLineageId ?? null, fromIteration: resume?.fromIteration ?? 0,
+    configJson: canonicalConfigJSON(c), at: new Date(),
+  };
+}
+
+/**
+ * Warm-start and checkpoint 0, exactly as the embedded driver does them (same seeds, same steps). A retry
+ * that finds checkpoint 0 committed loads it instead; saving it again is then a no-op that returns it.
+ */
+async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<void> {
+  const store = r.store(run.storeUri);
+  const id = { runId: run.runId, lineageId: run.lineageId, iteration: 0 };
+  const done = await checkpointExists(store.store, id);
+  const tokenizer = scratchTokenizer();
+  const saved = await r.trainModels.use(c, store, done ? id : 'fresh', async (m, session) => {
+    const trainer = m.trainer ?? { iteration: 0, echoTrap: new EchoTrapDetector().toJSON() };
+    if (!done) {
+      session.mutating();
+      await sftWarmup(c, asPolicy(m.actor), tokenizer);
+      if (c.sftSteps > 0) {
+        // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
+        const { weights } = await m.actor.getState(false);
+        await m.actor.setState({ weights, optimizer: null, step: 0 }, { allowMissing: [] });
+        await m.ref?.setState({ weights, optimizer: null, step: 0 }, { allowMissing: [] });
+      }
+    }
+    const out = await saveEngineCheckpoint(store.store, id, m.engines, scratchModelConfig(c, tokenizer), tokenizer, trainer);
+    session.holds(id, trainer);
+    return out;
+  });
+  await r.events(run.events).append([runEvent(run, c, undefined), checkpointEvent(saved)]);
+}
+
+export function startRunActivity(r: WorkerResources) {
+  return activity('startRun', async (input: StartRunInput): Promise<StartRunResult> => {
+    const { run, resume } = input;
+    if (resume) {
+      const c = await r.config(run);
+      const parent = { runId: run.runId, lineageId: resume.parentLineageId, iteration: resume.fromIteration };
+      // Loading verifies every file's hash: a damaged checkpoint fails here (CorruptDataError), not later.
+      await r.trainModels.use(c, r.store(run.storeUri), parent, async () => undefined);
+      await r.events(run.events).append([runEvent(run, c, resume)]);
+      return { plan: planOf(c), policy: { lineageId: parent.lineageId, iteration: parent.iteration }, nextIteration: parent.iteration + 1 };
+    }
+    if (input.configJson === undefined) throw new ConfigError('configJson', 'a new run needs a config');
+    const c = await saveConfig(r, run, input.configJson);
+    await freshRun(r, c, run);
+    return { plan: planOf(c), policy: { lineageId: run.lineageId, iteration: 0 }, nextIteration: 1 };
+  });
+}

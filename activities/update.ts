@@ -1,0 +1,86 @@
+/**
+ * update (task queue "update", the GPU worker's): critic then actor PPO steps on the kept rows, the
+ * Echo-Trap detector's observation, and the new policy written as checkpoint i (weights, optimizer
+ * moments, trainer state; manifest last). Its result (metrics, warning, the saved checkpoint) is kept
+ * as an artifact after the checkpoint commits: a retry that finds it returns it instead of training
+ * again, and one that does not recomputes the same bytes (saving identical content is a no-op).
+ */
+import { activity } from '../src/durable/boundary.ts';
+import { unpackArtifact } from '../src/durable/artifact-codec.ts';
+import { json, keyOf, loadBatch, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
+import { saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
+import { asPolicy, type HeldModels } from '../src/durable/model-host.ts';
+import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
+import type { WorkerResources } from '../src/durable/resources.ts';
+import { selectRows, takeRows } from '../src/rl/batch.ts';
+import type { RlConfig } from '../src/rl/config.ts';
+import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
+import { samplingSeed, takeTokenRows } from '../src/rl/iteration.ts';
+import { scratchModelConfig } from '../src/rl/models.ts';
+import { updateStage, type UpdateInput as StageInput } from '../src/rl/update.ts';
+import { scratchTokenizer } from '../src/rl/vocabulary.ts';
+import type { SavedCheckpoint } from '../src/storage/index.ts';
+
+/** What the update leaves behind for the checkpoint activity (and for its own retries). */
+export interface UpdateRecord extends UpdateResult {
+  saved: SavedCheckpoint;
+}
+
+export const updateRecordKey = (input: { run: UpdateInput['run']; iteration: number }): string =>
+  keyOf(input, 'update', 'result.json');
+
+/** The engine's input rows, cut from the assembled batch exactly as runIteration cuts them. */
+async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageInput> {
+  const artifacts = r.artifacts(input.run.storeUri);
+  const { all } = await loadBatch(artifacts, input.rollout);
+  const scored = unpackScored(await artifacts.get(input.scored), input.scored);
+  const adv = unpackArtifact(await artifacts.get(input.advantage), input.advantage).arrays;
+  const rows = Array.from(adv.rows);
+  const pick = (xs?: Float32Array) => (xs ? takeRows(xs, all.batch.T, rows) : undefined);
+  const batch = selectRows(all.batch, rows);
+  return {
+    tokens: takeTokenRows(all.tokens, rows, batch.lossMask), advantages: adv.advantages as Float32Array,
+    oldLogprobs: pick(scored.logprobs)!, refLogprobs: pick(scored.refLogprobs), returns: adv.returns as Float32Array | undefined,
+    oldValues: pick(scored.values),
+  };
+}
+
+function observeEchoTrap(m: HeldModels, iteration: number, metrics: Record<string, number>) {
+  const echo = EchoTrapDetector.fromJSON(m.trainer!.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
+  const warning = echo.observe({
+    iteration, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
+    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
+  });
+  return { trainer: { iteration, echoTrap: echo.toJSON() }, warning };
+}
+
+async function train(r: WorkerResources, c: RlConfig, input: UpdateInput): Promise<UpdateRecord> {
+  const data = await trainRows(r, input);
+  const store = r.store(input.run.storeUri);
+  const id = { runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration };
+  const tokenizer = scratchTokenizer();
+  return r.trainModels.use(c, store, policyId(input), async (m, session) => {
+    session.mutating();
+    const models = { actor: asPolicy(m.actor), critic: m.critic && asPolicy(m.critic) };
+    const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
+    const metrics = { ...fromWire(input.metrics), ...trained };
+    const { trainer, warning } = observeEchoTrap(m, input.iteration, metrics);
+    const saved = await saveEngineCheckpoint(store.store, id, m.engines, scratchModelConfig(c, tokenizer), tokenizer, trainer);
+    session.holds(id, trainer);
+    const w = warning && { message: warning.message, evidence: toWire(warning.evidence) };
+    return { checkpoint: { lineageId: id.lineageId, iteration: id.iteration }, metrics: toWire(metrics), warning: w, saved };
+  });
+}
+
+export function updateActivity(r: WorkerResources) {
+  return activity('update', async (input: UpdateInput): Promise<UpdateResult> => {
+    const artifacts = r.artifacts(input.run.storeUri);
+    const key = updateRecordKey(input);
+    const record = (await artifacts.has(key))
+      ? parse<UpdateRecord>(await artifacts.get(key))
+      : await train(r, await r.config(input.run), input);
+    await artifacts.put(key, json(record));
+    const { saved: _saved, ...result } = record;
+    return result;
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * Reading and writing the iteration's data between activities: trajectories as JSON (numbers survive
+ * JSON exactly), per-token arrays in the binary artifact format, small records as JSON. Every stage
+ * after rollout rebuilds the assembled batch from the trajectories (cheap and deterministic) instead
+ * of shipping a second copy of it.
+ */
+import { assemble, type AssembledBatch } from '../rl/assemble.ts';
+import type { ScoredBatch } from '../rl/iteration.ts';
+import type { Trajectory } from '../rl/rollout.ts';
+import type { CheckpointId } from '../storage/index.ts';
+import { packArtifact, unpackArtifact } from './artifact-codec.ts';
+import { artifactKey, type ArtifactStore } from './artifacts.ts';
+import type { CheckpointRef, RunRef, StageInput } from './protocol.ts';
+
+export const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+export const parse = <T>(bytes: Buffer): T => JSON.parse(bytes.toString('utf8')) as T;
+
+/** The checkpoint the stage reads its policy from. */
+export const policyId = (input: StageInput): CheckpointId =>
+  ({ runId: input.run.runId, lineageId: input.policy.lineageId, iteration: input.policy.iteration });
+
+export const checkpointId = (run: RunRef, ref: CheckpointRef): CheckpointId =>
+  ({ runId: run.runId, lineageId: ref.lineageId, iteration: ref.iteration });
+
+/** Where stage `stage` of the input's iteration (in its own lineage) keeps artifact `part`. */
+export const keyOf = (input: { run: RunRef; iteration: number }, stage: string, part: string): string =>
+  artifactKey({ runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration }, stage, part);
+
+export async function loadTrajectories(artifacts: ArtifactStore, keys: readonly string[]): Promise<Trajectory[]> {
+  const parts = await Promise.all(keys.map((k) => artifacts.get(k)));
+  return parts.flatMap((p) => parse<Trajectory[]>(p));
+}
+
+export async function loadBatch(artifacts: ArtifactStore, keys: readonly string[]): Promise<{
+  trajectories: Trajectory[]; all: AssembledBatch;
+}> {
+  const trajectories = await loadTrajectories(artifacts, keys);
+  return { trajectories, all: assemble(trajectories) };
+}
+
+export const packScored = (s: ScoredBatch): Buffer =>
+  packArtifact({}, { logprobs: s.logprobs, entropy: s.entropy, values: s.values, refLogprobs: s.refLogprobs });
+
+export function unpackScored(bytes: Buffer, key: string): ScoredBatch {
+  const a = unpackArtifact(bytes, key).arrays as Record<string, Float32Array>;
+  return { logprobs: a.logprobs, entropy: a.entropy, values: a.values, refLogprobs: a.refLogprobs };
+}

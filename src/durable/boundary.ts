@@ -1,0 +1,66 @@
+/**
+ * The activity boundary: every activity runs inside `activity(name, fn)`, which
+ * - heartbeats on a timer with the progress the activity last reported, so a worker that dies is noticed
+ *   within the heartbeat timeout and a retry can read the progress back (`resumeFrom`);
+ * - converts a StarpoError into `ApplicationFailure.create({ type: <class name>, nonRetryable: !retryable,
+ *   details })`, so the workflow's retry policy and callers match on `type`, never on classes;
+ * - warns when a result would make a large workflow-history payload (activities pass references).
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { StarpoError } from '../errors.ts';
+import { log } from '../log.ts';
+import { EngineError } from '../policy/engine/engine.ts';
+
+/** Results above this size get a warning: Temporal's hard limit is 2 MB per payload. */
+export const PAYLOAD_WARN_BYTES = 256 * 1024;
+
+export interface Beat<P> {
+  /** Sets the progress the next heartbeat carries. */
+  progress(details: P): void;
+  /** Heartbeats now (after a step a retry must not redo). */
+  now(): void;
+}
+
+export function toFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure || !(err instanceof StarpoError)) return err;
+  // An engine error carries the worker-side class (e.g. ConfigError), which is what callers match on.
+  const type = err instanceof EngineError ? err.remoteName : err.name;
+  return ApplicationFailure.create({
+    type, message: err.message, nonRetryable: !err.retryable, details: [{ ...err.details }], cause: err,
+  });
+}
+
+export function warnIfLarge(name: string, value: unknown): void {
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? '');
+  if (bytes > PAYLOAD_WARN_BYTES) log.warn({ activity: name, bytes }, 'large activity payload; pass an artifact key instead');
+}
+
+/** The progress the previous attempt heartbeated last, if this is a retry that got that far. */
+export function resumeFrom<P>(): P | undefined {
+  return Context.current().info.heartbeatDetails as P | undefined;
+}
+
+export function activity<I, O, P = unknown>(name: string, fn: (input: I, beat: Beat<P>) => Promise<O>): (input: I) => Promise<O> {
+  return async (input: I) => {
+    const ctx = Context.current();
+    const { attempt, activityId, workflowExecution } = ctx.info;
+    let details: P | undefined = ctx.info.heartbeatDetails as P | undefined;
+    const send = () => ctx.heartbeat(details);
+    const every = Math.max(200, Math.min(5000, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 4));
+    const timer = setInterval(send, every);
+    const started = performance.now();
+    log.info({ activity: name, attempt, activityId, workflowId: workflowExecution?.workflowId, pid: process.pid }, 'activity started');
+    try {
+      warnIfLarge(name, input);
+      const out = await fn(input, { progress: (d) => { details = d; }, now: send });
+      warnIfLarge(name, out);
+      log.info({ activity: name, attempt, ms: Math.round(performance.now() - started) }, 'activity finished');
+      return out;
+    } catch (err) {
+      log.warn({ activity: name, attempt, err: (err as Error).message }, 'activity failed');
+      throw toFailure(err);
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}

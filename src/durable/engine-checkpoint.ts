@@ -1,0 +1,73 @@
+/**
+ * Run checkpoints to and from policy engines (worker threads). The files are exactly those of
+ * rl/run-checkpoint.ts — `<model>.<file>` per model plus `trainer.json` — so the embedded and the
+ * durable driver write byte-identical checkpoints for the same state, and either can resume the other's.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PolicyEngine } from '../policy/engine/engine.ts';
+import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
+import type { ModelConfig } from '../policy/io/config.ts';
+import type { Tokenizer } from '../policy/tokenizer/types.ts';
+import type { ModelName, TrainerState } from '../rl/run-checkpoint.ts';
+import { CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint } from '../storage/index.ts';
+
+export type Engines = Partial<Record<ModelName, PolicyEngine>>;
+
+async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'starpo-durable-ckpt-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Saves every engine's state (the reference model without optimizer moments) and the trainer state. */
+export async function saveEngineCheckpoint(store: CheckpointStore, id: CheckpointId, engines: Engines,
+  config: ModelConfig, tokenizer: Tokenizer, state: TrainerState): Promise<SavedCheckpoint> {
+  return withScratch(async (dir) => {
+    const files: { name: string; path: string }[] = [];
+    for (const [name, engine] of Object.entries(engines) as [ModelName, PolicyEngine][]) {
+      const modelDir = join(dir, name);
+      const policyState = await engine.getState(name !== 'ref');
+      const tokenizerFiles = name === 'actor' ? tokenizer.toFiles() : {};
+      await saveCheckpoint(modelDir, { config, ...policyState, rng: {}, tokenizerFiles });
+      for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
+    }
+    const bytes = new TextEncoder().encode(JSON.stringify(state));
+    return store.save(id.runId, id.lineageId, id.iteration, [...files, { name: 'trainer.json', bytes }]);
+  });
+}
+
+/**
+ * Loads the engines' models (only their files: a rollout worker never downloads the critic) from a
+ * checkpoint, every file verified against the manifest's hash; returns the trainer state.
+ */
+export async function loadEngineCheckpoint(store: CheckpointStore, id: CheckpointId, engines: Engines): Promise<TrainerState> {
+  const names = Object.keys(engines);
+  const { manifest } = await store.load(id.runId, id.lineageId, id.iteration, { only: [] });
+  const only = manifest.files.map((f) => f.name)
+    .filter((f) => f === 'trainer.json' || names.some((n) => f.startsWith(`${n}.`)));
+  return withScratch(async (dir) => {
+    const flat = join(dir, 'flat');
+    await store.load(id.runId, id.lineageId, id.iteration, { toDirectory: flat, only });
+    for (const [name, engine] of Object.entries(engines) as [ModelName, PolicyEngine][]) {
+      const modelDir = join(dir, name);
+      await mkdir(modelDir);
+      for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
+      const ckpt = await loadCheckpoint(modelDir);
+      await engine.setState({ weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step }, { allowMissing: [] });
+    }
+    return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;
+  });
+}
+
+/** Whether the checkpoint is committed (its manifest is visible); store failures propagate. */
+export async function checkpointExists(store: CheckpointStore, id: CheckpointId): Promise<boolean> {
+  return store.load(id.runId, id.lineageId, id.iteration, { only: [] }).then(() => true, (err: unknown) => {
+    if (err instanceof CheckpointNotFoundError) return false;
+    throw err;
+  });
+}

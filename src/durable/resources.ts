@@ -1,0 +1,75 @@
+/**
+ * What a worker process shares among its activities: checkpoint and artifact stores by URI, one Kafka
+ * event log per target (one idempotent producer, connected once), each run's config, and the model
+ * hosts. Activities get these through `createActivities(resources)`, so tests can pass their own.
+ */
+import { configFromJSON, type RlConfig } from '../rl/config.ts';
+import { createEventLog, type EventLog } from '../events/index.ts';
+import type { Provider } from '../policy/engine/session.ts';
+import { createCheckpointStore, type CheckpointStore } from '../storage/index.ts';
+import { configKey, createArtifactStore, type ArtifactStore } from './artifacts.ts';
+import { ModelHost } from './model-host.ts';
+import type { EventsTarget, RunRef } from './protocol.ts';
+
+export interface WorkerResources {
+  store(uri: string): { uri: string; store: CheckpointStore };
+  artifacts(uri: string): ArtifactStore;
+  events(target: EventsTarget): EventLog;
+  /** The run's config as startRun saved it (cached: a run's config never changes). */
+  config(run: RunRef): Promise<RlConfig>;
+  /** The actor for rollouts and validation. */
+  rolloutModels: ModelHost;
+  /** Actor, critic and reference for scoring, updates and the warm-start. */
+  trainModels: ModelHost;
+  close(): Promise<void>;
+}
+
+export interface ResourceOptions {
+  /** Execution provider of the update worker's engines (e.g. 'cuda' on the GPU worker). */
+  provider?: Provider;
+  /** Producer retries before an append fails (default 5, about 10 s). */
+  kafkaRetries?: number;
+}
+
+function memo<T>(make: (key: string) => T): { get: (key: string) => T; all: () => T[] } {
+  const cache = new Map<string, T>();
+  return {
+    get: (key) => {
+      if (!cache.has(key)) cache.set(key, make(key));
+      return cache.get(key)!;
+    },
+    all: () => [...cache.values()],
+  };
+}
+
+export function createResources(options: ResourceOptions = {}): WorkerResources {
+  const stores = memo((uri) => ({ uri, store: createCheckpointStore(uri) }));
+  const artifacts = memo((uri) => createArtifactStore(uri));
+  const logs = memo((key) => {
+    const target = JSON.parse(key) as EventsTarget;
+    return createEventLog({ kind: 'kafka', ...target, retries: options.kafkaRetries });
+  });
+  const configs = new Map<string, Promise<RlConfig>>();
+  const rolloutModels = new ModelHost('actor');
+  const trainModels = new ModelHost('all', options.provider);
+  return {
+    store: stores.get,
+    artifacts: artifacts.get,
+    events: (target) => logs.get(JSON.stringify({ topic: target.topic, brokers: target.brokers })),
+    config(run) {
+      const key = `${run.storeUri}|${run.runId}`;
+      let config = configs.get(key);
+      if (!config) {
+        config = artifacts.get(run.storeUri).get(configKey(run.runId)).then((b) => configFromJSON(b.toString('utf8')));
+        configs.set(key, config);
+        config.catch(() => configs.delete(key));
+      }
+      return config;
+    },
+    rolloutModels,
+    trainModels,
+    async close() {
+      await Promise.all([...logs.all().map((l) => l.close()), rolloutModels.close(), trainModels.close()]);
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * Activity stubs of the trainingRun workflow, per task queue, with their timeouts and retry policy.
+ * Long activities heartbeat, so the heartbeat timeout (not the start-to-close one) is what notices a
+ * dead worker; errors whose type is in NON_RETRYABLE_TYPES (bad config, corrupt data) fail at once.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import { NON_RETRYABLE_TYPES, type DurableOptions } from '../src/durable/protocol.ts';
+
+export interface Stages {
+  /** Rollout shards and validation. */
+  rollout: Activities;
+  /** Everything else, on the GPU worker's queue. */
+  update: Activities;
+}
+
+export function stageActivities(o: DurableOptions): Stages {
+  const common = {
+    startToCloseTimeout: '4 hours',
+    heartbeatTimeout: o.heartbeatTimeoutMs,
+    retry: {
+      initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds',
+      maximumAttempts: o.maxAttempts, nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    },
+  };
+  return {
+    rollout: proxyActivities<Activities>({ ...common, taskQueue: o.queues.rollout }),
+    update: proxyActivities<Activities>({ ...common, taskQueue: o.queues.update }),
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * trainingRun: one lineage of a training run, iteration by iteration, as activities (workflows/iteration.ts).
+ * Deterministic orchestration only: no I/O, no clocks but workflow time, activities imported as types.
+ * Signals pause (at the next iteration boundary), resume and stop (after the current iteration and its
+ * checkpoint); the `progress` query reports where the run is. Continues as new every
+ * `continueAsNewEvery` iterations, or sooner when the server suggests it, so histories stay small.
+ */
+import {
+  allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo,
+} from '@temporalio/workflow';
+import {
+  PROGRESS_QUERY, SIGNALS, type Carry, type CheckpointRef, type IterationSummary, type Progress, type RunOutcome,
+  type Stage, type TrainingRunInput, type WireMetrics,
+} from '../src/durable/protocol.ts';
+import { stageActivities } from './activities.ts';
+import { runIteration, type IterationOutcome } from './iteration.ts';
+
+export const pauseSignal = defineSignal(SIGNALS.pause);
+export const resumeSignal = defineSignal(SIGNALS.resume);
+export const stopSignal = defineSignal(SIGNALS.stop);
+export const progressQuery = defineQuery<Progress>(PROGRESS_QUERY);
+
+const RECENT = 10;
+const num = (v: number | string | undefined): number => (typeof v === 'number' ? v : Number(v ?? NaN));
+
+function summary(iteration: number, o: IterationOutcome): IterationSummary {
+  const m: WireMetrics = o.metrics;
+  return {
+    iteration, success: num(m.success_rate), valSuccess: m['val/success_rate'] === undefined ? null : num(m['val/success_rate']),
+    inGroupStd: num(m['in_group_std/all']), entropy: num(m['entropy/mean']), gradNorm: num(m['actor/grad_norm']),
+    ms: o.ms, warning: o.warning,
+  };
+}
+
+/** Handler state: what signals set and the query reads. */
+class RunState {
+  paused: boolean;
+  stopping = false;
+  stage: Progress['stage'] = 'starting';
+  iteration: number;
+  iterations = 0;
+  recent: IterationSummary[];
+
+  constructor(private readonly input: TrainingRunInput) {
+    this.paused = input.carry?.paused ?? false;
+    this.recent = input.carry?.recent ?? [];
+    this.iteration = (input.carry?.nextIteration ?? (input.resume?.fromIteration ?? 0) + 1) - 1;
+  }
+
+  completed(iteration: number, outcome: IterationOutcome): void {
+    this.iteration = iteration;
+    this.recent = [...this.recent, summary(iteration, outcome)].slice(-RECENT);
+  }
+
+  progress(): Progress {
+    const { runId, lineageId } = this.input.run;
+    const stage = this.paused && this.stage !== 'done' && this.stage !== 'stopped' ? 'paused' : this.stage;
+    return { runId, lineageId, iteration: this.iteration, iterations: this.iterations, stage, paused: this.paused,
+      stopping: this.stopping, recent: this.recent };
+  }
+}
+
+export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> {
+  const state = new RunState(input);
+  setHandler(pauseSignal, () => void (state.paused = true));
+  setHandler(resumeSignal, () => void (state.paused = false));
+  setHandler(stopSignal, () => void (state.stopping = true));
+  setHandler(progressQuery, () => state.progress());
+  const stages = stageActivities(input.options);
+  const carry: Omit<Carry, 'paused' | 'recent'> = input.carry ?? await stages.update.startRun({
+    run: input.run, configJson: input.configJson, resume: input.resume,
+  });
+  state.iterations = carry.plan.iterations;
+  const last = Math.min(carry.plan.iterations, input.stopAfter ?? carry.plan.iterations);
+  let policy: CheckpointRef = carry.policy;
+  let ran = 0;
+  for (let i = carry.nextIteration; i <= last; i++) {
+    await condition(() => !state.paused || state.stopping);
+    if (state.stopping) break;
+    const outcome = await runIteration(stages, input, carry.plan, i, policy, (s: Stage) => void (state.stage = s));
+    policy = outcome.checkpoint;
+    state.completed(i, outcome);
+    ran++;
+    const due = ran >= input.options.continueAsNewEvery || workflowInfo().continueAsNewSuggested;
+    if (i < last && !state.stopping && due) {
+      await condition(allHandlersFinished);
+      const next: Carry = { plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent };
+      await continueAsNew<typeof trainingRun>({ ...input, carry: next });
+    }
+  }
+  state.stage = state.stopping && state.iteration < last ? 'stopped' : 'done';
+  await condition(allHandlersFinished);
+  const { runId, lineageId } = input.run;
+  return { runId, lineageId, lastIteration: state.iteration, stopped: state.stage === 'stopped', checkpoint: policy };
+}
