@@ -8,6 +8,7 @@ import { registerTrain } from './train.ts';
 import { registerSft } from './sft.ts';
 import { registerReplay } from './replay.ts';
 import { registerResume } from './resume.ts';
+import { registerEval } from './eval.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench, registerReport, registerDashboard, registerReplay, registerResume];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench, registerReport, registerDashboard, registerReplay, registerResume, registerEval];

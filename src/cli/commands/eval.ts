@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import Table from 'cli-table3';
+import { ConfigError } from '../../errors.ts';
+import { evaluateCheckpoint, type EvalResult } from '../../replay/evaluate.ts';
+
+export interface EvalFlags {
+  checkpoint: string;
+  runsDir: string;
+  env?: string;
+  seeds?: string;
+  samples?: string;
+  temperature?: string;
+  json?: boolean;
+}
+
+function numberFlag(name: string, text: string | undefined, integer: boolean, min: number): number | undefined {
+  if (text === undefined) return undefined;
+  const x = Number(text);
+  if (text.trim() === '' || !Number.isFinite(x) || x < min || (integer && !Number.isInteger(x))) {
+    throw new ConfigError(name, `must be ${integer ? 'an integer' : 'a number'} ≥ ${min}, got "${text}"`);
+  }
+  return x;
+}
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+export function renderEval(r: EvalResult): string {
+  const ks = Object.keys(r.passAtK);
+  const table = new Table({ head: ['checkpoint', 'env', 'seeds × samples', 'temperature', 'success', ...ks, 'oracle', 'success / oracle'] });
+  table.push([
+    `${r.runId} ${r.checkpoint.lineageId}@${r.checkpoint.iteration}`, r.env, `${r.seeds} × ${r.samples}`, r.temperature,
+    pct(r.successRate), ...ks.map((k) => pct(r.passAtK[k])), pct(r.oracleSuccess),
+    r.oracleSuccess > 0 ? pct(r.successRate / r.oracleSuccess) : '-',
+  ]);
+  return table.toString();
+}
+
+export async function evalCommand(flags: EvalFlags, say: (line: string) => void = console.log): Promise<EvalResult> {
+  const result = await evaluateCheckpoint({
+    checkpoint: flags.checkpoint, runsDir: flags.runsDir, env: flags.env,
+    seeds: numberFlag('--seeds', flags.seeds, true, 1), samples: numberFlag('--samples', flags.samples, true, 1),
+    temperature: numberFlag('--temperature', flags.temperature, false, 0),
+  });
+  say(flags.json ? JSON.stringify({ type: 'eval', ...result }) : renderEval(result));
+  return result;
+}
+
+export function registerEval(program: Command): void {
+  program.command('eval')
+    .description('Load the actor from a run checkpoint and report validation success and pass@k beside the oracle ceiling')
+    .requiredOption('--checkpoint <run-dir[@iteration]>', 'run directory (or run id), optionally @iteration (default: newest)')
+    .option('--env <name>', "environment preset (default: the run's)")
+    .option('--seeds <n>', "validation seeds (default: the run's valSeeds)")
+    .option('--samples <k>', 'samples per seed; pass@k is reported for k = 1 and k = samples', '1')
+    .option('--temperature <t>', "sampling temperature, 0 = greedy (default: the run's valTemperature)")
+    .option('--runs-dir <dir>', 'where runs live, for a bare run id', 'runs')
+    .option('--json', 'one JSON line instead of a table')
+    .action(async (flags: EvalFlags) => { await evalCommand(flags); });
+}

@@ -1,0 +1,98 @@
+/**
+ * Evaluating a saved actor: load it from a run's checkpoint (a given iteration, or the newest of the
+ * surviving history), play the validation protocol of the trainer (runValidation: fixed seeds, several
+ * samples per seed, the chosen temperature) on any environment preset, and set the oracle's ceiling on
+ * the same seeds and budget beside it.
+ */
+import { ConfigError } from '../errors.ts';
+import { oracleSuccess, resolveEnvConfig } from '../envs/index.ts';
+import { createLocalEventReader, ownerOf } from '../events/index.ts';
+import { Policy } from '../policy/engine/policy.ts';
+import type { RlConfig } from '../rl/config.ts';
+import { runValidation, validationSeeds } from '../rl/iteration.ts';
+import { scratchModelConfig } from '../rl/models.ts';
+import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
+import { withBudget } from '../rl/rollout.ts';
+import { scratchTokenizer } from '../rl/vocabulary.ts';
+import { createLocalCheckpointStore, type CheckpointId, type CheckpointInfo } from '../storage/index.ts';
+import { continuePlan, readLineageStarts, survivingPlan } from './lineage.ts';
+import { readRunConfig, runLocation, type RunLocation } from './location.ts';
+
+export interface EvalOptions {
+  /** "<run-dir>" or "<run-dir>@<iteration>" (a run id under runsDir works too). */
+  checkpoint: string;
+  runsDir?: string;
+  /** Environment preset; default: the run's. */
+  env?: string;
+  seeds?: number;
+  samples?: number;
+  temperature?: number;
+}
+
+export interface EvalResult {
+  runId: string;
+  checkpoint: CheckpointId;
+  env: string;
+  seeds: number;
+  samples: number;
+  temperature: number;
+  successRate: number;
+  /** pass@1 and pass@samples. */
+  passAtK: Record<string, number>;
+  /** Mean over the same seeds of the best success probability any policy reaches (envs/oracle.ts). */
+  oracleSuccess: number;
+}
+
+export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation & { iteration?: number } {
+  const at = ref.lastIndexOf('@');
+  if (at < 0) return runLocation(ref, runsDir);
+  const text = ref.slice(at + 1);
+  const iteration = Number(text);
+  if (!/^\d+$/.test(text)) throw new ConfigError('--checkpoint', `"${ref}": the part after @ must be an iteration number`);
+  return { ...runLocation(ref.slice(0, at), runsDir), iteration };
+}
+
+/** The checkpoint `iteration` of the surviving history, or its newest one. */
+async function chooseCheckpoint(loc: RunLocation, checkpoints: readonly CheckpointInfo[], iteration?: number): Promise<CheckpointId> {
+  const reader = createLocalEventReader({ root: loc.root });
+  const starts = await readLineageStarts(reader, loc.runId).finally(() => reader.close());
+  if (iteration === undefined) return continuePlan(loc.runId, starts, checkpoints).from;
+  const lineageId = ownerOf(survivingPlan(starts), iteration);
+  if (!checkpoints.some((c) => c.lineageId === lineageId && c.iteration === iteration)) {
+    const have = checkpoints.map((c) => `${c.lineageId}@${c.iteration}`).join(', ') || 'none';
+    throw new ConfigError('--checkpoint', `run ${loc.runId} has no checkpoint ${lineageId}@${iteration}; available: ${have}`);
+  }
+  return { runId: loc.runId, lineageId, iteration };
+}
+
+/** The run's config with the evaluation's environment, seeds and temperature. */
+function evalConfig(c: RlConfig, o: EvalOptions): RlConfig {
+  const env = o.env ?? c.env;
+  resolveEnvConfig(env); // unknown presets fail here, naming the known ones
+  return { ...c, env, valSeeds: o.seeds ?? c.valSeeds, valTemperature: o.temperature ?? c.valTemperature };
+}
+
+export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
+  const ref = parseCheckpointRef(o.checkpoint, o.runsDir);
+  const c = evalConfig(await readRunConfig(ref), o);
+  const samples = o.samples ?? 1;
+  const store = createLocalCheckpointStore({ root: ref.root });
+  const checkpoint = await chooseCheckpoint(ref, await store.list(ref.runId), ref.iteration);
+  const tokenizer = scratchTokenizer();
+  const actor = new Policy({
+    config: scratchModelConfig(c, tokenizer), role: 'actor', seed: c.seed, threads: c.threads > 0 ? c.threads : undefined, tokenizer,
+  });
+  try {
+    await loadRunCheckpoint(store, checkpoint, { actor });
+    const { metrics } = await runValidation(c, actor, tokenizer, samples);
+    const budget = { maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory };
+    const oracle = oracleSuccess(withBudget(resolveEnvConfig(c.env), budget), validationSeeds(c));
+    const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
+    return {
+      runId: ref.runId, checkpoint, env: c.env, seeds: c.valSeeds, samples, temperature: c.valTemperature,
+      successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate,
+    };
+  } finally {
+    await actor.close();
+  }
+}

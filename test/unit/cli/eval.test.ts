@@ -1,0 +1,26 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { evalCommand } from '../../../src/cli/commands/eval.ts';
+import { parseCheckpointRef } from '../../../src/replay/evaluate.ts';
+import { tinyRun } from '../replay/tiny-run.ts';
+
+test('a checkpoint reference is a run directory or id with an optional @iteration', () => {
+  assert.deepEqual(parseCheckpointRef('runs/demo@12'), { root: 'runs', runId: 'demo', iteration: 12 });
+  assert.deepEqual(parseCheckpointRef('demo', '/tmp/runs'), { root: '/tmp/runs', runId: 'demo' });
+  assert.throws(() => parseCheckpointRef('runs/demo@x'), /the part after @ must be an iteration number/);
+});
+
+test('eval loads the actor of a checkpoint and reports success and pass@k beside the oracle', { timeout: 120_000 }, async () => {
+  const root = await tinyRun('grpo');
+  const lines: string[] = [];
+  const flags = { checkpoint: `${join(root, 'r')}@2`, runsDir: 'runs', env: 'bandit-reversed', seeds: '4', samples: '2', json: true };
+  const r = await evalCommand(flags, (l) => lines.push(l));
+  assert.deepEqual([r.checkpoint, r.env, r.seeds, r.samples, r.oracleSuccess], [{ runId: 'r', lineageId: 'main', iteration: 2 }, 'bandit-reversed', 4, 2, 1]);
+  assert.deepEqual(Object.keys(r.passAtK), ['pass@1', 'pass@2']);
+  assert.ok(r.passAtK['pass@2'] >= r.passAtK['pass@1']);
+  assert.equal(JSON.parse(lines[0]).type, 'eval');
+  const newest = await evalCommand({ checkpoint: 'r', runsDir: root, seeds: '2', json: true }, () => {});
+  assert.deepEqual([newest.checkpoint.iteration, newest.env, newest.samples], [3, 'bandit', 1]);
+  await assert.rejects(evalCommand({ ...flags, checkpoint: `${join(root, 'r')}@9` }), /no checkpoint main@9; available: main@1, main@2, main@3/);
+});
