@@ -3,6 +3,7 @@ import { BANDIT } from './bandit.ts';
 import { COUNTDOWN } from './countdown/index.ts';
 import { FROZENLAKE } from './frozenlake/index.ts';
 import { SOKOBAN } from './sokoban/index.ts';
+import { TOOLMATH } from './toolmath/index.ts';
 import type { Env, EnvConfigBase, EnvDefinition } from './types.ts';
 
 /**
@@ -14,6 +15,7 @@ export const ENVS = {
   sokoban: SOKOBAN,
   frozenlake: FROZENLAKE,
   countdown: COUNTDOWN,
+  toolmath: TOOLMATH,
 } satisfies Record<string, { defaults: EnvConfigBase; create(config: never): Env }>;
 
 export type EnvType = keyof typeof ENVS;
@@ -32,6 +34,7 @@ export const ENV_PRESETS: Record<string, { type: EnvType } & Record<string, unkn
   'sokoban-revocab': { type: 'sokoban', vocabulary: 'alternative' },
   frozenlake: { type: 'frozenlake' },
   countdown: { type: 'countdown' },
+  toolmath: { type: 'toolmath' },
 };
 
 /** A preset name, a complete config, or a partial config `{ type, ...overrides }`. */
