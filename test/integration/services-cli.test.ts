@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -33,7 +33,10 @@ test('starting a service on a taken port fails within seconds, naming the port a
     const r = starpo(['services', 'start', 's3'], { STARPO_S3_PORT: String(port), STARPO_SERVICES_DIR: dir });
     assert.notEqual(r.status, 0);
     assert.match(r.out, new RegExp(`s3: port ${port} on 127.0.0.1 is already in use`));
-    assert.ok(r.seconds < 10, `took ${r.seconds}s`);
+    // It failed before launching anything (no pid file, no service log) rather than after a readiness wait;
+    // the bound is loose because a loaded 2-core machine can take seconds just to start the CLI.
+    assert.equal(existsSync(join(dir, 's3', 's3.pid')) || existsSync(join(dir, 's3', 's3.log')), false);
+    assert.ok(r.seconds < 60, `took ${r.seconds}s`);
   } finally {
     squatter.close();
   }

@@ -27,7 +27,7 @@ async function iterationMetrics(root: string): Promise<Record<string, number>[]>
 const weights = (root: string, iteration: number) =>
   readFileSync(join(root, 'r', 'checkpoints', 'main', String(iteration).padStart(8, '0'), 'actor.model.safetensors'));
 
-test('a run stopped after iteration 2 and resumed ends with the weights and metrics of an uninterrupted run', { timeout: 300_000 }, async () => {
+test('a run stopped after iteration 2 and resumed ends with the weights and metrics of an uninterrupted run', { timeout: 900_000 }, async () => {
   const straight = mkdtempSync(join(tmpdir(), 'starpo-straight-'));
   const crashed = mkdtempSync(join(tmpdir(), 'starpo-crashed-'));
   await trainEmbedded({ root: straight, runId: 'r', config });
