@@ -26,7 +26,7 @@ const SCRATCH = ['valEvery=5', 'valSeeds=128', 'threads=0'];
 
 export const LEARNING_CASES: LearningCase[] = [
   { name: 'bandit', preset: 'starpo-s', target: 0.95,
-    overrides: [...SCRATCH, 'env=bandit', 'iterations=30', 'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=3e-4', 'lrCritic=1e-3'] },
+    overrides: [...SCRATCH, 'env=bandit', 'iterations=50', 'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=3e-4', 'lrCritic=1e-3'] },
   { name: 'frozenlake', preset: 'starpo-s', target: 0.9,
     overrides: [...SCRATCH, 'env=frozenlake', 'iterations=40', 'sftSteps=300', 'sftPolicy=expert', 'sftEpisodes=1000',
       'lrActor=1e-4', 'lrCritic=1e-3', 'modelHidden=96', 'modelFfn=256'] },
@@ -36,6 +36,10 @@ export const LEARNING_CASES: LearningCase[] = [
   { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9,
     overrides: [...SCRATCH, 'env=sokoban', 'iterations=40', 'sftSteps=400', 'sftPolicy=expert', 'sftEpisodes=1000',
       'lrActor=1e-4', 'lrCritic=1e-3', 'modelHidden=96', 'modelFfn=256'] },
+  // Echo-Trap: a learning rate 30× too large collapses the policy; the detector should fire here and not above.
+  { name: 'frozenlake-collapse', preset: 'starpo', target: 0.9,
+    overrides: [...SCRATCH, 'env=frozenlake', 'iterations=40', 'sftSteps=300', 'sftPolicy=expert', 'sftEpisodes=1000',
+      'lrActor=3e-3', 'lrCritic=1e-3', 'modelHidden=96', 'modelFfn=256', 'gradClip=1000'] },
 ];
 
 export async function runLearningCase(k: LearningCase, extra: string[] = [], write = console.log): Promise<Record<string, unknown>> {
