@@ -1,8 +1,7 @@
 /**
  * The live dashboard: the report page served on 127.0.0.1, plus `/api/model`, which the page polls. Each
  * poll re-reads the event log (local files or Kafka), so the page follows a running run as iterations
- * complete. Reads are coalesced: concurrent polls share one rebuild, and a model younger than
- * `minRebuildMs` is served again rather than re-reading a long log for every open tab.
+ * complete; an unchanged log is not read again, so an open tab costs little while a run trains.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -49,15 +48,29 @@ async function liveStatus(runs: readonly RunReport[], progress: ProgressSource |
   }));
 }
 
-/** Builds models on demand, sharing one in-flight build and reusing a fresh one. */
+async function logSignature(source: ReportSource): Promise<string | undefined> {
+  const parts = await Promise.all(source.refs.map((ref) => source.signature(ref)));
+  return parts.some((p) => p === undefined) ? undefined : parts.join('\n');
+}
+
+/**
+ * Builds models on demand: concurrent polls share one build, a build younger than `minRebuildMs` is
+ * reused, and an unchanged local log is not read again. Live status is fresh on every call.
+ */
 function modelCache(o: DashboardOptions): () => Promise<ReportModel> {
-  let current: { at: number; model: Promise<ReportModel> } | undefined;
-  return () => {
-    if (current && Date.now() - current.at < (o.minRebuildMs ?? 500)) return current.model;
-    const model = loadReport(o.source, o).then(async (m) => ({ ...m, live: await liveStatus(m.runs, o.progress) }));
-    current = { at: Date.now(), model };
-    model.catch(() => { if (current?.model === model) current = undefined; });
-    return model;
+  let current: { at: number; signature: string | undefined; model: ReportModel } | undefined;
+  let pending: Promise<ReportModel> | undefined;
+  const rebuild = async (): Promise<ReportModel> => {
+    if (current && Date.now() - current.at < (o.minRebuildMs ?? 1000)) return current.model;
+    const signature = await logSignature(o.source);
+    if (current && signature !== undefined && signature === current.signature) return current.model;
+    current = { at: Date.now(), signature, model: await loadReport(o.source, o) };
+    return current.model;
+  };
+  return async () => {
+    pending ??= rebuild().finally(() => { pending = undefined; });
+    const model = await pending;
+    return { ...model, live: await liveStatus(model.runs, o.progress) };
   };
 }
 

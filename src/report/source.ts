@@ -4,10 +4,11 @@
  * the report sees each event once and only the surviving lineage of a resumed run.
  */
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { createKafkaEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent } from '../events/index.ts';
 import type { KafkaEventReaderOptions } from '../events/kafka-reader.ts';
+import { eventsDir } from '../events/local-log.ts';
 import { ConfigError } from '../errors.ts';
 
 export type SourceKind = 'local' | 'kafka';
@@ -31,6 +32,11 @@ export interface ReportSource {
   events(ref: RunRef): AsyncIterable<StarpoEvent>;
   /** The run's saved config.json, where the source has one (local runs). */
   configJson(ref: RunRef): Promise<string | undefined>;
+  /**
+   * Something that changes whenever the run's log does (local: segment names, sizes and mtimes), so a
+   * dashboard can skip re-reading an unchanged log; undefined when the source cannot tell (Kafka).
+   */
+  signature(ref: RunRef): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -46,6 +52,18 @@ export function resolveRunRef(arg: string, kind: SourceKind, runsDir = 'runs'): 
   return { runId: basename(trimmed), root: dirname(resolve(trimmed)) };
 }
 
+async function segmentsSignature(ref: RunRef): Promise<string> {
+  const dir = eventsDir(ref.root!, ref.runId);
+  const names = (await readdir(dir).catch(() => [] as string[])).sort();
+  // config.json counts too: a run that has just started has its config before its first event.
+  const paths = [join(ref.root!, ref.runId, 'config.json'), ...names.map((n) => join(dir, n))];
+  const stats = await Promise.all(paths.map(async (path) => {
+    const s = await stat(path).catch(() => undefined);
+    return s ? `${path}:${s.size}:${s.mtimeMs}` : '-';
+  }));
+  return stats.join('|');
+}
+
 function localSource(refs: RunRef[]): ReportSource {
   const readers = new Map<string, EventReader>();
   const readerFor = (root: string): EventReader => {
@@ -56,6 +74,7 @@ function localSource(refs: RunRef[]): ReportSource {
     refs,
     events: (ref) => replay(readerFor(ref.root!), ref.runId),
     configJson: (ref) => readFile(join(ref.root!, ref.runId, 'config.json'), 'utf8').catch(() => undefined),
+    signature: segmentsSignature,
     close: async () => { await Promise.all([...readers.values()].map((r) => r.close())); },
   };
 }
@@ -66,6 +85,7 @@ function kafkaSource(refs: RunRef[], options: KafkaEventReaderOptions): ReportSo
     refs,
     events: (ref) => replay(reader, ref.runId),
     configJson: async () => undefined,
+    signature: async () => undefined,
     close: () => reader.close(),
   };
 }

@@ -37,3 +37,23 @@ test('a progress source (the durable driver\'s Temporal query) overrides what th
   const { model } = await servedModel(temporal);
   assert.deepEqual(model.live!.map(({ updatedAt: _, ...l }) => l), [{ runId: 'r', iteration: 2, iterations: 4, source: 'temporal', stage: 'update' }]);
 });
+
+test('polls re-read the log only when it changed', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'starpo-dashboard-cache-'));
+  const log = createLocalEventLog({ root });
+  await log.append([run('r'), iteration(1, { success_rate: 0.5 })]);
+  const inner = openSource([join(root, 'r')], { kind: 'local' });
+  let reads = 0;
+  const source = { ...inner, events: (ref: Parameters<typeof inner.events>[0]) => { reads++; return inner.events(ref); } };
+  const dashboard = await startDashboard({ source, port: 0, minRebuildMs: 0 });
+  const lastIteration = async () => ((await (await fetch(`${dashboard.url}api/model`)).json()) as ReportModel).runs[0].lastIteration;
+  try {
+    assert.deepEqual([await lastIteration(), await lastIteration(), reads], [1, 1, 1]);
+    await log.append([iteration(2, { success_rate: 1 })]);
+    assert.deepEqual([await lastIteration(), reads], [2, 2]);
+  } finally {
+    await log.close();
+    await dashboard.close();
+    await inner.close();
+  }
+});
