@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  TOOLMATH, TOOLMATH_KINDS, ToolmathEnv, boxedInteger, countDigitSum, powMod, toolmathProblem,
+  TOOLMATH, TOOLMATH_KINDS, ToolmathEnv, boxedInteger, countDigitSum, powMod, toolmathProblem, type ToolmathConfig,
 } from '../../../src/envs/toolmath/index.ts';
 import { resolveEnvConfig } from '../../../src/envs/registry.ts';
 import { ConfigError } from '../../../src/errors.ts';
@@ -59,7 +59,7 @@ test('a right answer pays 1 and succeeds, a wrong one pays 0; the episode is one
 });
 
 test('compact and full templates parse a boxed answer; the expert answer succeeds', () => {
-  const c = resolveEnvConfig('toolmath');
+  const c = resolveEnvConfig('toolmath') as ToolmathConfig;
   const compact = new Episode(new ToolmathEnv(c), c, TEMPLATES.compact);
   compact.start(0);
   assert.equal(compact.respond('\\boxed{3008310408277666}').success, true);
