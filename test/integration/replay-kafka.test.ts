@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { endpoints } from '../../src/services/endpoints.ts';
+import { createKafkaEventLog } from '../../src/events/index.ts';
+import { FINGERPRINT_HEADER } from '../../src/events/kafka-common.ts';
+import { schemaRegistry } from '../../src/events/schemas.ts';
+import type { StarpoEvent } from '../../src/events/types.ts';
+import { replayCommand } from '../../src/cli/commands/replay.ts';
+import { ITERATION_1, RECORDED, iterationEvent, runEvent } from '../unit/replay/fixtures.ts';
+
+const kafka = new Kafka({ clientId: 'replay-test', brokers: endpoints.kafka.brokers, logLevel: logLevel.NOTHING });
+
+async function produceGarbage(topic: string): Promise<void> {
+  const producer = kafka.producer();
+  await producer.connect();
+  const headers = { [FINGERPRINT_HEADER]: schemaRegistry().current.fingerprint };
+  await producer.send({ topic, messages: [{ key: 'r', value: Buffer.from('not avro'), headers }] });
+  await producer.disconnect();
+}
+
+async function replayKafka(topic: string): Promise<{ code: number; out: Record<string, unknown>[] }> {
+  const lines: string[] = [];
+  const flags = { source: 'kafka', runsDir: 'runs', select: 'successful', split: 'all', topic, json: true };
+  const code = await replayCommand('r', flags, (l) => lines.push(l));
+  return { code, out: lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+test('replay from Kafka recomputes the metrics and reports an undecodable record by offset', { timeout: 60_000 }, async () => {
+  const topic = `replay-test-${randomUUID()}`;
+  const log = createKafkaEventLog({ topic, numPartitions: 1 });
+  await log.append([runEvent, ...ITERATION_1.slice(0, 2)]);
+  await produceGarbage(topic);
+  await log.append([...ITERATION_1.slice(2), iterationEvent(RECORDED)]);
+  await log.close();
+  const { code, out } = await replayKafka(topic);
+  assert.deepEqual(out.map((j) => j.type), ['iteration', 'problem', 'summary']);
+  assert.deepEqual([code, out[0].ok, out[1].kind, out[1].partition, out[1].offset], [0, true, 'undecodable', 0, '3']);
+});
+
+test('replay from Kafka keeps the surviving lineage only: nothing lost, nothing counted twice', { timeout: 60_000 }, async () => {
+  const topic = `replay-test-${randomUUID()}`;
+  const log = createKafkaEventLog({ topic });
+  const r1 = <T extends StarpoEvent>(e: T): T => ({ ...e, lineageId: 'r1' });
+  const resumed = { ...runEvent, lineageId: 'r1', action: 'RESUMED' as const, parentLineageId: 'main' };
+  // main's iteration 1 recorded a wrong metric; lineage r1 redid iteration 1 from checkpoint 0.
+  await log.append([runEvent, ...ITERATION_1, iterationEvent({ ...RECORDED, success_rate: 0.75 })]);
+  await log.append([resumed, ...ITERATION_1.map(r1), r1(iterationEvent(RECORDED))]);
+  await log.close();
+  const { code, out } = await replayKafka(topic);
+  const summary = out.at(-1)!;
+  assert.deepEqual([code, out[0].lineageId, out[0].ok, summary.trajectories], [0, 'r1', true, 4]);
+  assert.deepEqual(summary.dropped, { duplicate: 0, superseded: 5 });
+});
