@@ -83,16 +83,18 @@ export async function generate(
   tokenizer?: Tokenizer,
 ): Promise<Generation[]> {
   const cfg = programs.layout.config;
-  const B = req.prompts.length;
-  if (B === 0 || req.prompts.some((p) => p.length === 0)) throw new ConfigError('prompts', 'need at least one non-empty prompt');
+  const n = req.prompts.length;
+  if (n === 0 || req.prompts.some((p) => p.length === 0)) throw new ConfigError('prompts', 'need at least one non-empty prompt');
   if (!(req.maxNewTokens >= 1)) throw new ConfigError('maxNewTokens', 'must be >= 1');
   if (req.stopStrings?.length && !tokenizer) throw new ConfigError('stopStrings', 'need a tokenizer on the policy');
   const T = up(Math.max(...req.prompts.map((p) => p.length)), req.promptMultiple ?? 16);
   const S = up(T + req.maxNewTokens, 32);
+  const B = batchBucket(n); // rows beyond n are one-token dummies, finished from the start
   const rows = new Rows(B, req.maxNewTokens, new Set(req.stopTokenIds ?? cfg.eosTokenIds), req.stopStrings ?? [], tokenizer);
+  rows.out.slice(n).forEach((r) => (r.done = true));
   const step = new Stepper(req, B, cfg.vocabSize);
   const prefill = await programs.prefill({ batch: B, promptLen: T, cacheLen: S });
-  const { feeds, lastPos, slotMask } = promptFeeds(req.prompts, T, S);
+  const { feeds, lastPos, slotMask } = promptFeeds([...req.prompts, ...Array<number[]>(B - n).fill([0])], T, S);
   const names = [...Array(cfg.numLayers).keys()].flatMap((i) => [cacheName('k', i), cacheName('v', i)]);
   let out = await prefill.run({ ...params, ...feeds }, step.fetches(Object.fromEntries(names.map((n) => [n, null]))));
   let caches = cacheTensors(out, cfg.numLayers, '');
@@ -111,7 +113,12 @@ export async function generate(
     [caches, spare] = [cacheTensors(out, cfg.numLayers, 'new_'), caches];
     rows.push(...step.pick(out));
   }
-  return rows.out.map(({ done: _, ...g }) => g);
+  return rows.out.slice(0, n).map(({ done: _, ...g }) => g);
+}
+
+/** Batch sizes generation compiles for: 1, 2, 4, 8, then multiples of 8 up to 64, then of 32. */
+export function batchBucket(n: number): number {
+  return n <= 8 ? 2 ** Math.ceil(Math.log2(n)) : up(n, n <= 64 ? 8 : 32);
 }
 
 /** Sampling state and the outputs each step fetches. */

@@ -69,6 +69,7 @@ export class Policy {
   private packed: Packed | null = null;
   private moments: { m: Packed; v: Packed } | null = null;
   private spare: OptimizerBuffers | null = null;
+  private lock: Promise<unknown> = Promise.resolve();
   /** Optimizer steps taken (skipped steps do not count). */
   step = 0;
 
@@ -114,7 +115,18 @@ export class Policy {
     this.spare = null;
   }
 
-  async trainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics> {
+  /** Runs operations one at a time (they share buffers and programs), in call order. */
+  private exclusive<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(op, op);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  trainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics> {
+    return this.exclusive(() => this.runTrainStep(batch, opts));
+  }
+
+  private async runTrainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics> {
     const def = lossDef(opts.loss);
     if ((def.head === 'value') !== (this.role === 'critic')) throw new ConfigError('loss.kind', `${opts.loss.kind} does not fit a ${this.role}`);
     const fields = def.inputs(opts.loss).map((n) => LOSS_FIELDS[n as keyof typeof LOSS_FIELDS]);
@@ -143,7 +155,11 @@ export class Policy {
     return metrics;
   }
 
-  async score(batch: SequenceBatch, temperature = 1): Promise<ScoreResult> {
+  score(batch: SequenceBatch, temperature = 1): Promise<ScoreResult> {
+    return this.exclusive(() => this.runScore(batch, temperature));
+  }
+
+  private async runScore(batch: SequenceBatch, temperature: number): Promise<ScoreResult> {
     checkBatch(batch);
     const bucket = this.bucket(batch);
     const session = await this.programs.score(bucket);
@@ -155,11 +171,11 @@ export class Policy {
 
   async generate(req: GenerateRequest): Promise<Generation[]> {
     if (this.role !== 'actor') throw new ConfigError('role', 'only an actor generates');
-    return generate(this.programs, weightFeeds(this.layout, this.params), req, this.options.tokenizer);
+    return this.exclusive(() => generate(this.programs, weightFeeds(this.layout, this.params), req, this.options.tokenizer));
   }
 
-  async close(): Promise<void> {
-    await this.programs.release();
+  close(): Promise<void> {
+    return this.exclusive(() => this.programs.release());
   }
 
   private bucket(b: SequenceBatch) {

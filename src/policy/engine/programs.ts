@@ -19,12 +19,23 @@ export interface TrainProgram {
   readonly metricNames: readonly string[];
 }
 
+/** Programs kept per policy: each session holds its onnxruntime memory arena at its peak size. */
+export const MAX_PROGRAMS = 24;
+
+async function releaseProgram(p: Promise<unknown>): Promise<void> {
+  const v = (await p.catch(() => null)) as { session?: Session } | Session | null;
+  const s = v && 'release' in v ? v : (v as { session?: Session } | null)?.session;
+  await s?.release();
+}
+
 export class ProgramCache {
+  /** Insertion order = recency (a hit moves its key to the end), so the first key is the LRU one. */
   private readonly programs = new Map<string, Promise<unknown>>();
 
   constructor(
     readonly layout: Layout,
     readonly options: SessionOptions,
+    readonly maxPrograms = MAX_PROGRAMS,
   ) {}
 
   get size(): number {
@@ -54,20 +65,27 @@ export class ProgramCache {
   async release(): Promise<void> {
     const all = [...this.programs.values()];
     this.programs.clear();
-    for (const p of all) {
-      const v = (await p.catch(() => null)) as { session?: Session } | Session | null;
-      const s = v && 'release' in v ? v : (v as { session?: Session } | null)?.session;
-      await s?.release();
-    }
+    for (const p of all) await releaseProgram(p);
   }
 
+  /**
+   * The cached program for `key`, compiled on a miss. Beyond maxPrograms the least recently used
+   * one is released; Policy runs one operation at a time and each operation fetches a program
+   * right before using it, so an evicted session is never in use.
+   */
   private get<T>(key: unknown[], make: () => Promise<T>): Promise<T> {
     const k = JSON.stringify(key);
     let p = this.programs.get(k) as Promise<T> | undefined;
-    if (!p) {
+    if (p) this.programs.delete(k);
+    else {
       p = make();
-      this.programs.set(k, p);
       p.catch(() => this.programs.delete(k)); // a failed compile is retried next time
+    }
+    this.programs.set(k, p);
+    while (this.programs.size > this.maxPrograms) {
+      const [oldest, program] = this.programs.entries().next().value as [string, Promise<unknown>];
+      this.programs.delete(oldest);
+      void releaseProgram(program);
     }
     return p;
   }

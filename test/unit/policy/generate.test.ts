@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Policy } from '../../../src/policy/engine/policy.ts';
+import { batchBucket } from '../../../src/policy/engine/generate.ts';
+import { ProgramCache } from '../../../src/policy/engine/programs.ts';
 import { greedyNext } from '../../../src/policy/engine/recompute.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
 import { createCharTokenizer } from '../../../src/policy/tokenizer/char.ts';
@@ -56,4 +58,14 @@ test('a stop string ends a row once the decoded continuation contains it', async
   assert.equal(g.stopString, stop);
   assert.ok(tokenizer.decode(g.tokens).endsWith(stop) && tokenizer.decode(g.tokens).indexOf(stop) === tokenizer.decode(g.tokens).length - stop.length);
   await p.close();
+});
+
+test('generation pads the batch to a bucket and the program cache stays bounded', async () => {
+  assert.deepEqual([1, 3, 5, 9, 60, 65, 100].map(batchBucket), [1, 4, 8, 16, 64, 96, 128]);
+  const cache = new ProgramCache(policy.layout, { threads: 1 }, 2);
+  for (const seqLen of [4, 8, 12]) await cache.score({ batch: 1, seqLen });
+  assert.equal(cache.size, 2);
+  await cache.release();
+  const gens = await policy.generate({ prompts: PROMPTS, maxNewTokens: 3, stopTokenIds: [] }); // compiled for 4 rows
+  assert.equal(gens.length, 3);
 });
