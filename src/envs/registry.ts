@@ -2,6 +2,7 @@ import { ConfigError } from '../errors.ts';
 import { BANDIT } from './bandit.ts';
 import { COUNTDOWN } from './countdown/index.ts';
 import { FROZENLAKE } from './frozenlake/index.ts';
+import { LIBRARY } from './library/index.ts';
 import { SOKOBAN } from './sokoban/index.ts';
 import { TOOLMATH } from './toolmath/index.ts';
 import type { Env, EnvConfigBase, EnvDefinition } from './types.ts';
@@ -16,6 +17,7 @@ export const ENVS = {
   frozenlake: FROZENLAKE,
   countdown: COUNTDOWN,
   toolmath: TOOLMATH,
+  library: LIBRARY,
 } satisfies Record<string, { defaults: EnvConfigBase; create(config: never): Env }>;
 
 export type EnvType = keyof typeof ENVS;
@@ -35,6 +37,7 @@ export const ENV_PRESETS: Record<string, { type: EnvType } & Record<string, unkn
   frozenlake: { type: 'frozenlake' },
   countdown: { type: 'countdown' },
   toolmath: { type: 'toolmath' },
+  library: { type: 'library' },
 };
 
 /** A preset name, a complete config, or a partial config `{ type, ...overrides }`. */
