@@ -35,6 +35,8 @@ export interface PolicyOptions {
   readonly batchMultiple?: number;
   /** Decodes generated tokens for stop strings. */
   readonly tokenizer?: Tokenizer;
+  /** Compiled programs kept (least recently used released first; default MAX_PROGRAMS). */
+  readonly maxPrograms?: number;
 }
 
 export interface TrainStepOptions {
@@ -75,7 +77,8 @@ export class Policy {
 
   constructor(readonly options: PolicyOptions) {
     this.layout = buildLayout(options.config, options.role ?? 'actor');
-    this.programs = new ProgramCache(this.layout, { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin });
+    const session = { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin };
+    this.programs = new ProgramCache(this.layout, session, options.maxPrograms);
   }
 
   get role(): Role {

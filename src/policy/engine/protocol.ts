@@ -19,6 +19,8 @@ export interface EngineInit {
   readonly provider?: Provider;
   readonly seqMultiple?: number;
   readonly batchMultiple?: number;
+  readonly spin?: boolean;
+  readonly maxPrograms?: number;
   /** tokenizer.json (+ tokenizer_config.json) contents, for stop strings. */
   readonly tokenizerFiles?: Readonly<Record<string, string>>;
 }
