@@ -22,6 +22,21 @@
       S.el('tbody', {}, rows));
   }
 
+  /** One run: its whole config, folded. Several: only the knobs whose values differ, side by side. */
+  function configView(model) {
+    const runs = model.runs;
+    if (runs.length === 1) {
+      return S.el('details', { class: 'config' }, S.el('summary', {}, 'config'), S.el('pre', {}, JSON.stringify(runs[0].config, null, 1)));
+    }
+    const keys = Array.from(new Set(runs.flatMap((r) => Object.keys(r.config)))).sort()
+      .filter((k) => new Set(runs.map((r) => JSON.stringify(r.config[k]))).size > 1);
+    if (!keys.length) return S.el('p', {}, 'configs are identical');
+    return S.el('details', { class: 'config', open: true }, S.el('summary', {}, 'config differences'),
+      S.el('table', { class: 'runs' }, S.el('thead', {}, S.el('tr', {}, S.el('th', {}, 'knob'), runs.map((r) => S.el('th', {}, r.runId)))),
+        S.el('tbody', {}, keys.map((k) => S.el('tr', {}, S.el('td', {}, k),
+          runs.map((r) => S.el('td', {}, r.config[k] === undefined ? '–' : JSON.stringify(r.config[k]))))))));
+  }
+
   function warningsList(model) {
     const items = model.runs.flatMap((r) => r.warnings.map((w) =>
       S.el('li', { 'data-iteration': w.iteration }, (model.runs.length > 1 ? r.runId + ' · ' : '') +
@@ -69,7 +84,7 @@
     if (fingerprint === state.fingerprint) return;
     state.fingerprint = fingerprint;
     document.getElementById('title').textContent = model.title;
-    document.getElementById('runs').replaceChildren(runsTable(model));
+    document.getElementById('runs').replaceChildren(runsTable(model), configView(model));
     document.getElementById('warnings').replaceChildren(...warningsList(model));
     renderCharts(model);
     state.browser.update(model);

@@ -7,7 +7,7 @@
   'use strict';
   const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
   const DASHES = [[], [6, 4], [2, 3], [10, 3, 2, 3], [1, 4]];
-  const REFERENCE = '#777';
+  const REFERENCE = '#777777';
 
   // Echo-Trap warnings: a red dashed vertical line at each warned iteration, drawn over every chart.
   const echoTrapPlugin = {
@@ -38,7 +38,8 @@
   /** One run: a colour per series. Several runs: a colour per run and a dash pattern per series. */
   function styleOf(series, indexInRun, runIndex, manyRuns) {
     if (series.kind === 'reference') {
-      return { borderColor: manyRuns ? PALETTE[runIndex % PALETTE.length] : REFERENCE, borderDash: [8, 4], borderWidth: 1.5 };
+      // Dash-dot and translucent: a reference, never mistaken for a dashed metric of another run.
+      return { borderColor: (manyRuns ? PALETTE[runIndex % PALETTE.length] : REFERENCE) + 'aa', borderDash: [12, 3, 2, 3], borderWidth: 1.5 };
     }
     const colour = PALETTE[(manyRuns ? runIndex : indexInRun) % PALETTE.length];
     return { borderColor: colour, borderDash: manyRuns ? DASHES[indexInRun % DASHES.length] : [], borderWidth: 2 };
