@@ -5,7 +5,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,7 +15,11 @@ import { resolveConfig } from '../../src/rl/config.ts';
 import { trainEmbedded } from '../../src/rl/embedded.ts';
 import { withBrowser } from '../../src/report/browser.ts';
 import { CHART_SPECS } from '../../src/report/charts.ts';
+import { renderHtml } from '../../src/report/html.ts';
+import { loadReport } from '../../src/report/load.ts';
 import { pngStats } from '../../src/report/png-stats.ts';
+import { openSource } from '../../src/report/source.ts';
+import { run, trajectory } from '../unit/report/fixtures.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'starpo-report-html-'));
 const html = join(root, 'out', 'report.html');
@@ -109,4 +113,25 @@ test('a screenshot of the page and every exported chart PNG are non-blank', { ti
     const stats = pngStats(readFileSync(join(pngDir, f)));
     assert.ok(stats.variance > 100 && stats.width > 400, `${f} looks blank (${JSON.stringify(stats)})`);
   }
+});
+
+test('FrozenLake cells are styled by their own legend and tool calls show their outputs', { timeout: 120_000 }, async () => {
+  const lakeRoot = mkdtempSync(join(tmpdir(), 'starpo-report-lake-'));
+  const log = createLocalEventLog({ root: lakeRoot });
+  const lake = trajectory(1, 0, 0, 'train', 'lake');
+  lake.turns[0].observation = '_O_G\n___X';  // X: the player in a hole (a box in Sokoban)
+  await log.append([run('lake', { env: 'frozenlake', iterations: 1, valSeeds: 0 }), lake]);
+  await log.close();
+  const source = openSource(['lake'], { kind: 'local', runsDir: lakeRoot });
+  const file = join(lakeRoot, 'lake.html');
+  writeFileSync(file, await renderHtml(await loadReport(source)));
+  await source.close();
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(pathToFileURL(file).href);
+    await page.waitForSelector('body[data-ready="yes"]');
+    const cells = await page.$$eval('.grid .cell', (cs) => cs.map((c) => c.className.replace('cell cell-', '')));
+    assert.deepEqual(cells, ['frozen-tile', 'hole', 'frozen-tile', 'goal', 'frozen-tile', 'frozen-tile', 'frozen-tile', 'player-in-a-hole']);
+    assert.deepEqual(await page.$$eval('.tool-call pre', (ps) => ps.map((p) => p.textContent)), ['print(2)', '2']);
+  });
 });
