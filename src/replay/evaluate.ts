@@ -12,11 +12,11 @@ import type { RlConfig } from '../rl/config.ts';
 import { runValidation, validationSeeds } from '../rl/iteration.ts';
 import { scratchModelConfig } from '../rl/models.ts';
 import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
-import { withBudget } from '../rl/rollout.ts';
 import { scratchTokenizer } from '../rl/vocabulary.ts';
 import { createLocalCheckpointStore, type CheckpointId, type CheckpointInfo } from '../storage/index.ts';
 import { continuePlan, readLineageStarts, survivingPlan } from './lineage.ts';
 import { readRunConfig, runLocation, type RunLocation } from './location.ts';
+import { episodeSetup } from './reenact.ts';
 
 export interface EvalOptions {
   /** "<run-dir>" or "<run-dir>@<iteration>" (a run id under runsDir works too). */
@@ -48,19 +48,24 @@ export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation &
   if (at < 0) return runLocation(ref, runsDir);
   const text = ref.slice(at + 1);
   const iteration = Number(text);
-  if (!/^\d+$/.test(text)) throw new ConfigError('--checkpoint', `"${ref}": the part after @ must be an iteration number`);
+  if (!/^\d+$/.test(text)) {
+    throw new ConfigError('--checkpoint', `"${ref}": the part after @ must be an iteration number`);
+  }
   return { ...runLocation(ref.slice(0, at), runsDir), iteration };
 }
 
 /** The checkpoint `iteration` of the surviving history, or its newest one. */
-async function chooseCheckpoint(loc: RunLocation, checkpoints: readonly CheckpointInfo[], iteration?: number): Promise<CheckpointId> {
+async function chooseCheckpoint(
+  loc: RunLocation, checkpoints: readonly CheckpointInfo[], iteration?: number,
+): Promise<CheckpointId> {
   const reader = createLocalEventReader({ root: loc.root });
   const starts = await readLineageStarts(reader, loc.runId).finally(() => reader.close());
   if (iteration === undefined) return continuePlan(loc.runId, starts, checkpoints).from;
   const lineageId = ownerOf(survivingPlan(starts), iteration);
   if (!checkpoints.some((c) => c.lineageId === lineageId && c.iteration === iteration)) {
     const have = checkpoints.map((c) => `${c.lineageId}@${c.iteration}`).join(', ') || 'none';
-    throw new ConfigError('--checkpoint', `run ${loc.runId} has no checkpoint ${lineageId}@${iteration}; available: ${have}`);
+    const why = `run ${loc.runId} has no checkpoint ${lineageId}@${iteration}; available: ${have}`;
+    throw new ConfigError('--checkpoint', why);
   }
   return { runId: loc.runId, lineageId, iteration };
 }
@@ -80,13 +85,13 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
   const checkpoint = await chooseCheckpoint(ref, await store.list(ref.runId), ref.iteration);
   const tokenizer = scratchTokenizer();
   const actor = new Policy({
-    config: scratchModelConfig(c, tokenizer), role: 'actor', seed: c.seed, threads: c.threads > 0 ? c.threads : undefined, tokenizer,
+    config: scratchModelConfig(c, tokenizer), role: 'actor', seed: c.seed, tokenizer,
+    threads: c.threads > 0 ? c.threads : undefined,
   });
   try {
     await loadRunCheckpoint(store, checkpoint, { actor });
     const { metrics } = await runValidation(c, actor, tokenizer, samples);
-    const budget = { maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory };
-    const oracle = oracleSuccess(withBudget(resolveEnvConfig(c.env), budget), validationSeeds(c));
+    const oracle = oracleSuccess(episodeSetup(c).env, validationSeeds(c));
     const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
     return {
       runId: ref.runId, checkpoint, env: c.env, seeds: c.valSeeds, samples, temperature: c.valTemperature,

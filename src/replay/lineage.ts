@@ -30,31 +30,37 @@ export interface ResumePlan {
 export async function readLineageStarts(reader: EventReader, runId: string): Promise<LineageStart[]> {
   const starts: LineageStart[] = [];
   for await (const e of reader.read(runId, { onProblem: () => undefined })) {
-    if (e.kind === 'run') starts.push({ lineageId: e.lineageId, parentLineageId: e.parentLineageId, fromIteration: e.fromIteration });
+    if (e.kind !== 'run') continue;
+    starts.push({ lineageId: e.lineageId, parentLineageId: e.parentLineageId, fromIteration: e.fromIteration });
   }
   return starts;
 }
 
 /** The surviving chain; a log without RunEvents (older runs) is the root lineage alone. */
 export function survivingPlan(starts: readonly LineageStart[]): LineagePlan {
-  return chooseLineage(starts) ?? { survivor: ROOT_LINEAGE, chain: [{ lineageId: ROOT_LINEAGE, parentLineageId: null, fromIteration: 0 }] };
+  const root = { lineageId: ROOT_LINEAGE, parentLineageId: null, fromIteration: 0 };
+  return chooseLineage(starts) ?? { survivor: ROOT_LINEAGE, chain: [root] };
 }
 
 /** Checkpoints whose iteration belongs to the surviving history (owned by their own lineage), oldest first. */
 export function survivingCheckpoints<T extends CheckpointId>(plan: LineagePlan, checkpoints: readonly T[]): T[] {
-  return checkpoints.filter((c) => ownerOf(plan, c.iteration) === c.lineageId && plan.chain.some((l) => l.lineageId === c.lineageId))
+  const inChain = (c: T) => plan.chain.some((l) => l.lineageId === c.lineageId);
+  return checkpoints.filter((c) => inChain(c) && ownerOf(plan, c.iteration) === c.lineageId)
     .sort((a, b) => a.iteration - b.iteration);
 }
 
 export function forkPoints(runId: string, starts: readonly LineageStart[]): CheckpointId[] {
-  return starts.flatMap((s) => (s.parentLineageId === null ? [] : [{ runId, lineageId: s.parentLineageId, iteration: s.fromIteration }]));
+  return starts.flatMap((s) =>
+    (s.parentLineageId === null ? [] : [{ runId, lineageId: s.parentLineageId, iteration: s.fromIteration }]));
 }
 
 const available = (cs: readonly CheckpointId[]): string =>
   cs.length === 0 ? 'none' : cs.map((c) => `${c.lineageId}@${c.iteration}`).join(', ');
 
 /** Continue the surviving lineage from the newest checkpoint of its chain. */
-export function continuePlan(runId: string, starts: readonly LineageStart[], checkpoints: readonly CheckpointInfo[]): ResumePlan {
+export function continuePlan(
+  runId: string, starts: readonly LineageStart[], checkpoints: readonly CheckpointInfo[],
+): ResumePlan {
   const plan = survivingPlan(starts);
   const survivor = plan.chain[0];
   const from = survivingCheckpoints(plan, checkpoints).at(-1);
@@ -79,7 +85,9 @@ export function nextLineageId(known: Iterable<string>): string {
 }
 
 /** Start a new lineage from checkpoint `k` of the surviving history. */
-export function forkPlan(runId: string, starts: readonly LineageStart[], checkpoints: readonly CheckpointInfo[], k: number): ResumePlan {
+export function forkPlan(
+  runId: string, starts: readonly LineageStart[], checkpoints: readonly CheckpointInfo[], k: number,
+): ResumePlan {
   const plan = survivingPlan(starts);
   const owner = ownerOf(plan, k);
   const from = checkpoints.find((c) => c.lineageId === owner && c.iteration === k);
@@ -87,7 +95,7 @@ export function forkPlan(runId: string, starts: readonly LineageStart[], checkpo
     const have = available(survivingCheckpoints(plan, checkpoints));
     throw new ConfigError('--from-iteration', `run ${runId} has no checkpoint ${owner}@${k}; available: ${have}`);
   }
-  const lineageId = nextLineageId([ROOT_LINEAGE, ...starts.map((s) => s.lineageId), ...checkpoints.map((c) => c.lineageId)]);
+  const lineageId = nextLineageId([ROOT_LINEAGE, ...[...starts, ...checkpoints].map((x) => x.lineageId)]);
   const start: CheckpointId = { runId, lineageId: owner, iteration: k };
   return { lineageId, parentLineageId: owner, from: start, forkPoints: [...forkPoints(runId, starts), start] };
 }

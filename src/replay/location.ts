@@ -30,6 +30,8 @@ export async function readRunConfig(loc: RunLocation): Promise<RlConfig> {
 export function iterationFlag(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0 || value.trim() === '') throw new ConfigError(name, `must be an integer ≥ 0, got "${value}"`);
+  if (!Number.isSafeInteger(n) || n < 0 || value.trim() === '') {
+    throw new ConfigError(name, `must be an integer ≥ 0, got "${value}"`);
+  }
   return n;
 }

@@ -44,7 +44,8 @@ export function replayDynamicSampling(c: RlConfig, s: SplitRecords): DynamicSamp
   let collected = c.envGroups;
   for (let tries = 1; ; tries++) {
     const trajectories = s.records.filter((_, i) => s.events[i].group < collected);
-    const plan = planDynamicSampling({ trajectories, targetGroups: c.envGroups, tries, maxTries: c.dynamicSamplingMaxTries });
+    const maxTries = c.dynamicSamplingMaxTries;
+    const plan = planDynamicSampling({ trajectories, targetGroups: c.envGroups, tries, maxTries });
     if (plan.action !== 'sample-more' || !s.events.some((e) => e.group >= collected)) return plan;
     collected += plan.groupsNeeded;
   }

@@ -26,7 +26,8 @@ export function trajectoryRecordOf(e: TrajectoryEvent, proposed: readonly number
       position += t.responseTokens;
       return {
         reward: t.envReward, formatPenalty: t.formatPenalty, rewardPosition: position, anchor: t.observation,
-        actionsProposed: proposed[k] ?? t.validActions, actionsValid: t.validActions, actionsEffective: t.effectiveActions,
+        actionsProposed: proposed[k] ?? t.validActions, actionsValid: t.validActions,
+        actionsEffective: t.effectiveActions,
       };
     }),
   };

@@ -20,8 +20,9 @@ export interface EpisodeSetup {
 }
 
 export function episodeSetup(c: RlConfig): EpisodeSetup {
-  const budget = { maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory };
-  return { env: withBudget(resolveEnvConfig(c.env), budget), template: c.template as TemplateName, formatPenalty: c.formatPenalty };
+  const { maxTurns, maxActionsPerTurn, maxActionsPerTrajectory } = c;
+  const env = withBudget(resolveEnvConfig(c.env), { maxTurns, maxActionsPerTurn, maxActionsPerTrajectory });
+  return { env, template: c.template as TemplateName, formatPenalty: c.formatPenalty };
 }
 
 export interface Reenacted {
@@ -37,9 +38,13 @@ export interface Reenacted {
 
 function compareTurn(k: number, logged: Turn, played: TurnRecord | null): string | null {
   if (played === null) return `turn ${k}: the log has a turn after the episode ended`;
-  const same = logged.actions.length === played.executed.length && logged.actions.every((a, i) => a === played.executed[i]);
-  if (!same) return `turn ${k}: executed [${played.executed.join(', ')}], log says [${logged.actions.join(', ')}]`;
-  if (logged.envReward !== played.envReward) return `turn ${k}: env reward ${played.envReward}, log says ${logged.envReward}`;
+  const [mine, theirs] = [played.executed, logged.actions];
+  if (mine.length !== theirs.length || mine.some((a, i) => a !== theirs[i])) {
+    return `turn ${k}: executed ${JSON.stringify(mine)}, log says ${JSON.stringify(theirs)}`;
+  }
+  if (logged.envReward !== played.envReward) {
+    return `turn ${k}: env reward ${played.envReward}, log says ${logged.envReward}`;
+  }
   // The episode charges a positive penalty; the rollout logs it as a negative reward.
   if (logged.formatPenalty !== -played.formatPenalty) {
     return `turn ${k}: format penalty ${-played.formatPenalty}, log says ${logged.formatPenalty}`;
@@ -48,7 +53,8 @@ function compareTurn(k: number, logged: Turn, played: TurnRecord | null): string
 }
 
 export function reenact(e: TrajectoryEvent, setup: EpisodeSetup): Reenacted {
-  const episode = new Episode(createEnv(setup.env), setup.env, TEMPLATES[setup.template], { formatPenalty: -setup.formatPenalty });
+  const template = TEMPLATES[setup.template];
+  const episode = new Episode(createEnv(setup.env), setup.env, template, { formatPenalty: -setup.formatPenalty });
   episode.start(e.envSeed);
   let divergence = e.envName === setup.env.type ? null : `env ${e.envName}, run config says ${setup.env.type}`;
   const proposed: number[] = [];
@@ -57,7 +63,9 @@ export function reenact(e: TrajectoryEvent, setup: EpisodeSetup): Reenacted {
     divergence ??= compareTurn(k, logged, played);
     proposed.push(played ? played.parsed.actions.length + played.parsed.unknown.length : logged.validActions);
   });
-  if (divergence === null && episode.success !== e.success) divergence = `success ${episode.success}, log says ${e.success}`;
+  if (divergence === null && episode.success !== e.success) {
+    divergence = `success ${episode.success}, log says ${e.success}`;
+  }
   return {
     proposed, messages: episode.messages.slice(), divergence,
     turns: episode.turns.map((t) => ({ actions: t.executed, reward: t.reward })),

@@ -30,23 +30,27 @@ export function failedIterations(outcome: ReplayOutcome): number[] {
 export function renderTable(outcome: ReplayOutcome): string {
   const table = new Table({ head: ['iteration', 'lineage', 'train', 'val', 'checked', 'mismatched', 'result'] });
   for (const c of outcome.iterations) {
-    table.push([c.iteration, c.lineageId, c.trainTrajectories, c.valTrajectories, c.checked, c.mismatches.length, verdict(c)]);
+    const { iteration, lineageId, trainTrajectories, valTrajectories, checked, mismatches } = c;
+    table.push([iteration, lineageId, trainTrajectories, valTrajectories, checked, mismatches.length, verdict(c)]);
   }
   return table.toString();
 }
 
 export function renderNotes(outcome: ReplayOutcome): string[] {
   const failed = failedIterations(outcome);
+  const { dropped, unfinished } = outcome;
+  const agreement = failed.length === 0
+    ? 'every recomputed metric equals the recorded one'
+    : `${failed.length} iterations disagree: ${failed.join(', ')}`;
   const lines = [
-    `${outcome.iterations.length} iterations, ${outcome.trajectories} trajectories replayed; ` +
-      (failed.length === 0 ? 'every recomputed metric equals the recorded one' : `${failed.length} iterations disagree: ${failed.join(', ')}`),
-    `events left out by replay: ${outcome.dropped.duplicate} duplicates, ${outcome.dropped.superseded} of superseded lineages`,
+    `${outcome.iterations.length} iterations, ${outcome.trajectories} trajectories replayed; ${agreement}`,
+    `events left out by replay: ${dropped.duplicate} duplicates, ${dropped.superseded} of superseded lineages`,
   ];
   for (const [reason, names] of Object.entries(notRecomputableByReason(outcome))) {
     lines.push(`not recomputable from events (${reason}): ${names.join(', ')}`);
   }
   for (const p of outcome.problems) lines.push(`skipped ${p.kind} record at ${p.where}: ${p.message}`);
-  if (outcome.unfinished.length > 0) lines.push(`iterations without an IterationEvent (unfinished): ${outcome.unfinished.join(', ')}`);
+  if (unfinished.length > 0) lines.push(`iterations without an IterationEvent (unfinished): ${unfinished.join(', ')}`);
   return lines;
 }
 
@@ -55,7 +59,8 @@ export function jsonLines(outcome: ReplayOutcome, extra: Record<string, unknown>
   for (const p of outcome.problems) lines.push(JSON.stringify({ type: 'problem', ...p }));
   lines.push(JSON.stringify({
     type: 'summary', runId: outcome.runId, iterations: outcome.iterations.length, trajectories: outcome.trajectories,
-    failed: failedIterations(outcome), dropped: outcome.dropped, unfinished: outcome.unfinished, problems: outcome.problems.length,
+    failed: failedIterations(outcome), dropped: outcome.dropped, unfinished: outcome.unfinished,
+    problems: outcome.problems.length,
     notRecomputable: notRecomputableByReason(outcome), ...extra,
   }));
   return lines;

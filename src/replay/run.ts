@@ -58,7 +58,9 @@ export interface ReplayRunOptions {
 
 type Bucket = { train: TrajectoryEvent[]; val: TrajectoryEvent[] };
 
-export function checkIteration(c: RlConfig, setup: EpisodeSetup, recorded: IterationEvent, bucket: Bucket): IterationCheck {
+export function checkIteration(
+  c: RlConfig, setup: EpisodeSetup, recorded: IterationEvent, bucket: Bucket,
+): IterationCheck {
   const base = { iteration: recorded.iteration, lineageId: recorded.lineageId,
     trainTrajectories: bucket.train.length, valTrajectories: bucket.val.length };
   if (bucket.train.length === 0) {
@@ -68,7 +70,8 @@ export function checkIteration(c: RlConfig, setup: EpisodeSetup, recorded: Itera
   const re = recomputeIteration(c, setup, bucket.train, bucket.val);
   const cmp = compareMetrics(recorded, re.metrics);
   const ok = cmp.mismatches.length === 0 && re.divergences.length === 0;
-  return { ...base, checked: cmp.checked.length, mismatches: cmp.mismatches, divergences: re.divergences, notRecomputable: cmp.notRecomputable, ok };
+  const { mismatches, notRecomputable } = cmp;
+  return { ...base, checked: cmp.checked.length, mismatches, divergences: re.divergences, notRecomputable, ok };
 }
 
 /** Config and episode settings, from the first RunEvent or, failing that, the fallback. */
@@ -83,7 +86,9 @@ class RunContext {
 
   async get(): Promise<{ c: RlConfig; setup: EpisodeSetup }> {
     if (!this.config) {
-      if (!this.fallback) throw new ConfigError('run', `run ${this.runId}: no RunEvent with its config before its trajectories`);
+      if (!this.fallback) {
+        throw new ConfigError('run', `run ${this.runId}: no RunEvent with its config before its trajectories`);
+      }
       this.config = await this.fallback();
     }
     this.setup ??= episodeSetup(this.config);
@@ -92,11 +97,16 @@ class RunContext {
 }
 
 export async function replayRun(o: ReplayRunOptions): Promise<ReplayOutcome> {
-  const out: ReplayOutcome = { runId: o.runId, iterations: [], trajectories: 0, problems: [], dropped: { duplicate: 0, superseded: 0 }, unfinished: [] };
+  const out: ReplayOutcome = {
+    runId: o.runId, iterations: [], trajectories: 0, problems: [], unfinished: [],
+    dropped: { duplicate: 0, superseded: 0 },
+  };
   const context = new RunContext(o.runId, o.fallbackConfig);
   const buckets = new Map<number, Bucket>();
   const inRange = (i: number) => i >= (o.fromIteration ?? 0) && i <= (o.toIteration ?? Infinity);
-  const events = replay(o.reader, o.runId, { onProblem: (p) => out.problems.push(p), onDropped: (_, why) => out.dropped[why]++ });
+  const events = replay(o.reader, o.runId, {
+    onProblem: (p) => out.problems.push(p), onDropped: (_, why) => out.dropped[why]++,
+  });
   for await (const e of events) {
     if (e.kind === 'run') context.offer(e.configJson);
     if ((e.kind !== 'trajectory' && e.kind !== 'iteration') || !inRange(e.iteration)) continue;

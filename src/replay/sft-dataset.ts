@@ -21,7 +21,9 @@ export const SELECTIONS: Record<Selection, (e: TrajectoryEvent) => boolean> = {
 };
 
 export function parseSelection(name: string): Selection {
-  if (!(name in SELECTIONS)) throw new ConfigError('--select', `"${name}": one of ${Object.keys(SELECTIONS).join(', ')}`);
+  if (!(name in SELECTIONS)) {
+    throw new ConfigError('--select', `"${name}": one of ${Object.keys(SELECTIONS).join(', ')}`);
+  }
   return name as Selection;
 }
 

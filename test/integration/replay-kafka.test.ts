@@ -27,7 +27,9 @@ async function replayKafka(topic: string): Promise<{ code: number; out: Record<s
   return { code, out: lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
-test('replay from Kafka recomputes the metrics and reports an undecodable record by offset', { timeout: 60_000 }, async () => {
+const T60 = { timeout: 60_000 };
+
+test('replay from Kafka recomputes the metrics and reports an undecodable record by offset', T60, async () => {
   const topic = `replay-test-${randomUUID()}`;
   const log = createKafkaEventLog({ topic, numPartitions: 1 });
   await log.append([runEvent, ...ITERATION_1.slice(0, 2)]);
@@ -39,7 +41,7 @@ test('replay from Kafka recomputes the metrics and reports an undecodable record
   assert.deepEqual([code, out[0].ok, out[1].kind, out[1].partition, out[1].offset], [0, true, 'undecodable', 0, '3']);
 });
 
-test('replay from Kafka keeps the surviving lineage only: nothing lost, nothing counted twice', { timeout: 60_000 }, async () => {
+test('replay from Kafka keeps the surviving lineage only: nothing lost, nothing counted twice', T60, async () => {
   const topic = `replay-test-${randomUUID()}`;
   const log = createKafkaEventLog({ topic });
   const r1 = <T extends StarpoEvent>(e: T): T => ({ ...e, lineageId: 'r1' });

@@ -26,9 +26,11 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 export function renderEval(r: EvalResult): string {
   const ks = Object.keys(r.passAtK);
-  const table = new Table({ head: ['checkpoint', 'env', 'seeds × samples', 'temperature', 'success', ...ks, 'oracle', 'success / oracle'] });
+  const head = ['checkpoint', 'env', 'seeds × samples', 'temperature', 'success', ...ks, 'oracle', 'success / oracle'];
+  const table = new Table({ head });
+  const { lineageId, iteration } = r.checkpoint;
   table.push([
-    `${r.runId} ${r.checkpoint.lineageId}@${r.checkpoint.iteration}`, r.env, `${r.seeds} × ${r.samples}`, r.temperature,
+    `${r.runId} ${lineageId}@${iteration}`, r.env, `${r.seeds} × ${r.samples}`, r.temperature,
     pct(r.successRate), ...ks.map((k) => pct(r.passAtK[k])), pct(r.oracleSuccess),
     r.oracleSuccess > 0 ? pct(r.successRate / r.oracleSuccess) : '-',
   ]);
@@ -47,8 +49,8 @@ export async function evalCommand(flags: EvalFlags, say: (line: string) => void 
 
 export function registerEval(program: Command): void {
   program.command('eval')
-    .description('Load the actor from a run checkpoint and report validation success and pass@k beside the oracle ceiling')
-    .requiredOption('--checkpoint <run-dir[@iteration]>', 'run directory (or run id), optionally @iteration (default: newest)')
+    .description('Load the actor from a run checkpoint; report validation success and pass@k beside the oracle ceiling')
+    .requiredOption('--checkpoint <run-dir[@iteration]>', 'run directory or id, @iteration optional (default: newest)')
     .option('--env <name>', "environment preset (default: the run's)")
     .option('--seeds <n>', "validation seeds (default: the run's valSeeds)")
     .option('--samples <k>', 'samples per seed; pass@k is reported for k = 1 and k = samples', '1')

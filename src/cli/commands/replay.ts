@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
-import { createKafkaEventReader, createLocalEventReader, type EventReader } from '../../events/index.ts';
+import {
+  createKafkaEventReader, createLocalEventReader, type EventReader, type TrajectoryEvent,
+} from '../../events/index.ts';
 import { openTrajectoryExport, type TrajectorySink } from '../../replay/export.ts';
 import { iterationFlag, readRunConfig, runLocation, type RunLocation } from '../../replay/location.ts';
 import { jsonLines, failedIterations, renderNotes, renderTable } from '../../replay/report.ts';
@@ -38,10 +40,13 @@ async function openSinks(flags: ReplayFlags): Promise<TrajectorySink[]> {
 }
 
 function describeSinks(sinks: readonly TrajectorySink[]): Record<string, unknown> {
-  return Object.fromEntries(sinks.map((s) => [s.path, { written: s.count, ...('skipped' in s ? { skippedDiverged: s.skipped } : {}) }]));
+  const info = (s: TrajectorySink) => ({ written: s.count, ...('skipped' in s ? { skippedDiverged: s.skipped } : {}) });
+  return Object.fromEntries(sinks.map((s) => [s.path, info(s)]));
 }
 
-function print(outcome: ReplayOutcome, sinks: readonly TrajectorySink[], flags: ReplayFlags, say: (line: string) => void): void {
+function print(
+  outcome: ReplayOutcome, sinks: readonly TrajectorySink[], flags: ReplayFlags, say: (line: string) => void,
+): void {
   if (flags.json) {
     for (const line of jsonLines(outcome, { files: describeSinks(sinks) })) say(line);
     return;
@@ -52,18 +57,23 @@ function print(outcome: ReplayOutcome, sinks: readonly TrajectorySink[], flags: 
 }
 
 /** Runs the replay; returns the exit code (1 when a recomputed metric disagrees with the recorded one). */
-export async function replayCommand(run: string, flags: ReplayFlags, say: (line: string) => void = console.log): Promise<number> {
+export async function replayCommand(
+  run: string, flags: ReplayFlags, say: (line: string) => void = console.log,
+): Promise<number> {
   const source = SOURCES[flags.source];
   if (!source) throw new ConfigError('--source', `"${flags.source}": one of ${Object.keys(SOURCES).join(', ')}`);
   const loc = runLocation(run, flags.runsDir);
-  const range = { fromIteration: iterationFlag('--from-iteration', flags.fromIteration), toIteration: iterationFlag('--to-iteration', flags.toIteration) };
+  const range = {
+    fromIteration: iterationFlag('--from-iteration', flags.fromIteration),
+    toIteration: iterationFlag('--to-iteration', flags.toIteration),
+  };
   const sinks = await openSinks(flags);
-  const split = flags.split;
+  const inSplit = (e: TrajectoryEvent) => flags.split === 'all' || e.split === flags.split;
   const reader = source(loc, flags);
   try {
     const outcome = await replayRun({
       reader, runId: loc.runId, ...range, fallbackConfig: () => readRunConfig(loc),
-      sinks: sinks.map((s) => ({ write: (e, setup) => (split === 'all' || e.split === split ? s.write(e, setup) : Promise.resolve()) })),
+      sinks: sinks.map((s) => ({ write: (e, setup) => (inSplit(e) ? s.write(e, setup) : Promise.resolve()) })),
     });
     for (const s of sinks) await s.close();
     print(outcome, sinks, flags, say);
@@ -79,8 +89,8 @@ export async function replayCommand(run: string, flags: ReplayFlags, say: (line:
 export function registerReplay(program: Command): void {
   program.command('replay')
     .argument('<run>', 'run id (under --runs-dir) or path to the run directory')
-    .description('Recompute every iteration\'s trajectory metrics from the event log and check them against the recorded ones; ' +
-      'export trajectories; build an SFT dataset')
+    .description('Recompute every iteration\'s trajectory metrics from the event log and check them against the ' +
+      'recorded ones; export trajectories; build an SFT dataset')
     .option('--source <source>', 'files (Avro files under the run) or kafka', 'files')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--from-iteration <a>', 'first iteration to replay')

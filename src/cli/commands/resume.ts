@@ -28,24 +28,31 @@ const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixe
 
 function progressLine(r: IterationReport): string {
   const m = r.metrics;
+  const warning = r.warning ? ` | echo trap: ${r.warning}` : '';
   return `iteration ${r.iteration}/${r.iterations}: success ${fmt(m.success_rate)} val ${fmt(m['val/success_rate'])} ` +
-    `in-group std ${fmt(m['in_group_std/all'])} entropy ${fmt(m['entropy/mean'])}${r.warning ? ` | echo trap: ${r.warning}` : ''}`;
+    `in-group std ${fmt(m['in_group_std/all'])} entropy ${fmt(m['entropy/mean'])}${warning}`;
 }
 
 export async function resumeCommand(run: string, flags: ResumeFlags, say: (line: string) => void = console.log,
   loadDurable: () => Promise<ResumeDurable | null> = loadResumeDurable): Promise<void> {
   const k = iterationFlag('--from-iteration', flags.fromIteration);
-  if (k === undefined) throw new ConfigError('--from-iteration', 'required: the checkpoint iteration the new lineage starts from');
+  if (k === undefined) {
+    throw new ConfigError('--from-iteration', 'required: the checkpoint iteration the new lineage starts from');
+  }
   const loc = runLocation(run, flags.runsDir);
   if (flags.durable) {
     const resumeDurable = await loadDurable();
     // TODO(durable driver): remove this branch's error once src/durable/ exports resumeDurable.
-    if (!resumeDurable) throw new StarpoError('resume --durable: the durable driver (src/durable/, resumeDurable) is not available yet');
+    if (!resumeDurable) {
+      throw new StarpoError('resume --durable: the durable driver (src/durable/, resumeDurable) is not available yet');
+    }
     say(JSON.stringify(await resumeDurable(loc.runId, k, { runsDir: loc.root })));
     return;
   }
   const { iterations } = await readRunConfig(loc);
-  if (k >= iterations) throw new ConfigError('--from-iteration', `${k}: the run ends at iteration ${iterations}, nothing to redo`);
+  if (k >= iterations) {
+    throw new ConfigError('--from-iteration', `${k}: the run ends at iteration ${iterations}, nothing to redo`);
+  }
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, as in `starpo train`.
   const onSigint = () => controller.abort();
@@ -65,8 +72,8 @@ export async function resumeCommand(run: string, flags: ResumeFlags, say: (line:
 export function registerResume(program: Command): void {
   program.command('resume')
     .argument('<run>', 'run id (under --runs-dir) or path to the run directory')
-    .description('Start a new lineage from checkpoint k of the run\'s surviving history; the old lineage\'s later events ' +
-      'stay in the log and replay drops them')
+    .description('Start a new lineage from checkpoint k of the run\'s surviving history; the old lineage\'s ' +
+      'later events stay in the log and replay drops them')
     .option('--from-iteration <k>', 'checkpoint iteration to continue from')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--durable', 'resume a durable (Temporal) run instead of an embedded one')

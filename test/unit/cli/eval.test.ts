@@ -11,16 +11,19 @@ test('a checkpoint reference is a run directory or id with an optional @iteratio
   assert.throws(() => parseCheckpointRef('runs/demo@x'), /the part after @ must be an iteration number/);
 });
 
-test('eval loads the actor of a checkpoint and reports success and pass@k beside the oracle', { timeout: 120_000 }, async () => {
+test('eval reports a checkpoint\'s success and pass@k beside the oracle', { timeout: 120_000 }, async () => {
   const root = await tinyRun('grpo');
   const lines: string[] = [];
-  const flags = { checkpoint: `${join(root, 'r')}@2`, runsDir: 'runs', env: 'bandit-reversed', seeds: '4', samples: '2', json: true };
-  const r = await evalCommand(flags, (l) => lines.push(l));
-  assert.deepEqual([r.checkpoint, r.env, r.seeds, r.samples, r.oracleSuccess], [{ runId: 'r', lineageId: 'main', iteration: 2 }, 'bandit-reversed', 4, 2, 1]);
+  const run = join(root, 'r');
+  const flags = { checkpoint: `${run}@2`, runsDir: 'runs', env: 'bandit-reversed', seeds: '4', samples: '2' };
+  const r = await evalCommand({ ...flags, json: true }, (l) => lines.push(l));
+  assert.deepEqual(r.checkpoint, { runId: 'r', lineageId: 'main', iteration: 2 });
+  assert.deepEqual([r.env, r.seeds, r.samples, r.oracleSuccess], ['bandit-reversed', 4, 2, 1]);
   assert.deepEqual(Object.keys(r.passAtK), ['pass@1', 'pass@2']);
   assert.ok(r.passAtK['pass@2'] >= r.passAtK['pass@1']);
   assert.equal(JSON.parse(lines[0]).type, 'eval');
   const newest = await evalCommand({ checkpoint: 'r', runsDir: root, seeds: '2', json: true }, () => {});
   assert.deepEqual([newest.checkpoint.iteration, newest.env, newest.samples], [3, 'bandit', 1]);
-  await assert.rejects(evalCommand({ ...flags, checkpoint: `${join(root, 'r')}@9` }), /no checkpoint main@9; available: main@1, main@2, main@3/);
+  await assert.rejects(evalCommand({ ...flags, checkpoint: `${run}@9` }),
+    /no checkpoint main@9; available: main@1, main@2, main@3/);
 });

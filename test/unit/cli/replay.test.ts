@@ -22,7 +22,8 @@ test('replay of a faithful log exits 0 and names what it could not recompute', a
   await writeRun(root);
   const { code, lines } = await replay(root, { json: true });
   const [iteration, summary] = lines.map((l) => JSON.parse(l));
-  assert.deepEqual([code, iteration.ok, iteration.checked, iteration.notRecomputable], [0, true, 14, ['actor/grad_norm']]);
+  assert.deepEqual([code, iteration.ok, iteration.checked], [0, true, 14]);
+  assert.deepEqual(iteration.notRecomputable, ['actor/grad_norm']);
   assert.deepEqual([summary.failed, summary.trajectories], [[], 4]);
 });
 
@@ -41,7 +42,8 @@ test('an undecodable record is reported with its position and skipped', async ()
   appendFileSync(join(root, 'r', 'events', '00000001.avro'), Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]));
   const { code, lines } = await replay(root, { json: true });
   const problem = JSON.parse(lines[1]);
-  assert.deepEqual([code, problem.type, problem.where.endsWith('00000001.avro@' + problem.byteOffset)], [0, 'problem', true]);
+  assert.deepEqual([code, problem.type, problem.kind], [0, 'problem', 'torn-tail']);
+  assert.ok(problem.where.endsWith(`00000001.avro@${problem.byteOffset}`));
 });
 
 test('--export and --sft-dataset write their files and say how many records', async () => {

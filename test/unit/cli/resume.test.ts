@@ -4,14 +4,15 @@ import { resumeCommand, type ResumeDurable } from '../../../src/cli/commands/res
 import { replayCommand } from '../../../src/cli/commands/replay.ts';
 import { tinyRun } from '../replay/tiny-run.ts';
 
-test('resume --from-iteration 1 forks lineage r1, and replay of the result checks out', { timeout: 120_000 }, async () => {
+test('resume --from-iteration 1 forks lineage r1, and the result replays clean', { timeout: 120_000 }, async () => {
   const root = await tinyRun('grpo');
   const lines: string[] = [];
   await resumeCommand('r', { fromIteration: '1', runsDir: root }, (l) => lines.push(l));
   assert.equal(lines.length, 3);
   assert.match(lines[2], /^run r: lineage r1 continued from iteration 1 to 3;/);
   const replayed: string[] = [];
-  const code = await replayCommand('r', { source: 'files', runsDir: root, select: 'all', split: 'all', json: true }, (l) => replayed.push(l));
+  const flags = { source: 'files', runsDir: root, select: 'all', split: 'all', json: true };
+  const code = await replayCommand('r', flags, (l) => replayed.push(l));
   const its = replayed.map((l) => JSON.parse(l)).filter((j) => j.type === 'iteration');
   assert.deepEqual([code, its.map((j) => `${j.lineageId}@${j.iteration}`)], [0, ['main@1', 'r1@2', 'r1@3']]);
   await assert.rejects(resumeCommand('r', { fromIteration: '3', runsDir: root }), /the run ends at iteration 3/);
@@ -21,9 +22,10 @@ test('resume --durable hands the run to the durable driver, or says it is not th
   const calls: unknown[] = [];
   const fake: ResumeDurable = async (...args) => { calls.push(args); return { workflowId: 'w' }; };
   const lines: string[] = [];
-  await resumeCommand('runs/x', { fromIteration: '4', runsDir: 'ignored', durable: true }, (l) => lines.push(l), async () => fake);
+  const flags = { fromIteration: '4', runsDir: 'ignored', durable: true };
+  await resumeCommand('runs/x', flags, (l) => lines.push(l), async () => fake);
   assert.deepEqual([calls, lines], [[['x', 4, { runsDir: 'runs' }]], ['{"workflowId":"w"}']]);
-  await assert.rejects(resumeCommand('x', { fromIteration: '4', runsDir: 'runs', durable: true }, () => {}, async () => null),
+  await assert.rejects(resumeCommand('runs/x', flags, () => {}, async () => null),
     /durable driver \(src\/durable\/, resumeDurable\) is not available yet/);
 });
 

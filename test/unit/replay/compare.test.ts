@@ -4,7 +4,8 @@ import { compareMetrics, sameNumber, whyNot } from '../../../src/replay/compare.
 import { iterationEvent } from './fixtures.ts';
 
 test('recorded metrics are checked when recomputed and listed otherwise', () => {
-  const cmp = compareMetrics(iterationEvent({ success_rate: 0.5, 'actor/grad_norm': 2 }), { success_rate: 0.5, 'pass@1': 0.5 });
+  const recorded = iterationEvent({ success_rate: 0.5, 'actor/grad_norm': 2 });
+  const cmp = compareMetrics(recorded, { success_rate: 0.5, 'pass@1': 0.5 });
   assert.deepEqual(cmp.checked, ['success_rate', 'event.successRateTrain']);
   assert.deepEqual([cmp.mismatches, cmp.notRecomputable], [[], ['actor/grad_norm']]);
 });
@@ -12,7 +13,8 @@ test('recorded metrics are checked when recomputed and listed otherwise', () => 
 test('a recomputed value that differs is a mismatch, in the metrics map and the summary field', () => {
   const cmp = compareMetrics(iterationEvent({ success_rate: 0.5 }), { success_rate: 0.25 });
   assert.deepEqual(cmp.mismatches, [
-    { metric: 'success_rate', recorded: 0.5, recomputed: 0.25 }, { metric: 'event.successRateTrain', recorded: 0.5, recomputed: 0.25 },
+    { metric: 'success_rate', recorded: 0.5, recomputed: 0.25 },
+    { metric: 'event.successRateTrain', recorded: 0.5, recomputed: 0.25 },
   ]);
 });
 

@@ -19,7 +19,8 @@ async function exported(name: string): Promise<string[]> {
 }
 
 test('CSV fields with commas, quotes or newlines are quoted, quotes doubled', () => {
-  assert.deepEqual(['a', 'a,b', 'say "hi"', 'x\ny', 1.5, true].map(csvField), ['a', '"a,b"', '"say ""hi"""', '"x\ny"', '1.5', 'true']);
+  const fields = ['a', 'a,b', 'say "hi"', 'x\ny', 1.5, true].map(csvField);
+  assert.deepEqual(fields, ['a', '"a,b"', '"say ""hi"""', '"x\ny"', '1.5', 'true']);
 });
 
 test('a CSV export has a header and one summary row per trajectory', async () => {

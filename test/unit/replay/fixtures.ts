@@ -3,12 +3,16 @@
  * seed 4 pays the Dragon 1, seed 1 pays it 0; Phoenix always pays 0.1; "x" is not an action.
  */
 import { canonicalConfigJSON, resolveConfig } from '../../../src/rl/config.ts';
-import { createLocalEventLog, type IterationEvent, type RunEvent, type TrajectoryEvent } from '../../../src/events/index.ts';
+import {
+  createLocalEventLog, type IterationEvent, type RunEvent, type TrajectoryEvent,
+} from '../../../src/events/index.ts';
 
 const T0 = new Date('2025-01-02T03:04:05.678Z');
 const ARMS: Record<number, string> = { 1: 'Arms: Phoenix, Dragon', 4: 'Arms: Phoenix, Dragon' };
 
-export const config = resolveConfig({ preset: 'grpo', overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'miniBatchSize=4'] });
+export const config = resolveConfig({
+  preset: 'grpo', overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'miniBatchSize=4'],
+});
 
 function outcome(seed: number, response: string): { actions: string[]; envReward: number; formatPenalty: number } {
   if (response === 'P') return { actions: ['Phoenix'], envReward: 0.1, formatPenalty: 0 };
@@ -28,8 +32,9 @@ export interface TrajectorySpec {
 export function trajectory(s: TrajectorySpec): TrajectoryEvent {
   const o = outcome(s.seed, s.response);
   return {
-    kind: 'trajectory', runId: 'r', lineageId: 'main', iteration: s.iteration ?? 1, group: s.group, rolloutIndex: s.rollout,
-    envName: 'bandit', envSeed: s.seed, policyVersion: 0, trajectoryReturn: o.envReward + o.formatPenalty,
+    kind: 'trajectory', runId: 'r', lineageId: 'main', iteration: s.iteration ?? 1, group: s.group,
+    rolloutIndex: s.rollout, envName: 'bandit', envSeed: s.seed, policyVersion: 0,
+    trajectoryReturn: o.envReward + o.formatPenalty,
     success: s.response === 'D', startedAt: T0, finishedAt: T0, extras: {}, split: s.split ?? 'train',
     turns: [{
       observation: ARMS[s.seed], response: s.response, actions: o.actions, envReward: o.envReward,
@@ -41,8 +46,10 @@ export function trajectory(s: TrajectorySpec): TrajectoryEvent {
 
 /** Iteration 1: group 0 (seed 4) plays D and P, group 1 (seed 1) plays P and x. */
 export const ITERATION_1 = [
-  trajectory({ seed: 4, group: 0, rollout: 0, response: 'D' }), trajectory({ seed: 4, group: 0, rollout: 1, response: 'P' }),
-  trajectory({ seed: 1, group: 1, rollout: 0, response: 'P' }), trajectory({ seed: 1, group: 1, rollout: 1, response: 'x' }),
+  trajectory({ seed: 4, group: 0, rollout: 0, response: 'D' }),
+  trajectory({ seed: 4, group: 0, rollout: 1, response: 'P' }),
+  trajectory({ seed: 1, group: 1, rollout: 0, response: 'P' }),
+  trajectory({ seed: 1, group: 1, rollout: 1, response: 'x' }),
 ];
 
 export function iterationEvent(metrics: Record<string, number>): IterationEvent {

@@ -1,13 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { continuePlan, forkPlan, nextLineageId, withoutForkPoints } from '../../../src/replay/lineage.ts';
+import {
+  continuePlan, forkPlan, nextLineageId, withoutForkPoints, type ResumePlan,
+} from '../../../src/replay/lineage.ts';
 import { applyRetention, type CheckpointInfo, type CheckpointStore } from '../../../src/storage/index.ts';
 
 const ckpt = (lineageId: string, iteration: number): CheckpointInfo =>
   ({ runId: 'r', lineageId, iteration, uri: `file:///x/${lineageId}/${iteration}/`, manifestUri: '' });
 const main = { lineageId: 'main', parentLineageId: null, fromIteration: 0 };
 const r1 = { lineageId: 'r1', parentLineageId: 'main', fromIteration: 2 };
-const at = (p: { lineageId: string; from: { lineageId: string; iteration: number } }) => `${p.lineageId}<-${p.from.lineageId}@${p.from.iteration}`;
+const at = (p: ResumePlan) => `${p.lineageId}<-${p.from.lineageId}@${p.from.iteration}`;
 
 test('continuing a plain run loads its newest checkpoint', () => {
   assert.equal(at(continuePlan('r', [main], [ckpt('main', 3), ckpt('main', 4)])), 'main<-main@4');
@@ -40,8 +42,11 @@ test('lineage ids skip the ones in use', () => {
 test('retention through the guarded view never deletes a fork point', async () => {
   const deleted: string[] = [];
   const list = [ckpt('main', 2), ckpt('main', 3), ckpt('main', 4)];
-  const store = { list: async () => list, delete: async (_r: string, l: string, i: number) => { deleted.push(`${l}@${i}`); } };
-  const guarded = withoutForkPoints(store as unknown as CheckpointStore, [{ runId: 'r', lineageId: 'main', iteration: 2 }]);
+  const store = {
+    list: async () => list,
+    delete: async (_r: string, l: string, i: number) => { deleted.push(`${l}@${i}`); },
+  } as unknown as CheckpointStore;
+  const guarded = withoutForkPoints(store, [{ runId: 'r', lineageId: 'main', iteration: 2 }]);
   await applyRetention(guarded, 'r', { keepLast: 1, keepEvery: 0 });
   assert.deepEqual(deleted, ['main@3']);
 });

@@ -11,7 +11,8 @@ const twoTurns = () => {
 test('a record keys its group seed:group and puts each turn reward on the turn\'s last written token', () => {
   const r = trajectoryRecordOf(twoTurns(), [2, 1]);
   assert.equal(r.groupId, '4:3');
-  assert.deepEqual(r.turns.map((t) => [t.rewardPosition, t.actionsProposed, t.actionsValid, t.reward]), [[2, 2, 1, 0.1], [4, 1, 1, 0.1]]);
+  const turns = r.turns.map((t) => [t.rewardPosition, t.actionsProposed, t.actionsValid, t.reward]);
+  assert.deepEqual(turns, [[2, 2, 1, 0.1], [4, 1, 1, 0.1]]);
 });
 
 test('the compact layout holds exactly the written tokens of each row', () => {
@@ -22,6 +23,7 @@ test('the compact layout holds exactly the written tokens of each row', () => {
 });
 
 test('rollout order is group, then rollout index', () => {
-  const events = [[1, 1], [0, 1], [1, 0], [0, 0]].map(([group, rollout]) => trajectory({ seed: 1, group, rollout, response: 'P' }));
+  const events = [[1, 1], [0, 1], [1, 0], [0, 0]]
+    .map(([group, rollout]) => trajectory({ seed: 1, group, rollout, response: 'P' }));
   assert.deepEqual(rolloutOrder(events).map((e) => `${e.group}/${e.rolloutIndex}`), ['0/0', '0/1', '1/0', '1/1']);
 });

@@ -8,9 +8,12 @@ const setup = episodeSetup(config);
 test('replaying a logged bandit answer recovers the messages and the proposed actions', () => {
   const played = reenact(trajectory({ seed: 1, group: 0, rollout: 0, response: 'P' }), setup);
   assert.deepEqual(played.messages, [
-    { role: 'user', content: 'P D/1\nArms: Phoenix, Dragon\n1' }, { role: 'assistant', content: 'P' }, { role: 'user', content: 'r0.1' },
+    { role: 'user', content: 'P D/1\nArms: Phoenix, Dragon\n1' },
+    { role: 'assistant', content: 'P' },
+    { role: 'user', content: 'r0.1' },
   ]);
-  assert.deepEqual([played.proposed, played.turns, played.divergence], [[1], [{ actions: ['Phoenix'], reward: 0.1 }], null]);
+  const expected = [[1], [{ actions: ['Phoenix'], reward: 0.1 }], null];
+  assert.deepEqual([played.proposed, played.turns, played.divergence], expected);
 });
 
 test('an answer that is no action proposes one piece and executes none', () => {

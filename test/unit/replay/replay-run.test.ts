@@ -13,7 +13,9 @@ async function replayed(root: string) {
   }
 }
 
-test('every trajectory metric a GRPO run with a top-std filter recorded is recomputed exactly from its events', { timeout: 120_000 }, async () => {
+const SLOW = { timeout: 120_000 };
+
+test('every trajectory metric of a GRPO run with a top-std filter is recomputed exactly', SLOW, async () => {
   const out = await replayed(await tinyRun('grpo', ['filter=top-std', 'filterFraction=0.5', 'miniBatchSize=8']));
   assert.deepEqual(out.iterations.map((c) => [c.iteration, c.ok, c.trainTrajectories, c.valTrajectories]),
     [[1, true, 16, 0], [2, true, 16, 8], [3, true, 16, 8]]);
@@ -23,7 +25,7 @@ test('every trajectory metric a GRPO run with a top-std filter recorded is recom
   assert.deepEqual([out.trajectories, out.problems.length, out.unfinished.length], [64, 0, 0]);
 });
 
-test('a DAPO run replays its dynamic-sampling rounds and the metrics they produced', { timeout: 120_000 }, async () => {
+test('a DAPO run replays its dynamic-sampling rounds and the metrics they produced', SLOW, async () => {
   // A short random-format warm-start makes some groups informative, so DAPO needs 2-3 rounds per iteration.
   const warm = ['sftSteps=40', 'sftLr=3e-3', 'sftPolicy=random', 'sftEpisodes=32'];
   const out = await replayed(await tinyRun('dapo', ['dynamicSamplingMaxTries=3', 'iterations=2', ...warm]));

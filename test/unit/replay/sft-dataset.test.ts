@@ -20,7 +20,8 @@ async function dataset(selection: string): Promise<SftRecord[]> {
 test('successful trajectories become expert records that the warm-start tokenizes to their answers', async () => {
   const [record, ...rest] = await dataset('successful');
   assert.equal(rest.length, 0);
-  assert.deepEqual([record.seed, record.template, record.return, record.success, record.source], [4, 'compact', 1, true, 'r/main/1/trajectory/train/0/0']);
+  const summary = [record.seed, record.template, record.return, record.success, record.source];
+  assert.deepEqual(summary, [4, 'compact', 1, true, 'r/main/1/trajectory/train/0/0']);
   const tokenizer = scratchTokenizer();
   const { ids, mask } = tokenizeMessages(record.messages, tokenizer, TEMPLATES[record.template].chat, true);
   assert.equal(tokenizer.decode(ids.filter((_, i) => mask[i] === 1)), 'D\n');

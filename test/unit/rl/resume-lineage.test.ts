@@ -30,7 +30,9 @@ async function readAll(root: string, surviving: boolean): Promise<StarpoEvent[]>
 const weights = (root: string, lineage: string, iteration: number) =>
   readFileSync(join(root, 'r', 'checkpoints', lineage, String(iteration).padStart(8, '0'), 'actor.model.safetensors'));
 
-test('resume from iteration 2 starts lineage r1; replay keeps 1-2 of main and 3-4 of r1, equal to the originals', { timeout: 300_000 }, async () => {
+const SLOW = { timeout: 300_000 };
+
+test('a fork from iteration 2 replays as main 1-2 and r1 3-4, equal to the originals', SLOW, async () => {
   const root = mkdtempSync(join(tmpdir(), 'starpo-lineage-'));
   await trainEmbedded({ root, runId: 'r', config });
   const forked = await trainEmbedded({ root, runId: 'r', fork: { fromIteration: 2 } });
@@ -50,11 +52,12 @@ test('resume from iteration 2 starts lineage r1; replay keeps 1-2 of main and 3-
   }
   const trajectories = (await readAll(root, true)).filter((e) => e.kind === 'trajectory' && e.split === 'train');
   assert.equal(trajectories.length, 4 * 8, 'each iteration\'s 8 trajectories exactly once');
-  const checkpoints = (await createLocalCheckpointStore({ root }).list('r')).map((c) => `${c.lineageId}@${c.iteration}`);
-  assert.deepEqual(checkpoints, ['main@2', 'main@3', 'main@4', 'r1@3', 'r1@4']);
+  const checkpoints = await createLocalCheckpointStore({ root }).list('r');
+  const names = checkpoints.map((c) => `${c.lineageId}@${c.iteration}`);
+  assert.deepEqual(names, ['main@2', 'main@3', 'main@4', 'r1@3', 'r1@4']);
 });
 
-test('a later plain --resume continues the surviving lineage, not main', { timeout: 300_000 }, async () => {
+test('a later plain --resume continues the surviving lineage, not main', SLOW, async () => {
   const root = mkdtempSync(join(tmpdir(), 'starpo-lineage-'));
   await trainEmbedded({ root, runId: 'r', config, stopAfter: 3 });
   await trainEmbedded({ root, runId: 'r', fork: { fromIteration: 1 }, stopAfter: 2 });
