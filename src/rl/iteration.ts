@@ -10,7 +10,7 @@ import { computeAdvantages, type AdvantageOutput } from './advantages.ts';
 import { type Batch, rowsOfGroups, selectRows, takeRows } from './batch.ts';
 import type { RlConfig } from './config.ts';
 import { FILTERS, type FilterOutput } from './filters.ts';
-import { batchMetrics } from './metrics.ts';
+import { batchMetrics, explainedVariance } from './metrics.ts';
 import { placeRewards } from './reward.ts';
 import { rollout, type GenerationBackend, type RolloutSpec, type Trajectory } from './rollout.ts';
 import type { TextTokenizer } from '../agent/types.ts';
@@ -167,7 +167,8 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   }, models, c, samplingSeed(c, iteration)));
   const metrics = {
     ...batchMetrics({ batch: all.batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)], entropy: scored.entropy }),
-    ...(values && adv.returns ? batchMetrics({ batch, values, returns: adv.returns }) : {}),
+    // Explained variance is over the trained (kept) rows; every other batch metric is over all rows.
+    ...(values && adv.returns ? { 'values/explained_variance': explainedVariance(values, adv.returns, batch.lossMask) } : {}),
     ...sampled.metrics, ...filtered.metrics, ...adv.metrics, ...train,
     'batch/trained_trajectories': rows.length,
     'batch/truncated': trajectories.filter((t) => t.truncated).length,
