@@ -1,9 +1,10 @@
 import { ConfigError } from '../errors.ts';
+import { Xoshiro128 } from '../random/xoshiro128.ts';
 
 /**
- * The one random number generator of every environment: xoshiro128** seeded through splitmix32.
- * Only 32-bit integer arithmetic (Math.imul, shifts), so a seed gives the same stream in every
- * process and on every machine — unlike Math.random or any hash that depends on the process.
+ * The one random number generator of every environment: xoshiro128** (src/random/xoshiro128.ts)
+ * seeded through splitmix32, so a seed gives the same stream in every process and on every machine —
+ * unlike Math.random or any hash that depends on the process.
  */
 const TWO_POW_32 = 4294967296;
 
@@ -21,12 +22,7 @@ export function checkSeed(seed: number): void {
   }
 }
 
-export class Prng {
-  private s0: number;
-  private s1: number;
-  private s2: number;
-  private s3: number;
-
+export class Prng extends Xoshiro128 {
   /**
    * `stream` separates independent uses of one seed (e.g. level layout vs. slip outcomes), so
    * consuming more numbers in one never shifts the other.
@@ -40,25 +36,8 @@ export class Prng {
       h = (h + 0x6d2b79f5) | 0;
       return mix32(h);
     };
-    this.s0 = next();
-    this.s1 = next();
-    this.s2 = next();
-    this.s3 = next();
-    if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1; // the all-zero state is a fixed point
-  }
-
-  /** Uniform 32-bit unsigned integer. */
-  nextU32(): number {
-    const s1 = this.s1;
-    const r = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0;
-    const t = s1 << 9;
-    this.s2 ^= this.s0;
-    this.s3 ^= this.s1;
-    this.s1 ^= this.s2;
-    this.s0 ^= this.s3;
-    this.s2 ^= t;
-    this.s3 = rotl(this.s3, 11);
-    return r;
+    const [s0, s1, s2, s3] = [next(), next(), next(), next()];
+    super(s0, s1, s2, s3);
   }
 
   /** Uniform float in [0, 1) with 32 bits of resolution. */
@@ -93,6 +72,3 @@ export class Prng {
   }
 }
 
-function rotl(x: number, k: number): number {
-  return (x << k) | (x >>> (32 - k));
-}

@@ -1,19 +1,17 @@
 /**
- * The sampling PRNG: xoshiro128** (Blackman & Vigna), 128 bits of state in four 32-bit words, so it runs on
- * plain int32 arithmetic (no BigInt in the hot loop) and gives the same sequence in every process and on every
- * platform. The state serialises to 32 hex characters for checkpoints.
+ * The sampling PRNG: xoshiro128** (src/random/xoshiro128.ts) seeded through SplitMix64, as the xoshiro
+ * authors recommend; the same sequence in every process and on every platform. The state serialises to 32
+ * hex characters for checkpoints.
  */
 import { CorruptDataError, StarpoError } from '../../errors.ts';
+import { Xoshiro128 } from '../../random/xoshiro128.ts';
 
 const MASK64 = (1n << 64n) - 1n;
 
-export class SamplingRng {
-  private constructor(
-    private s0: number,
-    private s1: number,
-    private s2: number,
-    private s3: number,
-  ) {}
+export class SamplingRng extends Xoshiro128 {
+  private constructor(s0: number, s1: number, s2: number, s3: number) {
+    super(s0, s1, s2, s3);
+  }
 
   /**
    * A generator for (seed, stream): different streams of one seed are independent, so each rollout shard or
@@ -34,7 +32,6 @@ export class SamplingRng {
       z ^= z >> 31n;
       words.push(Number(z & 0xffffffffn), Number(z >> 32n));
     }
-    if (Math.max(...words) === 0) words[0] = 1; // the all-zero state is a fixed point
     return new SamplingRng(words[0] | 0, words[1] | 0, words[2] | 0, words[3] | 0);
   }
 
@@ -48,34 +45,18 @@ export class SamplingRng {
   }
 
   getState(): string {
-    return [this.s0, this.s1, this.s2, this.s3].map((w) => (w >>> 0).toString(16).padStart(8, '0')).join('');
+    return this.words().map((w) => w.toString(16).padStart(8, '0')).join('');
   }
 
   clone(): SamplingRng {
     return new SamplingRng(this.s0, this.s1, this.s2, this.s3);
   }
 
-  /** The next 32 random bits as an unsigned integer. */
-  nextUint32(): number {
-    const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9);
-    const t = this.s1 << 9;
-    this.s2 ^= this.s0;
-    this.s3 ^= this.s1;
-    this.s1 ^= this.s2;
-    this.s0 ^= this.s3;
-    this.s2 ^= t;
-    this.s3 = rotl(this.s3, 11);
-    return result >>> 0;
-  }
-
   /** A uniform double in [0, 1) with 53 random bits (two draws), fine enough for tokens of tiny probability. */
   next(): number {
-    const hi = this.nextUint32() >>> 5;
-    const lo = this.nextUint32() >>> 6;
+    const hi = this.nextU32() >>> 5;
+    const lo = this.nextU32() >>> 6;
     return (hi * 67108864 + lo) / 9007199254740992;
   }
 }
 
-function rotl(x: number, k: number): number {
-  return (x << k) | (x >>> (32 - k));
-}

@@ -6,7 +6,7 @@ import { SamplingRng } from '../../../src/policy/sampling/rng.ts';
 test('matches the xoshiro128** reference outputs from state (1, 2, 3, 4)', () => {
   const rng = SamplingRng.fromState('00000001000000020000000300000004');
   assert.deepEqual(
-    [rng.nextUint32(), rng.nextUint32(), rng.nextUint32(), rng.nextUint32()],
+    [rng.nextU32(), rng.nextU32(), rng.nextU32(), rng.nextU32()],
     [11520, 0, 5927040, 70819200],
   );
 });
