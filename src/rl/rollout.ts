@@ -8,6 +8,8 @@
 import { CHAT_FORMATS, ContextBuilder, Episode, TEMPLATES, type TemplateName } from '../agent/index.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
+import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
+import type { ToolCallRecord } from '../tools/types.ts';
 
 /** What a rollout needs from a policy: batched generation with per-token log-probs (a scripted policy in tests). */
 export interface GenerationBackend {
@@ -37,6 +39,8 @@ export interface RolloutTurn {
   /** Context length the turn was generated from (prompt + history). */
   promptTokens: number;
   responseTokens: number;
+  /** The turn's tool calls (tool-integrated rollouts only). */
+  toolCalls?: ToolCallRecord[];
 }
 
 export interface Trajectory {
@@ -77,6 +81,8 @@ export interface RolloutSpec {
   formatPenalty?: number;
   /** Overrides the environment config's budget (0 or absent = keep). */
   budget?: { maxTurns?: number; maxActionsPerTurn?: number; maxActionsPerTrajectory?: number };
+  /** Plays each turn instead of the single generate call (tool-integrated turns: src/tools/rollout-hook.ts). */
+  turnGenerator?: TurnGenerator;
 }
 
 interface Live {
@@ -85,8 +91,8 @@ interface Live {
   index: number;
   episode: Episode;
   ctx: ContextBuilder;
-  /** Where each turn's generated tokens start, with their sampling log-probs. */
-  sampled: { start: number; logprobs: number[] }[];
+  /** Where each turn's generated tokens start, with their sampling log-probs (and tool-turn extras). */
+  sampled: { start: number; logprobs: number[]; mask?: number[]; toolCalls?: ToolCallRecord[] }[];
   truncated: boolean;
 }
 
@@ -129,16 +135,19 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
     const playing = active.filter((l) => !l.truncated);
     if (playing.length === 0) break;
     const prompts = playing.map((l) => l.ctx.beginResponse());
-    const generations = await policy.generate({
+    const request: GenerateRequest = {
       prompts, maxNewTokens: spec.maxResponseTokens, rowSeeds: playing.map((l) => episodeSeed(spec, l, turn)),
       sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK }, stopStrings: [stop], stopTokenIds: [],
-    });
+    };
+    const generations: TurnGeneration[] = spec.turnGenerator
+      ? await spec.turnGenerator(policy, request, playing.map((l) => l.episode.env))
+      : await policy.generate(request);
     playing.forEach((l, i) => {
       const g = generations[i];
       const stopped = g.finishReason === 'stop';
-      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs });
+      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs, mask: g.mask, toolCalls: g.toolCalls });
       l.ctx.addResponse(g.tokens, stopped);
-      const text = tokenizer.decode(g.tokens);
+      const text = g.answerText ?? tokenizer.decode(g.tokens);
       const record = l.episode.respond(stopped && text.endsWith(stop) ? text.slice(0, -stop.length) : text);
       l.ctx.addUser(record.userMessage);
     });
@@ -148,6 +157,7 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
 
 function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   const built = l.ctx.build();
+  for (const s of l.sampled) s.mask?.forEach((m, i) => { built.mask[s.start + i] = m; }); // tool results: not trained
   const logprobs = new Array<number>(built.ids.length).fill(0);
   for (const { start, logprobs: lps } of l.sampled) lps.forEach((lp, i) => { logprobs[start + i] = lp; });
   const turns = l.episode.turns.map((t, k): RolloutTurn => ({
@@ -155,6 +165,7 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
     actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.effective,
     envReward: t.envReward, formatPenalty: -t.formatPenalty, rewardPosition: built.turnEnds[k], promptTokens: l.sampled[k].start,
     responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
+    ...(l.sampled[k].toolCalls ? { toolCalls: l.sampled[k].toolCalls } : {}),
   }));
   return {
     group: l.group, index: l.index, env: spec.env.type, seed: l.seed, ids: built.ids, mask: built.mask,
