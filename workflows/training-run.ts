@@ -91,5 +91,6 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
   state.stage = state.stopping && state.iteration < last ? 'stopped' : 'done';
   await condition(allHandlersFinished);
   const { runId, lineageId } = input.run;
-  return { runId, lineageId, lastIteration: state.iteration, stopped: state.stage === 'stopped', checkpoint: policy };
+  const stopped = state.stage === 'stopped';
+  return { runId, lineageId, lastIteration: state.iteration, stopped, checkpoint: policy, recent: state.recent };
 }

@@ -4,7 +4,10 @@
  * a malformed one is rejected with the field named and no workflow ever starts.
  */
 import { randomBytes } from 'node:crypto';
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, defaultPayloadConverter,
+  type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { ConfigError, StarpoError } from '../errors.ts';
 import { assertSafeId } from '../events/ids.ts';
 import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
@@ -61,17 +64,19 @@ function runRef(runId: string, lineageId: string, o: SubmitOptions): RunRef {
   return { runId, lineageId, storeUri: o.storeUri ?? DEFAULT_STORE_URI, events: o.events ?? {} };
 }
 
-async function start(client: Client, input: TrainingRunInput): Promise<RunHandle> {
+async function start(client: Client, input: TrainingRunInput): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const workflowId = workflowIdOf(input.run.runId);
   return client.workflow.start(WORKFLOW_TYPE, { taskQueue: input.options.queues.update, workflowId, args: [input] })
     .catch((cause: Error) => {
-      if (cause.name !== 'WorkflowExecutionAlreadyStartedError') throw cause;
+      if (!(cause instanceof WorkflowExecutionAlreadyStartedError)) throw cause;
       throw new ConfigError('runId', `run ${input.run.runId} is already running (workflow ${workflowId}); stop it first`, { cause });
     });
 }
 
 /** Submits a new run (the config is already resolved and validated). */
-export async function submitRun(config: RlConfig, o: SubmitOptions = {}): Promise<{ handle: RunHandle; run: RunRef }> {
+export async function submitRun(config: RlConfig, o: SubmitOptions = {}): Promise<{
+  handle: WorkflowHandleWithFirstExecutionRunId; run: RunRef;
+}> {
   const run = runRef(o.runId ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, ROOT_LINEAGE, o);
   const input: TrainingRunInput = { run, options: mergeOptions(o.options), configJson: canonicalConfigJSON(config), stopAfter: o.stopAfter };
   return withClient(o, async (client) => ({ handle: await start(client, input), run }));
@@ -115,19 +120,34 @@ export interface ResumeOptions extends SubmitOptions {
   parentLineageId?: string;
 }
 
+/** The input the run's latest workflow execution started with (its store, topic, queues), if any. */
+async function previousInput(client: Client, runId: string): Promise<TrainingRunInput | undefined> {
+  try {
+    const history = await client.workflow.getHandle(workflowIdOf(runId)).fetchHistory();
+    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    return payload ? defaultPayloadConverter.fromPayload<TrainingRunInput>(payload) : undefined;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
 /**
  * Starts a new lineage of `runId` from its checkpoint at `fromIteration`: the events of the abandoned
- * lineage stay in the log, and replay prefers the new one for every later iteration.
+ * lineage stay in the log, and replay prefers the new one for every later iteration. Store, event topic,
+ * queues and options default to those of the run's latest execution.
  */
-export async function resumeDurable(runId: string, fromIteration: number, o: ResumeOptions = {}): Promise<{
-  handle: RunHandle; run: RunRef; parentLineageId: string;
+export async function startResume(runId: string, fromIteration: number, o: ResumeOptions = {}): Promise<{
+  handle: WorkflowHandleWithFirstExecutionRunId; run: RunRef; parentLineageId: string;
 }> {
-  const storeUri = o.storeUri ?? DEFAULT_STORE_URI;
-  const parentLineageId = o.parentLineageId ?? await parentLineage(storeUri, runId, fromIteration);
-  const lineageId = `r${fromIteration}-${randomBytes(3).toString('hex')}`;
-  const run = runRef(runId, lineageId, o);
-  const input: TrainingRunInput = {
-    run, options: mergeOptions(o.options), resume: { parentLineageId, fromIteration }, stopAfter: o.stopAfter,
-  };
-  return withClient(o, async (client) => ({ handle: await start(client, input), run, parentLineageId }));
+  return withClient(o, async (client) => {
+    const before = await previousInput(client, runId);
+    const storeUri = o.storeUri ?? before?.run.storeUri ?? DEFAULT_STORE_URI;
+    const parentLineageId = o.parentLineageId ?? await parentLineage(storeUri, runId, fromIteration);
+    const lineageId = `r${fromIteration}-${randomBytes(3).toString('hex')}`;
+    const run = runRef(runId, lineageId, { ...o, storeUri, events: o.events ?? before?.run.events });
+    const options = mergeOptions({ ...before?.options, ...o.options });
+    const input: TrainingRunInput = { run, options, resume: { parentLineageId, fromIteration }, stopAfter: o.stopAfter };
+    return { handle: await start(client, input), run, parentLineageId };
+  });
 }

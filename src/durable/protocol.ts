@@ -128,6 +128,7 @@ export interface RunOutcome {
   lastIteration: number;
   stopped: boolean;
   checkpoint: CheckpointRef;
+  recent: IterationSummary[];
 }
 
 /** Metrics as they cross Temporal: JSON has no NaN or ±Infinity, so those travel as strings. */

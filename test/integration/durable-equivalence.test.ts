@@ -9,7 +9,7 @@ import { trainEmbedded } from '../../src/rl/embedded.ts';
 import { createEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent } from '../../src/events/index.ts';
 import { createCheckpointStore } from '../../src/storage/index.ts';
 import { followRun, submitRun } from '../../src/durable/client.ts';
-import { startLocalStack } from '../../src/durable/harness.ts';
+import { startLocalStack, uniqueId } from '../../src/durable/harness.ts';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -43,15 +43,16 @@ test('the durable driver ends with the weights and metrics of the embedded drive
   const stack = await startLocalStack({ label: 'equiv' });
   try {
     const options = { queues: stack.queues, rolloutShards: 2, chunkGroups: 1 };
-    const { handle } = await submitRun(config, { client: stack.client, runId: 'r', storeUri: stack.storeUri, events: stack.events, options });
+    const runId = uniqueId('equiv'); // the workflow id is global on the shared server
+    const { handle } = await submitRun(config, { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events, options });
     const outcome = await followRun(handle, () => undefined, 500);
     assert.equal(outcome.lastIteration, 2);
-    const durable = await events(createEventReader({ kind: 'kafka', ...stack.events }), 'r');
+    const durable = await events(createEventReader({ kind: 'kafka', ...stack.events }), runId);
     assert.deepEqual(metricsOf(durable), metricsOf(embedded));
     assert.equal(metricsOf(durable).length, 2);
     assert.equal(count(durable, 'train'), 2 * 4 * 4);
     assert.equal(count(durable, 'val'), 4);
-    const loaded = await createCheckpointStore(stack.storeUri).load('r', 'main', 2, { only: FILES });
+    const loaded = await createCheckpointStore(stack.storeUri).load(runId, 'main', 2, { only: FILES });
     for (const f of loaded.files) {
       const local = readFileSync(join(root, 'r', 'checkpoints', 'main', '00000002', f.name));
       assert.ok(local.equals(f.bytes!), `${f.name} differs from the embedded run's`);

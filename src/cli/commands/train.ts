@@ -16,6 +16,7 @@ interface TrainFlags {
   runId?: string;
   runsDir: string;
   resume?: string;
+  durable?: boolean;
 }
 
 const fmt = (x: number | undefined, digits = 3): string => (x === undefined ? '-' : x.toFixed(digits));
@@ -56,6 +57,11 @@ async function train(flags: TrainFlags): Promise<void> {
   const config = resume ? undefined : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
   const runId = resume ? basename(flags.resume!) : flags.runId ?? `${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const root = resume ? dirname(flags.resume!) : flags.runsDir;
+  if (flags.durable) {
+    if (!config) throw new ConfigError('--resume', 'a durable run resumes with `starpo resume <run> --from-iteration k --durable`');
+    await (await import('../../durable/train.ts')).trainDurable(config, { runId });
+    return;
+  }
   if (config) console.log(`resolved config (saved as ${root}/${runId}/config.json):\n${canonicalConfigJSON(config)}`);
   const bar = progressBar();
   const controller = new AbortController();
@@ -81,5 +87,6 @@ export function registerTrain(program: Command): void {
     .option('--run-id <id>', 'run id (default: a timestamp)')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--resume <run-dir>', 'continue runs/<run-id> from its last checkpoint')
+    .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
     .action(train);
 }

@@ -1,0 +1,57 @@
+import type { Command } from 'commander';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { ConfigError } from '../../errors.ts';
+import { QUEUE_ROLES, startWorkers, type QueueRole } from '../../durable/index.ts';
+import { PROVIDERS, type Provider } from '../../policy/engine/session.ts';
+import { createResources } from '../../durable/resources.ts';
+import { log } from '../../log.ts';
+
+interface WorkerFlags {
+  queue: string;
+  rolloutQueue: string;
+  updateQueue: string;
+  address?: string;
+  namespace: string;
+  provider?: string;
+}
+
+/** Runs until SIGINT or SIGTERM, then lets running activities finish (a second signal exits at once). */
+async function worker(flags: WorkerFlags): Promise<void> {
+  if (!QUEUE_ROLES.includes(flags.queue as QueueRole)) {
+    throw new ConfigError('--queue', `must be one of ${QUEUE_ROLES.join(', ')}, got "${flags.queue}"`);
+  }
+  if (flags.provider !== undefined && !PROVIDERS.includes(flags.provider as Provider)) {
+    throw new ConfigError('--provider', `must be one of ${PROVIDERS.join(', ')}`);
+  }
+  Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's own chatter; starpo logs through pino
+  const running = await startWorkers({
+    role: flags.queue as QueueRole, queues: { rollout: flags.rolloutQueue, update: flags.updateQueue },
+    address: flags.address, namespace: flags.namespace,
+    resources: createResources({ provider: flags.provider as Provider | undefined }),
+  });
+  log.info({ queue: flags.queue, rollout: flags.rolloutQueue, update: flags.updateQueue, pid: process.pid }, 'worker ready');
+  const stop = () => {
+    log.info('worker shutting down after its running activities');
+    void running.shutdown();
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await running.done;
+  } finally {
+    await running.resources.close();
+  }
+}
+
+export function registerWorker(program: Command): void {
+  program.command('worker')
+    .description('Run a durable-driver worker: rollout (CPU, scale out), update (GPU; also runs the workflows) or all')
+    .requiredOption('--queue <role>', `which task queues to poll: ${QUEUE_ROLES.join(', ')}`)
+    .option('--rollout-queue <name>', 'name of the rollout task queue', 'rollout')
+    .option('--update-queue <name>', 'name of the update task queue (the workflows run there too)', 'update')
+    .option('--address <host:port>', 'Temporal frontend (default: the local dev server)')
+    .option('--namespace <name>', 'Temporal namespace', 'default')
+    .option('--provider <name>', `execution provider of the update worker's models: ${PROVIDERS.join(', ')}`)
+    .action(worker);
+}
