@@ -8,6 +8,7 @@
  *   // rows[i]: tokens + mask (0 on tool results) + logprobs, answerText for the parser, calls for rewards
  */
 export { encodeSegments, toolDemonstration, type DemonstrationStep, type Segment } from './demonstration.ts';
+export { toolCallEvents } from './events.ts';
 export { executorForEnv, toolExecutor, type ExecutorParts } from './executors.ts';
 export {
   TOOL_FORMATS, checkFormatForChat, parseFunctionCall, toolFormat, type FoundCall, type ToolFormat, type ToolFormatName,
@@ -17,6 +18,9 @@ export { ELISION, KEEP_CHARS, elide, lastLine, showResult } from './output.ts';
 export {
   generateWithTools, record, roundSeed, type GenerateRequest, type Generation, type ToolGeneration, type ToolTurnOptions,
 } from './protocol.ts';
+export {
+  toolTurnGenerator, type GenerateRequest as TurnRequest, type ToolTurnSettings, type TurnGeneration, type TurnGenerator,
+} from './rollout-hook.ts';
 export { benchmarkSandbox, type SandboxBenchmark } from './sandbox/bench.ts';
 export { SandboxPool, type CodeRunner } from './sandbox/pool.ts';
 export { Sandbox, type SandboxErrorKind, type SandboxOptions, type SandboxResult } from './sandbox/sandbox.ts';
