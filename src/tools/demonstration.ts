@@ -34,7 +34,9 @@ export function toolDemonstration(
 }
 
 /** Ids and loss mask of segments, each tokenised on its own (so the mask boundaries are exact). */
-export function encodeSegments(segments: readonly Segment[], tokenizer: TextTokenizer): { ids: number[]; mask: number[] } {
+export function encodeSegments(
+  segments: readonly Segment[], tokenizer: TextTokenizer,
+): { ids: number[]; mask: number[] } {
   const ids: number[] = [];
   const mask: number[] = [];
   for (const s of segments) {

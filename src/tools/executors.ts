@@ -18,7 +18,9 @@ export function toolExecutor(parts: ExecutorParts): ToolExecutor {
     async execute(call: ToolCall): Promise<ToolResult> {
       if (call.kind === 'code') return runCode(parts.code, call.code);
       if (call.kind === 'function') {
-        if (!parts.functions) return { ok: false, output: '', error: `unknown tool "${call.name}"`, errorKind: 'unknown-tool' };
+        if (!parts.functions) {
+          return { ok: false, output: '', error: `unknown tool "${call.name}"`, errorKind: 'unknown-tool' };
+        }
         return parts.functions.callTool(call.name, call.arguments);
       }
       return { ok: false, output: '', error: `invalid tool call: ${call.reason}`, errorKind: 'parse' };
@@ -32,7 +34,10 @@ export function executorForEnv(env: Env, code?: CodeRunner): ToolExecutor {
 }
 
 async function runCode(runner: CodeRunner | undefined, code: string): Promise<ToolResult> {
-  if (!runner) return { ok: false, output: '', error: 'no code interpreter in this environment', errorKind: 'unknown-tool' };
+  if (!runner) {
+    return { ok: false, output: '', error: 'no code interpreter in this environment', errorKind: 'unknown-tool' };
+  }
   const r = await runner.run(code);
-  return r.ok ? { ok: true, output: r.output } : { ok: false, output: r.output, error: r.error, errorKind: r.errorKind };
+  if (r.ok) return { ok: true, output: r.output };
+  return { ok: false, output: r.output, error: r.error, errorKind: r.errorKind };
 }

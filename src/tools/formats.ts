@@ -2,7 +2,7 @@
  * How tool calls and results are written in a response. A format names the stop strings at which
  * generation pauses, finds the complete call a piece of model text ends with, and wraps results as
  * template text (never trained). Three formats:
- *   code-fence     ```js\n<code>\n```\n      → ```output\n<result>\n```\n      (chat formats that end a turn on a token)
+ *   code-fence     ```js\n<code>\n```\n  → ```output\n<result>\n```\n  (chats whose turn stop is a token)
  *   code-inline    ```js <code>```           → ```output <result>```           (one-line answers: the compact chat)
  *   function-call  <tool_call>{"name":…,"arguments":{…}}</tool_call> → <tool_response><result></tool_response>
  * A pause that is not the end of a call (an untagged fence, a ```python block, the opening fence of the
@@ -61,7 +61,8 @@ function codeFence(): ToolFormat {
       return { start: open, end: k + close.length, call: { kind: 'code', language: tag, code } };
     },
     wrapResult: (shown) => `${FENCE}output\n${shown}\n${FENCE}\n`,
-    writeCall: (call) => (call.kind === 'code' ? `${FENCE}js\n${call.code}\n${FENCE}\n` : wrongKind('code-fence', call)),
+    writeCall: (call) =>
+      (call.kind === 'code' ? `${FENCE}js\n${call.code}\n${FENCE}\n` : wrongKind('code-fence', call)),
   };
 }
 
@@ -76,7 +77,8 @@ function codeInline(): ToolFormat {
       if (open < 0 || open + FENCE.length > k) return null;
       const body = /^(\w+)\s([\s\S]*)$/.exec(text.slice(open + FENCE.length, k));
       if (!body || !JS_TAGS.has((body[1] as string).toLowerCase())) return null;
-      const call: ToolCall = { kind: 'code', language: (body[1] as string).toLowerCase(), code: (body[2] as string).trim() };
+      const language = (body[1] as string).toLowerCase();
+      const call: ToolCall = { kind: 'code', language, code: (body[2] as string).trim() };
       return { start: open, end: k + FENCE.length, call };
     },
     wrapResult: (shown) => `${FENCE}output ${shown}${FENCE}`,
@@ -116,7 +118,9 @@ export function parseFunctionCall(raw: string): ToolCall {
   if (!isJsonObject(value)) return { kind: 'invalid', raw, reason: 'not a JSON object' };
   const { name, arguments: args } = value;
   if (typeof name !== 'string' || name.length === 0) return { kind: 'invalid', raw, reason: 'no "name" string' };
-  if (args !== undefined && !isJsonObject(args)) return { kind: 'invalid', raw, reason: '"arguments" is not an object' };
+  if (args !== undefined && !isJsonObject(args)) {
+    return { kind: 'invalid', raw, reason: '"arguments" is not an object' };
+  }
   return { kind: 'function', name, arguments: args ?? {} };
 }
 
@@ -128,7 +132,8 @@ export const TOOL_FORMATS: Record<ToolFormatName, ToolFormat> = {
 
 export function toolFormat(name: string): ToolFormat {
   if (!Object.hasOwn(TOOL_FORMATS, name)) {
-    throw new ConfigError('tools.format', `unknown tool format "${name}"; known: ${Object.keys(TOOL_FORMATS).join(', ')}`);
+    const known = Object.keys(TOOL_FORMATS).join(', ');
+    throw new ConfigError('tools.format', `unknown tool format "${name}"; known: ${known}`);
   }
   return TOOL_FORMATS[name as ToolFormatName];
 }
@@ -143,6 +148,7 @@ export function checkFormatForChat(format: ToolFormat, turnStop: string): void {
     ? format.writeCall({ kind: 'code', language: 'js', code: 'x' })
     : format.writeCall({ kind: 'function', name: 'f', arguments: {} });
   if (turnStop && call.includes(turnStop)) {
-    throw new ConfigError('tools.format', `"${format.name}" calls contain the turn stop ${JSON.stringify(turnStop)}; pick another format`);
+    const why = `"${format.name}" calls contain the turn stop ${JSON.stringify(turnStop)}; pick another format`;
+    throw new ConfigError('tools.format', why);
   }
 }

@@ -16,10 +16,12 @@ export {
 export { canonicalJson, isJsonObject } from './json.ts';
 export { ELISION, KEEP_CHARS, elide, lastLine, showResult } from './output.ts';
 export {
-  generateWithTools, record, roundSeed, type GenerateRequest, type Generation, type ToolGeneration, type ToolTurnOptions,
+  generateWithTools, record, roundSeed, type GenerateRequest, type Generation, type ToolGeneration,
+  type ToolTurnOptions,
 } from './protocol.ts';
 export {
-  toolTurnGenerator, type GenerateRequest as TurnRequest, type ToolTurnSettings, type TurnGeneration, type TurnGenerator,
+  toolTurnGenerator, type GenerateRequest as TurnRequest, type ToolTurnSettings, type TurnGeneration,
+  type TurnGenerator,
 } from './rollout-hook.ts';
 export { benchmarkSandbox, type SandboxBenchmark } from './sandbox/bench.ts';
 export { SandboxPool, type CodeRunner } from './sandbox/pool.ts';

@@ -77,7 +77,8 @@ function checkOptions(request: GenerateRequest, executors: readonly ToolExecutor
     throw new ConfigError('tools.maxCalls', `must be a non-negative integer, got ${options.maxCalls}`);
   }
   if (executors.length !== request.prompts.length) {
-    throw new ConfigError('tools.executors', `need one executor per prompt (${request.prompts.length}), got ${executors.length}`);
+    const why = `need one executor per prompt (${request.prompts.length}), got ${executors.length}`;
+    throw new ConfigError('tools.executors', why);
   }
 }
 
@@ -151,7 +152,9 @@ function append(row: ToolRow, shown: string, request: GenerateRequest, options: 
 
 /** Runs a call; an unparsable call or an executor that throws becomes a failed result, never an exception. */
 async function execute(executor: ToolExecutor, call: ToolCall): Promise<ToolResult> {
-  if (call.kind === 'invalid') return { ok: false, output: '', error: `invalid tool call: ${call.reason}`, errorKind: 'parse' };
+  if (call.kind === 'invalid') {
+    return { ok: false, output: '', error: `invalid tool call: ${call.reason}`, errorKind: 'parse' };
+  }
   try {
     return await executor.execute(call);
   } catch (err) {
@@ -167,5 +170,6 @@ export function record(call: ToolCall, result: ToolResult | null, shown: string)
       ? { kind: call.kind, name: call.name, arguments: call.arguments }
       : { kind: call.kind, name: '', arguments: null };
   if (!result) return { ...base, executed: false, ok: false, shown };
-  return { ...base, executed: true, ok: result.ok, shown, ...(result.errorKind ? { errorKind: result.errorKind } : {}) };
+  const kind = result.errorKind ? { errorKind: result.errorKind } : {};
+  return { ...base, executed: true, ok: result.ok, shown, ...kind };
 }

@@ -5,8 +5,9 @@
  * sandbox; the turn is played by generateWithTools; the rollout then masks the tool-result tokens out
  * of the loss, lets the episode parse `answerText`, and keeps the calls on the turn record.
  *   const sandbox = new SandboxPool(2);
- *   const trajectories = await rollout({ ...spec, turnGenerator: toolTurnGenerator({
- *     format: 'code-fence', maxCalls: 4, tokenizer, maxContext: spec.maxContext, code: sandbox }) }, policy, tokenizer);
+ *   const turnGenerator = toolTurnGenerator({
+ *     format: 'code-fence', maxCalls: 4, tokenizer, maxContext: spec.maxContext, code: sandbox });
+ *   const trajectories = await rollout({ ...spec, turnGenerator }, policy, tokenizer);
  */
 import type { TextTokenizer } from '../agent/types.ts';
 import type { Env } from '../envs/types.ts';
@@ -32,7 +33,8 @@ export interface TurnGeneration {
   toolCalls?: ToolCallRecord[];
 }
 
-export type TurnGenerator = (policy: GenerationBackend, request: GenerateRequest, envs: readonly Env[]) => Promise<TurnGeneration[]>;
+export type TurnGenerator =
+  (policy: GenerationBackend, request: GenerateRequest, envs: readonly Env[]) => Promise<TurnGeneration[]>;
 
 export interface ToolTurnSettings {
   format: ToolFormatName;
@@ -52,7 +54,8 @@ export function toolTurnGenerator(settings: ToolTurnSettings): TurnGenerator {
   return async (policy, request, envs) => {
     for (const stop of request.stopStrings) checkFormatForChat(format, stop);
     const executors = envs.map((env) => executorForEnv(env, settings.code));
-    const rows = await generateWithTools((r: GenerateRequest) => policy.generate(r), request, executors, settings.tokenizer, {
+    const generate = (r: GenerateRequest) => policy.generate(r);
+    const rows = await generateWithTools(generate, request, executors, settings.tokenizer, {
       format, maxCalls: settings.maxCalls, limitNotice: settings.limitNotice, keepChars: settings.keepChars,
       maxContext: settings.maxContext,
     });

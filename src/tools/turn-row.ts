@@ -148,7 +148,9 @@ function cutAtStop(text: string, stops: readonly string[]): string {
 }
 
 /** The stop string that ended `text` first (earliest end; a turn stop wins a tie), or null. */
-export function firstStop(text: string, turnStops: readonly string[], toolStops: readonly string[]): { stop: string; tool: boolean } | null {
+export function firstStop(
+  text: string, turnStops: readonly string[], toolStops: readonly string[],
+): { stop: string; tool: boolean } | null {
   let best: { stop: string; tool: boolean; end: number } | null = null;
   for (const [stops, tool] of [[turnStops, false], [toolStops, true]] as const) {
     for (const stop of stops) {

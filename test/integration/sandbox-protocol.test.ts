@@ -14,7 +14,8 @@ after(() => pool.close());
 
 test('model-written code runs in the sandbox; a failing block shows its error line and the turn goes on', async () => {
   const tokenizer = charTokenizer();
-  const script = '```js\nconsole.log(3n ** 40n)\n```\n```js\nundefinedFn()\n```\n\\boxed{12157665459056928801}<|im_end|>';
+  const script = '```js\nconsole.log(3n ** 40n)\n```\n```js\nundefinedFn()\n```\n'
+    + '\\boxed{12157665459056928801}<|im_end|>';
   const backend = scriptedBackend(tokenizer, new Map([['Q:', script]]));
   const [r] = await generateWithTools((q) => backend.generate(q), {
     prompts: [tokenizer.encode('Q:')], maxNewTokens: 300, rowSeeds: [1], stopStrings: ['<|im_end|>'],

@@ -41,7 +41,8 @@ export interface LibrarySizes {
   authors: number;
 }
 
-const FIRST = ['Ann', 'Ben', 'Cara', 'Dev', 'Eli', 'Fay', 'Gus', 'Hana', 'Ivo', 'June', 'Kai', 'Lena', 'Milo', 'Nora', 'Otto', 'Pia'];
+const FIRST = ['Ann', 'Ben', 'Cara', 'Dev', 'Eli', 'Fay', 'Gus', 'Hana', 'Ivo', 'June', 'Kai', 'Lena', 'Milo', 'Nora',
+  'Otto', 'Pia'];
 const LAST = ['Lee', 'Moss', 'Reyes', 'Kim', 'Okafor', 'Berg', 'Costa', 'Novak', 'Shah', 'Ito', 'Frey', 'Dunn'];
 const ADJECTIVES = ['Silent', 'Golden', 'Hidden', 'Last', 'Broken', 'Distant', 'Frozen', 'Crimson', 'Quiet', 'Wild',
   'Hollow', 'Bright', 'Lost', 'Iron', 'Paper', 'Salt'];
@@ -61,8 +62,8 @@ export function generateLibrary(prng: Prng, sizes: LibrarySizes): LibraryDb {
   const titles = prng.shuffled(ADJECTIVES.flatMap((a) => NOUNS.map((n) => `The ${a} ${n}`))).slice(0, sizes.books);
   const years = prng.shuffled(Array.from({ length: 120 }, (_, i) => 1900 + i)).slice(0, sizes.books);
   const books = titles.map((title, i): Book => ({
-    id: `B${String(i + 1).padStart(2, '0')}`, title, author: authors[i % authors.length] as string, year: years[i] as number,
-    copies: prng.range(1, 3),
+    id: `B${String(i + 1).padStart(2, '0')}`, title, author: authors[i % authors.length] as string,
+    year: years[i] as number, copies: prng.range(1, 3),
   }));
   const users = names(prng, sizes.users).map((name, i): User => ({ id: `U${i + 1}`, name }));
   const loans: Loan[] = [];

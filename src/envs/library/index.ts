@@ -60,7 +60,8 @@ export class LibraryEnv implements Env, ToolProvider {
   }
 
   describe(): TaskDescription {
-    return { env: this.type, instruction: instruction(), legend: [], actions: [], actionHint: 'a number or a book title' };
+    const actionHint = 'a number or a book title';
+    return { env: this.type, instruction: instruction(), legend: [], actions: [], actionHint };
   }
 
   reset(seed: number): string {
@@ -92,7 +93,8 @@ export class LibraryEnv implements Env, ToolProvider {
     const db = this.database();
     const q = this.current();
     const n = this.answers.length;
-    return q ? `Today is day ${db.today}.\nQ${n + 1}/${this.questions.length}: ${q.question}` : 'All questions answered.';
+    if (!q) return 'All questions answered.';
+    return `Today is day ${db.today}.\nQ${n + 1}/${this.questions.length}: ${q.question}`;
   }
 
   anchor(): string {
@@ -129,7 +131,8 @@ export class LibraryEnv implements Env, ToolProvider {
 
 export const LIBRARY: EnvDefinition<LibraryConfig> = {
   defaults: {
-    type: 'library', questions: 3, users: 8, books: 18, authors: 6, maxTurns: 3, maxActionsPerTurn: 1, maxActionsPerTrajectory: 3,
+    type: 'library', questions: 3, users: 8, books: 18, authors: 6,
+    maxTurns: 3, maxActionsPerTurn: 1, maxActionsPerTrajectory: 3,
   },
   validate(c) {
     checkBudget(c);

@@ -31,7 +31,9 @@ export function libraryQuestions(db: LibraryDb, prng: Prng, count: number): Libr
     },
     {
       question: `What late fee, in cents, does ${user.name} owe if all the books are returned today (day ${db.today})?`,
-      expectedCalls: loans.map((l) => ({ name: 'compute_late_fee', arguments: { due_day: l.dueDay, return_day: db.today } })),
+      expectedCalls: loans.map((l) => ({
+        name: 'compute_late_fee', arguments: { due_day: l.dueDay, return_day: db.today },
+      })),
       answer: String(loans.reduce((sum, l) => sum + lateFeeCents(db, l.dueDay, db.today), 0)),
     },
   ];

@@ -48,7 +48,8 @@ export function checkArguments(schema: ToolSchema, args: Args): string | null {
   for (const [key, value] of Object.entries(args)) {
     const spec = properties[key];
     if (!spec) return `unexpected argument "${key}"`;
-    const fits = spec.type === 'integer' ? Number.isInteger(value) : spec.type === 'number' ? typeof value === 'number' : typeof value === spec.type;
+    const fits = spec.type === 'integer' ? Number.isInteger(value)
+      : spec.type === 'number' ? typeof value === 'number' : typeof value === spec.type;
     if (!fits) return `argument "${key}" must be ${spec.type === 'integer' ? 'an integer' : `a ${spec.type}`}`;
   }
   return null;
@@ -67,7 +68,8 @@ const HANDLERS: Record<string, (db: LibraryDb, args: Args) => ToolResult> = {
   },
   search_books(db, { author }) {
     const wanted = String(author).trim().toLowerCase();
-    return ok(db.books.filter((b) => b.author.toLowerCase() === wanted).map((b) => ({ book_id: b.id, title: b.title, year: b.year })));
+    const books = db.books.filter((b) => b.author.toLowerCase() === wanted);
+    return ok(books.map((b) => ({ book_id: b.id, title: b.title, year: b.year })));
   },
   get_book(db, { book_id }) {
     const b = bookById(db, String(book_id));

@@ -8,9 +8,13 @@ import { ConfigError, StarpoError } from '../../errors.ts';
 import { checkBudget, checkInteger, episodeOver } from '../common.ts';
 import { Prng } from '../prng.ts';
 import type { Env, EnvConfigBase, EnvDefinition, EnvSnapshot, StepResult, TaskDescription } from '../types.ts';
-import { TOOLMATH_GENERATORS, TOOLMATH_KINDS, boxedInteger, type ToolmathKind, type ToolmathProblem } from './problems.ts';
+import {
+  TOOLMATH_GENERATORS, TOOLMATH_KINDS, boxedInteger, type ToolmathKind, type ToolmathProblem,
+} from './problems.ts';
 
-export { TOOLMATH_KINDS, boxedInteger, countDigitSum, powMod, type ToolmathKind, type ToolmathProblem } from './problems.ts';
+export {
+  TOOLMATH_KINDS, boxedInteger, countDigitSum, powMod, type ToolmathKind, type ToolmathProblem,
+} from './problems.ts';
 
 export interface ToolmathConfig extends EnvConfigBase {
   type: 'toolmath';
@@ -94,12 +98,15 @@ export class ToolmathEnv implements Env {
 
 export const TOOLMATH: EnvDefinition<ToolmathConfig> = {
   defaults: {
-    type: 'toolmath', kinds: [...TOOLMATH_KINDS], scale: 1, maxTurns: 1, maxActionsPerTurn: 1, maxActionsPerTrajectory: 1,
+    type: 'toolmath', kinds: [...TOOLMATH_KINDS], scale: 1,
+    maxTurns: 1, maxActionsPerTurn: 1, maxActionsPerTrajectory: 1,
   },
   validate(c) {
     checkBudget(c);
     checkInteger('env.scale', c.scale, 1, 3);
-    if (!Array.isArray(c.kinds) || c.kinds.length === 0) throw new ConfigError('env.kinds', 'must be a non-empty list of kinds');
+    if (!Array.isArray(c.kinds) || c.kinds.length === 0) {
+      throw new ConfigError('env.kinds', 'must be a non-empty list of kinds');
+    }
     for (const kind of c.kinds) {
       if (!(TOOLMATH_KINDS as readonly string[]).includes(kind)) {
         throw new ConfigError('env.kinds', `unknown kind "${String(kind)}"; known: ${TOOLMATH_KINDS.join(', ')}`);

@@ -84,7 +84,8 @@ export function countDigitSum(n: number, target: number): number {
   let prefix = 0;
   digits.forEach((digit, i) => {
     const rest = digits.length - i - 1;
-    for (let d = 0; d < digit; d++) if (prefix + d <= target) count += (ways[rest] as number[])[target - prefix - d] as number;
+    const row = ways[rest] as number[];
+    for (let d = 0; d < digit; d++) if (prefix + d <= target) count += row[target - prefix - d] as number;
     prefix += digit;
   });
   return count + (prefix === target ? 1 : 0);

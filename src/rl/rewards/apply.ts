@@ -22,7 +22,9 @@ export interface ApplyToolRewardsInput {
 }
 
 /** What the model wrote in turn k: the masked-in tokens after the previous turn's last token. */
-export function turnModelText(t: Trajectory, k: number, decode: (ids: readonly number[]) => string, turnStop: string): string {
+export function turnModelText(
+  t: Trajectory, k: number, decode: (ids: readonly number[]) => string, turnStop: string,
+): string {
   const from = k === 0 ? 0 : (t.turns[k - 1]?.rewardPosition ?? -1) + 1;
   const to = t.turns[k]?.rewardPosition ?? -1;
   const ids: number[] = [];
@@ -40,7 +42,9 @@ export function toolSampleOf(t: Trajectory, input: Omit<ApplyToolRewardsInput, '
   };
 }
 
-export function applyToolRewards(input: ApplyToolRewardsInput): { trajectories: Trajectory[]; metrics: Record<string, number> } {
+export function applyToolRewards(
+  input: ApplyToolRewardsInput,
+): { trajectories: Trajectory[]; metrics: Record<string, number> } {
   const samples = input.trajectories.map((t) => toolSampleOf(t, input));
   const rewards = new Array<number>(samples.length).fill(0);
   const groups = new Map<number, number[]>();
@@ -51,7 +55,9 @@ export function applyToolRewards(input: ApplyToolRewardsInput): { trajectories: 
   }
   const trajectories = input.trajectories.map((t, i) => ({
     ...t,
-    turns: t.turns.map((turn, k) => ({ ...turn, envReward: k === t.turns.length - 1 ? (rewards[i] as number) : 0, formatPenalty: 0 })),
+    turns: t.turns.map((turn, k) => ({
+      ...turn, envReward: k === t.turns.length - 1 ? (rewards[i] as number) : 0, formatPenalty: 0,
+    })),
     return: rewards[i] as number,
   }));
   const mean = rewards.length === 0 ? 0 : rewards.reduce((a, b) => a + b, 0) / rewards.length;

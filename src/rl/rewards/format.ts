@@ -40,7 +40,8 @@ function toolrlStructure(blocks: Block[]): boolean {
 
 /** Think first, the one answer last, calls and further thinking in between. */
 function thinkAnswerStructure(blocks: Block[]): boolean {
-  return blocks[0] === 'think' && blocks[blocks.length - 1] === 'answer' && blocks.filter((b) => b === 'answer').length === 1;
+  const answers = blocks.filter((b) => b === 'answer').length;
+  return blocks[0] === 'think' && blocks[blocks.length - 1] === 'answer' && answers === 1;
 }
 
 export const FORMAT_CHECKS: Record<FormatCheckName, (response: string) => boolean> = {

@@ -26,7 +26,9 @@ export function jaccard<T>(a: Iterable<T>, b: Iterable<T>): number {
 type Args = { [key: string]: Json };
 
 /** Same calls, as a multiset of (name, canonical JSON of the arguments). */
-export function sameCallMultiset(predicted: readonly { name: string; arguments: Args | null }[], expected: readonly ExpectedCall[]): boolean {
+export function sameCallMultiset(
+  predicted: readonly { name: string; arguments: Args | null }[], expected: readonly ExpectedCall[],
+): boolean {
   const key = (c: { name: string; arguments: Args | null }) => `${c.name}\u0000${canonicalJson(c.arguments ?? {})}`;
   const a = predicted.map(key).sort();
   const b = expected.map(key).sort();
@@ -36,7 +38,8 @@ export function sameCallMultiset(predicted: readonly { name: string; arguments: 
 function pairScore(expected: ExpectedCall, predicted: RewardCall): number {
   const args = predicted.arguments ?? {};
   const keys = Object.keys(expected.arguments);
-  const equal = keys.filter((k) => Object.hasOwn(args, k) && canonicalJson(args[k] as Json) === canonicalJson(expected.arguments[k] as Json));
+  const same = (k: string) => canonicalJson(args[k] as Json) === canonicalJson(expected.arguments[k] as Json);
+  const equal = keys.filter((k) => Object.hasOwn(args, k) && same(k));
   return jaccard(keys, Object.keys(args)) + equal.length;
 }
 

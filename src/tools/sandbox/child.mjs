@@ -75,7 +75,7 @@ function freshContext(maxOutputChars) {
     microtaskMode: 'afterEvaluate',
   });
   // Intrinsics that only widen the attack surface; arithmetic, strings, BigInt, Map/Set and JSON stay.
-  vm.runInContext('delete globalThis.WebAssembly; delete globalThis.SharedArrayBuffer; delete globalThis.Atomics;', ctx);
+  vm.runInContext('delete globalThis.WebAssembly; delete globalThis.SharedArrayBuffer; delete globalThis.Atomics', ctx);
   const take = vm.runInContext(PRELUDE, ctx)(maxOutputChars);
   return { ctx, take };
 }
@@ -119,7 +119,8 @@ function run(request) {
   }
   const { output, over } = lastOutput(take);
   if (over) {
-    return { ok: false, output, error: `OutputLimitError: printed more than ${maxOutputChars} characters`, errorKind: 'output' };
+    const error = `OutputLimitError: printed more than ${maxOutputChars} characters`;
+    return { ok: false, output, error, errorKind: 'output' };
   }
   return { ok: true, output };
 }
@@ -154,7 +155,8 @@ function reply(line) {
   try {
     request = JSON.parse(line);
   } catch {
-    process.stdout.write(`${JSON.stringify({ id: -1, ok: false, output: '', error: 'bad request', errorKind: 'protocol' })}\n`);
+    const bad = { id: -1, ok: false, output: '', error: 'bad request', errorKind: 'protocol' };
+    process.stdout.write(`${JSON.stringify(bad)}\n`);
     return;
   }
   const result = run(request);

@@ -17,7 +17,9 @@ export class SandboxPool implements CodeRunner {
   private readonly inFlight: number[];
 
   constructor(size: number, options: SandboxOptions = {}) {
-    if (!Number.isInteger(size) || size < 1 || size > 64) throw new ConfigError('sandbox.pool', `must be an integer in [1, 64], got ${size}`);
+    if (!Number.isInteger(size) || size < 1 || size > 64) {
+      throw new ConfigError('sandbox.pool', `must be an integer in [1, 64], got ${size}`);
+    }
     this.sandboxes = Array.from({ length: size }, () => new Sandbox(options));
     this.inFlight = new Array<number>(size).fill(0);
   }

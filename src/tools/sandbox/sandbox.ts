@@ -66,7 +66,9 @@ export class Sandbox {
     this.options = { ...DEFAULTS, ...options };
     const o = this.options;
     for (const [field, value] of Object.entries(o)) {
-      if (!Number.isInteger(value) || value < 1) throw new ConfigError(`sandbox.${field}`, `must be a positive integer, got ${value}`);
+      if (!Number.isInteger(value) || value < 1) {
+        throw new ConfigError(`sandbox.${field}`, `must be a positive integer, got ${value}`);
+      }
     }
   }
 
@@ -129,7 +131,8 @@ export class Sandbox {
       const error = `MemoryError: exceeded the sandbox memory limit of ${this.options.memoryMb} MB`;
       return { ok: false, output: '', error, errorKind: 'memory' };
     }
-    return { ok: false, output: '', error: 'SandboxError: the sandbox process stopped unexpectedly', errorKind: 'crash' };
+    const error = 'SandboxError: the sandbox process stopped unexpectedly';
+    return { ok: false, output: '', error, errorKind: 'crash' };
   }
 
   private ensureChild(): Promise<Child> {
@@ -142,15 +145,23 @@ export class Sandbox {
   private spawnChild(): Child {
     this.starts++;
     // An empty environment: nothing of the parent's (tokens, NODE_OPTIONS) reaches the child.
-    const proc = spawn(process.execPath, [...sandboxNodeFlags(this.options.memoryMb), CHILD_PATH], { stdio: 'pipe', env: {} });
+    const args = [...sandboxNodeFlags(this.options.memoryMb), CHILD_PATH];
+    const proc = spawn(process.execPath, args, { stdio: 'pipe', env: {} });
     let markReady!: () => void;
     let failStart!: (err: Error) => void;
     const ready = new Promise<void>((resolve, reject) => { markReady = resolve; failStart = reject; });
     ready.catch(() => undefined);
     const child: Child = { proc, ready, waiting: null, stdout: '', stderrTail: '', exited: false, calls: 0 };
-    const startTimer = setTimeout(() => { failStart(new Error('the sandbox did not start')); proc.kill('SIGKILL'); }, START_TIMEOUT_MS);
+    const startTimer = setTimeout(() => {
+      failStart(new Error('the sandbox did not start'));
+      proc.kill('SIGKILL');
+    }, START_TIMEOUT_MS);
     proc.stdout.setEncoding('utf8');
-    proc.stdout.on('data', (chunk: string) => this.onStdout(child, chunk, () => { clearTimeout(startTimer); markReady(); }));
+    const onReady = () => {
+      clearTimeout(startTimer);
+      markReady();
+    };
+    proc.stdout.on('data', (chunk: string) => this.onStdout(child, chunk, onReady));
     proc.stderr.setEncoding('utf8');
     proc.stderr.on('data', (chunk: string) => { child.stderrTail = (child.stderrTail + chunk).slice(-4096); });
     proc.stdin.on('error', () => undefined); // writes to a dead child: the exit handler reports it
@@ -162,7 +173,9 @@ export class Sandbox {
     });
     // The child must never keep the parent alive: pending calls hold a timer of their own.
     proc.unref();
-    for (const stream of [proc.stdin, proc.stdout, proc.stderr]) (stream as unknown as { unref?: () => void }).unref?.();
+    for (const stream of [proc.stdin, proc.stdout, proc.stderr]) {
+      (stream as unknown as { unref?: () => void }).unref?.();
+    }
     return child;
   }
 

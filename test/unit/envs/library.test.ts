@@ -29,7 +29,8 @@ test('seed 0 asks three questions about one user, with ground-truth calls and an
 
 test('the tools answer from the database: user lookup, loans, late fee', () => {
   const { db } = libraryTask(config, 0);
-  assert.deepEqual(callLibraryTool(db, 'find_user', { name: 'ivo kim' }), { ok: true, output: '{"user_id":"U5","name":"Ivo Kim"}' });
+  assert.deepEqual(callLibraryTool(db, 'find_user', { name: 'ivo kim' }),
+    { ok: true, output: '{"user_id":"U5","name":"Ivo Kim"}' });
   assert.deepEqual(callLibraryTool(db, 'compute_late_fee', { due_day: 95, return_day: 100 }),
     { ok: true, output: '{"days_late":5,"fee_cents":125}' });
   assert.deepEqual(callLibraryTool(db, 'compute_late_fee', { due_day: 113, return_day: 100 }),
@@ -51,9 +52,12 @@ test('bad calls fail with a message naming the problem', () => {
 test('running the ground-truth calls yields the ground-truth answers on many seeds', () => {
   for (let seed = 0; seed < 30; seed++) {
     const { db, questions } = libraryTask(config, seed);
-    const results = questions.map((q) => q.expectedCalls.map((c) => JSON.parse(callLibraryTool(db, c.name, c.arguments).output)));
+    const run = (c: { name: string; arguments: Parameters<typeof callLibraryTool>[2] }) =>
+      JSON.parse(callLibraryTool(db, c.name, c.arguments).output);
+    const results = questions.map((q) => q.expectedCalls.map(run));
     assert.equal(String(results[0][1].length), questions[0].answer, `seed ${seed} count`);
-    assert.equal(String(results[1].reduce((s: number, r: { fee_cents: number }) => s + r.fee_cents, 0)), questions[1].answer);
+    const fees = results[1].reduce((s: number, r: { fee_cents: number }) => s + r.fee_cents, 0);
+    assert.equal(String(fees), questions[1].answer);
     const books = results[2][1] as { title: string; year: number }[];
     assert.equal(books.reduce((a, b) => (b.year < a.year ? b : a)).title, questions[2].answer, `seed ${seed} oldest`);
   }
@@ -90,7 +94,8 @@ test('the environment is a tool provider, and its executor routes function calls
   const env = new LibraryEnv(config);
   env.reset(0);
   assert.equal(isToolProvider(env), true);
-  assert.deepEqual(env.toolSchemas().map((t) => t.name), ['find_user', 'get_borrowed_books', 'search_books', 'get_book', 'compute_late_fee']);
+  assert.deepEqual(env.toolSchemas().map((t) => t.name),
+    ['find_user', 'get_borrowed_books', 'search_books', 'get_book', 'compute_late_fee']);
   const r = await executorForEnv(env).execute({ kind: 'function', name: 'get_book', arguments: { book_id: 'B01' } });
   assert.equal(JSON.parse(r.output).title, 'The Distant Harbor');
   const code = await executorForEnv(env).execute({ kind: 'code', language: 'js', code: '1' });

@@ -73,7 +73,8 @@ test('compact and full templates parse a boxed answer; the expert answer succeed
 });
 
 test('config errors name the field', () => {
-  assert.throws(() => resolveEnvConfig({ type: 'toolmath', kinds: ['calculus'] }), (e) => e instanceof ConfigError && e.field === 'env.kinds');
-  assert.throws(() => resolveEnvConfig({ type: 'toolmath', kinds: [] }), (e) => e instanceof ConfigError && e.field === 'env.kinds');
-  assert.throws(() => resolveEnvConfig({ type: 'toolmath', scale: 4 }), (e) => e instanceof ConfigError && e.field === 'env.scale');
+  const field = (name: string) => (e: unknown) => e instanceof ConfigError && e.field === name;
+  assert.throws(() => resolveEnvConfig({ type: 'toolmath', kinds: ['calculus'] }), field('env.kinds'));
+  assert.throws(() => resolveEnvConfig({ type: 'toolmath', kinds: [] }), field('env.kinds'));
+  assert.throws(() => resolveEnvConfig({ type: 'toolmath', scale: 4 }), field('env.scale'));
 });

@@ -12,6 +12,8 @@ export function codeCall(ok: boolean, executed = true): RewardCall {
 
 export const INVALID: RewardCall = { kind: 'invalid', name: '', arguments: null, executed: true, ok: false };
 
-export function sample(correct: boolean, calls: RewardCall[], response = '', expectedCalls?: ToolSample['expectedCalls']): ToolSample {
+export function sample(
+  correct: boolean, calls: RewardCall[], response = '', expectedCalls?: ToolSample['expectedCalls'],
+): ToolSample {
   return { response, calls, correct, ...(expectedCalls ? { expectedCalls } : {}) };
 }

@@ -11,7 +11,9 @@ test('tool metrics: calls per response, success rate and correct answers per cal
     sample(false, []),
     sample(false, [codeCall(true)]),
   ]);
-  assert.deepEqual(m, { 'tool/calls': 4, 'tool/calls_per_response': 1, 'tool/success_rate': 0.75, 'tool/productivity': 0.5 });
+  assert.deepEqual(m, {
+    'tool/calls': 4, 'tool/calls_per_response': 1, 'tool/success_rate': 0.75, 'tool/productivity': 0.5,
+  });
   assert.deepEqual(toolMetrics([sample(true, [])]), {
     'tool/calls': 0, 'tool/calls_per_response': 0, 'tool/success_rate': 0, 'tool/productivity': 0,
   });
@@ -19,7 +21,8 @@ test('tool metrics: calls per response, success rate and correct answers per cal
 
 test('the registry scores groups by name', () => {
   assert.deepEqual(TOOL_REWARD_NAMES, ['torl', 'toolrl', 'tool-n1', 'artist', 'otc']);
-  assert.deepEqual(TOOL_REWARDS.torl([sample(true, [codeCall(false)]), sample(false, [])], { codeFailPenalty: 0.5 }), [0.5, -1]);
+  const torl = TOOL_REWARDS.torl([sample(true, [codeCall(false)]), sample(false, [])], { codeFailPenalty: 0.5 });
+  assert.deepEqual(torl, [0.5, -1]);
   const otc = TOOL_REWARDS.otc([sample(true, [codeCall(true)]), sample(true, [])]);
   assert.deepEqual(otc.map((x) => Math.round(x * 1e12) / 1e12), [0.5, 1]);
 });

@@ -4,7 +4,10 @@ import { toolN1Reward } from '../../../src/rl/rewards/tooln1.ts';
 import { INVALID, fnCall, sample } from './rewards-fixtures.ts';
 import type { ExpectedCall } from '../../../src/rl/rewards/types.ts';
 
-const EXPECTED: ExpectedCall[] = [{ name: 'compute_late_fee', arguments: { due_day: 95, return_day: 100 } }, { name: 'get_book', arguments: { book_id: 'B01' } }];
+const EXPECTED: ExpectedCall[] = [
+  { name: 'compute_late_fee', arguments: { due_day: 95, return_day: 100 } },
+  { name: 'get_book', arguments: { book_id: 'B01' } },
+];
 const THINK = '<think>fees</think>';
 
 test('Tool-N1 pays 1 for think tags and the exact call multiset (any order, any key order)', () => {

@@ -22,11 +22,15 @@ test('exact calls score 3 whatever their order and key order', () => {
 });
 
 test('a wrong value: S = 1 + (1 + 1) + (1 + 0) = 4 of S_max = 5, so 6*4/5 - 3 = 1.8', () => {
-  close(toolrlCorrectness([fnCall('find_user', { name: 'Ann' }), fnCall('get_borrowed_books', { user_id: 'U2' })], EXPECTED), 1.8);
+  const calls = [fnCall('find_user', { name: 'Ann' }), fnCall('get_borrowed_books', { user_id: 'U2' })];
+  close(toolrlCorrectness(calls, EXPECTED), 1.8);
 });
 
 test('an extra call lowers the name Jaccard to 2/3: 6*(2/3 + 4)/5 - 3 = 2.6', () => {
-  const calls = [fnCall('find_user', { name: 'Ann' }), fnCall('get_borrowed_books', { user_id: 'U1' }), fnCall('search_books', { author: 'X' })];
+  const calls = [
+    fnCall('find_user', { name: 'Ann' }), fnCall('get_borrowed_books', { user_id: 'U1' }),
+    fnCall('search_books', { author: 'X' }),
+  ];
   close(toolrlCorrectness(calls, EXPECTED), 2.6);
 });
 

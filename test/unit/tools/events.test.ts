@@ -5,8 +5,10 @@ import { toolCallEvents } from '../../../src/tools/events.ts';
 test('tool calls become event records: code as written, arguments as canonical JSON', () => {
   assert.deepEqual(toolCallEvents([
     { kind: 'code', name: 'js', arguments: { code: 'console.log(1)' }, executed: true, ok: true, shown: '1' },
-    { kind: 'function', name: 'f', arguments: { b: 2, a: 1 }, executed: true, ok: false, shown: 'missing argument "c"' },
-    { kind: 'invalid', name: '', arguments: null, executed: true, ok: false, shown: 'invalid tool call: not valid JSON' },
+    { kind: 'function', name: 'f', arguments: { b: 2, a: 1 }, executed: true, ok: false,
+      shown: 'missing argument "c"' },
+    { kind: 'invalid', name: '', arguments: null, executed: true, ok: false,
+      shown: 'invalid tool call: not valid JSON' },
   ]), [
     { name: 'js', input: 'console.log(1)', output: '1', ok: true },
     { name: 'f', input: '{"a":1,"b":2}', output: 'missing argument "c"', ok: false },

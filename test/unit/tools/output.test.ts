@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { elide, lastLine, showResult } from '../../../src/tools/output.ts';
 
 test('an error is shown as its last non-blank line', () => {
-  assert.equal(showResult({ ok: false, output: 'x', error: 'Traceback:\n  at f\nRangeError: too big\n\n' }), 'RangeError: too big');
+  const error = 'Traceback:\n  at f\nRangeError: too big\n\n';
+  assert.equal(showResult({ ok: false, output: 'x', error }), 'RangeError: too big');
   assert.equal(lastLine(''), '');
 });
 

@@ -50,7 +50,8 @@ test('a code call pauses generation, its output is appended with mask 0 and gene
   assert.equal(r.rounds, 2);
   assert.equal(r.modelText, before + 'So \\boxed{42}.');
   assert.equal(r.answerText, 'Compute.\nSo \\boxed{42}.');
-  assert.deepEqual(r.calls, [{ kind: 'code', name: 'js', arguments: { code: 'console.log(6*7)' }, executed: true, ok: true, shown: '42' }]);
+  assert.deepEqual(r.calls,
+    [{ kind: 'code', name: 'js', arguments: { code: 'console.log(6*7)' }, executed: true, ok: true, shown: '42' }]);
 });
 
 test('log-probs follow the model-written tokens across rounds and are 0 on tool tokens', async () => {
@@ -108,7 +109,8 @@ test('function calls: several per turn, each answered in a tool_response, a bad 
   const resp2 = '<tool_response>invalid tool call: not valid JSON</tool_response>';
   assert.equal(r.text, c1 + resp1 + c2 + resp2 + final);
   assert.equal(r.mask.join(''), ones(c1) + zeros(resp1) + ones(c2) + zeros(resp2) + ones(final));
-  assert.deepEqual(r.calls.map((c) => [c.kind, c.name, c.ok]), [['function', 'find_user', true], ['invalid', '', false]]);
+  assert.deepEqual(r.calls.map((c) => [c.kind, c.name, c.ok]),
+    [['function', 'find_user', true], ['invalid', '', false]]);
   assert.equal(r.answerText, '<answer>2</answer>');
   assert.equal(exec.ran.length, 1);
 });

@@ -36,7 +36,9 @@ function writer(intended: (prompt: string) => string): GenerationBackend {
           if (req.stopStrings.some((s) => out.includes(s))) break;
         }
         const tokens = tokenizer.encode(out);
-        return { tokens, logprobs: tokens.map(() => -0.5), finishReason: out.endsWith(STOP) || req.stopStrings.some((s) => out.endsWith(s)) ? 'stop' : 'length' };
+        const stopped = req.stopStrings.some((s) => out.endsWith(s));
+        const finishReason = stopped ? 'stop' as const : 'length' as const;
+        return { tokens, logprobs: tokens.map(() => -0.5), finishReason };
       });
     },
   };
@@ -49,21 +51,27 @@ function expectedMask(text: string): string {
   for (let h = text.indexOf(HEADER); h >= 0; h = text.indexOf(HEADER, at)) {
     const start = h + HEADER.length;
     const end = text.indexOf(STOP, start) + STOP.length;
-    mask += '0'.repeat(start - at) + text.slice(start, end).replace(RESULT_BLOCK, (b) => '\u0000'.repeat(b.length)).replace(/[^\u0000]/g, '1').replace(/\u0000/g, '0');
+    const turn = text.slice(start, end).replace(RESULT_BLOCK, (b) => '\u0000'.repeat(b.length));
+    mask += '0'.repeat(start - at) + turn.replace(/[^\u0000]/g, '1').replace(/\u0000/g, '0');
     at = end;
   }
   return mask + '0'.repeat(text.length - at);
 }
 
 const fakeSandbox = (answers: Map<string, string>): CodeRunner => ({
-  run: async (code) => ({ ok: true, output: `${answers.get(code) ?? ''}\n` }), reset: async () => {}, close: async () => {},
+  run: async (code) => ({ ok: true, output: `${answers.get(code) ?? ''}\n` }),
+  reset: async () => {},
+  close: async () => {},
 });
 
 function spec(env: RolloutSpec['env'], seeds: number[], extra: Partial<RolloutSpec> = {}): RolloutSpec {
-  return { env, template: 'full', seeds, groupSize: 1, temperature: 1, maxResponseTokens: 400, maxContext: 20000, samplingSeed: 0, ...extra };
+  return {
+    env, template: 'full', seeds, groupSize: 1, temperature: 1, maxResponseTokens: 400, maxContext: 20000,
+    samplingSeed: 0, ...extra,
+  };
 }
 
-test('toolmath: the code runs mid-turn, the answer after it succeeds, and only model-written tokens are trained', async () => {
+test('toolmath: code runs mid-turn, the answer after it succeeds, only model-written tokens are trained', async () => {
   const config = resolveEnvConfig('toolmath') as ToolmathConfig;
   const problems = [0, 1].map((seed) => toolmathProblem(config, seed));
   const policy = writer((prompt) => {
@@ -99,7 +107,8 @@ test('library: three turns of function calls with responses masked out, every an
   const text = tokenizer.decode(t.ids);
   assert.equal(t.mask.join(''), expectedMask(text));
   assert.deepEqual([t.turns.length, t.success, t.return], [3, true, 3]);
-  assert.deepEqual(t.turns.map((x) => x.toolCalls?.map((c) => c.name)), questions.map((q) => q.expectedCalls.map((c) => c.name)));
+  const names = questions.map((q) => q.expectedCalls.map((c) => c.name));
+  assert.deepEqual(t.turns.map((x) => x.toolCalls?.map((c) => c.name)), names);
   assert.ok(text.includes('<tool_response>{"days_late":5,"fee_cents":125}</tool_response>'));
   assert.ok(t.turns.every((x) => x.toolCalls?.every((c) => c.ok)));
 });

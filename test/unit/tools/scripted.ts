@@ -35,7 +35,9 @@ export function scriptedBackend(tokenizer: TextTokenizer, scripts: Map<string, s
           written += script[k];
           if (request.stopStrings.some((s) => written.includes(s))) { finishReason = 'stop'; break; }
         }
-        if (start + written.length >= script.length && finishReason === 'length' && written.length < request.maxNewTokens) finishReason = 'stop';
+        // The script ran out before the budget: the model ended its text (an end-of-sequence token).
+        const ranOut = start + written.length >= script.length && written.length < request.maxNewTokens;
+        if (ranOut && finishReason === 'length') finishReason = 'stop';
         cursors.set(key, start + written.length);
         const tokens = tokenizer.encode(written);
         return { tokens, logprobs: tokens.map((_, i) => -(start + i + 1) / 100), finishReason };
