@@ -4,6 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { StarpoError } from '../errors.ts';
 import { renderHtml } from './html.ts';
 import { loadReport, type LoadOptions } from './load.ts';
 import type { ReportModel } from './model.ts';
@@ -25,8 +26,14 @@ export interface WrittenReport {
   pngs: ExportedChart[];
 }
 
+/** Writes the report; a run without a single event is an error (a mistyped id, the wrong --runs-dir). */
 export async function writeReport(o: WriteReportOptions): Promise<WrittenReport> {
   const model = await loadReport(o.source, o);
+  const empty = model.runs.filter((r) => r.iterations.length === 0 && Object.keys(r.config).length === 0);
+  if (empty.length) {
+    const where = (id: string) => o.source.refs.find((ref) => ref.runId === id)?.root ?? 'the event log';
+    throw new StarpoError(`no events for ${empty.map((r) => `run ${r.runId} in ${where(r.runId)}`).join(', ')}`);
+  }
   const html = await renderHtml(model);
   await mkdir(dirname(o.out), { recursive: true });
   await writeFile(o.out, html);
