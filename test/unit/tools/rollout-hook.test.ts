@@ -11,6 +11,7 @@ import { libraryTask, type LibraryConfig } from '../../../src/envs/library/index
 import { toolTurnGenerator } from '../../../src/tools/rollout-hook.ts';
 import type { CodeRunner } from '../../../src/tools/sandbox/pool.ts';
 import { charTokenizer } from '../agent/char-tokenizer.ts';
+import { scriptedBackend } from './scripted.ts';
 
 const tokenizer = charTokenizer();
 const HEADER = '<|im_start|>assistant\n';
@@ -121,4 +122,24 @@ test('without a turn generator the rollout is unchanged: no tool calls recorded,
   assert.equal(t.turns[0].toolCalls, undefined);
   assert.equal(t.mask.join(''), expectedMask(tokenizer.decode(t.ids)));
   assert.equal(t.success, true);
+});
+
+test('the compact template with inline code: the tiny-model path ends at the newline after the answer', async () => {
+  const config = resolveEnvConfig('toolmath') as ToolmathConfig;
+  const p = toolmathProblem(config, 0);
+  const script = `\`\`\`js ${p.code}\`\`\`\\boxed{${p.answer}}\n`;
+  const backend = scriptedBackend(tokenizer, new Map([[`=/1\n${p.text}`, script]]));
+  const turnGenerator = toolTurnGenerator({
+    format: 'code-inline', maxCalls: 1, tokenizer, code: fakeSandbox(new Map([[p.code, p.answer]])),
+  });
+  const policy: GenerationBackend = { generate: (r) => backend.generate(r) };
+  const [t] = await rollout(spec(config, [0], { template: 'compact', turnGenerator }), policy, tokenizer);
+  const text = tokenizer.decode(t.ids);
+  const block = `\`\`\`output ${p.answer}\`\`\``;
+  assert.equal(text, `=/1\n${p.text}\n1\n>\`\`\`js ${p.code}\`\`\`${block}\\boxed{${p.answer}}\nr1\n`);
+  const start = text.indexOf('>') + 1;
+  const mask = '0'.repeat(start) + '1'.repeat(script.indexOf('\\boxed')) + '0'.repeat(block.length)
+    + '1'.repeat(script.length - script.indexOf('\\boxed')) + '0'.repeat('r1\n'.length);
+  assert.equal(t.mask.join(''), mask);
+  assert.deepEqual([t.success, t.turns[0].response], [true, `\\boxed{${p.answer}}`]);
 });
