@@ -3,6 +3,7 @@ import type { CheckpointEvent, EchoTrapWarning, IterationEvent, TrajectoryEvent 
 import type { SavedCheckpoint } from '../storage/index.ts';
 import type { EchoTrapWarning as Warning } from './echo-trap.ts';
 import type { Trajectory } from './rollout.ts';
+import { toolCallEvents } from '../tools/events.ts';
 
 type Ids = { runId: string; lineageId: string };
 
@@ -16,7 +17,7 @@ export function trajectoryEvents(ids: Ids, iteration: number, policyVersion: num
     turns: t.turns.map((turn) => ({
       observation: turn.observation, response: turn.response, actions: turn.executed, envReward: turn.envReward,
       formatPenalty: turn.formatPenalty, validActions: turn.executed.length, effectiveActions: turn.actionsEffective,
-      promptTokens: turn.promptTokens, responseTokens: turn.responseTokens, toolCalls: [],
+      promptTokens: turn.promptTokens, responseTokens: turn.responseTokens, toolCalls: toolCallEvents(turn.toolCalls),
     })),
   }));
 }
