@@ -7,17 +7,21 @@
  */
 import { GraphError, type Node, type Value } from '../graph/graph.ts';
 import {
-  cast, concat, div, equal, expand, gather, gemm, greater, greaterOrEqual, log, matmul, mul, neg, pow, reduceSum,
+  add, reciprocal, reduceMean, sqrt, cast, concat, div, equal, expand, gather, gemm, greater, greaterOrEqual, log, matmul, mul, neg, pow, reduceSum,
   reshape, scatterElementsAdd, split, sub, transpose, where, pad,
 } from '../graph/ops.ts';
 
 export type GradRule = (gs: readonly Value[], n: Node) => readonly (Value | null)[];
 
-/** Ops the autodiff differentiates; composites (softmax, RMSNorm, SiLU, log-softmax) are built from these. */
+/**
+ * Ops the autodiff differentiates. Composites (SiLU, log-softmax, and reference softmax and
+ * RMSNorm in model/composite.ts) are built from these; softmax and RMSNorm also exist as fused
+ * onnxruntime kernels with their own rules because that is measurably faster (see transformer.ts).
+ */
 export const PRIMITIVE_OPS = [
   'Identity', 'Add', 'Sub', 'Mul', 'Div', 'Pow', 'Neg', 'Exp', 'Log', 'Sqrt', 'Reciprocal', 'Abs', 'Sigmoid', 'Tanh',
   'Max', 'Min', 'Where', 'Cast', 'MatMul', 'Gemm', 'ReduceSum', 'ReduceMean', 'Reshape', 'Transpose', 'Expand', 'Slice',
-  'Concat', 'Split', 'Gather', 'GatherElements',
+  'Concat', 'Split', 'Gather', 'GatherElements', 'Softmax', 'RMSNormalization',
 ] as const;
 export type PrimitiveOp = (typeof PRIMITIVE_OPS)[number];
 
@@ -96,7 +100,17 @@ export const GRAD_RULES = {
   Split: (gs, n) => [concat(gs, Number(n.attrs.axis)), null],
   Gather: ([g], n) => [embeddingGrad(g, x(n, 1), x(n, 0)), null],
   GatherElements: ([g], n) => [scatterElementsAdd(zeros(x(n)), x(n, 1), g, Number(n.attrs.axis)), null],
+  Softmax: ([g], n) => [mul(y(n), sub(g, reduceSum(mul(g, y(n)), [-1])))],
+  RMSNormalization: ([g], n) => rmsNormGrads(g, x(n, 0), x(n, 1), (n.attrs.epsilon as { float: number }).float),
 } satisfies Record<PrimitiveOp, GradRule>;
+
+/** With r = 1/rms(x) and x̂ = x·r: dx = r·(g·s − x̂·mean(g·s·x̂)), ds = Σ g·x̂ (summed by the driver). */
+function rmsNormGrads(g: Value, xv: Value, s: Value, eps: number): Value[] {
+  const r = reciprocal(sqrt(add(reduceMean(mul(xv, xv), [-1]), eps))); // [.., 1]
+  const xh = mul(xv, r);
+  const gs = mul(g, s);
+  return [mul(r, sub(gs, mul(xh, reduceMean(mul(gs, xh), [-1])))), mul(g, xh)];
+}
 
 function keptShape(n: Node): number[] {
   const axes = ints(n, 1);

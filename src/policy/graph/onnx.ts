@@ -8,7 +8,7 @@ import { type AttrValue, type Graph, GraphError, type Node, type TensorData, typ
 import { ONNX_DTYPE } from './ops.ts';
 
 const { onnx } = onnxProto;
-export const OPSET = 21;
+export const OPSET = 23; // RMSNormalization
 
 /** Internal op names that serialise as a standard op. */
 const ONNX_OP: Readonly<Record<string, string>> = { StopGradient: 'Identity' };

@@ -196,6 +196,15 @@ export function gemm(a: Value, b: Value, transA = 0, transB = 0): Value {
   return a.graph.node('Gemm', [a, b], { transA, transB }, [{ dtype: a.dtype, shape: [m, n] }])[0];
 }
 
+/** Softmax over the last axis (one fused kernel; gradient rule in autodiff/rules.ts). */
+export const softmax = (x: Value): Value => x.graph.node('Softmax', [x], { axis: -1 }, [x])[0];
+
+/** x / sqrt(mean(x², last axis) + eps) · scale (ONNX RMSNormalization, opset 23). */
+export function rmsNormalization(x: Value, scale: Value, eps: number): Value {
+  if (scale.rank !== 1 || scale.shape[0] !== x.shape[x.rank - 1]) fail('RMSNormalization', 'scale must match the last axis', x, scale);
+  return x.graph.node('RMSNormalization', [x, scale], { axis: -1, epsilon: { float: eps } }, [x])[0];
+}
+
 export function checkFloat(op: string, ...vs: Value[]): void {
   for (const v of vs) if (!isFloat(v.dtype)) fail(op, 'expects a float tensor', v);
 }

@@ -5,6 +5,8 @@ import { PRIMITIVE_OPS, type PrimitiveOp } from '../../../src/policy/autodiff/ru
 import * as rules from '../../../src/policy/autodiff/rules.ts';
 import { type Graph, Graph as G, GraphError, type Value } from '../../../src/policy/graph/graph.ts';
 import * as o from '../../../src/policy/graph/ops.ts';
+import * as composite from '../../../src/policy/model/composite.ts';
+import { createSession, tensor } from '../../../src/policy/engine/session.ts';
 import { gradCheck, rand } from './gradcheck.ts';
 
 type Case = { shapes: number[][]; f: (v: Value[], g: Graph) => Value; lo?: number; hi?: number; tol?: number };
@@ -51,6 +53,8 @@ const CASES: Record<PrimitiveOp, Case[]> = {
   Split: [{ shapes: [[5, 2]], f: ([a]) => o.split(a, [2, 3], 0)[1] }, { shapes: [[4]], f: ([a]) => o.mul(...pair(o.split(a, [2, 2], 0))) }],
   Gather: [{ shapes: [[5, 3]], f: ([a], g) => o.gather(a, idx(g, [4, 0, 4, 2, 4, 4], [2, 3])) }],
   GatherElements: [{ shapes: [[3, 4]], f: ([a], g) => o.gatherElements(a, idx(g, [3, 0, 0, 1, 1, 1], [3, 2]), 1) }],
+  Softmax: [{ shapes: [[2, 3, 5]], f: ([a]) => o.softmax(o.mul(a, 3)) }],
+  RMSNormalization: [{ shapes: [[3, 6], [6]], f: ([a, s]) => o.rmsNormalization(a, s, 1e-5) }],
 };
 
 function pair(vs: Value[]): [Value, Value] {
@@ -84,6 +88,28 @@ test('embedding gradient by ScatterElements add is exact with repeated indices a
     assert.ok(r.maxRelError < 1e-5, `max relative error ${r.maxRelError}`);
   } finally {
     rules.embeddingOptions.onehotMaxElements = saved;
+  }
+});
+
+test('fused softmax and RMSNorm equal their primitive composites, values and gradients', async () => {
+  const pairs: [string, (x: Value, s: Value) => Value, (x: Value, s: Value) => Value][] = [
+    ['softmax', (x) => o.softmax(x), (x) => composite.softmax(x)],
+    ['rmsNorm', (x, s) => o.rmsNormalization(x, s, 1e-6), (x, s) => composite.rmsNorm(x, s, 1e-6)],
+  ];
+  for (const [name, fused, reference] of pairs) {
+    const g = new G('float64');
+    const [x, s] = [g.input('x', 'float64', [3, 7]), g.input('s', 'float64', [7])];
+    const w = g.constant(rand(21, 9), 'float64', [3, 7]);
+    const outs = [fused, reference].flatMap((f) => {
+      const y = f(x, s);
+      return [y, ...grad(o.reduceSum(o.mul(y, w), [0, 1], false), [x, s])];
+    });
+    outs.forEach((v, i) => g.output(`o${i}`, v));
+    const r = await (await createSession(g, { threads: 1 })).run({ x: tensor('float64', [3, 7], rand(21, 4, -2, 2)), s: tensor('float64', [7], rand(7, 5)) });
+    for (let i = 0; i < 3; i++) {
+      const [a, b] = [r[`o${i}`].data as Float64Array, r[`o${i + 3}`].data as Float64Array];
+      a.forEach((v, j) => assert.ok(Math.abs(v - b[j]) < 1e-12, `${name} output ${i}[${j}]: ${v} vs ${b[j]}`));
+    }
   }
 });
 
