@@ -6,6 +6,7 @@
 import type { StarpoEvent, TrajectoryEvent } from '../events/index.ts';
 import type { RlConfig } from '../rl/config.ts';
 import type { EnvInfo } from './env-info.ts';
+import { withFinalStates } from './final-state.ts';
 import type { IterationPoint, RunReport, TrajectoryView, WarningMark } from './model.ts';
 
 export const DEFAULT_TRAJECTORY_ITERATIONS = 12;
@@ -85,7 +86,8 @@ export class RunCollector {
       warnings: [...this.warnings].sort((a, b) => a.iteration - b.iteration),
       oracle: env.oracle, legend: env.legend,
       trajectoryIterations: kept, trajectoryIterationsTotal: this.trajectories.size,
-      trajectories: kept.flatMap((i) => this.trajectories.get(i)!).sort(byTrajectoryOrder),
+      trajectories: withFinalStates(env.env, env.legend.length > 0,
+        kept.flatMap((i) => this.trajectories.get(i)!).sort(byTrajectoryOrder)),
     };
   }
 }

@@ -11,6 +11,8 @@ import { log } from '../log.ts';
 import type { LegendEntry, OracleCeiling } from './model.ts';
 
 export interface EnvInfo {
+  /** The environment config with the run's budget applied; null when the config names none known. */
+  env: EnvConfig | null;
   legend: LegendEntry[];
   oracle: OracleCeiling | null;
 }
@@ -52,9 +54,9 @@ export function envInfo(config: Partial<RlConfig>): EnvInfo {
   try {
     env = envConfigOf(config);
   } catch {
-    return { legend: [], oracle: null };
+    return { env: null, legend: [], oracle: null };
   }
   const legend = createEnv(env).describe().legend.map(([symbol, meaning]) => ({ symbol, meaning, style: styleSlug(meaning) }));
   const valSeeds = config.valSeeds ?? 0;
-  return { legend, oracle: valSeeds > 0 ? oracleOf(env, valSeeds, config) : null };
+  return { env, legend, oracle: valSeeds > 0 ? oracleOf(env, valSeeds, config) : null };
 }

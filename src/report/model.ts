@@ -43,6 +43,8 @@ export interface TrajectoryView {
   return: number;
   success: boolean;
   turns: TurnView[];
+  /** The state after the last turn, re-enacted from the seed (see final-state.ts); absent when unknown. */
+  finalObservation?: string;
 }
 
 export interface OracleCeiling {

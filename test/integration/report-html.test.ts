@@ -90,7 +90,7 @@ test('the trajectory browser shows the grid, response and actions of a chosen tr
     await page.selectOption('#pick-split', 'train');
     await page.selectOption('#pick-group', '1');
     await page.selectOption('#pick-rollout', '2');
-    const turns = await page.$$eval('.turn', (ts) => ts.map((t) => ({
+    const turns = await page.$$eval('.turn[data-turn]', (ts) => ts.map((t) => ({
       grid: [...t.querySelectorAll('.grid-row')].map((r) => r.textContent).join('\n'),
       player: t.querySelector('.cell-player, .cell-player-on-target')?.textContent ?? null,
       response: t.querySelector('pre.response')?.textContent,
@@ -100,6 +100,7 @@ test('the trajectory browser shows the grid, response and actions of a chosen tr
     assert.deepEqual(turns.map((t) => t.response), known.turns.map((t) => t.response));
     assert.ok(turns.every((t) => t.player === 'P' || t.player === 'S'), 'the player cell is styled as the player');
     assert.equal(await page.getAttribute('.trajectory-summary', 'data-seed'), String(known.envSeed));
+    assert.equal(await page.locator('.turn.final .grid').count(), 1, 'the re-enacted final state is drawn');
     assert.deepEqual(errors, []);
   });
 });

@@ -40,6 +40,14 @@
           turn.toolCalls.length ? turn.toolCalls.map(toolCallView) : null)));
   }
 
+  /** The state after the last turn, when the report could re-enact it. */
+  function finalView(t, legend) {
+    if (t.finalObservation === undefined) return null;
+    const grid = S.renderGrid(t.finalObservation, legend);
+    return S.el('article', { class: 'turn final' }, S.el('h4', {}, 'Final state · ' + (t.success ? 'success' : 'no success')),
+      grid || S.el('pre', { class: 'observation' }, t.finalObservation));
+  }
+
   const unique = (xs) => Array.from(new Set(xs)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const numeric = (xs) => unique(xs.map(Number)).sort((a, b) => a - b);
 
@@ -96,7 +104,7 @@
       this.choice = view.choice;
       const t = view.trajectory;
       this.root.append(pickers(view, (change) => this.pick(change)), summary(view.run, t),
-        S.el('div', { class: 'turns' }, t.turns.map((turn, i) => turnView(turn, i, view.run.legend))));
+        S.el('div', { class: 'turns' }, t.turns.map((turn, i) => turnView(turn, i, view.run.legend)), finalView(t, view.run.legend)));
     }
   };
 })(window.StarpoReport = window.StarpoReport || {});

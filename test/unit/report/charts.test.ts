@@ -9,7 +9,7 @@ import { iteration, run, warning } from './fixtures.ts';
 function report(runId: string, events: StarpoEvent[], oracle: OracleCeiling | null = null): RunReport {
   const c = new RunCollector(runId);
   for (const e of events) c.add(e);
-  return c.finish({ legend: [], oracle });
+  return c.finish({ env: null, legend: [], oracle });
 }
 
 const chart = (charts: ChartModel[], id: string) => charts.find((c) => c.id === id)!;

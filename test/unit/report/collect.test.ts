@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { RunCollector, sampleIterations } from '../../../src/report/collect.ts';
 import { iteration, run, trajectory, warning } from './fixtures.ts';
 
-const noEnv = { legend: [], oracle: null };
+const noEnv = { env: null, legend: [], oracle: null };
 
 test('sampleIterations keeps all when few, else spreads evenly with the first and the last', () => {
   assert.deepEqual(sampleIterations([3, 1, 2], 5), [1, 2, 3]);

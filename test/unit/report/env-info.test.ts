@@ -19,5 +19,5 @@ test('the oracle ceiling is over the validation seeds, with the run budget appli
 });
 
 test('an unknown environment gives no legend and no ceiling', () => {
-  assert.deepEqual(envInfo({ env: 'no-such-env' as never, valSeeds: 4 }), { legend: [], oracle: null });
+  assert.deepEqual(envInfo({ env: 'no-such-env' as never, valSeeds: 4 }), { env: null, legend: [], oracle: null });
 });
