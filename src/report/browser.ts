@@ -19,7 +19,8 @@ export const CHROMIUM_ARGS: readonly string[] = [
 export function chromiumPath(): string {
   const path = process.env.STARPO_CHROMIUM || '/usr/bin/chromium';
   if (!existsSync(path)) {
-    throw new StarpoError(`no Chromium at ${path}: install Debian's package (apt-get install -y chromium) or set STARPO_CHROMIUM`);
+    throw new StarpoError(
+      `no Chromium at ${path}: install Debian's package (apt-get install -y chromium) or set STARPO_CHROMIUM`);
   }
   return path;
 }
@@ -31,7 +32,9 @@ export interface BrowserOptions {
 }
 
 /** Runs `fn` with a fresh browser context and always closes it and removes its profile. */
-export async function withBrowser<T>(fn: (context: BrowserContext) => Promise<T>, options: BrowserOptions = {}): Promise<T> {
+export async function withBrowser<T>(
+  fn: (context: BrowserContext) => Promise<T>, options: BrowserOptions = {},
+): Promise<T> {
   const profile = await mkdtemp(join(tmpdir(), 'starpo-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {

@@ -39,7 +39,9 @@ export const CHART_SPECS: readonly ChartSpec[] = [
   {
     id: 'success', title: 'Success rate', yLabel: 'success rate', yMin: 0, yMax: 1,
     series: fixed(metric('train', 'success_rate'), metric('validation', 'val/success_rate')),
-    reference: (run) => (run.oracle ? { label: `oracle ceiling (${run.oracle.seeds} val seeds)`, y: run.oracle.successRate } : null),
+    reference: (run) => (run.oracle
+      ? { label: `oracle ceiling (${run.oracle.seeds} val seeds)`, y: run.oracle.successRate }
+      : null),
   },
   { id: 'return', title: 'Return', yLabel: 'trajectory return', series: fixed(metric('mean', 'return/mean')) },
   {
@@ -50,17 +52,26 @@ export const CHART_SPECS: readonly ChartSpec[] = [
       firstOf('kept groups', 'filter/in_group_std_kept', 'in_group_std/kept')),
   },
   { id: 'entropy', title: 'Token entropy', yLabel: 'nats', series: fixed(metric('mean', 'entropy/mean')) },
-  { id: 'response-length', title: 'Response length', yLabel: 'tokens per response', series: fixed(metric('mean', 'response_length/mean')) },
+  {
+    id: 'response-length', title: 'Response length', yLabel: 'tokens per response',
+    series: fixed(metric('mean', 'response_length/mean')),
+  },
   {
     id: 'grad-norm', title: 'Gradient norm', yLabel: 'L2 norm before clipping',
     series: fixed(metric('actor', 'actor/grad_norm'), metric('critic', 'critic/grad_norm')),
   },
-  { id: 'clip-fraction', title: 'Clip fraction', yLabel: 'fraction of tokens', yMin: 0, series: fixed(metric('actor', 'actor/clip_frac')) },
+  {
+    id: 'clip-fraction', title: 'Clip fraction', yLabel: 'fraction of tokens', yMin: 0,
+    series: fixed(metric('actor', 'actor/clip_frac')),
+  },
   {
     id: 'kl', title: 'KL', yLabel: 'nats per token',
     series: fixed(metric('approx KL (old → new)', 'actor/approx_kl'), metric('KL to reference', 'actor/kl_ref')),
   },
-  { id: 'value-loss', title: 'Value loss', yLabel: 'critic loss', series: fixed(metric('critic', 'critic/value_loss')) },
+  {
+    id: 'value-loss', title: 'Value loss', yLabel: 'critic loss',
+    series: fixed(metric('critic', 'critic/value_loss')),
+  },
   { id: 'stage-timings', title: 'Stage timings', yLabel: 'ms per iteration', yMin: 0, series: stageSeries },
 ];
 
@@ -86,10 +97,13 @@ function chartOf(spec: ChartSpec, runs: readonly RunReport[]): ChartModel {
   const many = runs.length > 1;
   const series = runs.flatMap((run) => {
     const prefix = many ? `${run.runId} · ` : '';
-    const lines = spec.series(run).map((s): ChartSeries => ({ run: run.runId, label: prefix + s.label, points: pointsOf(run, s), kind: 'line' }));
+    const lines = spec.series(run).map((s): ChartSeries => ({
+      run: run.runId, label: prefix + s.label, points: pointsOf(run, s), kind: 'line',
+    }));
     return [...lines, ...referenceOf(run, spec, prefix)];
   });
-  const markers = runs.flatMap((run) => run.warnings.map((w) => ({ run: run.runId, iteration: w.iteration, message: w.message })));
+  const markers = runs.flatMap((run) =>
+    run.warnings.map((w) => ({ run: run.runId, iteration: w.iteration, message: w.message })));
   return {
     id: spec.id, title: spec.title, yLabel: spec.yLabel, series, markers,
     ...(spec.yMin !== undefined && { yMin: spec.yMin }), ...(spec.yMax !== undefined && { yMax: spec.yMax }),

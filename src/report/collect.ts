@@ -59,7 +59,8 @@ export class RunCollector {
   add(event: StarpoEvent): void {
     if (event.kind === 'run') this.configJson = event.configJson;
     else if (event.kind === 'iteration') {
-      this.points.set(event.iteration, { iteration: event.iteration, metrics: event.metrics, timingsMs: event.stageTimingsMs });
+      const point = { iteration: event.iteration, metrics: event.metrics, timingsMs: event.stageTimingsMs };
+      this.points.set(event.iteration, point);
     } else if (event.kind === 'echo-trap') {
       this.warnings.push({ iteration: event.iteration, message: event.message, evidence: event.evidence });
     } else if (event.kind === 'trajectory') {
@@ -77,7 +78,8 @@ export class RunCollector {
   finish(env: EnvInfo): RunReport {
     const config = this.config();
     const iterations = [...this.points.values()].sort((a, b) => a.iteration - b.iteration);
-    const kept = sampleIterations([...this.trajectories.keys()], this.options.trajectoryIterations ?? DEFAULT_TRAJECTORY_ITERATIONS);
+    const max = this.options.trajectoryIterations ?? DEFAULT_TRAJECTORY_ITERATIONS;
+    const kept = sampleIterations([...this.trajectories.keys()], max);
     return {
       runId: this.runId, env: typeof config.env === 'string' ? config.env : '',
       plannedIterations: config.iterations ?? 0,

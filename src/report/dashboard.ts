@@ -36,7 +36,9 @@ export interface Dashboard {
 }
 
 function eventsStatus(run: RunReport, now: string): LiveStatus {
-  return { runId: run.runId, iteration: run.lastIteration, iterations: run.plannedIterations, source: 'events', updatedAt: now };
+  return {
+    runId: run.runId, iteration: run.lastIteration, iterations: run.plannedIterations, source: 'events', updatedAt: now,
+  };
 }
 
 async function liveStatus(runs: readonly RunReport[], progress: ProgressSource | undefined): Promise<LiveStatus[]> {

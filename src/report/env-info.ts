@@ -24,7 +24,8 @@ export function styleSlug(meaning: string): string {
 
 function envConfigOf(config: Partial<RlConfig>): EnvConfig {
   return withBudget(resolveEnvConfig(config.env ?? 'sokoban'), {
-    maxTurns: config.maxTurns, maxActionsPerTurn: config.maxActionsPerTurn, maxActionsPerTrajectory: config.maxActionsPerTrajectory,
+    maxTurns: config.maxTurns, maxActionsPerTurn: config.maxActionsPerTurn,
+    maxActionsPerTrajectory: config.maxActionsPerTrajectory,
   });
 }
 
@@ -56,7 +57,8 @@ export function envInfo(config: Partial<RlConfig>): EnvInfo {
   } catch {
     return { env: null, legend: [], oracle: null };
   }
-  const legend = createEnv(env).describe().legend.map(([symbol, meaning]) => ({ symbol, meaning, style: styleSlug(meaning) }));
+  const legend = createEnv(env).describe().legend
+    .map(([symbol, meaning]) => ({ symbol, meaning, style: styleSlug(meaning) }));
   const valSeeds = config.valSeeds ?? 0;
   return { env, legend, oracle: valSeeds > 0 ? oracleOf(env, valSeeds, config) : null };
 }

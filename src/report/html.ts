@@ -60,7 +60,8 @@ function inlineScript(source: string): string {
 
 function csp(live: boolean): string {
   const connect = live ? "'self'" : "'none'";
-  return `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src ${connect}`;
+  return `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; `
+    + `connect-src ${connect}`;
 }
 
 export async function renderHtml(model: ReportModel, live?: LiveOptions): Promise<string> {

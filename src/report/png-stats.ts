@@ -31,7 +31,8 @@ function parseChunks(png: Buffer): { header: Header; data: Buffer } {
     if (type === 'IHDR') {
       const [depth, colourType, interlace] = [body[8], body[9], body[12]];
       if (depth !== 8 || interlace !== 0 || !(colourType in CHANNELS)) {
-        throw new CorruptDataError(`unsupported PNG (depth ${depth}, colour type ${colourType}, interlace ${interlace})`);
+        const what = `depth ${depth}, colour type ${colourType}, interlace ${interlace}`;
+        throw new CorruptDataError(`unsupported PNG (${what})`);
       }
       header = { width: body.readUInt32BE(0), height: body.readUInt32BE(4), channels: CHANNELS[colourType] };
     } else if (type === 'IDAT') idat.push(body);

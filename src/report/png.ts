@@ -26,7 +26,8 @@ export async function openReport(page: Page, url: string): Promise<void> {
   // The callback runs in the page; this project's TypeScript lib has no DOM, hence globalThis.
   await page.waitForFunction(() => (globalThis as { starpoReport?: { ready: boolean } }).starpoReport?.ready === true,
     undefined, { timeout: 30_000 }).catch((cause: unknown) => {
-    throw new StarpoError(`the report page did not render: ${errors.join('; ') || (cause as Error).message}`, { cause });
+    const why = errors.join('; ') || (cause as Error).message;
+    throw new StarpoError(`the report page did not render: ${why}`, { cause });
   });
   if (errors.length) throw new StarpoError(`the report page logged errors: ${errors.join('; ')}`);
 }

@@ -6,7 +6,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { createKafkaEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent } from '../events/index.ts';
+import {
+  createKafkaEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent,
+} from '../events/index.ts';
 import type { KafkaEventReaderOptions } from '../events/kafka-reader.ts';
 import { eventsDir } from '../events/local-log.ts';
 import { ConfigError } from '../errors.ts';
@@ -47,7 +49,8 @@ export interface ReportSource {
 export function resolveRunRef(arg: string, kind: SourceKind, runsDir = 'runs'): RunRef {
   if (kind === 'kafka') return { runId: arg };
   const trimmed = arg.replace(/[\\/]+$/, '');
-  const isDir = trimmed.includes('/') || trimmed.includes(sep) || (existsSync(trimmed) && statSync(trimmed).isDirectory());
+  const isDir = trimmed.includes('/') || trimmed.includes(sep)
+    || (existsSync(trimmed) && statSync(trimmed).isDirectory());
   if (!isDir) return { runId: trimmed, root: resolve(runsDir) };
   return { runId: basename(trimmed), root: dirname(resolve(trimmed)) };
 }
@@ -94,6 +97,8 @@ export function openSource(runArgs: readonly string[], options: SourceOptions): 
   if (runArgs.length === 0) throw new ConfigError('run', 'name at least one run (a run directory or an id)');
   const refs = runArgs.map((arg) => resolveRunRef(arg, options.kind, options.runsDir));
   const ids = refs.map((r) => r.runId);
-  if (new Set(ids).size !== ids.length) throw new ConfigError('run', `the same run id appears twice: ${ids.join(', ')}`);
+  if (new Set(ids).size !== ids.length) {
+    throw new ConfigError('run', `the same run id appears twice: ${ids.join(', ')}`);
+  }
   return options.kind === 'kafka' ? kafkaSource(refs, options.kafka ?? {}) : localSource(refs);
 }

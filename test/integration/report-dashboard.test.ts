@@ -16,7 +16,8 @@ import { openSource } from '../../src/report/source.ts';
 const ITERATIONS = 6;
 const config = resolveConfig({
   preset: 'starpo-s',
-  overrides: ['env=sokoban', 'maxTurns=2', 'envGroups=2', 'groupSize=4', 'miniBatchSize=8', `iterations=${ITERATIONS}`, 'threads=1',
+  overrides: ['env=sokoban', 'maxTurns=2', 'envGroups=2', 'groupSize=4', 'miniBatchSize=8', `iterations=${ITERATIONS}`,
+    'threads=1',
     'valSeeds=2', 'valEvery=3', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'filter=none', 'maxResponseTokens=8'],
 });
 

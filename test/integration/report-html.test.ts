@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { createLocalEventLog, createLocalEventReader, replay, type StarpoEvent, type TrajectoryEvent } from '../../src/events/index.ts';
+import {
+  createLocalEventLog, createLocalEventReader, replay, type StarpoEvent, type TrajectoryEvent,
+} from '../../src/events/index.ts';
 import { resolveConfig } from '../../src/rl/config.ts';
 import { trainEmbedded } from '../../src/rl/embedded.ts';
 import { withBrowser } from '../../src/report/browser.ts';
@@ -42,7 +44,8 @@ before(async () => {
   const reader = createLocalEventReader({ root });
   for await (const e of replay(reader, 'tiny')) events.push(e);
   await reader.close();
-  const cli = spawnSync(process.execPath, ['bin/starpo.js', 'report', join(root, 'tiny'), '--out', html, '--png', pngDir],
+  const args = ['bin/starpo.js', 'report', join(root, 'tiny'), '--out', html, '--png', pngDir];
+  const cli = spawnSync(process.execPath, args,
     { encoding: 'utf8', env: { ...process.env, STARPO_LOG_LEVEL: 'warn' } });
   assert.equal(cli.status, 0, cli.stderr);
 }, { timeout: 240_000 });
@@ -60,16 +63,20 @@ async function openPage<T>(fn: (page: Page, errors: string[]) => Promise<T>): Pr
   });
 }
 
-const iterationsWith = (key: string) => events.filter((e) => e.kind === 'iteration' && e.metrics[key] !== undefined).length;
+const iterationsWith = (key: string) =>
+  events.filter((e) => e.kind === 'iteration' && e.metrics[key] !== undefined).length;
+const T120 = { timeout: 120_000 };
 
-test('the report loads without console errors or network requests, and every chart has the run\'s points', { timeout: 120_000 }, async () => {
+test('the report loads with no console error or network request; each chart has the run\'s points', T120, async () => {
   await openPage(async (page, errors) => {
     const charts = await page.$$eval('figure.chart', (fs) => fs.map((f) => ({
-      id: f.getAttribute('data-chart'), points: JSON.parse(f.getAttribute('data-points')!), markers: JSON.parse(f.getAttribute('data-markers')!),
+      id: f.getAttribute('data-chart'), points: JSON.parse(f.getAttribute('data-points')!),
+      markers: JSON.parse(f.getAttribute('data-markers')!),
     })));
     assert.deepEqual(charts.map((c) => c.id), CHART_SPECS.map((s) => s.id));
     const success = charts.find((c) => c.id === 'success')!;
-    assert.deepEqual(success.points, { train: 3, validation: iterationsWith('val/success_rate'), 'oracle ceiling (2 val seeds)': 2 });
+    assert.deepEqual(success.points,
+      { train: 3, validation: iterationsWith('val/success_rate'), 'oracle ceiling (2 val seeds)': 2 });
     assert.equal(iterationsWith('val/success_rate'), 2);
     assert.deepEqual(charts.find((c) => c.id === 'in-group-std')!.points, { 'all groups': 3, 'kept groups': 3 });
     assert.deepEqual(charts.find((c) => c.id === 'value-loss')!.points, { critic: 3 });
@@ -82,8 +89,9 @@ test('the report loads without console errors or network requests, and every cha
   });
 });
 
-test('the trajectory browser shows the grid, response and actions of a chosen trajectory', { timeout: 120_000 }, async () => {
-  const known = events.find((e): e is TrajectoryEvent => e.kind === 'trajectory' && e.iteration === 2 && e.split === 'train'
+test('the trajectory browser shows the grid, response and actions of a chosen trajectory', T120, async () => {
+  const known = events.find((e): e is TrajectoryEvent => e.kind === 'trajectory' && e.iteration === 2
+    && e.split === 'train'
     && e.group === 1 && e.rolloutIndex === 2)!;
   await openPage(async (page, errors) => {
     await page.selectOption('#pick-iteration', '2');
@@ -105,7 +113,7 @@ test('the trajectory browser shows the grid, response and actions of a chosen tr
   });
 });
 
-test('a screenshot of the page and every exported chart PNG are non-blank', { timeout: 120_000 }, async () => {
+test('a screenshot of the page and every exported chart PNG are non-blank', T120, async () => {
   const shot = await openPage((page) => page.screenshot({ fullPage: true }));
   assert.ok(pngStats(shot).variance > 100, 'the page screenshot is blank');
   const files = readdirSync(pngDir).sort();
@@ -116,7 +124,7 @@ test('a screenshot of the page and every exported chart PNG are non-blank', { ti
   }
 });
 
-test('FrozenLake cells are styled by their own legend and tool calls show their outputs', { timeout: 120_000 }, async () => {
+test('FrozenLake cells are styled by their own legend and tool calls show their outputs', T120, async () => {
   const lakeRoot = mkdtempSync(join(tmpdir(), 'starpo-report-lake-'));
   const log = createLocalEventLog({ root: lakeRoot });
   const lake = trajectory(1, 0, 0, 'train', 'lake');
@@ -132,7 +140,8 @@ test('FrozenLake cells are styled by their own legend and tool calls show their 
     await page.goto(pathToFileURL(file).href);
     await page.waitForSelector('body[data-ready="yes"]');
     const cells = await page.$$eval('.grid .cell', (cs) => cs.map((c) => c.className.replace('cell cell-', '')));
-    assert.deepEqual(cells, ['frozen-tile', 'hole', 'frozen-tile', 'goal', 'frozen-tile', 'frozen-tile', 'frozen-tile', 'player-in-a-hole']);
+    assert.deepEqual(cells,
+      ['frozen-tile', 'hole', 'frozen-tile', 'goal', 'frozen-tile', 'frozen-tile', 'frozen-tile', 'player-in-a-hole']);
     assert.deepEqual(await page.$$eval('.tool-call pre', (ps) => ps.map((p) => p.textContent)), ['print(2)', '2']);
   });
 });

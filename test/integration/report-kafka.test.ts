@@ -7,10 +7,13 @@ import { loadReport } from '../../src/report/load.ts';
 import { openSource } from '../../src/report/source.ts';
 import { iteration, run, trajectory, warning } from '../unit/report/fixtures.ts';
 
-test('a report reads a run from Kafka: iterations, warnings and trajectories, retried writes once', { timeout: 90_000 }, async () => {
+const T90 = { timeout: 90_000 };
+
+test('a report reads a run from Kafka: iterations, warnings and trajectories, retried writes once', T90, async () => {
   const topic = `report-test-${randomUUID()}`;
   const log = createKafkaEventLog({ topic });
-  const events = [run('k'), trajectory(1, 0, 0, 'train', 'k'), iteration(1, { success_rate: 0.5 }, 'k'), warning(1, 'k')];
+  const events = [run('k'), trajectory(1, 0, 0, 'train', 'k'), iteration(1, { success_rate: 0.5 }, 'k'),
+    warning(1, 'k')];
   await log.append(events);
   await log.append([iteration(1, { success_rate: 0.5 }, 'k')]);  // a retried activity writes it again
   await log.close();
@@ -20,7 +23,8 @@ test('a report reads a run from Kafka: iterations, warnings and trajectories, re
     const [r] = model.runs;
     assert.deepEqual([r.runId, r.env, r.lastIteration, r.iterations.length, r.warnings.length, r.trajectories.length],
       ['k', 'sokoban', 1, 1, 1, 1]);
-    assert.deepEqual(model.charts.find((c) => c.id === 'success')!.markers, [{ run: 'k', iteration: 1, message: 'entropy fell' }]);
+    assert.deepEqual(model.charts.find((c) => c.id === 'success')!.markers,
+      [{ run: 'k', iteration: 1, message: 'entropy fell' }]);
   } finally {
     await source.close();
   }

@@ -16,7 +16,8 @@ interface DashboardFlags {
 async function dashboard(flags: DashboardFlags): Promise<void> {
   const source = sourceFor(flags.run, flags);
   const served = await startDashboard({
-    source, port: nonNegativeInt('--port', flags.port), pollMs: Math.max(250, nonNegativeInt('--poll-ms', flags.pollMs)),
+    source, port: nonNegativeInt('--port', flags.port),
+    pollMs: Math.max(250, nonNegativeInt('--poll-ms', flags.pollMs)),
     trajectoryIterations: nonNegativeInt('--trajectory-iterations', flags.trajectoryIterations),
   });
   console.log(`dashboard for ${source.refs.map((r) => r.runId).join(', ')} at ${served.url} (Ctrl-C stops)`);
@@ -28,7 +29,8 @@ async function dashboard(flags: DashboardFlags): Promise<void> {
 export function registerDashboard(program: Command): void {
   program.command('dashboard')
     .description('Serve the report of running runs on 127.0.0.1, refreshed as iterations complete')
-    .requiredOption('--run <dir-or-id>', 'run directory or id (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+    .requiredOption('--run <dir-or-id>', 'run directory or id (repeatable)',
+      (v: string, acc: string[]) => [...acc, v], [])
     .option('--runs-dir <dir>', 'where run ids are looked up', 'runs')
     .option('--port <n>', 'port on 127.0.0.1 (0 = any free one)', '8377')
     .option('--source <kind>', 'event log: local (Avro files) or kafka', 'local')

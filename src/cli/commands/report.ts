@@ -20,8 +20,12 @@ export function sourceKind(value: string): SourceKind {
   return value;
 }
 
-export function sourceFor(runs: readonly string[], flags: Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic'>): ReportSource {
-  const kafka = { ...(flags.brokers && { brokers: flags.brokers.split(',') }), ...(flags.topic && { topic: flags.topic }) };
+type SourceFlags = Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic'>;
+
+export function sourceFor(runs: readonly string[], flags: SourceFlags): ReportSource {
+  const kafka = {
+    ...(flags.brokers && { brokers: flags.brokers.split(',') }), ...(flags.topic && { topic: flags.topic }),
+  };
   return openSource(runs, { kind: sourceKind(flags.source), runsDir: flags.runsDir, kafka });
 }
 
@@ -57,7 +61,8 @@ async function report(runs: string[], flags: ReportFlags): Promise<void> {
 
 export function registerReport(program: Command): void {
   program.command('report')
-    .description('Write one self-contained HTML report (charts, Echo-Trap warnings, trajectories) from runs\' event logs')
+    .description('Write one self-contained HTML report (charts, Echo-Trap warnings, trajectories) '
+      + 'from runs\' event logs')
     .argument('<runs...>', 'run directories (runs/<id>) or run ids under --runs-dir; several runs share the axes')
     .option('--runs-dir <dir>', 'where run ids are looked up', 'runs')
     .option('--out <file>', 'HTML file (default: runs/<id>/report.html for one run, else ./report-<ids>.html)')

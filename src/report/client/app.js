@@ -26,13 +26,15 @@
   function configView(model) {
     const runs = model.runs;
     if (runs.length === 1) {
-      return S.el('details', { class: 'config' }, S.el('summary', {}, 'config'), S.el('pre', {}, JSON.stringify(runs[0].config, null, 1)));
+      return S.el('details', { class: 'config' }, S.el('summary', {}, 'config'),
+        S.el('pre', {}, JSON.stringify(runs[0].config, null, 1)));
     }
     const keys = Array.from(new Set(runs.flatMap((r) => Object.keys(r.config)))).sort()
       .filter((k) => new Set(runs.map((r) => JSON.stringify(r.config[k]))).size > 1);
     if (!keys.length) return S.el('p', {}, 'configs are identical');
     return S.el('details', { class: 'config', open: true }, S.el('summary', {}, 'config differences'),
-      S.el('table', { class: 'runs' }, S.el('thead', {}, S.el('tr', {}, S.el('th', {}, 'knob'), runs.map((r) => S.el('th', {}, r.runId)))),
+      S.el('table', { class: 'runs' },
+        S.el('thead', {}, S.el('tr', {}, S.el('th', {}, 'knob'), runs.map((r) => S.el('th', {}, r.runId)))),
         S.el('tbody', {}, keys.map((k) => S.el('tr', {}, S.el('td', {}, k),
           runs.map((r) => S.el('td', {}, r.config[k] === undefined ? '–' : JSON.stringify(r.config[k]))))))));
   }
@@ -47,7 +49,8 @@
   function statusText(model) {
     const done = Math.max(0, ...model.runs.map((r) => r.lastIteration));
     if (!model.live) return { done, text: done + ' iteration(s) · generated ' + model.generatedAt };
-    const parts = model.live.map((l) => (model.runs.length > 1 ? l.runId + ' ' : '') + 'iteration ' + l.iteration + ' / ' +
+    const parts = model.live.map((l) => (model.runs.length > 1 ? l.runId + ' ' : '') +
+      'iteration ' + l.iteration + ' / ' +
       (l.iterations || '?') + (l.stage ? ' (' + l.stage + ')' : ''));
     return { done, text: 'live · ' + parts.join(' · ') + ' · updated ' + new Date().toLocaleTimeString() };
   }
@@ -74,7 +77,8 @@
 
   /** What changes when a run moves on; a poll that returns the same fingerprint redraws only the status. */
   function fingerprintOf(model) {
-    return model.runs.map((r) => [r.runId, r.lastIteration, r.trajectories.length, r.warnings.length, !!r.oracle].join(':')).join('|');
+    return model.runs
+      .map((r) => [r.runId, r.lastIteration, r.trajectories.length, r.warnings.length, !!r.oracle].join(':')).join('|');
   }
 
   function render(model) {
@@ -107,7 +111,8 @@
     window.starpoReport.ready = true;
     document.body.dataset.ready = 'yes';
     const endpoint = document.body.dataset.endpoint;
-    if (endpoint) setTimeout(() => poll(endpoint, Number(document.body.dataset.pollMs) || 2000), Number(document.body.dataset.pollMs) || 2000);
+    const pollMs = Number(document.body.dataset.pollMs) || 2000;
+    if (endpoint) setTimeout(() => poll(endpoint, pollMs), pollMs);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);

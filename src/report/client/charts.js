@@ -39,7 +39,8 @@
   function styleOf(series, indexInRun, runIndex, manyRuns) {
     if (series.kind === 'reference') {
       // Dash-dot and translucent: a reference, never mistaken for a dashed metric of another run.
-      return { borderColor: (manyRuns ? PALETTE[runIndex % PALETTE.length] : REFERENCE) + 'aa', borderDash: [12, 3, 2, 3], borderWidth: 1.5 };
+      const colour = (manyRuns ? PALETTE[runIndex % PALETTE.length] : REFERENCE) + 'aa';
+      return { borderColor: colour, borderDash: [12, 3, 2, 3], borderWidth: 1.5 };
     }
     const colour = PALETTE[(manyRuns ? runIndex : indexInRun) % PALETTE.length];
     return { borderColor: colour, borderDash: manyRuns ? DASHES[indexInRun % DASHES.length] : [], borderWidth: 2 };
@@ -102,7 +103,8 @@
   S.drawChart = function drawChart(figure, chartModel, runIds) {
     const canvas = figure.querySelector('canvas');
     return new window.Chart(canvas, {
-      type: 'line', data: { datasets: datasetsOf(chartModel, runIds) }, options: optionsOf(chartModel), plugins: [echoTrapPlugin],
+      type: 'line', data: { datasets: datasetsOf(chartModel, runIds) }, options: optionsOf(chartModel),
+      plugins: [echoTrapPlugin],
     });
   };
 })(window.StarpoReport = window.StarpoReport || {});

@@ -28,7 +28,8 @@
   S.select = function select(id, label, options, value, onChange) {
     const control = S.el('select', { id: id, 'aria-label': label });
     for (const option of options) {
-      control.append(S.el('option', { value: option.value, selected: String(option.value) === String(value) }, option.label));
+      const selected = String(option.value) === String(value);
+      control.append(S.el('option', { value: option.value, selected: selected }, option.label));
     }
     control.addEventListener('change', () => onChange(control.value));
     return S.el('label', { class: 'picker' }, label + ' ', control);

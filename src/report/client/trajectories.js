@@ -28,7 +28,8 @@
 
   function turnView(turn, index, legend) {
     const grid = S.renderGrid(turn.observation, legend);
-    const reward = 'reward ' + S.fmt(turn.envReward) + (turn.formatPenalty ? ' · format penalty ' + S.fmt(turn.formatPenalty) : '');
+    const penalty = turn.formatPenalty ? ' · format penalty ' + S.fmt(turn.formatPenalty) : '';
+    const reward = 'reward ' + S.fmt(turn.envReward) + penalty;
     return S.el('article', { class: 'turn', 'data-turn': index + 1 },
       S.el('h4', {}, 'Turn ' + (index + 1) + ' · ' + reward),
       S.el('div', { class: 'turn-body' },
@@ -44,7 +45,8 @@
   function finalView(t, legend) {
     if (t.finalObservation === undefined) return null;
     const grid = S.renderGrid(t.finalObservation, legend);
-    return S.el('article', { class: 'turn final' }, S.el('h4', {}, 'Final state · ' + (t.success ? 'success' : 'no success')),
+    return S.el('article', { class: 'turn final' },
+      S.el('h4', {}, 'Final state · ' + (t.success ? 'success' : 'no success')),
       grid || S.el('pre', { class: 'observation' }, t.finalObservation));
   }
 
@@ -57,7 +59,8 @@
     const run = runs.find((r) => r.runId === choice.run) || runs[0];
     if (!run) return null;
     const iterations = run.trajectoryIterations;
-    const iteration = iterations.includes(Number(choice.iteration)) ? Number(choice.iteration) : iterations[iterations.length - 1];
+    const iteration = iterations.includes(Number(choice.iteration))
+      ? Number(choice.iteration) : iterations[iterations.length - 1];
     const atIteration = run.trajectories.filter((t) => t.iteration === iteration);
     const splits = unique(atIteration.map((t) => t.split));
     const split = splits.includes(choice.split) ? choice.split : splits[0];
@@ -75,7 +78,8 @@
     const opts = (xs) => xs.map((x) => ({ value: x, label: String(x) }));
     const c = view.choice;
     return S.el('div', { class: 'pickers' },
-      view.runs.length > 1 ? S.select('pick-run', 'run', opts(view.runs.map((r) => r.runId)), c.run, (v) => onPick({ run: v })) : null,
+      view.runs.length > 1
+        ? S.select('pick-run', 'run', opts(view.runs.map((r) => r.runId)), c.run, (v) => onPick({ run: v })) : null,
       S.select('pick-iteration', 'iteration', opts(view.iterations), c.iteration, (v) => onPick({ iteration: v })),
       S.select('pick-split', 'split', opts(view.splits), c.split, (v) => onPick({ split: v })),
       S.select('pick-group', 'group', opts(view.groups), c.group, (v) => onPick({ group: v })),
@@ -84,7 +88,8 @@
 
   function summary(run, t) {
     const note = run.trajectoryIterations.length < run.trajectoryIterationsTotal
-      ? ' (trajectories of ' + run.trajectoryIterations.length + ' of ' + run.trajectoryIterationsTotal + ' iterations kept)' : '';
+      ? ' (trajectories of ' + run.trajectoryIterations.length + ' of ' + run.trajectoryIterationsTotal +
+        ' iterations kept)' : '';
     return S.el('p', { class: 'trajectory-summary', 'data-seed': t.seed },
       'env ' + (run.env || '?') + ' · seed ' + t.seed + ' · return ' + S.fmt(t.return) + ' · ' +
       (t.success ? 'success' : 'no success') + ' · ' + t.turns.length + ' turn(s)' + note);
@@ -104,7 +109,8 @@
       this.choice = view.choice;
       const t = view.trajectory;
       this.root.append(pickers(view, (change) => this.pick(change)), summary(view.run, t),
-        S.el('div', { class: 'turns' }, t.turns.map((turn, i) => turnView(turn, i, view.run.legend)), finalView(t, view.run.legend)));
+        S.el('div', { class: 'turns' },
+          t.turns.map((turn, i) => turnView(turn, i, view.run.legend)), finalView(t, view.run.legend)));
     }
   };
 })(window.StarpoReport = window.StarpoReport || {});

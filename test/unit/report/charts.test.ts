@@ -40,20 +40,24 @@ test('a metric a run lacks gives an empty series; stage timings get one series p
 });
 
 test('echo-trap warnings mark every chart', () => {
-  for (const c of buildCharts([three])) assert.deepEqual(c.markers, [{ run: 'a', iteration: 2, message: 'entropy fell' }]);
+  for (const c of buildCharts([three])) {
+    assert.deepEqual(c.markers, [{ run: 'a', iteration: 2, message: 'entropy fell' }]);
+  }
 });
 
 test('several runs share a chart, labelled by run', () => {
   const other = report('b', [run('b'), iteration(1, { success_rate: 0.5 })]);
   const success = chart(buildCharts([three, other]), 'success');
   assert.deepEqual(counts(success),
-    { 'a · train': 3, 'a · validation': 2, 'a · oracle ceiling (8 val seeds)': 2, 'b · train': 1, 'b · validation': 0 });
+    { 'a · train': 3, 'a · validation': 2, 'a · oracle ceiling (8 val seeds)': 2,
+      'b · train': 1, 'b · validation': 0 });
   assert.deepEqual([...new Set(success.series.map((s) => s.run))], ['a', 'b']);
 });
 
 test('in-group std reads the filter stage\'s own measures first, else the iteration\'s', () => {
   const r = report('a', [run('a'), iteration(1, { 'filter/in_group_std_all': 0.1, 'filter/in_group_std_kept': 0.3,
-    'in_group_std/all': 0.3, 'in_group_std/kept': 0.3 }), iteration(2, { 'in_group_std/all': 0.2, 'in_group_std/kept': 0.4 })]);
+    'in_group_std/all': 0.3, 'in_group_std/kept': 0.3 }),
+  iteration(2, { 'in_group_std/all': 0.2, 'in_group_std/kept': 0.4 })]);
   const std = chart(buildCharts([r]), 'in-group-std');
   assert.deepEqual(std.series.map((s) => s.points), [[[1, 0.1], [2, 0.2]], [[1, 0.3], [2, 0.4]]]);
 });

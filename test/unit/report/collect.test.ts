@@ -14,9 +14,11 @@ test('sampleIterations keeps all when few, else spreads evenly with the first an
 
 test('a run report holds iterations in order, warnings and the config', () => {
   const c = new RunCollector('r');
-  for (const e of [run(), iteration(2, { success_rate: 0.5 }), warning(2), iteration(1, { success_rate: 0.25 })]) c.add(e);
+  const events = [run(), iteration(2, { success_rate: 0.5 }), warning(2), iteration(1, { success_rate: 0.25 })];
+  for (const e of events) c.add(e);
   const report = c.finish(noEnv);
-  assert.deepEqual(report.iterations.map((p) => [p.iteration, p.metrics.success_rate, p.timingsMs.rollout]), [[1, 0.25, 100], [2, 0.5, 200]]);
+  assert.deepEqual(report.iterations.map((p) => [p.iteration, p.metrics.success_rate, p.timingsMs.rollout]),
+    [[1, 0.25, 100], [2, 0.5, 200]]);
   assert.deepEqual(report.warnings, [{ iteration: 2, message: 'entropy fell', evidence: { entropyDrop: 0.5 } }]);
   assert.equal(report.env, 'sokoban');
   assert.equal(report.plannedIterations, 4);
@@ -25,13 +27,16 @@ test('a run report holds iterations in order, warnings and the config', () => {
 
 test('trajectories are kept for the sampled iterations only, sorted by split, group and rollout', () => {
   const c = new RunCollector('r', { trajectoryIterations: 2 });
-  for (const i of [1, 2, 3]) for (const e of [trajectory(i, 1, 0), trajectory(i, 0, 1, 'val'), trajectory(i, 0, 0)]) c.add(e);
+  for (const i of [1, 2, 3]) {
+    for (const e of [trajectory(i, 1, 0), trajectory(i, 0, 1, 'val'), trajectory(i, 0, 0)]) c.add(e);
+  }
   const report = c.finish(noEnv);
   assert.deepEqual(report.trajectoryIterations, [1, 3]);
   assert.equal(report.trajectoryIterationsTotal, 3);
   assert.deepEqual(report.trajectories.filter((t) => t.iteration === 3).map((t) => [t.split, t.group, t.rollout]),
     [['train', 0, 0], ['train', 1, 0], ['val', 0, 1]]);
-  assert.deepEqual(report.trajectories[0].turns[0].toolCalls, [{ name: 'python', input: 'print(2)', output: '2', ok: true }]);
+  assert.deepEqual(report.trajectories[0].turns[0].toolCalls,
+    [{ name: 'python', input: 'print(2)', output: '2', ok: true }]);
 });
 
 test('before any RunEvent the fallback config.json is used; an empty log gives an empty report', () => {

@@ -27,7 +27,8 @@ async function servedModel(progress?: ProgressSource): Promise<{ model: ReportMo
 
 test('the dashboard serves the page and the model with progress from the event log', async () => {
   const { model, page } = await servedModel();
-  assert.deepEqual(model.live!.map(({ updatedAt: _, ...l }) => l), [{ runId: 'r', iteration: 1, iterations: 4, source: 'events' }]);
+  assert.deepEqual(model.live!.map(({ updatedAt: _, ...l }) => l),
+    [{ runId: 'r', iteration: 1, iterations: 4, source: 'events' }]);
   assert.equal(model.runs[0].lastIteration, 1);
   assert.match(page, /data-endpoint="api\/model"/);
 });
@@ -35,7 +36,8 @@ test('the dashboard serves the page and the model with progress from the event l
 test('a progress source (the durable driver\'s Temporal query) overrides what the events say', async () => {
   const temporal: ProgressSource = { progress: async () => ({ iteration: 2, stage: 'update' }) };
   const { model } = await servedModel(temporal);
-  assert.deepEqual(model.live!.map(({ updatedAt: _, ...l }) => l), [{ runId: 'r', iteration: 2, iterations: 4, source: 'temporal', stage: 'update' }]);
+  assert.deepEqual(model.live!.map(({ updatedAt: _, ...l }) => l),
+    [{ runId: 'r', iteration: 2, iterations: 4, source: 'temporal', stage: 'update' }]);
 });
 
 test('polls re-read the log only when it changed', async () => {
@@ -44,9 +46,12 @@ test('polls re-read the log only when it changed', async () => {
   await log.append([run('r'), iteration(1, { success_rate: 0.5 })]);
   const inner = openSource([join(root, 'r')], { kind: 'local' });
   let reads = 0;
-  const source = { ...inner, events: (ref: Parameters<typeof inner.events>[0]) => { reads++; return inner.events(ref); } };
+  const source = {
+    ...inner, events: (ref: Parameters<typeof inner.events>[0]) => { reads++; return inner.events(ref); },
+  };
   const dashboard = await startDashboard({ source, port: 0, minRebuildMs: 0 });
-  const lastIteration = async () => ((await (await fetch(`${dashboard.url}api/model`)).json()) as ReportModel).runs[0].lastIteration;
+  const lastIteration = async () =>
+    ((await (await fetch(`${dashboard.url}api/model`)).json()) as ReportModel).runs[0].lastIteration;
   try {
     assert.deepEqual([await lastIteration(), await lastIteration(), reads], [1, 1, 1]);
     await log.append([iteration(2, { success_rate: 1 })]);

@@ -13,7 +13,9 @@ function played(env: string, seed: number, turns: string[][]): { t: TrajectoryVi
     for (const a of actions) if (!game.done) game.step(a);
     return { observation, response: '', actions, envReward: 0, formatPenalty: 0, toolCalls: [] };
   });
-  return { t: { iteration: 1, split: 'train', group: 0, rollout: 0, seed, return: 0, success: game.success, turns: views }, end: game.anchor() };
+  const t = { iteration: 1, split: 'train', group: 0, rollout: 0, seed, return: 0, success: game.success,
+    turns: views };
+  return { t, end: game.anchor() };
 }
 
 test('the final state is re-enacted from the seed (deterministic and stochastic environments)', () => {

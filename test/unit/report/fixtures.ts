@@ -4,8 +4,13 @@ import type { EchoTrapWarning, IterationEvent, RunEvent, TrajectoryEvent } from 
 const AT = new Date('2025-06-01T00:00:00.000Z');
 const ids = (runId: string) => ({ runId, lineageId: 'main' });
 
-export function run(runId = 'r', config: Record<string, unknown> = { env: 'sokoban', iterations: 4, valSeeds: 0 }): RunEvent {
-  return { kind: 'run', ...ids(runId), action: 'STARTED', parentLineageId: null, fromIteration: 0, configJson: JSON.stringify(config), at: AT };
+const SOKOBAN = { env: 'sokoban', iterations: 4, valSeeds: 0 };
+
+export function run(runId = 'r', config: Record<string, unknown> = SOKOBAN): RunEvent {
+  return {
+    kind: 'run', ...ids(runId), action: 'STARTED', parentLineageId: null, fromIteration: 0,
+    configJson: JSON.stringify(config), at: AT,
+  };
 }
 
 export function iteration(i: number, metrics: Record<string, number>, runId = 'r'): IterationEvent {
@@ -18,10 +23,12 @@ export function iteration(i: number, metrics: Record<string, number>, runId = 'r
 
 export function trajectory(i: number, group: number, rollout: number, split = 'train', runId = 'r'): TrajectoryEvent {
   return {
-    kind: 'trajectory', ...ids(runId), iteration: i, group, rolloutIndex: rollout, envName: 'sokoban', envSeed: 10 * i + group,
+    kind: 'trajectory', ...ids(runId), iteration: i, group, rolloutIndex: rollout, envName: 'sokoban',
+    envSeed: 10 * i + group,
     policyVersion: i - 1, trajectoryReturn: 1, success: true, startedAt: AT, finishedAt: AT, extras: {}, split,
     turns: [{
-      observation: '#####\n#P_O#\n#####', response: '<answer>Right</answer>', actions: ['Right'], envReward: 1, formatPenalty: 0,
+      observation: '#####\n#P_O#\n#####', response: '<answer>Right</answer>', actions: ['Right'],
+      envReward: 1, formatPenalty: 0,
       validActions: 1, effectiveActions: 1, promptTokens: 10, responseTokens: 4,
       toolCalls: [{ name: 'python', input: 'print(2)', output: '2', ok: true }],
     }],
@@ -29,5 +36,8 @@ export function trajectory(i: number, group: number, rollout: number, split = 't
 }
 
 export function warning(i: number, runId = 'r'): EchoTrapWarning {
-  return { kind: 'echo-trap', ...ids(runId), iteration: i, evidence: { entropyDrop: 0.5 }, message: 'entropy fell', detectedAt: AT };
+  return {
+    kind: 'echo-trap', ...ids(runId), iteration: i, evidence: { entropyDrop: 0.5 }, message: 'entropy fell',
+    detectedAt: AT,
+  };
 }

@@ -6,14 +6,19 @@ import type { ReportModel } from '../../../src/report/model.ts';
 const model: ReportModel = {
   title: 'run <a> & "b"', generatedAt: '2025-06-01T00:00:00.000Z', charts: [], live: null,
   runs: [{
-    runId: 'a', env: 'sokoban', plannedIterations: 1, lastIteration: 0, config: {}, iterations: [], warnings: [], oracle: null,
+    runId: 'a', env: 'sokoban', plannedIterations: 1, lastIteration: 0, config: {}, iterations: [], warnings: [],
+    oracle: null,
     legend: [], trajectoryIterations: [], trajectoryIterationsTotal: 0,
     trajectories: [{ iteration: 1, split: 'train', group: 0, rollout: 0, seed: 1, return: 0, success: false,
-      turns: [{ observation: 'x', response: '</script><script>alert(1)</script>\u2028', actions: [], envReward: 0, formatPenalty: 0, toolCalls: [] }] }],
+      turns: [{
+        observation: 'x', response: '</script><script>alert(1)</script>\u2028', actions: [], envReward: 0,
+        formatPenalty: 0, toolCalls: [],
+      }] }],
   }],
 };
 
-const embedded = (html: string) => html.match(/<script type="application\/json" id="starpo-model">(.*?)<\/script>/s)![1];
+const embedded = (html: string) =>
+  html.match(/<script type="application\/json" id="starpo-model">(.*?)<\/script>/s)![1];
 
 test('the model survives embedding even when a response contains </script>', async () => {
   const html = await renderHtml(model);

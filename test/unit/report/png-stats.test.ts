@@ -16,11 +16,13 @@ function png(width: number, height: number, colourType: number, rows: number[][]
   ihdr.writeUInt32BE(height, 4);
   ihdr.set([8, colourType, 0, 0, 0], 8);
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.from(rows.flat()))), chunk('IEND', Buffer.alloc(0))]);
+  const idat = deflateSync(Buffer.from(rows.flat()));
+  return Buffer.concat([signature, chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
 }
 
 test('a uniform image has zero variance', () => {
-  const stats = pngStats(png(2, 2, 2, [[0, 9, 9, 9, 9, 9, 9], [2, 0, 0, 0, 0, 0, 0]]));  // row 2: "Up" filter, same pixels
+  // Row 2 uses the "Up" filter: the same pixels as row 1.
+  const stats = pngStats(png(2, 2, 2, [[0, 9, 9, 9, 9, 9, 9], [2, 0, 0, 0, 0, 0, 0]]));
   assert.deepEqual(stats, { width: 2, height: 2, mean: 9, variance: 0 });
 });
 

@@ -21,7 +21,8 @@ test('a run is a directory (with a slash or existing) or an id under the runs di
 test('a report is loaded from a local event log, duplicates removed by replay', async () => {
   const root = mkdtempSync(join(tmpdir(), 'starpo-report-load-'));
   const log = createLocalEventLog({ root });
-  const events = [run('r'), trajectory(1, 0, 0), iteration(1, { success_rate: 0.5 }), iteration(2, { success_rate: 1 })];
+  const events = [run('r'), trajectory(1, 0, 0), iteration(1, { success_rate: 0.5 }),
+    iteration(2, { success_rate: 1 })];
   await log.append(events);
   await log.append([iteration(2, { success_rate: 1 })]);  // a retried write
   await log.close();
