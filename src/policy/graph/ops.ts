@@ -172,6 +172,17 @@ export function scatterElementsAdd(data: Value, indices: Value, updates: Value, 
   return data.graph.node('ScatterElements', [data, indices, updates], attrs, [{ dtype: data.dtype, shape: data.shape }])[0];
 }
 
+/**
+ * data with the slices at `indices` replaced by `updates` (ONNX ScatterND, no reduction: indices
+ * must be unique). indices [..., q] address the first q axes of data. Inference only (no rule).
+ */
+export function scatterND(data: Value, indices: Value, updates: Value): Value {
+  const q = indices.shape[indices.rank - 1];
+  const want = [...indices.shape.slice(0, -1), ...data.shape.slice(q)];
+  if (updates.rank !== want.length || updates.shape.some((d, i) => d !== want[i])) fail('ScatterND', `updates must be [${want}]`, data, indices, updates);
+  return data.graph.node('ScatterND', [data, indices, updates], {}, [{ dtype: data.dtype, shape: data.shape }])[0];
+}
+
 /** Constant-zero padding; pads = [begin_0 .. begin_n, end_0 .. end_n] as in ONNX. */
 export function pad(x: Value, pads: readonly number[]): Value {
   const shape = x.shape.map((d, i) => d + pads[i] + pads[i + x.rank]);

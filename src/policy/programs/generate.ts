@@ -3,7 +3,7 @@
  * decode step that appends one token per row. The cache is one [B, K, S, E] tensor per layer for
  * keys and one for values, passed in and out as graph inputs/outputs (S = cache slots). Every
  * row writes the same slot per step (left padding aligns the prompts' ends), so the write is a
- * Where against a one-hot slot mask and the shapes stay static.
+ * ScatterND of the new slot and the shapes stay static.
  */
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
@@ -66,12 +66,16 @@ export function buildDecodeGraph(layout: Layout, s: DecodeShape, float: FloatDTy
   const positions = g.input('positions', 'int64', [B, 1]);
   const valid = g.input('slot_mask', g.float, [B, S]); // slots holding real tokens, this step's included
   const slot = g.input('slot', 'int64', []); // where this step's key/value go
-  const write = o.equal(g.constant([...Array(S).keys()], 'int64', [1, 1, S, 1]), slot); // [1, 1, S, 1]
+  // ScatterND indices (b, k, slot) for every row and head: copying the cache is one memcpy, where a
+  // Where against a one-hot slot mask ran a slow broadcast (measured 4-6 ms vs <1 ms per layer at B=128).
+  const grid = g.constant([...Array(B * K).keys()].flatMap((i) => [Math.floor(i / K), i % K]), 'int64', [B, K, 2]);
+  const write = o.concat([grid, o.expand(o.reshape(slot, [1, 1, 1]), [B, K, 1])], 2); // [B, K, 3]
   const past = [...Array(L).keys()].map((i) => ({
     k: g.input(cacheName('k', i), g.float, [B, K, S, E]), v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
   }));
   const kv = (layer: number, k: Value, v: Value) => {
-    const next = { k: o.where(write, k, past[layer].k), v: o.where(write, v, past[layer].v) }; // [B, K, S, E]
+    const at = (x: Value) => o.reshape(x, [B, K, E]); // this step's [B, K, 1, E] keys or values
+    const next = { k: o.scatterND(past[layer].k, write, at(k)), v: o.scatterND(past[layer].v, write, at(v)) }; // [B, K, S, E]
     g.output(`new_${cacheName('k', layer)}`, next.k);
     g.output(`new_${cacheName('v', layer)}`, next.v);
     return next;
