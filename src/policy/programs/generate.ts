@@ -67,7 +67,7 @@ export function buildDecodeGraph(layout: Layout, s: DecodeShape, float: FloatDTy
   const valid = g.input('slot_mask', g.float, [B, S]); // slots holding real tokens, this step's included
   const slot = g.input('slot', 'int64', []); // where this step's key/value go
   // ScatterND indices (b, k, slot) for every row and head: copying the cache is one memcpy, where a
-  // Where against a one-hot slot mask ran a slow broadcast (measured 4-6 ms vs <1 ms per layer at B=128).
+  // Where against a one-hot slot mask ran a slow broadcast (1 thread, [128, 4, 64, 64]: 6.2 vs 1.3 ms).
   const grid = g.constant([...Array(B * K).keys()].flatMap((i) => [Math.floor(i / K), i % K]), 'int64', [B, K, 2]);
   const write = o.concat([grid, o.expand(o.reshape(slot, [1, 1, 1]), [B, K, 1])], 2); // [B, K, 3]
   const past = [...Array(L).keys()].map((i) => ({
