@@ -31,7 +31,7 @@ export type Tensor = ort.Tensor;
 
 const HINT: Record<Provider, string> = {
   cpu: '',
-  cuda: 'the CUDA provider libraries are not installed (reinstall onnxruntime-node with ONNXRUNTIME_NODE_INSTALL_CUDA=v12 on a machine with CUDA 12)',
+  cuda: 'the CUDA provider libraries are not installed (reinstall onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12 on a machine with CUDA 12 and cuDNN 9)',
   webgpu: 'no WebGPU adapter is available on this machine',
 };
 
