@@ -11,7 +11,8 @@ import type { WorkerResources } from '../src/durable/resources.ts';
 import { rowsOfGroups, selectRows, takeRows } from '../src/rl/batch.ts';
 import type { FilterOutput } from '../src/rl/filters.ts';
 import { advantageStage } from '../src/rl/iteration.ts';
-import { batchMetrics } from '../src/rl/metrics.ts';
+import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
+import { batchMetrics, explainedVariance } from '../src/rl/metrics.ts';
 
 export function advantageActivity(r: WorkerResources) {
   return activity('advantage', async (input: AdvantageInput): Promise<AdvantageResult> => {
@@ -21,6 +22,7 @@ export function advantageActivity(r: WorkerResources) {
     const scored = unpackScored(await artifacts.get(input.scored), input.scored);
     const tokenRewards = unpackArtifact(await artifacts.get(input.rewards), input.rewards).arrays.tokenRewards as Float32Array;
     const filtered = parse<FilterOutput>(await artifacts.get(input.kept));
+    const sampled = input.sampling ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).metrics : {};
     const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
     const T = all.batch.T;
     const batch = selectRows(all.batch, rows);
@@ -28,8 +30,9 @@ export function advantageActivity(r: WorkerResources) {
     const adv = advantageStage(c, batch, takeRows(tokenRewards, T, rows), values);
     const metrics = {
       ...batchMetrics({ batch: all.batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)], entropy: scored.entropy }),
-      ...(values && adv.returns ? batchMetrics({ batch, values, returns: adv.returns }) : {}),
-      ...filtered.metrics, ...adv.metrics,
+      // Explained variance is over the trained (kept) rows; every other batch metric is over all rows.
+      ...(values && adv.returns ? { 'values/explained_variance': explainedVariance(values, adv.returns, batch.lossMask) } : {}),
+      ...sampled, ...filtered.metrics, ...adv.metrics,
       'batch/trained_trajectories': rows.length,
       'batch/truncated': trajectories.filter((t) => t.truncated).length,
     };

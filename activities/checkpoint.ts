@@ -14,7 +14,7 @@ import { checkpointEvent, iterationEvent, warningEvent } from '../src/rl/run-eve
 import { applyRetention } from '../src/storage/index.ts';
 import { updateRecordKey, type UpdateRecord } from './update.ts';
 
-const BULKY_STAGES = ['rollout', 'score', 'reward', 'filter', 'advantage'];
+const BULKY_STAGES = ['rollout', 'sampling', 'score', 'reward', 'filter', 'advantage'];
 
 export function checkpointActivity(r: WorkerResources) {
   return activity('checkpoint', async (input: CheckpointInput): Promise<{ uri: string }> => {

@@ -9,6 +9,7 @@ import { checkpointActivity } from './checkpoint.ts';
 import { filterActivity } from './filter.ts';
 import { rewardActivity } from './reward.ts';
 import { rolloutActivities } from './rollout.ts';
+import { samplingActivity } from './sampling.ts';
 import { scoreActivity } from './score.ts';
 import { startRunActivity } from './start-run.ts';
 import { updateActivity } from './update.ts';
@@ -17,6 +18,7 @@ export function createActivities(r: WorkerResources) {
   return {
     startRun: startRunActivity(r),
     ...rolloutActivities(r),
+    planSampling: samplingActivity(r),
     score: scoreActivity(r),
     reward: rewardActivity(r),
     filter: filterActivity(r),

@@ -30,7 +30,7 @@ export function rolloutActivities(r: WorkerResources) {
   const rolloutShard = activity('rolloutShard', async (input: RolloutShardInput, beat): Promise<ShardResult> => {
     const c = await r.config(input.run);
     const chunks = chunksOf(input.groups, input.chunkGroups);
-    const keys = chunks.map((_, k) => keyOf(input, 'rollout', `${input.shard}-${k}.json`));
+    const keys = chunks.map((_, k) => keyOf(input, 'rollout', `r${input.round ?? 0}-s${input.shard}-c${k}.json`));
     const done = new Set(resumeFrom<ShardProgress>()?.done ?? []);
     if (done.size > 0) log.info({ shard: input.shard, done: [...done] }, 'rollout shard resumes from heartbeat');
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
@@ -56,7 +56,7 @@ export function rolloutActivities(r: WorkerResources) {
     const startedAt = new Date();
     const policy = { runId: input.run.runId, ...input.policy };
     const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy,
-      (m) => runValidation(c, asPolicy(m.actor), tokenizer));
+      (m) => runValidation(c, asPolicy(m.actor), tokenizer, c.valSamples));
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     // policyVersion i − 1 for the whole iteration's events, as the embedded driver labels them.
     await r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.iteration - 1, val.trajectories, 'val', startedAt));

@@ -20,7 +20,7 @@ import { scratchTokenizer } from '../src/rl/vocabulary.ts';
 import type { RunEvent } from '../src/events/index.ts';
 
 const planOf = (c: RlConfig): RunPlan =>
-  ({ iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery });
+  ({ iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery, dynamicSampling: c.dynamicSampling });
 
 /** Saves a new run's config once; the same config again is a retry, another one a clash of run ids. */
 async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): Promise<RlConfig> {

@@ -51,6 +51,8 @@ export interface RunPlan {
   envGroups: number;
   groupSize: number;
   valEvery: number;
+  /** DAPO: after the rollout, plan and play more groups until enough carry signal (absent = off). */
+  dynamicSampling?: boolean;
 }
 
 export interface DurableOptions {
@@ -164,6 +166,8 @@ export interface StageInput {
 }
 
 export interface RolloutShardInput extends StageInput {
+  /** Sampling round (DAPO dynamic sampling plays more groups in later rounds; 0 otherwise). */
+  round?: number;
   shard: number;
   /** The iteration's group numbers this shard plays. */
   groups: number[];
@@ -188,6 +192,22 @@ export interface AdvantageInput extends BatchInput {
   scored: string;
   rewards: string;
   kept: string;
+  /** The dynamic-sampling plan's artifact, when the run samples dynamically. */
+  sampling?: string;
+}
+
+export interface FilterInput extends BatchInput {
+  sampling?: string;
+}
+
+export interface SamplingPlanInput extends BatchInput {
+  /** Sampling rounds done so far (≥ 1). */
+  tries: number;
+}
+
+export interface SamplingPlanResult extends ArtifactResult {
+  action: 'done' | 'sample-more' | 'give-up';
+  groupsNeeded: number;
 }
 
 export interface AdvantageResult extends ArtifactResult {

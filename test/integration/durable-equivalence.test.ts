@@ -4,24 +4,22 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { resolveConfig } from '../../src/rl/config.ts';
+import { resolveConfig, type RlConfig } from '../../src/rl/config.ts';
 import { trainEmbedded } from '../../src/rl/embedded.ts';
 import { createEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent } from '../../src/events/index.ts';
 import { createCheckpointStore } from '../../src/storage/index.ts';
-import { followRun, submitRun } from '../../src/durable/client.ts';
+import { followRun, startResume, submitRun } from '../../src/durable/client.ts';
 import { startLocalStack, uniqueId } from '../../src/durable/harness.ts';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
+const TINY = ['env=sokoban', 'maxTurns=2', 'envGroups=4', 'groupSize=4', 'iterations=2', 'threads=1', 'valSeeds=4',
+  'valEvery=2', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'lrActor=1e-3', 'maxResponseTokens=8'];
 // Tiny but complete: warm-start, critic, KL reference, top-std filter, two mini-batches, validation.
-const config = resolveConfig({
-  preset: 'starpo-s',
-  overrides: [
-    'env=sokoban', 'maxTurns=2', 'envGroups=4', 'groupSize=4', 'filterFraction=0.5', 'miniBatchSize=4', 'iterations=2',
-    'threads=1', 'valSeeds=4', 'valEvery=2', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'lrActor=1e-3',
-    'lrCritic=1e-3', 'maxResponseTokens=8', 'klCoef=0.001', 'sftSteps=2', 'sftEpisodes=8', 'sftBatchSize=4',
-  ],
-});
+const config = resolveConfig({ preset: 'starpo-s', overrides: [...TINY, 'filterFraction=0.5', 'miniBatchSize=4',
+  'lrCritic=1e-3', 'klCoef=0.001', 'sftSteps=2', 'sftEpisodes=8', 'sftBatchSize=4'] });
+// DAPO: dynamic sampling plays extra rounds of groups (an untrained model's returns are all equal).
+const dapo = resolveConfig({ preset: 'dapo', overrides: [...TINY, 'miniBatchSize=8', 'dynamicSamplingMaxTries=3', 'valSamples=2'] });
 
 async function events(reader: EventReader, runId: string): Promise<StarpoEvent[]> {
   const out: StarpoEvent[] = [];
@@ -32,31 +30,76 @@ async function events(reader: EventReader, runId: string): Promise<StarpoEvent[]
 
 const metricsOf = (es: StarpoEvent[]) => es.flatMap((e) => (e.kind === 'iteration' ? [e.metrics] : []));
 const count = (es: StarpoEvent[], split: string) => es.filter((e) => e.kind === 'trajectory' && e.split === split).length;
-const FILES = ['actor.model.safetensors', 'actor.training_state.safetensors', 'critic.model.safetensors',
-  'critic.training_state.safetensors', 'ref.model.safetensors', 'trainer.json'];
+const references = new Map<RlConfig, Promise<{ root: string; embedded: StarpoEvent[] }>>();
+/** The embedded run a test compares with (trained once per config). */
+function embeddedRun(c: RlConfig) {
+  if (!references.has(c)) {
+    references.set(c, (async () => {
+      const root = mkdtempSync(join(tmpdir(), 'starpo-embedded-'));
+      await trainEmbedded({ root, runId: 'r', config: c });
+      return { root, embedded: await events(createLocalEventReader({ root }), 'r') };
+    })());
+  }
+  return references.get(c)!;
+}
 
-test('the durable driver ends with the weights and metrics of the embedded driver', { timeout: 240_000 }, async () => {
-  const root = mkdtempSync(join(tmpdir(), 'starpo-embedded-'));
-  await trainEmbedded({ root, runId: 'r', config });
-  const embedded = await events(createLocalEventReader({ root }), 'r');
+/** Every file of the durable checkpoint 2 (weights, optimizer moments, trainer state) equals the embedded one. */
+async function assertSameCheckpoint(storeUri: string, runId: string, lineageId: string, root: string): Promise<void> {
+  const loaded = await createCheckpointStore(storeUri).load(runId, lineageId, 2);
+  assert.ok(loaded.files.some((f) => f.name === 'actor.model.safetensors'));
+  for (const f of loaded.files) {
+    const local = readFileSync(join(root, 'r', 'checkpoints', 'main', '00000002', f.name));
+    assert.ok(local.equals(f.bytes!), `${f.name} differs from the embedded run's`);
+  }
+}
 
-  const stack = await startLocalStack({ label: 'equiv' });
+async function assertSameAsEmbedded(c: RlConfig, label: string): Promise<StarpoEvent[]> {
+  const { root, embedded } = await embeddedRun(c);
+  const stack = await startLocalStack({ label });
   try {
     const options = { queues: stack.queues, rolloutShards: 2, chunkGroups: 1 };
-    const runId = uniqueId('equiv'); // the workflow id is global on the shared server
-    const { handle } = await submitRun(config, { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events, options });
+    const runId = uniqueId(label); // the workflow id is global on the shared server
+    const { handle } = await submitRun(c, { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events, options });
     const outcome = await followRun(handle, () => undefined, 500);
     assert.equal(outcome.lastIteration, 2);
     const durable = await events(createEventReader({ kind: 'kafka', ...stack.events }), runId);
     assert.deepEqual(metricsOf(durable), metricsOf(embedded));
     assert.equal(metricsOf(durable).length, 2);
-    assert.equal(count(durable, 'train'), 2 * 4 * 4);
-    assert.equal(count(durable, 'val'), 4);
-    const loaded = await createCheckpointStore(stack.storeUri).load(runId, 'main', 2, { only: FILES });
-    for (const f of loaded.files) {
-      const local = readFileSync(join(root, 'r', 'checkpoints', 'main', '00000002', f.name));
-      assert.ok(local.equals(f.bytes!), `${f.name} differs from the embedded run's`);
-    }
+    assert.deepEqual([count(durable, 'train'), count(durable, 'val')], [count(embedded, 'train'), count(embedded, 'val')]);
+    await assertSameCheckpoint(stack.storeUri, runId, 'main', root);
+    return durable;
+  } finally {
+    await stack.close();
+  }
+}
+
+test('the durable driver ends with the weights and metrics of the embedded driver', { timeout: 240_000 }, async () => {
+  const durable = await assertSameAsEmbedded(config, 'equiv');
+  assert.deepEqual([count(durable, 'train'), count(durable, 'val')], [2 * 4 * 4, 4]);
+});
+
+test('with DAPO dynamic sampling too (extra sampling rounds, then the filter among informative groups)', { timeout: 240_000 }, async () => {
+  const durable = await assertSameAsEmbedded(dapo, 'dapo');
+  assert.ok(count(durable, 'train') > 2 * 4 * 4, 'the untrained policy\'s all-equal groups must trigger extra rounds');
+});
+
+test('a durable run stopped after iteration 1 and resumed as a new lineage reproduces the uninterrupted run', { timeout: 240_000 }, async () => {
+  const { root, embedded } = await embeddedRun(config);
+  const stack = await startLocalStack({ label: 'resume' });
+  try {
+    const runId = uniqueId('resume');
+    const where = { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events };
+    const options = { queues: stack.queues };
+    const first = await submitRun(config, { ...where, options, stopAfter: 1 });
+    assert.equal((await followRun(first.handle, () => undefined, 500)).lastIteration, 1);
+    const resumed = await startResume(runId, 1, { client: stack.client });
+    assert.equal(resumed.parentLineageId, 'main');
+    assert.equal((await followRun(resumed.handle, () => undefined, 500)).lastIteration, 2);
+    const durable = await events(createEventReader({ kind: 'kafka', ...stack.events }), runId);
+    assert.deepEqual(metricsOf(durable), metricsOf(embedded));
+    const runs = durable.filter((e) => e.kind === 'run').map((e) => e.kind === 'run' && [e.action, e.parentLineageId, e.fromIteration]);
+    assert.deepEqual(runs, [['STARTED', null, 0], ['RESUMED', 'main', 1]]);
+    await assertSameCheckpoint(stack.storeUri, runId, resumed.run.lineageId, root);
   } finally {
     await stack.close();
   }
