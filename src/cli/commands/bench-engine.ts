@@ -60,11 +60,14 @@ const MATMULS = [[1024, 1024, 1024], [2048, 1024, 1024], [2048, 256, 768], [2048
 const FORMS = ['MatMul', 'Gemm(transB)', 'MatMul(const B)'] as const;
 
 /** One fp32 matrix product [m, k] · [k, n] in the given form, timed. */
-async function matmul([m, k, n]: readonly number[], form: (typeof FORMS)[number], threads: number, spin: boolean): Promise<Timing> {
+type Form = (typeof FORMS)[number];
+async function matmul([m, k, n]: readonly number[], form: Form, threads: number, spin: boolean): Promise<Timing> {
   const g = new Graph();
   const a = g.input('a', 'float32', [m, k]);
   const bData = new Float32Array(k * n).fill(0.01);
-  const b = form === 'MatMul(const B)' ? g.initializer('b', 'float32', [k, n], bData) : g.input('b', 'float32', form === 'Gemm(transB)' ? [n, k] : [k, n]);
+  const b = form === 'MatMul(const B)'
+    ? g.initializer('b', 'float32', [k, n], bData)
+    : g.input('b', 'float32', form === 'Gemm(transB)' ? [n, k] : [k, n]);
   g.output('c', form === 'Gemm(transB)' ? o.gemm(a, b, 0, 1) : o.matmul(a, b));
   const session = await createSession(g, { threads, spin });
   const feeds: Record<string, Tensor> = { a: floatTensor(new Float32Array(m * k).fill(0.01), [m, k]) };
@@ -82,7 +85,8 @@ async function matmulPeak(threads: number): Promise<{ wall: number; perCore: num
     for (const form of FORMS) {
       const flops = 2 * shape[0] * shape[1] * shape[2];
       const [t, one] = [await matmul(shape, form, threads, true), await matmul(shape, form, 1, false)];
-      emit({ bench: 'matmul', shape, form, threads, gflops: round(flops / t.best / 1e9), gflopsPerCore: round(flops / one.cpu / 1e9) });
+      const [gflops, gflopsPerCore] = [flops / t.best / 1e9, flops / one.cpu / 1e9];
+      emit({ bench: 'matmul', shape, form, threads, gflops: round(gflops), gflopsPerCore: round(gflopsPerCore) });
       [wall, perCore] = [Math.max(wall, flops / t.best / 1e9), Math.max(perCore, flops / one.cpu / 1e9)];
     }
   }
@@ -112,8 +116,9 @@ async function trainStep(threads: number, peak: { wall: number; perCore: number 
   emit({
     bench: 'train_step', params: t.params, batch: B, seqLen: T, threads, gflopPerStep: round(flops / 1e9),
     compileSeconds: round(t.compileSeconds, 2), stepSeconds: round(t.best, 3), medianStepSeconds: round(t.median, 3),
-    tokensPerSecond: Math.round(n / t.best), gflops: round(flops / t.best / 1e9), ratioToMatmulPeak: round(flops / t.best / 1e9 / peak.wall, 2),
-    gflopsPerCore: round(flops / one.cpu / 1e9), ratioToMatmulPeakPerCore: round(flops / one.cpu / 1e9 / peak.perCore, 2),
+    tokensPerSecond: Math.round(n / t.best), gflops: round(flops / t.best / 1e9),
+    ratioToMatmulPeak: round(flops / t.best / 1e9 / peak.wall, 2), gflopsPerCore: round(flops / one.cpu / 1e9),
+    ratioToMatmulPeakPerCore: round(flops / one.cpu / 1e9 / peak.perCore, 2),
   });
 }
 
@@ -131,11 +136,14 @@ async function embeddingGrad(threads: number): Promise<void> {
       g.output('d', grad(o.reduceSum(o.mul(o.gather(table, ids), up), [0, 1], false), [table])[0]);
       embeddingOptions.onehotMaxElements = saved;
       const s: Session = await createSession(g, { threads });
-      const feeds = { table: floatTensor(new Float32Array(V * 256), [V, 256]), up: floatTensor(new Float32Array(2048 * 256).fill(1), [2048, 256]) };
+      const feeds = {
+        table: floatTensor(new Float32Array(V * 256), [V, 256]), up: floatTensor(new Float32Array(2048 * 256).fill(1), [2048, 256]),
+      };
       seconds[mode] = (await timeIt(() => s.run(feeds), 5, 1, 0.3)).best;
       await s.release();
     }
-    emit({ bench: 'embedding_grad', tokens: 2048, vocab: V, onehotMs: round(seconds.onehot * 1e3, 2), scatterMs: round(seconds.scatter * 1e3, 2) });
+    const ms = (s: number) => round(s * 1e3, 2);
+    emit({ bench: 'embedding_grad', tokens: 2048, vocab: V, onehotMs: ms(seconds.onehot), scatterMs: ms(seconds.scatter) });
   }
 }
 
@@ -150,7 +158,8 @@ async function generate(threads: number): Promise<void> {
   const full = await timeIt(() => generateWithoutCache(policy, prompts, N), 1, 0, 0);
   emit({
     bench: 'generate', sequences: B, promptTokens: P, newTokens: N, threads,
-    withCacheTokensPerSecond: Math.round((B * N) / cached.best), withoutCacheTokensPerSecond: Math.round((B * N) / full.best),
+    withCacheTokensPerSecond: Math.round((B * N) / cached.best),
+    withoutCacheTokensPerSecond: Math.round((B * N) / full.best),
     speedup: round(full.best / cached.best),
   });
   await policy.close();

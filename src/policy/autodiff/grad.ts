@@ -56,7 +56,9 @@ export function grad(loss: Value, wrt: readonly Value[], seed?: Value): Value[] 
     if (!rule) throw new GraphError(`no gradient rule for ${n.op} (node ${n.name})`);
     const gs = n.outputs.map((v) => grads.get(v) ?? expand(graph.scalar(0, v.dtype), v.shape));
     const ins = rule(gs, n);
-    if (ins.length !== n.inputs.length) throw new GraphError(`${n.op} rule returned ${ins.length} gradients for ${n.inputs.length} inputs`);
+    if (ins.length !== n.inputs.length) {
+      throw new GraphError(`${n.op} rule returned ${ins.length} gradients for ${n.inputs.length} inputs`);
+    }
     n.inputs.forEach((v, i) => {
       const gi = ins[i];
       if (!v || !gi || !needs.has(v)) return;

@@ -96,7 +96,9 @@ export class PolicyEngine {
   }
 
   private fail(err: Error): void {
-    this.dead ??= err instanceof StarpoError ? err : new StarpoError(`policy engine worker failed: ${err.message}`, { cause: err, retryable: true });
+    this.dead ??= err instanceof StarpoError
+      ? err
+      : new StarpoError(`policy engine worker failed: ${err.message}`, { cause: err, retryable: true });
     for (const p of this.pending.values()) p.reject(this.dead);
     this.pending.clear();
   }

@@ -70,7 +70,9 @@ class Rows {
       r.tokens.push(t);
       r.logprobs.push(logprobs[b]);
       const stop = this.stops?.push(b, t) ?? null;
-      if (this.stopIds.has(t) || stop !== null) Object.assign(r, { done: true, finishReason: 'stop', stopString: stop ?? undefined });
+      if (this.stopIds.has(t) || stop !== null) {
+        Object.assign(r, { done: true, finishReason: 'stop', stopString: stop ?? undefined });
+      }
       else if (r.tokens.length >= this.maxNewTokens) r.done = true;
     });
   }
@@ -151,7 +153,7 @@ class Stepper {
   }
 }
 
-function promptFeeds(prompts: readonly (readonly number[])[], T: number, S: number) {
+export function promptFeeds(prompts: readonly (readonly number[])[], T: number, S: number) {
   const B = prompts.length;
   const tokens = new BigInt64Array(B * T);
   const mask = new Float32Array(B * T);
@@ -163,7 +165,11 @@ function promptFeeds(prompts: readonly (readonly number[])[], T: number, S: numb
       mask[b * T + t] = slotMask[b * S + t] = 1;
     }
   });
-  const feeds = { tokens: tensor('int64', [B, T], tokens), positions: tensor('int64', [B, T], positionsOf(mask, B, T)), attention_mask: floatTensor(mask, [B, T]) };
+  const feeds = {
+    tokens: tensor('int64', [B, T], tokens),
+    positions: tensor('int64', [B, T], positionsOf(mask, B, T)),
+    attention_mask: floatTensor(mask, [B, T]),
+  };
   return { feeds, lastPos: prompts.map((p) => p.length - 1), slotMask };
 }
 

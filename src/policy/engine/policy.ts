@@ -12,7 +12,7 @@ import { GROUPS, type Layout, type Role, buildLayout } from '../model/layout.ts'
 import { type Packed, clonePacked, initParams, zerosLike } from '../model/params.ts';
 import { type AdamWSpec, DEFAULT_ADAMW } from '../programs/adamw.ts';
 import {
-  LOSS_FIELDS, type SequenceBatch, type TrainBatch, bucketFor, checkBatch, place, placeInt, positionsOf, unshift,
+  type Bucket, LOSS_FIELDS, type SequenceBatch, type TrainBatch, bucketFor, checkBatch, place, placeInt, positionsOf, unshift,
 } from '../programs/batch.ts';
 import { type LossSpec, lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
@@ -101,7 +101,8 @@ export class Policy {
   /** Replaces the parameters with a copy of `p` (or `p` itself with copy = false: the policy then owns it). */
   setParams(p: Packed, copy = true): void {
     for (const g of GROUPS) {
-      if (p[g].length !== this.layout.groups[g]) throw new ConfigError(`params.${g}`, `has ${p[g].length} values, expected ${this.layout.groups[g]}`);
+      const want = this.layout.groups[g];
+      if (p[g].length !== want) throw new ConfigError(`params.${g}`, `has ${p[g].length} values, expected ${want}`);
     }
     this.params = copy ? clonePacked(p) : p;
     this.spare = null;
@@ -131,7 +132,9 @@ export class Policy {
 
   private async runTrainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics> {
     const def = lossDef(opts.loss);
-    if ((def.head === 'value') !== (this.role === 'critic')) throw new ConfigError('loss.kind', `${opts.loss.kind} does not fit a ${this.role}`);
+    if ((def.head === 'value') !== (this.role === 'critic')) {
+      throw new ConfigError('loss.kind', `${opts.loss.kind} does not fit a ${this.role}`);
+    }
     const fields = def.inputs(opts.loss).map((n) => LOSS_FIELDS[n as keyof typeof LOSS_FIELDS]);
     checkBatch(batch, ['lossMask', ...fields]);
     const bucket = this.bucket(batch);
@@ -146,7 +149,9 @@ export class Policy {
       lr: scalarTensor(opts.lr, 'float32'),
       step: scalarTensor(this.step + 1, 'float32'),
     };
-    prog.lossInputs.forEach((n, i) => (feeds[n] = floatTensor(place(batch[fields[i]]!, batch, bucket, 1, 'float32'), [bucket.batch, bucket.seqLen])));
+    prog.lossInputs.forEach((n, i) => {
+      feeds[n] = floatTensor(place(batch[fields[i]]!, batch, bucket, 1, 'float32'), [bucket.batch, bucket.seqLen]);
+    });
     const fetches: Record<string, Tensor | null> = { metrics: null };
     for (const kind of ['params', 'm', 'v'] as const) Object.assign(fetches, packedFeeds(`new_${kind}`, spare[kind]));
     const out = await prog.session.run(only(prog.session, feeds), fetches);
@@ -185,7 +190,7 @@ export class Policy {
     return bucketFor(b, this.options.seqMultiple ?? 32, this.options.batchMultiple ?? 1);
   }
 
-  private sequenceFeeds(batch: SequenceBatch, bucket: { batch: number; seqLen: number }, temperature = 1): Record<string, Tensor> {
+  private sequenceFeeds(batch: SequenceBatch, bucket: Bucket, temperature = 1): Record<string, Tensor> {
     const shape = [bucket.batch, bucket.seqLen];
     const mask = place(batch.attentionMask, batch, bucket, 0, 'float32');
     return {
@@ -205,7 +210,8 @@ function only(session: Session, feeds: Record<string, Tensor>): Record<string, T
 
 /** One zero-copy tensor per parameter view (`w.<key>`), over the packed buffers. */
 export function weightFeeds(layout: Layout, p: Packed): Record<string, Tensor> {
-  return Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, floatTensor(p[v.group].subarray(v.offset, v.offset + v.size), v.shape)]));
+  const view = (v: Layout['views'][number]) => floatTensor(p[v.group].subarray(v.offset, v.offset + v.size), v.shape);
+  return Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, view(v)]));
 }
 
 export function packedFeeds(prefix: string, p: Packed): Record<string, Tensor> {

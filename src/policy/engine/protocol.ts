@@ -60,4 +60,6 @@ export interface RemoteError {
   readonly details: Record<string, unknown>;
 }
 
-export type Response = { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: RemoteError };
+export type Response =
+  | { readonly id: number; readonly ok: true; readonly result: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: RemoteError };

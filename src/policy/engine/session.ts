@@ -31,7 +31,9 @@ export type Tensor = ort.Tensor;
 
 const HINT: Record<Provider, string> = {
   cpu: '',
-  cuda: 'the CUDA provider libraries are not installed (reinstall onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12 on a machine with CUDA 12 and cuDNN 9)',
+  cuda:
+    'the CUDA provider libraries are not installed ' +
+    '(reinstall onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12 on a machine with CUDA 12 and cuDNN 9)',
   webgpu: 'no WebGPU adapter is available on this machine',
 };
 
@@ -42,7 +44,9 @@ export function defaultThreads(): number {
 export async function createSession(model: Graph | Uint8Array, opts: SessionOptions = {}): Promise<Session> {
   const bytes = model instanceof Uint8Array ? model : toOnnx(model);
   const provider = opts.provider ?? 'cpu';
-  if (!PROVIDERS.includes(provider)) throw new ProviderError(`unknown execution provider "${provider}" (use ${PROVIDERS.join(', ')})`);
+  if (!PROVIDERS.includes(provider)) {
+    throw new ProviderError(`unknown execution provider "${provider}" (use ${PROVIDERS.join(', ')})`);
+  }
   const options: ort.InferenceSession.SessionOptions = {
     executionProviders: [provider],
     intraOpNumThreads: opts.threads ?? defaultThreads(),
@@ -67,7 +71,9 @@ export async function probeProvider(provider: Provider = 'cpu'): Promise<void> {
   await session.release();
 }
 
-const ORT_TYPE: Record<DType, ort.Tensor.Type> = { float32: 'float32', float64: 'float64', int64: 'int64', int32: 'int32', bool: 'bool' };
+const ORT_TYPE: Record<DType, ort.Tensor.Type> = {
+  float32: 'float32', float64: 'float64', int64: 'int64', int32: 'int32', bool: 'bool',
+};
 
 export function tensor(dtype: DType, shape: Shape, data: TensorData): Tensor {
   return new ort.Tensor(ORT_TYPE[dtype], data as never, [...shape]);

@@ -47,7 +47,8 @@ export function importState(policy: Policy, state: PolicyState, opts: ImportOpti
   const missing = policy.layout.entries.map((e) => e.name).filter((n) => !state.weights.has(n) && !allowed.has(n));
   if (missing.length) throw new ConfigError(missing[0], `missing from the checkpoint (${missing.length} parameters missing)`);
   const complete = policy.layout.entries.every((e) => state.weights.has(e.name));
-  const { packed, unused } = fromNamed(policy.layout, Object.fromEntries(state.weights), complete ? undefined : policy.getParams());
+  const base = complete ? undefined : policy.getParams();
+  const { packed, unused } = fromNamed(policy.layout, Object.fromEntries(state.weights), base);
   policy.setParams(packed, false);
   if (state.optimizer) {
     const m = fromNamed(policy.layout, Object.fromEntries(state.optimizer.m)).packed;

@@ -33,7 +33,8 @@ const handlers: Handlers = {
 function remote(err: unknown): RemoteError {
   const e = err instanceof Error ? err : new Error(String(err));
   const s = err instanceof StarpoError ? err : null;
-  return { name: e.name, message: e.message, stack: e.stack, retryable: s?.retryable ?? false, details: { ...(s?.details ?? {}) } };
+  const details = { ...(s?.details ?? {}) };
+  return { name: e.name, message: e.message, stack: e.stack, retryable: s?.retryable ?? false, details };
 }
 
 /** ArrayBuffers of typed arrays inside a result, to transfer (each once). */

@@ -121,7 +121,8 @@ export class Graph {
   node(op: string, inputs: readonly (Value | null)[], attrs: Attrs, outs: readonly OutSpec[], domain = ''): Value[] {
     for (const x of inputs) if (x && x.graph !== this) throw new GraphError(`${op}: input ${x.name} is from another graph`);
     const id = this.counter++;
-    const outputs = outs.map((o, i) => new Value(this, this.claim(outs.length === 1 ? `t${id}` : `t${id}_${i}`), o.dtype, o.shape, null));
+    const name = (i: number) => this.claim(outs.length === 1 ? `t${id}` : `t${id}_${i}`);
+    const outputs = outs.map((o, i) => new Value(this, name(i), o.dtype, o.shape, null));
     const node: Node = { id, name: `n${id}_${op}`, op, domain, inputs, outputs, attrs };
     // Values are created before their node exists; attach it (Value.node is readonly to callers only).
     for (const v of outputs) (v as { node: Node | null }).node = node;

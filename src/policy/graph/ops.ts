@@ -141,7 +141,8 @@ export function slice(x: Value, axis: number, start: number, end: number): Value
 export function concat(xs: readonly Value[], axis: number): Value {
   const ax = normAxis(axis, xs[0].rank);
   const shape = xs[0].shape.map((d, i) => (i === ax ? xs.reduce((s, x) => s + x.shape[ax], 0) : d));
-  for (const x of xs) if (x.rank !== shape.length || x.shape.some((d, i) => i !== ax && d !== shape[i])) fail('Concat', 'shapes differ', ...xs);
+  const fits = (x: Value) => x.rank === shape.length && x.shape.every((d, i) => i === ax || d === shape[i]);
+  if (!xs.every(fits)) fail('Concat', 'shapes differ', ...xs);
   return xs[0].graph.node('Concat', xs, { axis: ax }, [{ dtype: xs[0].dtype, shape }])[0];
 }
 
@@ -179,7 +180,9 @@ export function scatterElementsAdd(data: Value, indices: Value, updates: Value, 
 export function scatterND(data: Value, indices: Value, updates: Value): Value {
   const q = indices.shape[indices.rank - 1];
   const want = [...indices.shape.slice(0, -1), ...data.shape.slice(q)];
-  if (updates.rank !== want.length || updates.shape.some((d, i) => d !== want[i])) fail('ScatterND', `updates must be [${want}]`, data, indices, updates);
+  if (updates.rank !== want.length || updates.shape.some((d, i) => d !== want[i])) {
+    fail('ScatterND', `updates must be [${want}]`, data, indices, updates);
+  }
   return data.graph.node('ScatterND', [data, indices, updates], {}, [{ dtype: data.dtype, shape: data.shape }])[0];
 }
 
@@ -212,7 +215,9 @@ export const softmax = (x: Value): Value => x.graph.node('Softmax', [x], { axis:
 
 /** x / sqrt(mean(x², last axis) + eps) · scale (ONNX RMSNormalization, opset 23). */
 export function rmsNormalization(x: Value, scale: Value, eps: number): Value {
-  if (scale.rank !== 1 || scale.shape[0] !== x.shape[x.rank - 1]) fail('RMSNormalization', 'scale must match the last axis', x, scale);
+  if (scale.rank !== 1 || scale.shape[0] !== x.shape[x.rank - 1]) {
+    fail('RMSNormalization', 'scale must match the last axis', x, scale);
+  }
   return x.graph.node('RMSNormalization', [x, scale], { axis: -1, epsilon: { float: eps } }, [x])[0];
 }
 

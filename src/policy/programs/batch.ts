@@ -46,7 +46,9 @@ export function bucketFor(b: SequenceBatch, seqMultiple: number, batchMultiple: 
 
 export function checkBatch(b: SequenceBatch, fields: readonly string[] = []): void {
   const n = b.batch * b.seqLen;
-  if (!(b.batch > 0 && b.seqLen > 1)) throw new ConfigError('batch', `needs batch >= 1 and seqLen >= 2 (got ${b.batch}×${b.seqLen})`);
+  if (!(b.batch > 0 && b.seqLen > 1)) {
+    throw new ConfigError('batch', `needs batch >= 1 and seqLen >= 2 (got ${b.batch}×${b.seqLen})`);
+  }
   for (const f of ['tokens', 'attentionMask', ...fields]) {
     const a = (b as unknown as Record<string, ArrayLike<number> | undefined>)[f];
     if (!a) throw new ConfigError(`batch.${f}`, 'is required by this loss');
@@ -55,7 +57,9 @@ export function checkBatch(b: SequenceBatch, fields: readonly string[] = []): vo
 }
 
 /** Copies [b, t] values into a [B, T] bucket, shifted left by `shift` tokens (0 or 1). */
-export function place(src: ArrayLike<number>, from: Bucket, to: Bucket, shift: number, float: FloatDType): Float32Array | Float64Array {
+export function place(
+  src: ArrayLike<number>, from: Bucket, to: Bucket, shift: number, float: FloatDType,
+): Float32Array | Float64Array {
   const out = float === 'float64' ? new Float64Array(to.batch * to.seqLen) : new Float32Array(to.batch * to.seqLen);
   for (let b = 0; b < from.batch; b++) {
     for (let t = shift; t < from.seqLen; t++) out[b * to.seqLen + t - shift] = src[b * from.seqLen + t];

@@ -42,7 +42,9 @@ export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const lossInputs = def.inputs(spec.loss);
   const inputs = Object.fromEntries(lossInputs.map((n) => [n, g.input(n, g.float, [B, T])]));
   const hidden = encode(model, seq);
-  const head = def.head === 'lm' ? tokenStats(temper(lmLogits(model, hidden)), targets) : { values: o.reshape(values(model, hidden), [B, T]) };
+  const head = def.head === 'lm'
+    ? tokenStats(temper(lmLogits(model, hidden)), targets)
+    : { values: o.reshape(values(model, hidden), [B, T]) };
   const { loss, metrics } = def.build(spec.loss, { ...head, mask, inputs });
   return { loss, metrics, lossInputs, tokens: o.reduceSum(mask, [0, 1], false) };
 }
