@@ -10,6 +10,10 @@ const BENCHES: Record<string, { description: string; run: () => Promise<void> }>
     description: 'tiny models from scratch vs the oracle ceiling (STARPO_BENCH_CASES=bandit,sokoban,… to pick)',
     run: async () => (await import('./bench-learning.ts')).benchLearning(),
   },
+  pipeline: {
+    description: 'durable (Temporal + Kafka + S3) vs embedded per-iteration overhead, trajectory events/s to Kafka (services must run)',
+    run: async () => (await import('../../../scripts/bench-pipeline.ts')).benchPipeline(),
+  },
   envs: { description: 'environment steps/s and Sokoban levels generated/s (one core)', run: async () => (await import('./bench-envs.ts')).benchEnvs() },
 };
 
