@@ -10,15 +10,17 @@ import { ConfigError } from '../../errors.ts';
 import type { ModelConfig } from '../io/config.ts';
 import { GROUPS, type Layout, type Role, buildLayout } from '../model/layout.ts';
 import { type Packed, clonePacked, initParams, zerosLike } from '../model/params.ts';
-import { type AdamWSpec, DEFAULT_ADAMW } from '../programs/adamw.ts';
+import type { AdamWSpec } from '../programs/adamw.ts';
 import {
-  type Bucket, LOSS_FIELDS, type SequenceBatch, type TrainBatch, bucketFor, checkBatch, place, placeInt, positionsOf, unshift,
+  type Bucket, LOSS_FIELDS, type SequenceBatch, type TrainBatch, bucketFor, checkBatch, sliceRows, unshift,
 } from '../programs/batch.ts';
 import { type LossSpec, lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
+import { only, sequenceFeeds, weightFeeds } from './feeds.ts';
 import { type GenerateRequest, type Generation, generate } from './generate.ts';
 import { ProgramCache } from './programs.ts';
-import { type Provider, type Session, type Tensor, defaultThreads, floatTensor, scalarTensor, tensor } from './session.ts';
+import { type Provider, defaultThreads } from './session.ts';
+import { type OptimizerBuffers, type TrainContext, trainStep } from './train.ts';
 
 export interface PolicyOptions {
   readonly config: ModelConfig;
@@ -37,7 +39,15 @@ export interface PolicyOptions {
   readonly tokenizer?: Tokenizer;
   /** Compiled programs kept (least recently used released first; default MAX_PROGRAMS). */
   readonly maxPrograms?: number;
+  /**
+   * Most attention scores (rows · heads · T²) one program call holds per layer; larger batches
+   * are scored and trained in micro-batches (default ATTENTION_BUDGET).
+   */
+  readonly attentionBudget?: number;
 }
+
+/** 2^24 floats = 64 MB per layer's scores: long-context batches then stay within a few GB. */
+export const ATTENTION_BUDGET = 1 << 24;
 
 export interface TrainStepOptions {
   readonly loss: LossSpec;
@@ -58,12 +68,6 @@ export interface ScoreResult {
   readonly values?: Float32Array;
 }
 
-interface OptimizerBuffers {
-  params: Packed;
-  m: Packed;
-  v: Packed;
-}
-
 export class Policy {
   readonly layout: Layout;
   readonly programs: ProgramCache;
@@ -71,6 +75,7 @@ export class Policy {
   private packed: Packed | null = null;
   private moments: { m: Packed; v: Packed } | null = null;
   private spare: OptimizerBuffers | null = null;
+  private readonly scratch: TrainContext['scratch'] = {};
   private lock: Promise<unknown> = Promise.resolve();
   /** Optimizer steps taken (skipped steps do not count). */
   step = 0;
@@ -138,29 +143,23 @@ export class Policy {
     const fields = def.inputs(opts.loss).map((n) => LOSS_FIELDS[n as keyof typeof LOSS_FIELDS]);
     checkBatch(batch, ['lossMask', ...fields]);
     const bucket = this.bucket(batch);
-    const prog = await this.programs.train(bucket, opts.loss, opts.optim ?? DEFAULT_ADAMW);
     this.moments ??= { m: zerosLike(this.layout), v: zerosLike(this.layout) };
     const spare = (this.spare ??= { params: zerosLike(this.layout), m: zerosLike(this.layout), v: zerosLike(this.layout) });
-    const feeds: Record<string, Tensor> = {
-      ...this.sequenceFeeds(batch, bucket, opts.temperature),
-      ...weightFeeds(this.layout, this.params), ...packedFeeds('params', this.params),
-      ...packedFeeds('m', this.moments.m), ...packedFeeds('v', this.moments.v),
-      loss_mask: floatTensor(place(batch.lossMask, batch, bucket, 1, 'float32'), [bucket.batch, bucket.seqLen]),
-      lr: scalarTensor(opts.lr, 'float32'),
-      step: scalarTensor(this.step + 1, 'float32'),
-    };
-    prog.lossInputs.forEach((n, i) => {
-      feeds[n] = floatTensor(place(batch[fields[i]]!, batch, bucket, 1, 'float32'), [bucket.batch, bucket.seqLen]);
-    });
-    const fetches: Record<string, Tensor | null> = { metrics: null };
-    for (const kind of ['params', 'm', 'v'] as const) Object.assign(fetches, packedFeeds(`new_${kind}`, spare[kind]));
-    const out = await prog.session.run(only(prog.session, feeds), fetches);
-    const values = out.metrics.data as Float32Array;
-    const metrics = Object.fromEntries(prog.metricNames.map((n, i) => [n, values[i]]));
-    this.spare = { params: this.params, ...this.moments };
+    const ctx = { layout: this.layout, programs: this.programs, rows: this.rowsPerCall(bucket), scratch: this.scratch };
+    const state = { params: this.params, ...this.moments };
+    const metrics = await trainStep(ctx, state, spare, this.step + 1, batch, bucket, opts);
+    this.spare = state;
     [this.params, this.moments] = [spare.params, { m: spare.m, v: spare.v }];
     if (metrics.skipped === 0) this.step++;
     return metrics;
+  }
+
+  /** Rows one program call may take so that a layer's attention scores (rows·H·T²) fit the budget. */
+  private rowsPerCall(bucket: Bucket): number {
+    const perRow = this.layout.config.numHeads * bucket.seqLen ** 2;
+    let rows = 1;
+    while (rows < bucket.batch && 2 * rows * perRow <= (this.options.attentionBudget ?? ATTENTION_BUDGET)) rows *= 2;
+    return rows >= bucket.batch ? bucket.batch : rows;
   }
 
   score(batch: SequenceBatch, temperature = 1): Promise<ScoreResult> {
@@ -170,11 +169,22 @@ export class Policy {
   private async runScore(batch: SequenceBatch, temperature: number): Promise<ScoreResult> {
     checkBatch(batch);
     const bucket = this.bucket(batch);
-    const session = await this.programs.score(bucket);
-    const feeds = { ...this.sequenceFeeds(batch, bucket, temperature), ...weightFeeds(this.layout, this.params) };
-    const out = await session.run(only(session, feeds));
-    const back = (name: string) => unshift(out[name].data as Float32Array, bucket, batch);
-    return this.role === 'critic' ? { values: back('values') } : { logprobs: back('logprobs'), entropy: back('entropy') };
+    const rows = this.rowsPerCall(bucket);
+    const chunk = { batch: rows, seqLen: bucket.seqLen };
+    const session = await this.programs.score(chunk);
+    const names = this.role === 'critic' ? ['values'] : ['logprobs', 'entropy'];
+    const result = Object.fromEntries(names.map((n) => [n, new Float32Array(batch.batch * batch.seqLen)]));
+    const weights = weightFeeds(this.layout, this.params);
+    for (let start = 0; start < batch.batch; start += rows) {
+      const part = sliceRows(batch, start, rows);
+      const out = await session.run(only(session, { ...sequenceFeeds(part, chunk, temperature), ...weights }));
+      const take = Math.min(rows, batch.batch - start);
+      for (const n of names) {
+        const rowsOut = unshift(out[n].data as Float32Array, chunk, part);
+        result[n].set(rowsOut.subarray(0, take * batch.seqLen), start * batch.seqLen);
+      }
+    }
+    return result as ScoreResult;
   }
 
   async generate(req: GenerateRequest): Promise<Generation[]> {
@@ -190,30 +200,6 @@ export class Policy {
     return bucketFor(b, this.options.seqMultiple ?? 32, this.options.batchMultiple ?? 1);
   }
 
-  private sequenceFeeds(batch: SequenceBatch, bucket: Bucket, temperature = 1): Record<string, Tensor> {
-    const shape = [bucket.batch, bucket.seqLen];
-    const mask = place(batch.attentionMask, batch, bucket, 0, 'float32');
-    return {
-      tokens: tensor('int64', shape, placeInt(batch.tokens, batch, bucket, 0)),
-      targets: tensor('int64', shape, placeInt(batch.tokens, batch, bucket, 1)),
-      positions: tensor('int64', shape, positionsOf(mask, bucket.batch, bucket.seqLen)),
-      attention_mask: floatTensor(mask, shape),
-      inv_temperature: scalarTensor(1 / temperature, 'float32'),
-    };
-  }
 }
 
-/** The feeds a session declares (programs differ: a critic has no targets or temperature). */
-function only(session: Session, feeds: Record<string, Tensor>): Record<string, Tensor> {
-  return Object.fromEntries(session.inputNames.map((n) => [n, feeds[n]]));
-}
-
-/** One zero-copy tensor per parameter view (`w.<key>`), over the packed buffers. */
-export function weightFeeds(layout: Layout, p: Packed): Record<string, Tensor> {
-  const view = (v: Layout['views'][number]) => floatTensor(p[v.group].subarray(v.offset, v.offset + v.size), v.shape);
-  return Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, view(v)]));
-}
-
-export function packedFeeds(prefix: string, p: Packed): Record<string, Tensor> {
-  return Object.fromEntries(GROUPS.map((g) => [`${prefix}_${g}`, floatTensor(p[g], [p[g].length])]));
-}
+export { packedFeeds, weightFeeds } from './feeds.ts';

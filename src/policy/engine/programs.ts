@@ -6,11 +6,11 @@
 import { log } from '../../log.ts';
 import type { Graph } from '../graph/graph.ts';
 import type { Layout } from '../model/layout.ts';
-import type { AdamWSpec } from '../programs/adamw.ts';
+import { type AdamWSpec, DEFAULT_ADAMW } from '../programs/adamw.ts';
 import { type DecodeShape, type PrefillShape, buildDecodeGraph, buildPrefillGraph } from '../programs/generate.ts';
 import type { LossSpec } from '../programs/loss.ts';
 import { buildScoreGraph } from '../programs/score.ts';
-import { type TrainShape, buildTrainGraph } from '../programs/train.ts';
+import { type TrainShape, buildApplyGraph, buildGradGraph, buildTrainGraph } from '../programs/train.ts';
 import { type Session, type SessionOptions, createSession } from './session.ts';
 
 export interface TrainProgram {
@@ -46,6 +46,22 @@ export class ProgramCache {
     return this.get(['train', shape, loss, optim], async () => {
       const t = buildTrainGraph(this.layout, { ...shape, loss, optim });
       return { session: await this.compile('train', t.graph), lossInputs: t.lossInputs, metricNames: t.metricNames };
+    });
+  }
+
+  /** Micro-batch gradient accumulation (see train.ts). */
+  grad(shape: TrainShape, loss: LossSpec): Promise<TrainProgram> {
+    return this.get(['grad', shape, loss], async () => {
+      const t = buildGradGraph(this.layout, { ...shape, loss, optim: DEFAULT_ADAMW });
+      return { session: await this.compile('grad', t.graph), lossInputs: t.lossInputs, metricNames: t.metricNames };
+    });
+  }
+
+  /** Clipping + AdamW on an accumulated gradient. */
+  apply(optim: AdamWSpec): Promise<TrainProgram> {
+    return this.get(['apply', optim], async () => {
+      const t = buildApplyGraph(this.layout, optim);
+      return { session: await this.compile('apply', t.graph), lossInputs: [], metricNames: t.metricNames };
     });
   }
 

@@ -21,6 +21,8 @@ export interface SessionOptions {
    * on a shared machine, where spinning threads take cores other processes need.
    */
   readonly spin?: boolean;
+  /** Keep onnxruntime's CPU memory arena (default true; see Policy's `arena`). */
+  readonly arena?: boolean;
 }
 
 /** Thrown when an execution provider cannot be used on this machine. */
@@ -53,6 +55,7 @@ export async function createSession(model: Graph | Uint8Array, opts: SessionOpti
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    enableCpuMemArena: opts.arena ?? true,
     extra: { session: { intra_op: { allow_spinning: opts.spin === false ? '0' : '1' } } },
   };
   try {

@@ -96,3 +96,30 @@ export function unshift(rows: ArrayLike<number>, from: Bucket, to: Bucket): Floa
   }
   return out;
 }
+
+/**
+ * The whole mini-batch's loss denominators (train programs' `token_count`, `sequence_count`):
+ * trained tokens and rows with any, where token 0 of a row never counts (nothing predicts it).
+ */
+export function trainNorm(b: TrainBatch): { tokens: number; sequences: number } {
+  let [tokens, sequences] = [0, 0];
+  for (let r = 0; r < b.batch; r++) {
+    let n = 0;
+    for (let t = 1; t < b.seqLen; t++) n += b.lossMask[r * b.seqLen + t];
+    [tokens, sequences] = [tokens + n, sequences + (n > 0 ? 1 : 0)];
+  }
+  return { tokens: Math.max(tokens, 1), sequences: Math.max(sequences, 1) };
+}
+
+/** Rows [start, start + count) of a batch as their own batch (views; rows past the end are padding). */
+export function sliceRows<B extends SequenceBatch>(b: B, start: number, count: number): B {
+  const T = b.seqLen;
+  const cut = <A extends Float32Array | Int32Array>(a: A): A => {
+    if (start + count <= b.batch) return a.subarray(start * T, (start + count) * T) as A;
+    const out = new (a.constructor as new (n: number) => A)(count * T);
+    out.set(a.subarray(start * T, b.batch * T));
+    return out;
+  };
+  const fields = Object.entries(b).map(([k, v]) => [k, v instanceof Float32Array || v instanceof Int32Array ? cut(v) : v]);
+  return { ...Object.fromEntries(fields), batch: count } as B;
+}

@@ -45,6 +45,16 @@ export interface LossContext {
   readonly values?: Value; // critic value
   readonly mask: Value; // 1 where the row's next token is trained
   readonly inputs: Readonly<Record<string, Value>>; // the loss's own [B, T] inputs, by name
+  readonly norm: Norm;
+}
+
+/**
+ * Denominators over the whole mini-batch, fed by the caller rather than computed in-graph, so
+ * that a mini-batch split into micro-batches sums to exactly the loss and metrics of one pass.
+ */
+export interface Norm {
+  readonly tokens: Value; // scalar: trained tokens (at least 1)
+  readonly sequences: Value; // scalar: rows with at least one trained token (at least 1)
 }
 
 export interface LossResult {
@@ -60,17 +70,15 @@ interface LossDef<S extends LossSpec> {
   build(spec: S, c: LossContext): LossResult;
 }
 
-export function aggregate(l: Value, mask: Value, mode: Aggregation): Value {
+/** Per-token values [B, T] to one number; rows without trained tokens contribute nothing. */
+export function aggregate(l: Value, mask: Value, mode: Aggregation, norm: Norm): Value {
   const masked = o.mul(l, mask); // [B, T]
-  if (mode === 'token-mean') return o.div(o.reduceSum(masked, [0, 1], false), o.max(o.reduceSum(mask, [0, 1], false), 1));
+  if (mode === 'token-mean') return o.div(o.reduceSum(masked, [0, 1], false), norm.tokens);
   const perSeqSum = o.reduceSum(masked, [1], false); // [B]
-  const tokens = o.reduceSum(mask, [1], false); // [B]
-  const perSeq = mode === 'seq-mean-token-sum' ? perSeqSum : o.div(perSeqSum, o.max(tokens, 1));
-  const seqs = o.cast(o.greater(tokens, 0), l.dtype); // sequences with no trained token do not count
-  return o.div(o.reduceSum(o.mul(perSeq, seqs), [0], false), o.max(o.reduceSum(seqs, [0], false), 1));
+  const perSeq = mode === 'seq-mean-token-sum' ? perSeqSum : o.div(perSeqSum, o.max(o.reduceSum(mask, [1], false), 1));
+  return o.div(o.reduceSum(perSeq, [0], false), norm.sequences);
 }
 
-const maskedMean = (x: Value, mask: Value): Value => aggregate(x, mask, 'token-mean');
 const clip = (x: Value, lo: Value | number, hi: Value | number): Value => o.min(o.max(x, lo), hi);
 const asFloat = (b: Value, like: Value): Value => o.cast(b, like.dtype);
 
@@ -85,16 +93,16 @@ const ppo: LossDef<PpoLoss> = {
     const pg2 = o.mul(o.neg(adv), clip(ratio, 1 - s.clipLow, 1 + s.clipHigh));
     let pg = o.max(pg1, pg2);
     if (s.dualClip !== null) pg = o.where(o.less(adv, 0), o.min(pg, o.mul(o.neg(adv), s.dualClip)), pg);
-    const pgLoss = aggregate(pg, mask, s.aggregation);
-    const entropy = aggregate(c.entropy!, mask, s.aggregation);
+    const pgLoss = aggregate(pg, mask, s.aggregation, c.norm);
+    const entropy = aggregate(c.entropy!, mask, s.aggregation, c.norm);
     let loss = o.sub(pgLoss, o.mul(entropy, s.entropyCoef));
     let klRef = o.mul(entropy, 0);
     if (s.kl) {
-      klRef = aggregate(klEstimate(logp, c.inputs.ref_logprobs, s.kl.estimator), mask, s.aggregation);
+      klRef = aggregate(klEstimate(logp, c.inputs.ref_logprobs, s.kl.estimator), mask, s.aggregation, c.norm);
       loss = o.add(loss, o.mul(klRef, s.kl.coef));
     }
-    const clipFrac = maskedMean(asFloat(o.greater(pg2, pg1), pg1), mask);
-    const approxKl = maskedMean(o.neg(logRatio), mask);
+    const clipFrac = aggregate(asFloat(o.greater(pg2, pg1), pg1), mask, 'token-mean', c.norm);
+    const approxKl = aggregate(o.neg(logRatio), mask, 'token-mean', c.norm);
     return { loss, metrics: { pg_loss: pgLoss, entropy, kl_ref: klRef, clip_frac: clipFrac, approx_kl: approxKl } };
   },
 };
@@ -114,9 +122,9 @@ const value: LossDef<ValueLoss> = {
     const vClipped = clip(v, o.sub(old, s.clip), o.add(old, s.clip));
     const l1 = o.mul(o.sub(v, ret), o.sub(v, ret));
     const l2 = o.mul(o.sub(vClipped, ret), o.sub(vClipped, ret));
-    const valueLoss = o.mul(aggregate(o.max(l1, l2), c.mask, s.aggregation), 0.5);
-    const clipFrac = maskedMean(asFloat(o.greater(l2, l1), l1), c.mask);
-    return { loss: valueLoss, metrics: { value_loss: valueLoss, vf_clip_frac: clipFrac, value_mean: maskedMean(v, c.mask) } };
+    const valueLoss = o.mul(aggregate(o.max(l1, l2), c.mask, s.aggregation, c.norm), 0.5);
+    const clipFrac = aggregate(asFloat(o.greater(l2, l1), l1), c.mask, 'token-mean', c.norm);
+    return { loss: valueLoss, metrics: { value_loss: valueLoss, vf_clip_frac: clipFrac, value_mean: aggregate(v, c.mask, 'token-mean', c.norm) } };
   },
 };
 
@@ -124,8 +132,8 @@ const sft: LossDef<SftLoss> = {
   head: 'lm',
   inputs: () => [],
   build(s, c) {
-    const nll = aggregate(o.neg(c.logp!), c.mask, s.aggregation);
-    return { loss: nll, metrics: { nll, entropy: maskedMean(c.entropy!, c.mask) } };
+    const nll = aggregate(o.neg(c.logp!), c.mask, s.aggregation, c.norm);
+    return { loss: nll, metrics: { nll, entropy: aggregate(c.entropy!, c.mask, 'token-mean', c.norm) } };
   },
 };
 

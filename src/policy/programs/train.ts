@@ -1,17 +1,23 @@
 /**
  * The train_step program: ONE graph = forward + loss + backward + gradient clipping + AdamW.
- * Inputs: packed params and both Adam moments, the batch (tokens, positions, attention mask,
- * targets, loss mask, the loss's own per-token inputs), lr and the 1-based step. Outputs: the new
- * params and moments (written into pre-allocated buffers by the runner) and a metrics vector.
+ * Inputs: parameter views and the packed params and both Adam moments, the batch (tokens,
+ * positions, attention mask, targets, loss mask, the loss's own per-token inputs, the mini-batch
+ * denominators), lr and the 1-based step. Outputs: the new params and moments (written into
+ * pre-allocated buffers by the runner) and a metrics vector.
+ *
+ * A mini-batch too large for memory (attention keeps B·H·T² scores per layer) is split into
+ * micro-batches instead: a `grad` program adds each micro-batch's gradient into an accumulator,
+ * and an `apply` program runs clipping + AdamW once. Denominators are fed for the whole
+ * mini-batch, so the micro-batches sum to exactly the one-graph loss, metrics and gradient.
  */
 import { grad } from '../autodiff/grad.ts';
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
-import type { GroupName, Layout } from '../model/layout.ts';
+import * as o from '../graph/ops.ts';
+import { GROUPS, type GroupName, type Layout } from '../model/layout.ts';
 import { type Model, lmLogits, values, weightInputs } from '../model/transformer.ts';
 import { type AdamWSpec, type Groups, adamw } from './adamw.ts';
 import { encode, groupInputs, metricsVector, sequenceInputs, temper, tokenStats } from './common.ts';
 import { type LossSpec, lossDef } from './loss.ts';
-import * as o from '../graph/ops.ts';
 
 export interface TrainShape {
   readonly batch: number;
@@ -32,7 +38,7 @@ export interface TrainGraph {
   readonly metricNames: readonly string[];
 }
 
-/** Forward + loss only, shared by train_step and the gradient checks: returns the loss and metrics. */
+/** Forward + loss only, shared by the train programs and the gradient checks. */
 export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const { batch: B, seqLen: T } = spec;
   const def = lossDef(spec.loss);
@@ -41,11 +47,12 @@ export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const mask = g.input('loss_mask', g.float, [B, T]);
   const lossInputs = def.inputs(spec.loss);
   const inputs = Object.fromEntries(lossInputs.map((n) => [n, g.input(n, g.float, [B, T])]));
+  const norm = { tokens: g.input('token_count', g.float, []), sequences: g.input('sequence_count', g.float, []) };
   const hidden = encode(model, seq);
   const head = def.head === 'lm'
     ? tokenStats(temper(lmLogits(model, hidden)), targets)
     : { values: o.reshape(values(model, hidden), [B, T]) };
-  const { loss, metrics } = def.build(spec.loss, { ...head, mask, inputs });
+  const { loss, metrics } = def.build(spec.loss, { ...head, mask, inputs, norm });
   return { loss, metrics, lossInputs, tokens: o.reduceSum(mask, [0, 1], false) };
 }
 
@@ -58,20 +65,47 @@ function packedGrads(layout: Layout, grads: Value[]): Groups {
   return { matrices: flat('matrices'), vectors: flat('vectors') };
 }
 
+function lossAndGrads(g: Graph, layout: Layout, spec: TrainProgramSpec) {
+  const model = weightInputs(g, layout);
+  const { loss, metrics, lossInputs, tokens } = buildLoss(g, model, spec);
+  const grads = packedGrads(layout, grad(loss, layout.views.map((v) => model.w[v.key])));
+  return { grads, lossInputs, metrics: { loss, ...metrics } as Record<string, Value>, tokens };
+}
+
 export function buildTrainGraph(layout: Layout, spec: TrainProgramSpec): TrainGraph {
   const g = new Graph(spec.float ?? 'float32');
-  const model = weightInputs(g, layout);
+  const { grads, lossInputs, metrics, tokens } = lossAndGrads(g, layout, spec);
   // The packed params are fed twice over the same memory: as views (forward) and whole (update).
   const state = { params: groupInputs(g, layout, 'params'), m: groupInputs(g, layout, 'm'), v: groupInputs(g, layout, 'v') };
-  const { loss, metrics, lossInputs, tokens } = buildLoss(g, model, spec);
-  const lr = g.input('lr', g.float, []);
-  const step = g.input('step', g.float, []);
-  const next = adamw(state, packedGrads(layout, grad(loss, layout.views.map((v) => model.w[v.key]))), lr, step, spec.optim);
+  const next = adamw(state, grads, g.input('lr', g.float, []), g.input('step', g.float, []), spec.optim);
   for (const kind of ['params', 'm', 'v'] as const) {
-    for (const group of ['matrices', 'vectors'] as const) g.output(`new_${kind}_${group}`, next[kind][group]);
+    for (const group of GROUPS) g.output(`new_${kind}_${group}`, next[kind][group]);
   }
-  const all: Record<string, Value> = { loss, ...metrics, grad_norm: next.gradNorm, skipped: next.skipped, tokens };
-  const { names, vector } = metricsVector(all);
+  const { names, vector } = metricsVector({ ...metrics, grad_norm: next.gradNorm, skipped: next.skipped, tokens });
   g.output('metrics', vector);
   return { graph: g, lossInputs, metricNames: names };
+}
+
+/** One micro-batch: `new_acc = acc + gradient`; metrics are this micro-batch's share of the sums. */
+export function buildGradGraph(layout: Layout, spec: TrainProgramSpec): TrainGraph {
+  const g = new Graph(spec.float ?? 'float32');
+  const { grads, lossInputs, metrics, tokens } = lossAndGrads(g, layout, spec);
+  const acc = groupInputs(g, layout, 'acc');
+  for (const group of GROUPS) g.output(`new_acc_${group}`, o.add(acc[group], grads[group]));
+  const { names, vector } = metricsVector({ ...metrics, tokens });
+  g.output('metrics', vector);
+  return { graph: g, lossInputs, metricNames: names };
+}
+
+/** Clipping + AdamW on an accumulated gradient (inputs `grad_<group>`); metrics grad_norm, skipped. */
+export function buildApplyGraph(layout: Layout, optim: AdamWSpec, float: FloatDType = 'float32'): TrainGraph {
+  const g = new Graph(float);
+  const state = { params: groupInputs(g, layout, 'params'), m: groupInputs(g, layout, 'm'), v: groupInputs(g, layout, 'v') };
+  const next = adamw(state, groupInputs(g, layout, 'grad'), g.input('lr', g.float, []), g.input('step', g.float, []), optim);
+  for (const kind of ['params', 'm', 'v'] as const) {
+    for (const group of GROUPS) g.output(`new_${kind}_${group}`, next[kind][group]);
+  }
+  const { names, vector } = metricsVector({ grad_norm: next.gradNorm, skipped: next.skipped });
+  g.output('metrics', vector);
+  return { graph: g, lossInputs: [], metricNames: names };
 }

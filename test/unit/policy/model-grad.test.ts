@@ -34,8 +34,10 @@ function feeds(names: readonly string[]): Record<string, Tensor> {
     returns: f64(rand(B * T, 6, -1, 1)),
     old_values: f64(rand(B * T, 7, -0.3, 0.3)),
     inv_temperature: tensor('float64', [], Float64Array.of(1 / 0.7)),
+    token_count: tensor('float64', [], Float64Array.of(6)), // the loss mask's trained tokens
+    sequence_count: tensor('float64', [], Float64Array.of(2)),
   };
-  return Object.fromEntries(['tokens', 'targets', 'positions', 'attention_mask', 'loss_mask', ...names].map((n) => [n, all[n]]));
+  return Object.fromEntries(['tokens', 'targets', 'positions', 'attention_mask', 'loss_mask', 'token_count', 'sequence_count', ...names].map((n) => [n, all[n]]));
 }
 
 async function checkModel(role: 'actor' | 'critic', loss: LossSpec): Promise<number> {

@@ -67,3 +67,23 @@ test('a PPO step reports its metrics, and a non-finite advantage skips the updat
   assert.ok(Buffer.from(policy.getParams().matrices.buffer).equals(Buffer.from(before.buffer)));
   await policy.close();
 });
+
+test('micro-batched train_step (gradient accumulation) matches the one-graph step, and chunked scoring matches', async () => {
+  const ppo = { ...STARPO_S_PPO, aggregation: 'seq-mean-token-mean', entropyCoef: 0.01 } as const;
+  const whole = new Policy({ config, seed: 4, threads: 1, seqMultiple: 16 });
+  const micro = new Policy({ config, seed: 4, threads: 1, seqMultiple: 16, attentionBudget: 1 }); // one row per call
+  const batch = corpusBatch();
+  const n = batch.batch * batch.seqLen;
+  batch.lossMask.fill(0, 2 * batch.seqLen, 3 * batch.seqLen); // a row with nothing to train
+  const { logprobs } = await whole.score(batch);
+  assert.deepEqual(await micro.score(batch), await whole.score(batch));
+  const train = { ...batch, advantages: Float32Array.from({ length: n }, (_, i) => Math.sin(i)), oldLogprobs: logprobs!.map((x) => x + 0.1) };
+  for (let step = 0; step < 2; step++) {
+    const [a, b] = [await whole.trainStep(train, { loss: ppo, lr: 1e-2 }), await micro.trainStep(train, { loss: ppo, lr: 1e-2 })];
+    assert.deepEqual(Object.keys(b), Object.keys(a));
+    for (const k of Object.keys(a)) assert.ok(Math.abs(a[k] - b[k]) <= 1e-5 * Math.max(1, Math.abs(a[k])), `${k}: ${a[k]} vs ${b[k]}`);
+  }
+  const [pa, pb] = [whole.getParams().matrices, micro.getParams().matrices];
+  pa.forEach((x, i) => assert.ok(Math.abs(x - pb[i]) < 1e-5, `param ${i}: ${x} vs ${pb[i]}`));
+  await Promise.all([whole.close(), micro.close()]);
+});

@@ -1,0 +1,44 @@
+/**
+ * Program inputs from TypeScript data: parameter views, packed groups, and padded sequence
+ * batches in the row alignment the graphs use (see programs/batch.ts).
+ */
+import { GROUPS, type Layout } from '../model/layout.ts';
+import type { Packed } from '../model/params.ts';
+import { type Bucket, type SequenceBatch, place, placeInt, positionsOf } from '../programs/batch.ts';
+import { type Session, type Tensor, floatTensor, scalarTensor, tensor } from './session.ts';
+
+export type Feeds = Record<string, Tensor>;
+
+/** One zero-copy tensor per parameter view (`w.<key>`), over the packed buffers. */
+export function weightFeeds(layout: Layout, p: Packed): Feeds {
+  const view = (v: Layout['views'][number]) => floatTensor(p[v.group].subarray(v.offset, v.offset + v.size), v.shape);
+  return Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, view(v)]));
+}
+
+/** `<prefix>_matrices` and `<prefix>_vectors` over whole packed groups (zero-copy). */
+export function packedFeeds(prefix: string, p: Packed): Feeds {
+  return Object.fromEntries(GROUPS.map((g) => [`${prefix}_${g}`, floatTensor(p[g], [p[g].length])]));
+}
+
+/** tokens, targets (next tokens), positions, attention mask and 1/T for a batch padded to `bucket`. */
+export function sequenceFeeds(batch: SequenceBatch, bucket: Bucket, temperature = 1): Feeds {
+  const shape = [bucket.batch, bucket.seqLen];
+  const mask = place(batch.attentionMask, batch, bucket, 0, 'float32');
+  return {
+    tokens: tensor('int64', shape, placeInt(batch.tokens, batch, bucket, 0)),
+    targets: tensor('int64', shape, placeInt(batch.tokens, batch, bucket, 1)),
+    positions: tensor('int64', shape, positionsOf(mask, bucket.batch, bucket.seqLen)),
+    attention_mask: floatTensor(mask, shape),
+    inv_temperature: scalarTensor(1 / temperature, 'float32'),
+  };
+}
+
+/** A per-token caller array shifted into row alignment (row t about token t+1) and padded. */
+export function rowFeed(values: ArrayLike<number>, batch: SequenceBatch, bucket: Bucket): Tensor {
+  return floatTensor(place(values, batch, bucket, 1, 'float32'), [bucket.batch, bucket.seqLen]);
+}
+
+/** The feeds a session declares (programs differ: a critic has no targets or temperature). */
+export function only(session: Session, feeds: Feeds): Feeds {
+  return Object.fromEntries(session.inputNames.map((n) => [n, feeds[n]]));
+}
