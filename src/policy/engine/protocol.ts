@@ -20,7 +20,9 @@ export interface EngineInit {
   readonly seqMultiple?: number;
   readonly batchMultiple?: number;
   readonly spin?: boolean;
+  readonly arena?: boolean;
   readonly maxPrograms?: number;
+  readonly attentionBudget?: number;
   /** tokenizer.json (+ tokenizer_config.json) contents, for stop strings. */
   readonly tokenizerFiles?: Readonly<Record<string, string>>;
 }
