@@ -6,7 +6,7 @@
  * the batch runs until every row has stopped or hit maxNewTokens.
  */
 import { ConfigError } from '../../errors.ts';
-import { cacheName } from '../programs/generate.ts';
+import { type PrefillShape, cacheName } from '../programs/generate.ts';
 import { positionsOf } from '../programs/batch.ts';
 import { SamplingRng } from '../sampling/rng.ts';
 import { type SamplingOptions, TokenSampler } from '../sampling/sampler.ts';
@@ -83,6 +83,7 @@ export async function generate(
   params: Record<string, Tensor>,
   req: GenerateRequest,
   tokenizer?: Tokenizer,
+  attentionBudget = Infinity,
 ): Promise<Generation[]> {
   const cfg = programs.layout.config;
   const n = req.prompts.length;
@@ -95,11 +96,10 @@ export async function generate(
   const rows = new Rows(B, req.maxNewTokens, new Set(req.stopTokenIds ?? cfg.eosTokenIds), req.stopStrings ?? [], tokenizer);
   rows.out.slice(n).forEach((r) => (r.done = true));
   const step = new Stepper(req, B, cfg.vocabSize);
-  const prefill = await programs.prefill({ batch: B, promptLen: T, cacheLen: S });
-  const { feeds, lastPos, slotMask } = promptFeeds([...req.prompts, ...Array<number[]>(B - n).fill([0])], T, S);
-  const names = [...Array(cfg.numLayers).keys()].flatMap((i) => [cacheName('k', i), cacheName('v', i)]);
-  let out = await prefill.run({ ...params, ...feeds }, step.fetches(Object.fromEntries(names.map((n) => [n, null]))));
-  let caches = cacheTensors(out, cfg.numLayers, '');
+  const prompts = [...req.prompts, ...Array<number[]>(B - n).fill([0])];
+  const { lastPos, slotMask } = promptFeeds(prompts, T, S);
+  const chunk = largestDivisor(B, (r) => r * cfg.numHeads * T * T <= attentionBudget);
+  let { out, caches } = await prefill(programs, params, prompts, { batch: chunk, promptLen: T, cacheLen: S }, step);
   rows.push(...step.pick(out));
   const decode = await programs.decode({ batch: B, cacheLen: S });
   let spare: Record<string, Tensor> | null = null;
@@ -116,6 +116,49 @@ export async function generate(
     rows.push(...step.pick(out));
   }
   return rows.out.slice(0, n).map(({ done: _, ...g }) => g);
+}
+
+/**
+ * Prefill in row chunks of `shape.batch` (attention holds chunk·H·T² scores per layer). Each
+ * chunk writes its caches straight into its rows of the full [B, K, S, E] buffers (rows are the
+ * leading axis, so a chunk's rows are one contiguous block); head outputs are concatenated.
+ */
+async function prefill(
+  programs: ProgramCache, params: Record<string, Tensor>, prompts: readonly (readonly number[])[], shape: PrefillShape, step: Stepper,
+) {
+  const { numLayers: L, numKvHeads: K, headDim: E } = programs.layout.config;
+  const [B, r, S] = [prompts.length, shape.batch, shape.cacheLen];
+  const session = await programs.prefill(shape);
+  const names = [...Array(L).keys()].flatMap((i) => [cacheName('k', i), cacheName('v', i)]);
+  const full = Object.fromEntries(names.map((nm) => [nm, new Float32Array(B * K * S * E)]));
+  const heads: Record<string, Tensor>[] = [];
+  for (let start = 0; start < B; start += r) {
+    const views = names.map((nm) => [nm, floatTensor(full[nm].subarray(start * K * S * E, (start + r) * K * S * E), [r, K, S, E])]);
+    const { feeds } = promptFeeds(prompts.slice(start, start + r), shape.promptLen, S);
+    heads.push(await session.run({ ...params, ...feeds }, step.fetches(Object.fromEntries(views))));
+  }
+  const caches = Object.fromEntries(names.map((nm) => [nm, floatTensor(full[nm], [B, K, S, E])]));
+  return { out: concatHeads(heads), caches };
+}
+
+/** Row-wise concatenation of the chunks' head outputs (logits or greedy token and log-prob). */
+function concatHeads(chunks: Record<string, Tensor>[]): Record<string, Tensor> {
+  if (chunks.length === 1) return chunks[0];
+  const cat = (name: string): Tensor => {
+    const parts = chunks.map((c) => c[name]);
+    const data = parts[0].data instanceof BigInt64Array ? new BigInt64Array(parts.reduce((s, p) => s + p.size, 0))
+      : new Float32Array(parts.reduce((s, p) => s + p.size, 0));
+    let at = 0;
+    for (const p of parts) (data.set(p.data as never, at), (at += p.size));
+    const dims = [parts.reduce((s, p) => s + p.dims[0], 0), ...parts[0].dims.slice(1)];
+    return tensor(data instanceof BigInt64Array ? 'int64' : 'float32', dims, data);
+  };
+  return Object.fromEntries(Object.keys(chunks[0]).filter((k) => !k.startsWith('cache_')).map((k) => [k, cat(k)]));
+}
+
+function largestDivisor(n: number, fits: (d: number) => boolean): number {
+  for (let d = n; d > 1; d--) if (n % d === 0 && fits(d)) return d;
+  return 1;
 }
 
 /** Batch sizes generation compiles for: 1, 2, 4, 8, then multiples of 8 up to 64, then of 32. */

@@ -194,7 +194,8 @@ export class Policy {
 
   async generate(req: GenerateRequest): Promise<Generation[]> {
     if (this.role !== 'actor') throw new ConfigError('role', 'only an actor generates');
-    return this.exclusive(() => generate(this.programs, weightFeeds(this.layout, this.params), req, this.options.tokenizer));
+    const budget = this.options.attentionBudget ?? ATTENTION_BUDGET;
+    return this.exclusive(() => generate(this.programs, weightFeeds(this.layout, this.params), req, this.options.tokenizer, budget));
   }
 
   close(): Promise<void> {

@@ -69,3 +69,15 @@ test('generation pads the batch to a bucket and the program cache stays bounded'
   const gens = await policy.generate({ prompts: PROMPTS, maxNewTokens: 3, stopTokenIds: [] }); // compiled for 4 rows
   assert.equal(gens.length, 3);
 });
+
+test('prefill in row chunks (small attention budget) generates what one prefill does', async () => {
+  const chunked = new Policy({ config, seed: 3, threads: 1, attentionBudget: 4 * 16 * 16 }); // one row per prefill call
+  chunked.setParams(policy.getParams());
+  for (const sampling of [{ temperature: 0 }, { temperature: 1 }]) {
+    const req = { prompts: PROMPTS, maxNewTokens: 6, sampling, seed: 9, stopTokenIds: [] };
+    const [a, b] = [await chunked.generate(req), await policy.generate(req)];
+    assert.deepEqual(a.map((g) => g.tokens), b.map((g) => g.tokens));
+    a.forEach((g, i) => g.logprobs.forEach((lp, j) => assert.ok(Math.abs(lp - b[i].logprobs[j]) < 1e-5))); // Gemm blocking differs
+  }
+  await chunked.close();
+});
