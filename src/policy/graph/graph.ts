@@ -72,6 +72,7 @@ export class Graph {
   readonly outputs: Value[] = [];
   private counter = 0;
   private readonly constants = new Map<string, Value>();
+  private constantCount = 0;
   private readonly names = new Set<string>();
   private readonly data = new Map<Value, TensorData>();
 
@@ -98,13 +99,13 @@ export class Graph {
     return d === undefined ? undefined : Array.from(d as ArrayLike<number | bigint>, Number);
   }
 
-  /** A deduplicated constant initializer (small tensors: scalars, axes, shapes, masks). */
+  /** A constant initializer; small ones (scalars, axes, shapes) are deduplicated by value. */
   constant(values: ArrayLike<number>, dtype: DType, shape: Shape): Value {
-    const key = `${dtype}|${shape.join(',')}|${Array.from(values).join(',')}`;
-    const hit = this.constants.get(key);
+    const key = values.length <= 1024 ? `${dtype}|${shape.join(',')}|${Array.from(values).join(',')}` : null;
+    const hit = key === null ? undefined : this.constants.get(key);
     if (hit) return hit;
-    const v = this.initializer(`c${this.constants.size}`, dtype, shape, typedArray(dtype, values));
-    this.constants.set(key, v);
+    const v = this.initializer(`c${this.constantCount++}`, dtype, shape, typedArray(dtype, values));
+    if (key !== null) this.constants.set(key, v);
     return v;
   }
 
