@@ -14,6 +14,10 @@ const BENCHES: Record<string, { description: string; run: () => Promise<void> }>
     description: 'durable (Temporal + Kafka + S3) vs embedded per-iteration overhead, trajectory events/s to Kafka (services must run)',
     run: async () => (await import('../../../scripts/bench-pipeline.ts')).benchPipeline(),
   },
+  engine: {
+    description: 'MatMul roofline, train_step tokens/s and share of the roofline, generate with vs without KV cache',
+    run: async () => (await import('./bench-engine.ts')).benchEngine(),
+  },
   envs: { description: 'environment steps/s and Sokoban levels generated/s (one core)', run: async () => (await import('./bench-envs.ts')).benchEnvs() },
 };
 
