@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { startDashboard } from '../../report/index.ts';
+import type { ProgressSource } from '../../report/dashboard.ts';
 import { nonNegativeInt, sourceFor } from './report.ts';
 
 interface DashboardFlags {
@@ -11,7 +12,17 @@ interface DashboardFlags {
   topic?: string;
   pollMs: string;
   trajectoryIterations: string;
+  durable?: boolean;
 }
+
+/** Live progress of a durable run from its workflow's `progress` query (iteration and stage in flight). */
+const temporalProgress: ProgressSource = {
+  async progress(runId) {
+    const { runStatus } = await import('../../durable/client.ts');
+    const { progress } = await runStatus(runId);
+    return progress && { iteration: progress.iteration, iterations: progress.iterations, stage: progress.stage };
+  },
+};
 
 async function dashboard(flags: DashboardFlags): Promise<void> {
   const source = sourceFor(flags.run, flags);
@@ -19,6 +30,7 @@ async function dashboard(flags: DashboardFlags): Promise<void> {
     source, port: nonNegativeInt('--port', flags.port),
     pollMs: Math.max(250, nonNegativeInt('--poll-ms', flags.pollMs)),
     trajectoryIterations: nonNegativeInt('--trajectory-iterations', flags.trajectoryIterations),
+    progress: flags.durable ? temporalProgress : undefined,
   });
   console.log(`dashboard for ${source.refs.map((r) => r.runId).join(', ')} at ${served.url} (Ctrl-C stops)`);
   await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
@@ -36,6 +48,7 @@ export function registerDashboard(program: Command): void {
     .option('--source <kind>', 'event log: local (Avro files) or kafka', 'local')
     .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the local broker)')
     .option('--topic <name>', 'Kafka topic (default: starpo.events)')
+    .option('--durable', 'a durable run: progress (iteration, stage) from its Temporal workflow query')
     .option('--poll-ms <ms>', 'how often the page asks for fresh data', '2000')
     .option('--trajectory-iterations <n>', 'iterations whose trajectories the page keeps, evenly spread', '12')
     .action(dashboard);
