@@ -5,7 +5,7 @@
  * as an artifact after the checkpoint commits: a retry that finds it returns it instead of training
  * again, and one that does not recomputes the same bytes (saving identical content is a no-op).
  */
-import { activity } from '../src/durable/boundary.ts';
+import { activity, type Beat } from '../src/durable/boundary.ts';
 import { unpackArtifact } from '../src/durable/artifact-codec.ts';
 import { json, keyOf, loadBatch, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
 import { saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
@@ -20,6 +20,14 @@ import { scratchModelConfig } from '../src/rl/models.ts';
 import { updateStage, type UpdateInput as StageInput } from '../src/rl/update.ts';
 import { scratchTokenizer } from '../src/rl/vocabulary.ts';
 import type { SavedCheckpoint } from '../src/storage/index.ts';
+import type { PolicyEngine } from '../src/policy/engine/engine.ts';
+import type { Policy } from '../src/policy/engine/policy.ts';
+
+/** Heartbeat details: optimizer steps done (critic then actor) of those the update takes. */
+interface UpdateProgress {
+  steps: number;
+  of: number;
+}
 
 /** What the update leaves behind for the checkpoint activity (and for its own retries). */
 export interface UpdateRecord extends UpdateResult {
@@ -54,14 +62,25 @@ function observeEchoTrap(m: HeldModels, iteration: number, metrics: Record<strin
   return { trainer: { iteration, echoTrap: echo.toJSON() }, warning };
 }
 
-async function train(r: WorkerResources, c: RlConfig, input: UpdateInput): Promise<UpdateRecord> {
+/** The policy as updateStage sees it, reporting each optimizer step as heartbeat progress. */
+function counting(engine: PolicyEngine, report: () => void): Policy {
+  return asPolicy({ trainStep: async (...args: Parameters<PolicyEngine['trainStep']>) => {
+    const out = await engine.trainStep(...args);
+    report();
+    return out;
+  } } as PolicyEngine);
+}
+
+async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: Beat<UpdateProgress>): Promise<UpdateRecord> {
   const data = await trainRows(r, input);
   const store = r.store(input.run.storeUri);
   const id = { runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration };
   const tokenizer = scratchTokenizer();
   return r.trainModels.use(c, store, policyId(input), async (m, session) => {
     session.mutating();
-    const models = { actor: asPolicy(m.actor), critic: m.critic && asPolicy(m.critic) };
+    const progress = { steps: 0, of: Math.ceil(data.tokens.batch / c.miniBatchSize) * c.ppoEpochs * (m.critic ? 2 : 1) };
+    const report = () => { progress.steps++; beat.progress({ ...progress }); };
+    const models = { actor: counting(m.actor, report), critic: m.critic && counting(m.critic, report) };
     const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
     const metrics = { ...fromWire(input.metrics), ...trained };
     const { trainer, warning } = observeEchoTrap(m, input.iteration, metrics);
@@ -73,12 +92,12 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput): Promi
 }
 
 export function updateActivity(r: WorkerResources) {
-  return activity('update', async (input: UpdateInput): Promise<UpdateResult> => {
+  return activity('update', async (input: UpdateInput, beat: Beat<UpdateProgress>): Promise<UpdateResult> => {
     const artifacts = r.artifacts(input.run.storeUri);
     const key = updateRecordKey(input);
     const record = (await artifacts.has(key))
       ? parse<UpdateRecord>(await artifacts.get(key))
-      : await train(r, await r.config(input.run), input);
+      : await train(r, await r.config(input.run), input, beat);
     await artifacts.put(key, json(record));
     const { saved: _saved, ...result } = record;
     return result;

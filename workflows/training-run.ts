@@ -54,8 +54,7 @@ class RunState {
 
   progress(): Progress {
     const { runId, lineageId } = this.input.run;
-    const stage = this.paused && this.stage !== 'done' && this.stage !== 'stopped' ? 'paused' : this.stage;
-    return { runId, lineageId, iteration: this.iteration, iterations: this.iterations, stage, paused: this.paused,
+    return { runId, lineageId, iteration: this.iteration, iterations: this.iterations, stage: this.stage, paused: this.paused,
       stopping: this.stopping, recent: this.recent };
   }
 }
@@ -75,6 +74,7 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
   let policy: CheckpointRef = carry.policy;
   let ran = 0;
   for (let i = carry.nextIteration; i <= last; i++) {
+    if (state.paused) state.stage = 'paused'; // held here, at the boundary, until resume or stop
     await condition(() => !state.paused || state.stopping);
     if (state.stopping) break;
     const outcome = await runIteration(stages, input, carry.plan, i, policy, (s: Stage) => void (state.stage = s));

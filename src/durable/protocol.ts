@@ -118,7 +118,9 @@ export interface Progress {
   /** Last completed iteration (the start point before any completes). */
   iteration: number;
   iterations: number;
+  /** 'paused': held at an iteration boundary (a pause signalled mid-iteration takes effect after it). */
   stage: Stage | 'paused' | 'done' | 'stopped';
+  /** A pause was signalled (and not yet resumed). */
   paused: boolean;
   stopping: boolean;
   recent: IterationSummary[];
