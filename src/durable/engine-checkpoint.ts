@@ -3,26 +3,16 @@
  * rl/run-checkpoint.ts — `<model>.<file>` per model plus `trainer.json` — so the embedded and the
  * durable driver write byte-identical checkpoints for the same state, and either can resume the other's.
  */
-import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PolicyEngine } from '../policy/engine/engine.ts';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
-import type { ModelName, TrainerState } from '../rl/run-checkpoint.ts';
+import { type ModelName, type TrainerState, withScratch } from '../rl/run-checkpoint.ts';
 import { CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint } from '../storage/index.ts';
 
 export type Engines = Partial<Record<ModelName, PolicyEngine>>;
-
-async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'starpo-durable-ckpt-'));
-  try {
-    return await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** Saves every engine's state (the reference model without optimizer moments) and the trainer state. */
 export async function saveEngineCheckpoint(store: CheckpointStore, id: CheckpointId, engines: Engines,

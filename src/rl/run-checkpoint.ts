@@ -23,7 +23,8 @@ export interface TrainerState {
   echoTrap: unknown;
 }
 
-async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+/** Runs `fn` with a fresh scratch directory that is removed afterwards, whatever happens. */
+export async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'starpo-ckpt-'));
   try {
     return await fn(dir);
