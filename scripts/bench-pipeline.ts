@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { resolveConfig, type RlConfig } from '../src/rl/config.ts';
 import { trainEmbedded } from '../src/rl/embedded.ts';
@@ -61,6 +62,34 @@ async function stageTimings(events: EventsTarget, runId: string): Promise<Map<nu
   return out;
 }
 
+type Stamp = { seconds?: unknown; nanos?: number | null } | null | undefined;
+const millis = (t: Stamp): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+
+/**
+ * Orchestration time: the part of the run (first rollout scheduled → last activity done) in which no
+ * activity was executing — Temporal dispatch and workflow tasks. Reads the execution spans from the history.
+ */
+async function orchestration(handle: WorkflowHandle): Promise<{ spanMs: number; idleMs: number }> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const started = new Map<string, number>();
+  const spans: [number, number][] = [];
+  let first = Infinity;
+  for (const e of events) {
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'rolloutShard') first = Math.min(first, millis(e.eventTime));
+    if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), millis(e.eventTime));
+    const done = e.activityTaskCompletedEventAttributes;
+    if (done) spans.push([started.get(String(done.scheduledEventId))!, millis(e.eventTime)]);
+  }
+  const run = spans.filter(([a]) => a >= first).sort((x, y) => x[0] - y[0]);
+  let busy = 0;
+  let reach = first;
+  for (const [a, b] of run) {
+    busy += Math.max(0, b - Math.max(a, reach));
+    reach = Math.max(reach, b);
+  }
+  return { spanMs: reach - first, idleMs: reach - first - busy };
+}
+
 /** Durable: the workflow's own per-iteration time (first activity scheduled to checkpoint published). */
 async function durable(c: RlConfig, write: Write): Promise<number[]> {
   const stack = await startLocalStack({ label: 'bench' });
@@ -73,6 +102,9 @@ async function durable(c: RlConfig, write: Write): Promise<number[]> {
     const stages = await stageTimings(stack.events, outcome.runId);
     const recent: IterationSummary[] = outcome.recent;
     for (const s of recent) write({ driver: 'durable', iteration: s.iteration, ms: s.ms, stagesMs: stages.get(s.iteration) });
+    const o = await orchestration(handle);
+    write({ metric: 'orchestration_idle', spanMs: Math.round(o.spanMs), idleMs: Math.round(o.idleMs),
+      idlePct: Number((100 * o.idleMs / o.spanMs).toFixed(2)), perIterationMs: Math.round(o.idleMs / c.iterations) });
     return recent.map((s) => s.ms);
   } finally {
     await stack.close();
