@@ -1,12 +1,12 @@
 /**
- * The durable driver's public face: what the CLI and other modules call. Runs are Temporal workflows
- * (workflows/), their stages activities (activities/) on workers started by `startWorkers`.
+ * The durable driver's client-side face: what the CLI and other modules call. Runs are Temporal workflows
+ * (workflows/), their stages activities (activities/) on workers started by `startWorkers` (./worker.ts,
+ * not re-exported here so that clients do not load the worker, the models and onnxruntime).
  */
 import { startResume, type ResumeOptions } from './client.ts';
 
 export { followRun, runStatus, startResume, submitRun, DEFAULT_STORE_URI, ROOT_LINEAGE } from './client.ts';
 export type { ClientOptions, ResumeOptions, RunHandle, RunStatus, SubmitOptions } from './client.ts';
-export { startWorkers, QUEUE_ROLES, type QueueRole, type RunningWorkers } from './worker.ts';
 export type { Progress, RunOutcome, TrainingRunInput } from './protocol.ts';
 
 export interface ResumeSummary {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError } from '../../errors.ts';
-import { QUEUE_ROLES, startWorkers, type QueueRole } from '../../durable/index.ts';
+import { QUEUE_ROLES, startWorkers, type QueueRole } from '../../durable/worker.ts';
 import { PROVIDERS, type Provider } from '../../policy/engine/session.ts';
 import { createResources } from '../../durable/resources.ts';
 import { log } from '../../log.ts';
