@@ -24,7 +24,7 @@ test('a retried rollout shard skips the chunks its last heartbeat reported done'
     const beats: unknown[] = [];
     retry.on('heartbeat', (d: unknown) => beats.push(d));
     const input = { run, iteration: 1, policy: { lineageId: 'main', iteration: 0 }, round: 0, shard: 0, groups: [0, 1], chunkGroups: 1 };
-    const out = await retry.run(a.rolloutShard, input);
+    const out = await retry.run(a.rolloutShard, input) as { keys: string[] };
     const artifacts = createArtifactStore(storeUri);
     assert.deepEqual(await Promise.all(out.keys.map((k) => artifacts.has(k))), [false, true], 'chunk 0 was not played again');
     assert.deepEqual(beats.at(-1), { done: [0, 1], chunks: 2 });
