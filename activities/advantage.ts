@@ -10,9 +10,8 @@ import { toWire, type AdvantageInput, type AdvantageResult } from '../src/durabl
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rowsOfGroups, selectRows, takeRows } from '../src/rl/batch.ts';
 import type { FilterOutput } from '../src/rl/filters.ts';
-import { advantageStage } from '../src/rl/iteration.ts';
+import { advantageStage, iterationMetrics } from '../src/rl/iteration.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
-import { batchMetrics, explainedVariance } from '../src/rl/metrics.ts';
 
 export function advantageActivity(r: WorkerResources) {
   return activity('advantage', async (input: AdvantageInput): Promise<AdvantageResult> => {
@@ -28,14 +27,8 @@ export function advantageActivity(r: WorkerResources) {
     const batch = selectRows(all.batch, rows);
     const values = scored.values ? takeRows(scored.values, T, rows) : undefined;
     const adv = advantageStage(c, batch, takeRows(tokenRewards, T, rows), values);
-    const metrics = {
-      ...batchMetrics({ batch: all.batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)], entropy: scored.entropy }),
-      // Explained variance is over the trained (kept) rows; every other batch metric is over all rows.
-      ...(values && adv.returns ? { 'values/explained_variance': explainedVariance(values, adv.returns, batch.lossMask) } : {}),
-      ...sampled, ...filtered.metrics, ...adv.metrics,
-      'batch/trained_trajectories': rows.length,
-      'batch/truncated': trajectories.filter((t) => t.truncated).length,
-    };
+    const metrics = iterationMetrics({ c, trajectories, all: all.batch, kept: batch, keptGroupIds: filtered.keptGroupIds,
+      entropy: scored.entropy, values, adv, stageMetrics: [sampled, filtered.metrics] });
     const key = keyOf(input, 'advantage', 'advantages.bin');
     const returns = adv.returns ?? undefined;
     await artifacts.put(key, packArtifact({}, { rows: Int32Array.from(rows), advantages: adv.advantages, returns }));

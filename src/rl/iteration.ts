@@ -166,14 +166,28 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
     returns: adv.returns ?? undefined, oldValues: values,
   }, models, c, samplingSeed(c, iteration)));
   const metrics = {
-    ...batchMetrics({ batch: all.batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)], entropy: scored.entropy }),
-    // Explained variance is over the trained (kept) rows; every other batch metric is over all rows.
-    ...(values && adv.returns ? { 'values/explained_variance': explainedVariance(values, adv.returns, batch.lossMask) } : {}),
-    ...sampled.metrics, ...filtered.metrics, ...adv.metrics, ...train,
-    'batch/trained_trajectories': rows.length,
-    'batch/truncated': trajectories.filter((t) => t.truncated).length,
+    ...iterationMetrics({ c, trajectories, all: all.batch, kept: batch, keptGroupIds: filtered.keptGroupIds, entropy: scored.entropy,
+      values, adv, stageMetrics: [sampled.metrics, filtered.metrics] }),
+    ...train,
   };
   return { trajectories, metrics, timingsMs: clock.ms };
+}
+
+/**
+ * An iteration's metrics before the update, one definition for both drivers: outcome metrics over every
+ * trajectory, explained variance over the trained (kept) rows, then the stages' own metrics.
+ */
+export function iterationMetrics(m: {
+  c: RlConfig; trajectories: readonly Trajectory[]; all: Batch; kept: Batch; keptGroupIds: readonly string[];
+  entropy: Float32Array; values?: Float32Array; adv: AdvantageOutput; stageMetrics: Record<string, number>[];
+}): Record<string, number> {
+  return {
+    ...batchMetrics({ batch: m.all, keptGroupIds: m.keptGroupIds, passK: [1, Math.min(4, m.c.groupSize)], entropy: m.entropy }),
+    ...(m.values && m.adv.returns ? { 'values/explained_variance': explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
+    ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics,
+    'batch/trained_trajectories': m.kept.B,
+    'batch/truncated': m.trajectories.filter((t) => t.truncated).length,
+  };
 }
 
 /** Validation: every fixed seed played `samples` times at the validation temperature; success and pass@k. */
