@@ -13,6 +13,8 @@ import { closeModels, createModels, scratchModelConfig } from './models.ts';
 import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import { scratchTokenizer } from './vocabulary.ts';
+import type { ModelConfig } from '../policy/io/config.ts';
+import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import { sftWarmup } from './sft.ts';
 import { ConfigError } from '../errors.ts';
 import { createLocalEventLog, createLocalEventReader, type EventLog } from '../events/index.ts';
@@ -89,7 +91,7 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
         models.ref?.setParams(models.actor.getParams());
         log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
       }
-      await checkpoint(store, events, { ...ids, iteration: 0 }, saved, c, echo);
+      await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, tokenizer }, echo);
     }
     await events.append([{ kind: 'run', ...ids, action: plan ? 'RESUMED' : 'STARTED', parentLineageId: plan?.parentLineageId ?? null,
       fromIteration: start - 1, configJson: canonicalConfigJSON(c), at: new Date() }]);
@@ -98,7 +100,7 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
     for (let i = start; i <= last && !o.signal?.aborted; i++) {
       await oneIteration(i, c, models, tokenizer, events, echo, ids, o);
       if (i % c.checkpointEvery === 0 || i === last) {
-        await checkpoint(store, events, { ...ids, iteration: i }, saved, c, echo);
+        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, tokenizer }, echo);
         await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
       }
     }
@@ -136,10 +138,15 @@ async function oneIteration(i: number, c: RlConfig, models: Parameters<typeof ru
   o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null });
 }
 
+/** The run's fixed pieces a checkpoint writes beside the weights. */
+interface RunFiles {
+  modelConfig: ModelConfig;
+  tokenizer: Tokenizer;
+}
+
 async function checkpoint(store: CheckpointStore, events: EventLog, id: { runId: string; lineageId: string; iteration: number },
-  models: Models, c: RlConfig, echo: EchoTrapDetector): Promise<void> {
-  const tokenizer = scratchTokenizer();
-  const saved = await saveRunCheckpoint(store, id, models, scratchModelConfig(c, tokenizer), tokenizer,
+  models: Models, files: RunFiles, echo: EchoTrapDetector): Promise<void> {
+  const saved = await saveRunCheckpoint(store, id, models, files.modelConfig, files.tokenizer,
     { iteration: id.iteration, echoTrap: echo.toJSON() });
   await events.append([checkpointEvent(saved)]);
 }
