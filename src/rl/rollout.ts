@@ -5,7 +5,7 @@
  * Environment state (Episode) and tokens (ContextBuilder) stay in their own modules; this file only
  * moves text and ids between them and the policy. Output is plain serialisable data.
  */
-import { CHAT_FORMATS, ContextBuilder, Episode, TEMPLATES, type TemplateName } from '../agent/index.ts';
+import { ContextBuilder, Episode, TEMPLATES, type TemplateName } from '../agent/index.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
 import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
@@ -179,6 +179,3 @@ function countMasked(mask: readonly number[], after: number, upTo: number): numb
   for (let i = after + 1; i <= upTo; i++) n += mask[i];
   return n;
 }
-
-/** Chat format name of a template (for tokenizer alphabets and SFT data). */
-export const chatOf = (template: TemplateName) => CHAT_FORMATS[TEMPLATES[template].chat.name];
