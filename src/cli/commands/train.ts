@@ -67,13 +67,9 @@ async function train(flags: TrainFlags): Promise<void> {
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, then stops; a second Ctrl-C exits at once.
   process.once('SIGINT', () => { controller.abort(); process.once('SIGINT', () => process.exit(130)); });
-  try {
-    const out = await trainEmbedded({ root, runId, config, resume, onIteration: bar.update, signal: controller.signal });
-    bar.stop();
-    console.log(`run ${runId}: finished iteration ${out.lastIteration}; events and checkpoints in ${root}/${runId}/`);
-  } finally {
-    bar.stop();
-  }
+  const out = await trainEmbedded({ root, runId, config, resume, onIteration: bar.update, signal: controller.signal })
+    .finally(bar.stop);
+  console.log(`run ${runId}: finished iteration ${out.lastIteration}; events and checkpoints in ${root}/${runId}/`);
 }
 
 export function registerTrain(program: Command): void {
