@@ -26,22 +26,25 @@ export function trajectoryRecord(t: Trajectory): TrajectoryRecord {
   };
 }
 
-export function assemble(trajectories: readonly Trajectory[]): AssembledBatch {
-  const B = trajectories.length;
-  const T = Math.max(2, ...trajectories.map((t) => t.ids.length));
+/** Token rows right-padded into one batch: attention 1 on real tokens, the rows' loss masks, 0 on padding. */
+export function padSequences(rows: readonly { ids: readonly number[]; mask: readonly number[] }[]): TrainBatch {
+  const B = rows.length;
+  const T = Math.max(2, ...rows.map((r) => r.ids.length));
   const tokens = new Int32Array(B * T);
   const attentionMask = new Float32Array(B * T);
   const lossMask = new Float32Array(B * T);
-  const samplingLogprobs = new Float32Array(B * T);
-  trajectories.forEach((t, b) => {
-    tokens.set(t.ids, b * T);
-    attentionMask.fill(1, b * T, b * T + t.ids.length);
-    lossMask.set(t.mask, b * T);
-    samplingLogprobs.set(t.logprobs, b * T);
+  rows.forEach((r, b) => {
+    tokens.set(r.ids, b * T);
+    attentionMask.fill(1, b * T, b * T + r.ids.length);
+    lossMask.set(r.mask, b * T);
   });
-  return {
-    batch: { B, T, trajectories: trajectories.map(trajectoryRecord), lossMask },
-    tokens: { batch: B, seqLen: T, tokens, attentionMask, lossMask },
-    samplingLogprobs,
-  };
+  return { batch: B, seqLen: T, tokens, attentionMask, lossMask };
+}
+
+export function assemble(trajectories: readonly Trajectory[]): AssembledBatch {
+  const tokens = padSequences(trajectories);
+  const { batch: B, seqLen: T, lossMask } = tokens;
+  const samplingLogprobs = new Float32Array(B * T);
+  trajectories.forEach((t, b) => samplingLogprobs.set(t.logprobs, b * T));
+  return { batch: { B, T, trajectories: trajectories.map(trajectoryRecord), lossMask }, tokens, samplingLogprobs };
 }

@@ -6,10 +6,10 @@
 import { expertEpisode, TEMPLATES, tokenizeMessages, type TemplateName } from '../agent/index.ts';
 import { resolveEnvConfig } from '../envs/index.ts';
 import type { Policy } from '../policy/engine/policy.ts';
-import type { TrainBatch } from '../policy/programs/batch.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
 import { withBudget } from './rollout.ts';
+import { padSequences } from './assemble.ts';
 import { log } from '../log.ts';
 
 /** Demonstration seeds: their own range, disjoint from training (near 0) and validation (2e9). */
@@ -30,19 +30,6 @@ export function demonstrations(c: RlConfig, tokenizer: Tokenizer): { ids: number
   return out;
 }
 
-function padded(rows: readonly { ids: number[]; mask: number[] }[]): TrainBatch {
-  const T = Math.max(2, ...rows.map((r) => r.ids.length));
-  const tokens = new Int32Array(rows.length * T);
-  const attentionMask = new Float32Array(rows.length * T);
-  const lossMask = new Float32Array(rows.length * T);
-  rows.forEach((r, b) => {
-    tokens.set(r.ids, b * T);
-    attentionMask.fill(1, b * T, b * T + r.ids.length);
-    lossMask.set(r.mask, b * T);
-  });
-  return { batch: rows.length, seqLen: T, tokens, attentionMask, lossMask };
-}
-
 /** Runs sftSteps cross-entropy steps over the demonstrations (in order, cycling); returns summary metrics. */
 export async function sftWarmup(c: RlConfig, actor: Policy, tokenizer: Tokenizer): Promise<Record<string, number>> {
   if (c.sftSteps === 0) return {};
@@ -51,7 +38,7 @@ export async function sftWarmup(c: RlConfig, actor: Policy, tokenizer: Tokenizer
   const losses: number[] = [];
   for (let step = 0; step < c.sftSteps; step++) {
     const rows = Array.from({ length: Math.min(c.sftBatchSize, demos.length) }, (_, i) => demos[(step * c.sftBatchSize + i) % demos.length]);
-    const m = await actor.trainStep(padded(rows), { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: c.sftLr });
+    const m = await actor.trainStep(padSequences(rows), { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: c.sftLr });
     losses.push(m.loss);
     if ((step + 1) % 50 === 0 || step === c.sftSteps - 1) log.info({ step: step + 1, of: c.sftSteps, loss: m.loss }, 'sft warm-start');
   }
