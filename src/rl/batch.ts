@@ -130,11 +130,11 @@ export function tokenTurns(batch: Batch, b: number): Int32Array {
   return out;
 }
 
-/** Rows [B', T] of a token array, in the given order. */
-export function takeRows(xs: ArrayLike<number>, T: number, rows: readonly number[]): Float32Array {
-  const out = new Float32Array(rows.length * T);
+/** Rows [B', cols] of a [B, T] token array, in the given order (the first `cols` columns; default all). */
+export function takeRows(xs: ArrayLike<number>, T: number, rows: readonly number[], cols = T): Float32Array {
+  const out = new Float32Array(rows.length * cols);
   rows.forEach((r, i) => {
-    for (let c = 0; c < T; c++) out[i * T + c] = xs[r * T + c];
+    for (let c = 0; c < cols; c++) out[i * cols + c] = xs[r * T + c];
   });
   return out;
 }

@@ -51,14 +51,10 @@ export function miniBatches(rows: number, size: number, epochs: number, seed: nu
 function slice(input: UpdateInput, rows: readonly number[]): TrainBatch {
   const { tokens } = input;
   const T = tokens.seqLen;
-  let len = 2;
-  for (const r of rows) for (let t = T - 1; t >= len; t--) if (tokens.attentionMask[r * T + t] > 0) { len = t + 1; break; }
-  const cut = (xs: ArrayLike<number>) => {
-    const full = takeRows(xs, T, rows);
-    const out = new Float32Array(rows.length * len);
-    for (let i = 0; i < rows.length; i++) out.set(full.subarray(i * T, i * T + len), i * len);
-    return out;
-  };
+  // Right padding: a row's real tokens end at its last attended position.
+  const rowLength = (r: number) => tokens.attentionMask.subarray(r * T, (r + 1) * T).lastIndexOf(1) + 1;
+  const len = Math.max(2, ...rows.map(rowLength));
+  const cut = (xs: ArrayLike<number>) => takeRows(xs, T, rows, len);
   const opt = (xs?: Float32Array) => (xs ? cut(xs) : undefined);
   return {
     batch: rows.length, seqLen: len, tokens: Int32Array.from(cut(tokens.tokens)), attentionMask: cut(tokens.attentionMask),
