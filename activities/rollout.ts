@@ -14,6 +14,7 @@ import {
 } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rolloutStage, runValidation } from '../src/rl/iteration.ts';
+import { toolTurns } from '../src/rl/tool-use.ts';
 import { trajectoryEvents } from '../src/rl/run-events.ts';
 import { scratchTokenizer } from '../src/rl/vocabulary.ts';
 import { log } from '../src/log.ts';
@@ -39,7 +40,7 @@ export function rolloutActivities(r: WorkerResources) {
       const startedAt = new Date();
       log.info({ shard: input.shard, chunk: k, groups, iteration: input.iteration, pid: process.pid }, 'rollout chunk started');
       const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input),
-        (m) => rolloutStage(c, input.iteration, asPolicy(m.actor), tokenizer, groups));
+        (m) => rolloutStage(c, input.iteration, asPolicy(m.actor), tokenizer, groups, toolTurns(c, tokenizer, r.sandbox(c))));
       await r.artifacts(input.run.storeUri).put(keys[k], json(trajectories));
       await r.events(input.run.events).append(
         trajectoryEvents(ids, input.iteration, input.iteration - 1, trajectories, 'train', startedAt));
@@ -56,7 +57,7 @@ export function rolloutActivities(r: WorkerResources) {
     const startedAt = new Date();
     const policy = { runId: input.run.runId, ...input.policy };
     const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy,
-      (m) => runValidation(c, asPolicy(m.actor), tokenizer, c.valSamples));
+      (m) => runValidation(c, asPolicy(m.actor), tokenizer, c.valSamples, toolTurns(c, tokenizer, r.sandbox(c))));
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     // policyVersion i − 1 for the whole iteration's events, as the embedded driver labels them.
     await r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.iteration - 1, val.trajectories, 'val', startedAt));

@@ -57,7 +57,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
     const trainer = m.trainer ?? { iteration: 0, echoTrap: new EchoTrapDetector().toJSON() };
     if (!done) {
       session.mutating();
-      await sftWarmup(c, asPolicy(m.actor), tokenizer);
+      await sftWarmup(c, asPolicy(m.actor), tokenizer, r.sandbox(c));
       if (c.sftSteps > 0) {
         // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
         const { weights } = await m.actor.getState(false);

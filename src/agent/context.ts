@@ -54,15 +54,17 @@ export class ContextBuilder {
   }
 
   /**
-   * Appends the generated ids (mask 1). `stopped`: the ids end with the stop marker the model wrote;
-   * otherwise (cut at the length limit) the stop is appended as template (mask 0).
+   * Appends the generated ids (mask 1, or `mask` where a tool turn says which ids the model wrote: 0 on
+   * tool results). `stopped`: the ids end with the stop marker the model wrote; otherwise (cut at the
+   * length limit) the stop is appended as template (mask 0).
    */
-  addResponse(ids: readonly number[], stopped: boolean): void {
+  addResponse(ids: readonly number[], stopped: boolean, mask?: readonly number[]): void {
     if (!this.responseOpen) throw new StarpoError('context: addResponse() without beginResponse()');
-    for (const id of ids) {
+    if (mask && mask.length !== ids.length) throw new StarpoError(`context: ${mask.length} mask values for ${ids.length} ids`);
+    ids.forEach((id, i) => {
       this.ids.push(id);
-      this.mask.push(1);
-    }
+      this.mask.push(mask ? (mask[i] as number) : 1);
+    });
     this.turnEnds.push(ids.length > 0 ? this.ids.length - 1 : -1);
     this.responseOpen = false;
     this.append(stopped ? this.chat.afterStop : this.chat.stop + this.chat.afterStop, 0);

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { StarpoError } from '../errors.ts';
 import { envDefinition, resolveEnvConfig, type EnvConfig, type EnvConfigInput } from '../envs/registry.ts';
 import { Episode } from './episode.ts';
-import { TEMPLATES, type TemplateName } from './templates.ts';
+import { TEMPLATES, type PromptTemplate, type TemplateName } from './templates.ts';
 import type { Message } from './types.ts';
 import { Prng } from '../envs/prng.ts';
 
@@ -35,25 +35,43 @@ export interface ExpertDatasetOptions {
 export type DemoPolicy = 'expert' | 'random';
 
 export function expertEpisode(config: EnvConfigInput, seed: number, templateName: TemplateName, policy: DemoPolicy = 'expert'): ExpertRecord {
-  const env = resolveEnvConfig(config);
-  const definition = envDefinition(env);
-  if (!definition.expert) throw new StarpoError(`${env.type}: no expert registered`);
-  const template = TEMPLATES[templateName];
-  const episode = new Episode(definition.create(env), env, template);
-  episode.start(seed);
-  const task = episode.env.describe();
-  const names = template.actionNames(task);
+  const { env, template, episode } = startExpertEpisode(config, seed, templateName);
   const rng = new Prng(seed ^ 0x5eed);
   while (!episode.done) {
-    const { turnsLeft, actionsLeft } = episode;
-    const left = { turnsLeft, actionsLeft, maxActionsPerTurn: env.maxActionsPerTurn };
-    const actions = policy === 'expert' ? definition.expert(env, episode.env.snapshot(), left) : randomActions(task.actions, left, rng);
-    if (actions.length === 0) break; // the expert sees no way to succeed from here
-    const written = actions.map((a) => (task.actions.length ? (names[task.actions.indexOf(a)] as string) : a));
-    episode.respond(template.formatResponse(written));
+    const response = expertResponse(env, episode, template, policy, rng);
+    if (response === null) break; // the expert sees no way to succeed from here
+    episode.respond(response);
   }
+  return expertRecord(env, seed, templateName, episode);
+}
+
+/** An episode of `seed` started for an expert to play; throws when the environment has no expert. */
+export function startExpertEpisode(config: EnvConfigInput, seed: number, templateName: TemplateName): {
+  env: EnvConfig; template: PromptTemplate; episode: Episode;
+} {
+  const env = resolveEnvConfig(config);
+  if (!envDefinition(env).expert) throw new StarpoError(`${env.type}: no expert registered`);
+  const template = TEMPLATES[templateName];
+  const episode = new Episode(envDefinition(env).create(env), env, template);
+  episode.start(seed);
+  return { env, template, episode };
+}
+
+/** The response the expert (or a random legal policy) writes for the episode's next turn; null = no way to succeed. */
+export function expertResponse(env: EnvConfig, episode: Episode, template: PromptTemplate, policy: DemoPolicy, rng: Prng): string | null {
+  const task = episode.env.describe();
+  const names = template.actionNames(task);
+  const { turnsLeft, actionsLeft } = episode;
+  const left = { turnsLeft, actionsLeft, maxActionsPerTurn: env.maxActionsPerTurn };
+  const expert = envDefinition(env).expert as NonNullable<ReturnType<typeof envDefinition>['expert']>;
+  const actions = policy === 'expert' ? expert(env, episode.env.snapshot(), left) : randomActions(task.actions, left, rng);
+  if (actions.length === 0) return null;
+  return template.formatResponse(actions.map((a) => (task.actions.length ? (names[task.actions.indexOf(a)] as string) : a)));
+}
+
+export function expertRecord(env: EnvConfig, seed: number, template: TemplateName, episode: Episode): ExpertRecord {
   return {
-    env, seed, template: templateName, messages: episode.messages.slice(),
+    env, seed, template, messages: episode.messages.slice(),
     turns: episode.turns.map((t) => ({ actions: t.executed, reward: t.reward })),
     return: episode.totalReward, success: episode.success,
   };
@@ -73,14 +91,16 @@ function randomActions(actions: readonly string[], left: { actionsLeft: number; 
 export async function writeExpertDataset(
   path: string, options: ExpertDatasetOptions,
 ): Promise<{ written: number; skipped: number }> {
-  const lines: string[] = [];
-  for (const seed of options.seeds) {
-    const record = expertEpisode(options.env, seed, options.template);
-    if (record.success || options.includeFailures) lines.push(JSON.stringify(record));
-  }
+  const records = options.seeds.map((seed) => expertEpisode(options.env, seed, options.template))
+    .filter((record) => record.success || options.includeFailures);
+  await writeRecords(path, records);
+  return { written: records.length, skipped: options.seeds.length - records.length };
+}
+
+/** One JSON line per record, atomically (a temp file renamed into place). */
+export async function writeRecords(path: string, records: readonly ExpertRecord[]): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temp = `${path}.tmp-${process.pid}`;
-  await writeFile(temp, lines.length ? `${lines.join('\n')}\n` : '');
+  await writeFile(temp, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   await rename(temp, path);
-  return { written: lines.length, skipped: options.seeds.length - lines.length };
 }

@@ -9,6 +9,8 @@ import type { Provider } from '../policy/engine/session.ts';
 import { createCheckpointStore, type CheckpointStore } from '../storage/index.ts';
 import { configKey, createArtifactStore, type ArtifactStore } from './artifacts.ts';
 import { ModelHost } from './model-host.ts';
+import { needsSandbox, openSandbox } from '../rl/tool-use.ts';
+import type { CodeRunner } from '../tools/sandbox/pool.ts';
 import type { EventsTarget, RunRef } from './protocol.ts';
 
 export interface WorkerResources {
@@ -21,6 +23,8 @@ export interface WorkerResources {
   rolloutModels: ModelHost;
   /** Actor, critic and reference for scoring, updates and the warm-start. */
   trainModels: ModelHost;
+  /** The code sandbox of a run whose agent writes code (one per setting, kept for the worker's life); else undefined. */
+  sandbox(c: RlConfig): CodeRunner | undefined;
   close(): Promise<void>;
 }
 
@@ -49,6 +53,10 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
     const target = JSON.parse(key) as EventsTarget;
     return createEventLog({ kind: 'kafka', ...target, retries: options.kafkaRetries });
   });
+  const sandboxes = memo((key) => {
+    const [sandboxProcesses, sandboxTimeoutMs] = key.split('|').map(Number) as [number, number];
+    return openSandbox({ tools: 'code-inline', sandboxProcesses, sandboxTimeoutMs }) as CodeRunner;
+  });
   const configs = new Map<string, Promise<RlConfig>>();
   const rolloutModels = new ModelHost('actor');
   const trainModels = new ModelHost('all', options.provider);
@@ -68,8 +76,11 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
     },
     rolloutModels,
     trainModels,
+    sandbox: (c) => (needsSandbox(c) ? sandboxes.get(`${c.sandboxProcesses}|${c.sandboxTimeoutMs}`) : undefined),
     async close() {
-      await Promise.all([...logs.all().map((l) => l.close()), rolloutModels.close(), trainModels.close()]);
+      await Promise.all([
+        ...logs.all().map((l) => l.close()), ...sandboxes.all().map((s) => s.close()), rolloutModels.close(), trainModels.close(),
+      ]);
     },
   };
 }

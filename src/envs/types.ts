@@ -101,4 +101,13 @@ export interface EnvDefinition<C extends EnvConfigBase> {
   oracle?(config: C, seed: number): OracleResult;
   /** The actions of the next turn for the state in `snapshot` (solver-optimal where one exists). */
   expert?(config: C, snapshot: EnvSnapshot, left: BudgetLeft): string[];
+  /** Tool environments: the calls an expert makes in this turn before it answers (tool demonstrations). */
+  expertCalls?(config: C, snapshot: EnvSnapshot): ExpertCall[];
+  /** Function-calling environments: the ground-truth calls of the whole episode of `seed`, in order (ToolRL, Tool-N1). */
+  expectedCalls?(config: C, seed: number): { name: string; arguments: { [key: string]: Json } }[];
 }
+
+/** A call an expert writes: code for the code interpreter, or a named function with arguments. */
+export type ExpertCall =
+  | { kind: 'code'; language: string; code: string }
+  | { kind: 'function'; name: string; arguments: { [key: string]: Json } };

@@ -10,6 +10,8 @@ export interface ToolCall {
   /** Output as appended to the context (already truncated). */
   output: string;
   ok: boolean;
+  /** False for a call written past the per-response limit: recorded, not run (schema v3; older events: true). */
+  executed: boolean;
 }
 
 export interface Turn {

@@ -10,6 +10,7 @@ import { createLocalEventReader, ownerOf } from '../events/index.ts';
 import { Policy } from '../policy/engine/policy.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { runValidation, validationSeeds } from '../rl/iteration.ts';
+import { openSandbox, toolTurns } from '../rl/tool-use.ts';
 import { scratchModelConfig } from '../rl/models.ts';
 import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
 import { scratchTokenizer } from '../rl/vocabulary.ts';
@@ -88,9 +89,10 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
     config: scratchModelConfig(c, tokenizer), role: 'actor', seed: c.seed, tokenizer,
     threads: c.threads > 0 ? c.threads : undefined,
   });
+  const sandbox = openSandbox(c);
   try {
     await loadRunCheckpoint(store, checkpoint, { actor });
-    const { metrics } = await runValidation(c, actor, tokenizer, samples);
+    const { metrics } = await runValidation(c, actor, tokenizer, samples, toolTurns(c, tokenizer, sandbox));
     const oracle = oracleSuccess(episodeSetup(c).env, validationSeeds(c));
     const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
     return {
@@ -98,6 +100,7 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
       successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate,
     };
   } finally {
+    await sandbox?.close();
     await actor.close();
   }
 }

@@ -9,6 +9,7 @@ import type { RlConfig } from '../rl/config.ts';
 import { planDynamicSampling, type DynamicSamplingPlan } from '../rl/dynamic-sampling.ts';
 import { filterStage } from '../rl/iteration.ts';
 import { batchMetrics } from '../rl/metrics.ts';
+import { toolMetricsOf, toolOutcomeOf } from '../rl/tool-use.ts';
 import type { TrajectoryEvent } from '../events/index.ts';
 import { compactBatch, rolloutOrder, trajectoryRecordOf } from './records.ts';
 import { reenact, type EpisodeSetup } from './reenact.ts';
@@ -60,14 +61,18 @@ function trainMetrics(c: RlConfig, s: SplitRecords): Record<string, number> {
     ...sampling?.metrics, ...filtered.metrics,
     'batch/trained_trajectories': rowsOfGroups(s.records, filtered.keptGroupIds).length,
     'batch/truncated': s.events.filter((e) => e.extras.truncated === 'true').length,
+    ...toolMetricsOf(c, s.events.map(toolOutcomeOf)),
   };
 }
 
-function valMetrics(s: SplitRecords): Record<string, number> {
+function valMetrics(c: RlConfig, s: SplitRecords): Record<string, number> {
   const sizes = new Map<string, number>();
   for (const r of s.records) sizes.set(r.groupId, (sizes.get(r.groupId) ?? 0) + 1);
   const samples = Math.max(1, ...sizes.values());
-  const m = batchMetrics({ batch: compactBatch(s.events, s.records), passK: [1, samples] });
+  const m = {
+    ...batchMetrics({ batch: compactBatch(s.events, s.records), passK: [1, samples] }),
+    ...toolMetricsOf(c, s.events.map(toolOutcomeOf)),
+  };
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [`val/${k}`, v]));
 }
 
@@ -76,7 +81,7 @@ export function recomputeIteration(c: RlConfig, setup: EpisodeSetup, train: read
   const t = toRecords('train', train, setup);
   const v = toRecords('val', val, setup);
   return {
-    metrics: { ...(train.length > 0 ? trainMetrics(c, t) : {}), ...(val.length > 0 ? valMetrics(v) : {}) },
+    metrics: { ...(train.length > 0 ? trainMetrics(c, t) : {}), ...(val.length > 0 ? valMetrics(c, v) : {}) },
     divergences: [...t.divergences, ...v.divergences],
   };
 }

@@ -17,12 +17,14 @@ export interface EpisodeSetup {
   template: TemplateName;
   /** Reward added to a turn with a format error (≤ 0), as configured. */
   formatPenalty: number;
+  /** A tool reward replaced the environment's rewards in the log (toolReward ≠ env): only actions are compared. */
+  rewardsReplaced: boolean;
 }
 
 export function episodeSetup(c: RlConfig): EpisodeSetup {
   const { maxTurns, maxActionsPerTurn, maxActionsPerTrajectory } = c;
   const env = withBudget(resolveEnvConfig(c.env), { maxTurns, maxActionsPerTurn, maxActionsPerTrajectory });
-  return { env, template: c.template as TemplateName, formatPenalty: c.formatPenalty };
+  return { env, template: c.template as TemplateName, formatPenalty: c.formatPenalty, rewardsReplaced: c.toolReward !== 'env' };
 }
 
 export interface Reenacted {
@@ -36,12 +38,13 @@ export interface Reenacted {
   divergence: string | null;
 }
 
-function compareTurn(k: number, logged: Turn, played: TurnRecord | null): string | null {
+function compareTurn(k: number, logged: Turn, played: TurnRecord | null, compareRewards: boolean): string | null {
   if (played === null) return `turn ${k}: the log has a turn after the episode ended`;
   const [mine, theirs] = [played.executed, logged.actions];
   if (mine.length !== theirs.length || mine.some((a, i) => a !== theirs[i])) {
     return `turn ${k}: executed ${JSON.stringify(mine)}, log says ${JSON.stringify(theirs)}`;
   }
+  if (!compareRewards) return null;
   if (logged.envReward !== played.envReward) {
     return `turn ${k}: env reward ${played.envReward}, log says ${logged.envReward}`;
   }
@@ -60,7 +63,7 @@ export function reenact(e: TrajectoryEvent, setup: EpisodeSetup): Reenacted {
   const proposed: number[] = [];
   e.turns.forEach((logged, k) => {
     const played = episode.done ? null : episode.respond(logged.response);
-    divergence ??= compareTurn(k, logged, played);
+    divergence ??= compareTurn(k, logged, played, !setup.rewardsReplaced);
     proposed.push(played ? played.parsed.actions.length + played.parsed.unknown.length : logged.validActions);
   });
   if (divergence === null && episode.success !== e.success) {

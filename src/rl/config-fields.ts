@@ -10,6 +10,11 @@ import { KL_ESTIMATOR_NAMES, LOSS_AGGREGATION_NAMES } from './losses.ts';
 import { REWARD_PLACEMENT_NAMES } from './reward.ts';
 import { ENV_PRESETS } from '../envs/registry.ts';
 import { TEMPLATE_NAMES } from '../agent/templates.ts';
+import { FORMAT_CHECK_NAMES } from './rewards/format.ts';
+import { TOOL_REWARD_NAMES } from './rewards/registry.ts';
+import { TOOL_FORMAT_NAMES } from '../tools/formats.ts';
+
+const TOOL_USE_NAMES = ['none', ...TOOL_FORMAT_NAMES] as const;
 
 interface Documented {
   /** What the knob means, its unit and why the default is what it is. */
@@ -106,6 +111,24 @@ export const FIELDS = {
     'trajectory-end',
     'Where rewards land: the whole return on the last assistant token (published), or each turn on its last token.',
   ),
+  // Tools (SPEC §6): calls inside a turn, their results appended as template tokens (never trained)
+  tools: oneOf(TOOL_USE_NAMES, 'none',
+    'Tool-call format the agent may use inside a turn: none; code-fence or code-inline (JavaScript in the sandbox; ' +
+    'code-inline for the compact chat, whose turn ends at a newline); function-call (the environment\'s functions).'),
+  toolMaxCalls: int(4, 1, 'C: tool calls run per response; later calls are recorded, not run.'),
+  toolLimitNotice: bool(false, 'Append a notice to a response that wrote calls past toolMaxCalls.'),
+  toolReward: oneOf(['env', ...TOOL_REWARD_NAMES] as const, 'env',
+    "Reward of a tool run: env = the environment's own; torl, toolrl, tool-n1, artist, otc = SPEC §6 rules " +
+    '(replacing env rewards and format penalties; the last turn carries the return).'),
+  toolCodeFailPenalty: num(0, { min: 0 }, 'ToRL: subtracted when a code call failed (ToRL: 0.5; 0 = off).'),
+  toolFormatCheck: oneOf(['auto', ...FORMAT_CHECK_NAMES] as const, 'auto',
+    "ToolRL / ARTIST format term: which structure counts as well-formed (auto = each reward's own default)."),
+  otcC: num(1, positive, 'OTC: smoothing constant c of cos(m·π/(2m+c)) when the best correct answer used no call.'),
+  sandboxProcesses: int(2, 1, 'Sandbox child processes (calls of one generation round run side by side).', 64),
+  sandboxTimeoutMs: int(2000, 10, 'CPU time per code call (ms); past it the call fails with a timeout.'),
+  sftExtraToolCalls: int(0, 0,
+    'Tool demonstrations repeat a call 0..n extra times (uniform per turn), as untuned models over-call; ' +
+    'what OTC is meant to remove. 0 = the minimal calls.'),
   // Filtering and sampling
   filter: oneOf(FILTER_NAMES, 'top-std', 'Rollout filter. StarPO-S keeps the groups whose returns vary most.'),
   filterFraction: num(0.25, { ...positive, max: 1 }, 'Fraction of groups top/bottom-std keep, ⌈fraction·N⌉. Published: 0.25.'),

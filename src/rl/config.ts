@@ -8,6 +8,7 @@ import { NEEDS_CRITIC } from './advantages.ts';
 import { DEFAULTS, FIELD_NAMES, FIELDS, type Field, type FieldName, type RlConfig } from './config-fields.ts';
 import { keepCount } from './filters.ts';
 import { PRESETS, type PresetName } from './presets.ts';
+import { validateToolConfig } from './tool-use.ts';
 
 export { DEFAULTS, FIELDS, FIELD_NAMES, type FieldName, type RlConfig } from './config-fields.ts';
 
@@ -173,6 +174,7 @@ export function validateConfig(c: RlConfig): void {
   if (trained !== null && c.onlineK > 0 && c.onlineK * c.miniBatchSize !== trained) {
     throw new ConfigError('onlineK', `${c.onlineK} × miniBatchSize ${c.miniBatchSize} ≠ ${trained} trained`);
   }
+  validateToolConfig(c);
 }
 
 /** Sorted-key, compact JSON of a resolved config: equal configs give equal strings (save it with the run). */

@@ -8,7 +8,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from './config.ts';
 import { EchoTrapDetector } from './echo-trap.ts';
-import { runIteration, runValidation } from './iteration.ts';
+import { runIteration, runValidation, type IterationModels } from './iteration.ts';
+import { openSandbox, toolTurns } from './tool-use.ts';
+import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { closeModels, createModels, scratchModelConfig } from './models.ts';
 import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
@@ -71,6 +73,8 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
   const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
   const store = createLocalCheckpointStore({ root: o.root });
   const events = createLocalEventLog({ root: o.root });
+  const sandbox = openSandbox(c);
+  const tools = toolTurns(c, tokenizer, sandbox);
   let ids = { runId: o.runId, lineageId: ROOT_LINEAGE };
   let plan: ResumePlan | null = null;
   let echo = new EchoTrapDetector();
@@ -84,7 +88,7 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
       start = state.iteration + 1;
       log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
     } else {
-      const sft = await sftWarmup(c, models.actor, tokenizer);
+      const sft = await sftWarmup(c, models.actor, tokenizer, sandbox);
       if (c.sftSteps > 0) {
         // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
         models.actor.setMoments(null, 0);
@@ -98,7 +102,7 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
     const retained = withoutForkPoints(store, plan?.forkPoints ?? []);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
     for (let i = start; i <= last && !o.signal?.aborted; i++) {
-      await oneIteration(i, c, models, tokenizer, events, echo, ids, o);
+      await oneIteration(i, c, { ...models, tools }, tokenizer, events, echo, ids, o);
       if (i % c.checkpointEvery === 0 || i === last) {
         await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, tokenizer }, echo);
         await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
@@ -107,16 +111,17 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
     return { config: c, lastIteration: last, lineageId: ids.lineageId };
   } finally {
     await events.close();
+    await sandbox?.close();
     await closeModels(models);
   }
 }
 
-async function oneIteration(i: number, c: RlConfig, models: Parameters<typeof runIteration>[2], tokenizer: ReturnType<typeof scratchTokenizer>,
+async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, tokenizer: Tokenizer,
   events: EventLog, echo: EchoTrapDetector, ids: { runId: string; lineageId: string }, o: EmbeddedOptions): Promise<void> {
   const startedAt = new Date();
-  const result = await runIteration(c, i, models, tokenizer);
+  const result = await runIteration(c, i, models, tokenizer, models.tools);
   const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
-  const val = validate ? await runValidation(c, models.actor, tokenizer, c.valSamples) : null;
+  const val = validate ? await runValidation(c, models.actor, tokenizer, c.valSamples, models.tools) : null;
   const metrics = { ...result.metrics, ...val?.metrics };
   const warning = echo.observe({
     iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,

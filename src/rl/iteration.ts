@@ -20,6 +20,8 @@ import type { Policy } from '../policy/engine/policy.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { TrainBatch } from '../policy/programs/batch.ts';
 import type { TemplateName } from '../agent/index.ts';
+import type { TurnGenerator } from '../tools/rollout-hook.ts';
+import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.ts';
 
 export interface IterationModels {
   actor: Policy;
@@ -81,12 +83,17 @@ export interface ScoredBatch {
   refLogprobs?: Float32Array;
 }
 
-/** Stage: the iteration's rollouts, or a shard of them (`groups`: which of the iteration's groups). */
+/**
+ * Stage: the iteration's rollouts, or a shard of them (`groups`: which of the iteration's groups), scored
+ * by the run's tool reward when it has one (whole groups are in a shard, as OTC needs). `tools`: the
+ * run's turn generator (toolTurns) when its agent calls tools.
+ */
 export async function rolloutStage(c: RlConfig, iteration: number, actor: GenerationBackend, tokenizer: TextTokenizer,
-  groups?: readonly number[]): Promise<Trajectory[]> {
+  groups?: readonly number[], tools?: TurnGenerator): Promise<Trajectory[]> {
   const ids = groups ?? Array.from({ length: c.envGroups }, (_, g) => g);
   const spec = rolloutSpec(c, ids.map((g) => trainSeed(c, iteration, g)), c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
-  return rollout({ ...spec, groupIds: ids }, actor, tokenizer);
+  const played = await rollout({ ...spec, groupIds: ids, turnGenerator: tools }, actor, tokenizer);
+  return rescoreWithToolReward(c, played, tokenizer);
 }
 
 export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed * 7919 + iteration * 104_729) >>> 0;
@@ -115,10 +122,9 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
  * The rollout of an iteration, with DAPO dynamic sampling when configured: groups whose returns are all
  * equal carry no signal, so more groups (new seeds) are played, up to dynamicSamplingMaxTries rounds.
  */
-export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, tokenizer: TextTokenizer): Promise<{
-  trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number>;
-}> {
-  const trajectories = await rolloutStage(c, iteration, actor, tokenizer);
+export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, tokenizer: TextTokenizer,
+  tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number> }> {
+  const trajectories = await rolloutStage(c, iteration, actor, tokenizer, undefined, tools);
   if (!c.dynamicSampling) return { trajectories, metrics: {} };
   for (let tries = 1; ; tries++) {
     const plan = planDynamicSampling({
@@ -127,7 +133,7 @@ export async function sampleGroups(c: RlConfig, iteration: number, actor: Genera
     if (plan.action !== 'sample-more') return { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics };
     const next = 1 + Math.max(...trajectories.map((t) => t.group));
     const extra = Array.from({ length: plan.groupsNeeded }, (_, k) => next + k);
-    trajectories.push(...(await rolloutStage(c, iteration, actor, tokenizer, extra)));
+    trajectories.push(...(await rolloutStage(c, iteration, actor, tokenizer, extra, tools)));
   }
 }
 
@@ -146,9 +152,10 @@ export function takeTokenRows(tokens: TrainBatch, rows: readonly number[], lossM
     attentionMask: takeRows(tokens.attentionMask, T, rows), lossMask };
 }
 
-export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, tokenizer: Tokenizer): Promise<IterationResult> {
+export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, tokenizer: Tokenizer,
+  tools?: TurnGenerator): Promise<IterationResult> {
   const clock = new Stopwatch();
-  const sampled = await clock.time('rollout', () => sampleGroups(c, iteration, models.actor, tokenizer));
+  const sampled = await clock.time('rollout', () => sampleGroups(c, iteration, models.actor, tokenizer, tools));
   const { trajectories } = sampled;
   const all = assemble(trajectories);
   const scored = await clock.time('score', () => scoreStage(c, all.tokens, models));
@@ -184,6 +191,7 @@ export function iterationMetrics(m: {
   return {
     ...batchMetrics({ batch: m.all, keptGroupIds: m.keptGroupIds, passK: [1, Math.min(4, m.c.groupSize)], entropy: m.entropy }),
     ...(m.values && m.adv.returns ? { 'values/explained_variance': explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
+    ...toolMetricsOf(m.c, m.trajectories.map(toolOutcomeOf)),
     ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics,
     'batch/trained_trajectories': m.kept.B,
     'batch/truncated': m.trajectories.filter((t) => t.truncated).length,
@@ -191,11 +199,14 @@ export function iterationMetrics(m: {
 }
 
 /** Validation: every fixed seed played `samples` times at the validation temperature; success and pass@k. */
-export async function runValidation(c: RlConfig, actor: Policy, tokenizer: Tokenizer, samples = 1): Promise<{
-  trajectories: Trajectory[]; metrics: Record<string, number>;
-}> {
-  const trajectories = await rollout(rolloutSpec(c, validationSeeds(c), samples, c.valTemperature, 777), actor, tokenizer);
+export async function runValidation(c: RlConfig, actor: GenerationBackend, tokenizer: TextTokenizer, samples = 1,
+  tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; metrics: Record<string, number> }> {
+  const spec = rolloutSpec(c, validationSeeds(c), samples, c.valTemperature, 777);
+  const trajectories = await rollout({ ...spec, turnGenerator: tools }, actor, tokenizer);
   const { batch } = assemble(trajectories);
-  const m = batchMetrics({ batch, passK: [...new Set([1, samples])] });
+  const m = {
+    ...batchMetrics({ batch, passK: [...new Set([1, samples])] }),
+    ...toolMetricsOf(c, trajectories.map(toolOutcomeOf)),
+  };
   return { trajectories, metrics: Object.fromEntries(Object.entries(m).map(([k, v]) => [`val/${k}`, v])) };
 }

@@ -92,7 +92,7 @@ interface Live {
   episode: Episode;
   ctx: ContextBuilder;
   /** Where each turn's generated tokens start, with their sampling log-probs (and tool-turn extras). */
-  sampled: { start: number; logprobs: number[]; mask?: number[]; toolCalls?: ToolCallRecord[] }[];
+  sampled: { start: number; logprobs: number[]; toolCalls?: ToolCallRecord[] }[];
   truncated: boolean;
 }
 
@@ -145,8 +145,8 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
     playing.forEach((l, i) => {
       const g = generations[i];
       const stopped = g.finishReason === 'stop';
-      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs, mask: g.mask, toolCalls: g.toolCalls });
-      l.ctx.addResponse(g.tokens, stopped);
+      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs, toolCalls: g.toolCalls });
+      l.ctx.addResponse(g.tokens, stopped, g.mask); // tool results: mask 0, not trained
       const text = g.answerText ?? tokenizer.decode(g.tokens);
       const record = l.episode.respond(stopped && text.endsWith(stop) ? text.slice(0, -stop.length) : text);
       l.ctx.addUser(record.userMessage);
@@ -157,7 +157,6 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
 
 function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   const built = l.ctx.build();
-  for (const s of l.sampled) s.mask?.forEach((m, i) => { built.mask[s.start + i] = m; }); // tool results: not trained
   const logprobs = new Array<number>(built.ids.length).fill(0);
   for (const { start, logprobs: lps } of l.sampled) lps.forEach((lp, i) => { logprobs[start + i] = lp; });
   const turns = l.episode.turns.map((t, k): RolloutTurn => ({

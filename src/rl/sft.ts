@@ -3,37 +3,61 @@
  * only the format) rendered in the run's template, trained with masked cross-entropy on exactly the
  * tokens the agent would have written — the same engine and loss mask as RL.
  */
-import { expertEpisode, TEMPLATES, tokenizeMessages, type TemplateName } from '../agent/index.ts';
-import { resolveEnvConfig } from '../envs/index.ts';
+import { expertEpisode, TEMPLATES, tokenizeMessages, type ExpertRecord, type TemplateName } from '../agent/index.ts';
 import type { Policy } from '../policy/engine/policy.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
-import { withBudget } from './rollout.ts';
+import { runEnvConfig } from './run-env.ts';
 import { padSequences } from './assemble.ts';
 import { log } from '../log.ts';
+import { ConfigError } from '../errors.ts';
+import { toolExpertEpisode } from '../tools/expert.ts';
+import { toolFormat } from '../tools/formats.ts';
+import type { CodeRunner } from '../tools/sandbox/pool.ts';
+import { toolFormatOf } from './tool-use.ts';
 
 /** Demonstration seeds: their own range, disjoint from training (near 0) and validation (2e9). */
 export const DEMO_SEED_BASE = 1_000_000_000;
 
-export function demonstrations(c: RlConfig, tokenizer: Tokenizer): { ids: number[]; mask: number[] }[] {
-  const env = withBudget(resolveEnvConfig(c.env), {
-    maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory,
-  });
+/**
+ * The warm-start's episodes as ids and loss masks. A tool run's expert makes its calls for real (`code`:
+ * the run's sandbox) and the results are masked out, as in its rollouts.
+ */
+export interface Demonstration {
+  record: ExpertRecord;
+  ids: number[];
+  mask: number[];
+}
+
+export async function demonstrations(c: RlConfig, tokenizer: Tokenizer, code?: CodeRunner): Promise<Demonstration[]> {
+  const env = runEnvConfig(c);
   const template = c.template as TemplateName;
+  const format = toolFormatOf(c);
+  if (format && c.sftPolicy !== 'expert') throw new ConfigError('sftPolicy', 'tool demonstrations come from the expert only');
   const out = [];
   for (let i = 0; i < c.sftEpisodes; i++) {
-    const record = expertEpisode(env, DEMO_SEED_BASE + i, template, c.sftPolicy);
-    if (c.sftPolicy === 'expert' && !record.success) continue; // a failed demonstration teaches failing
-    const { ids, mask } = tokenizeMessages(record.messages, tokenizer, TEMPLATES[template].chat, true);
-    if (ids.length <= c.modelContext) out.push({ ids, mask });
+    const seed = DEMO_SEED_BASE + i;
+    const demo = format
+      ? await toolExpertEpisode(env, seed, template, tokenizer, {
+        format: toolFormat(format), code, maxCalls: c.toolMaxCalls, extraCalls: c.sftExtraToolCalls })
+      : plainDemonstration(expertEpisode(env, seed, template, c.sftPolicy), tokenizer);
+    // An expert episode that failed by chance (a slip on the ice) still shows optimal actions; only one where
+    // the solver saw no way to succeed from the start has nothing to teach.
+    if (!demo.record.messages.some((m) => m.role === 'assistant')) continue;
+    const fits = demo.ids.length <= c.modelContext && (demo.responseTokens ?? []).every((n) => n <= c.maxResponseTokens);
+    if (fits) out.push({ record: demo.record, ids: demo.ids, mask: demo.mask });
   }
   return out;
 }
 
+function plainDemonstration(record: ExpertRecord, tokenizer: Tokenizer): Demonstration & { responseTokens?: number[] } {
+  return { record, ...tokenizeMessages(record.messages, tokenizer, TEMPLATES[record.template].chat, true) };
+}
+
 /** Runs sftSteps cross-entropy steps over the demonstrations (in order, cycling); returns summary metrics. */
-export async function sftWarmup(c: RlConfig, actor: Policy, tokenizer: Tokenizer): Promise<Record<string, number>> {
+export async function sftWarmup(c: RlConfig, actor: Policy, tokenizer: Tokenizer, code?: CodeRunner): Promise<Record<string, number>> {
   if (c.sftSteps === 0) return {};
-  const demos = demonstrations(c, tokenizer);
+  const demos = await demonstrations(c, tokenizer, code);
   if (demos.length === 0) return { 'sft/episodes': 0 };
   const losses: number[] = [];
   for (let step = 0; step < c.sftSteps; step++) {

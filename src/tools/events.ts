@@ -10,5 +10,6 @@ export function toolCallEvents(calls: readonly ToolCallRecord[] = []): EventTool
     input: c.kind === 'code' ? String(c.arguments?.code ?? '') : c.arguments ? canonicalJson(c.arguments) : '',
     output: c.shown,
     ok: c.ok,
+    executed: c.executed,
   }));
 }

@@ -130,6 +130,8 @@ export const TOOL_FORMATS: Record<ToolFormatName, ToolFormat> = {
   'function-call': functionCall,
 };
 
+export const TOOL_FORMAT_NAMES = Object.keys(TOOL_FORMATS) as ToolFormatName[];
+
 export function toolFormat(name: string): ToolFormat {
   if (!Object.hasOwn(TOOL_FORMATS, name)) {
     const known = Object.keys(TOOL_FORMATS).join(', ');

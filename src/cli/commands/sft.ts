@@ -2,9 +2,10 @@ import type { Command } from 'commander';
 import { resolveConfig } from '../../rl/config.ts';
 import { trainEmbedded } from '../../rl/embedded.ts';
 import { validationSeeds } from '../../rl/iteration.ts';
-import { DEMO_SEED_BASE } from '../../rl/sft.ts';
-import { writeExpertDataset, type TemplateName } from '../../agent/index.ts';
-import { resolveEnvConfig } from '../../envs/index.ts';
+import { demonstrations } from '../../rl/sft.ts';
+import { openSandbox } from '../../rl/tool-use.ts';
+import { scratchTokenizer } from '../../rl/vocabulary.ts';
+import { writeRecords } from '../../agent/index.ts';
 
 interface SftFlags {
   env: string;
@@ -26,9 +27,10 @@ async function sft(flags: SftFlags): Promise<void> {
     `env=${flags.env}`, `sftSteps=${flags.steps}`, `sftEpisodes=${flags.episodes}`, `sftPolicy=${flags.policy}`, ...flags.set,
   ] });
   if (flags.dataset) {
-    const seeds = Array.from({ length: config.sftEpisodes }, (_, i) => DEMO_SEED_BASE + i);
-    const out = await writeExpertDataset(flags.dataset, { env: resolveEnvConfig(config.env), seeds, template: config.template as TemplateName });
-    console.log(`wrote ${out.written} demonstrations to ${flags.dataset} (${out.skipped} unsolved seeds skipped)`);
+    const sandbox = openSandbox(config);
+    const demos = await demonstrations(config, scratchTokenizer(), sandbox).finally(() => sandbox?.close());
+    await writeRecords(flags.dataset, demos.map((d) => d.record));
+    console.log(`wrote ${demos.length} demonstrations to ${flags.dataset} (${config.sftEpisodes - demos.length} seeds without one skipped)`);
   }
   const runId = flags.runId ?? `sft-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   await trainEmbedded({ root: flags.runsDir, runId, config, stopAfter: 0 });

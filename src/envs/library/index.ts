@@ -9,7 +9,7 @@ import { StarpoError } from '../../errors.ts';
 import { checkBudget, checkInteger, episodeOver } from '../common.ts';
 import { Prng } from '../prng.ts';
 import type { Env, EnvConfigBase, EnvDefinition, EnvSnapshot, Json, StepResult, TaskDescription } from '../types.ts';
-import type { ToolProvider, ToolResult, ToolSchema } from '../../tools/types.ts';
+import type { ExpectedCall, ToolProvider, ToolResult, ToolSchema } from '../../tools/types.ts';
 import { generateLibrary, type LibraryDb } from './database.ts';
 import { LIBRARY_TOOLS, callLibraryTool } from './tools.ts';
 import { libraryQuestions, normalizeAnswer, type LibraryQuestion } from './tasks.ts';
@@ -146,4 +146,9 @@ export const LIBRARY: EnvDefinition<LibraryConfig> = {
   /** Every question has its answer in the database: a perfect agent always succeeds. */
   oracle: (c, seed) => ({ success: 1, detail: { answers: libraryTask(c, seed).questions.map((q) => q.answer) } }),
   expert: (_c, snapshot) => (snapshot.answer === null ? [] : [String(snapshot.answer)]),
+  expertCalls: (_c, snapshot) =>
+    (snapshot.expectedCalls as unknown as ExpectedCall[]).map((e) => ({ kind: 'function', name: e.name, arguments: e.arguments })),
+  /** The questions the episode asks (its budget may cut them short), their calls in order. */
+  expectedCalls: (c, seed) =>
+    libraryTask(c, seed).questions.slice(0, Math.min(c.maxTurns, c.maxActionsPerTrajectory)).flatMap((q) => q.expectedCalls),
 };

@@ -117,4 +117,6 @@ export const TOOLMATH: EnvDefinition<ToolmathConfig> = {
   /** Every problem has its exact answer: a perfect agent always succeeds. */
   oracle: (c, seed) => ({ success: 1, detail: { answer: toolmathProblem(c, seed).answer } }),
   expert: (_c, snapshot) => [`\\boxed{${String(snapshot.answer)}}`],
+  /** The problem's one-line solution, run in the code interpreter. */
+  expertCalls: (_c, snapshot) => [{ kind: 'code', language: 'js', code: String(snapshot.code) }],
 };

@@ -63,3 +63,5 @@ export function hasThink(response: string): boolean {
   const open = response.indexOf('<think>');
   return open >= 0 && response.indexOf('</think>', open + 7) >= 0;
 }
+
+export const FORMAT_CHECK_NAMES = Object.keys(FORMAT_CHECKS) as FormatCheckName[];

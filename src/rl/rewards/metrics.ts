@@ -2,16 +2,22 @@
  * Tool-use metrics of a batch of responses: calls run per response, the share of them that succeeded,
  * and tool productivity = correct answers / calls run (OTC's measure; 0 when no call ran).
  */
-import { executedCalls, type ToolSample } from './types.ts';
+import type { RewardCall } from './types.ts';
 
-export function toolMetrics(samples: readonly ToolSample[]): Record<string, number> {
-  const calls = samples.reduce((n, s) => n + executedCalls(s).length, 0);
-  const ok = samples.reduce((n, s) => n + executedCalls(s).filter((c) => c.ok).length, 0);
+/** What the metrics read of a response: whether each call ran and succeeded, and whether the answer was right. */
+export interface ToolOutcome {
+  calls: readonly Pick<RewardCall, 'executed' | 'ok'>[];
+  correct: boolean;
+}
+
+export function toolMetrics(samples: readonly ToolOutcome[]): Record<string, number> {
+  const ran = samples.flatMap((s) => s.calls.filter((c) => c.executed));
+  const ok = ran.filter((c) => c.ok).length;
   const correct = samples.filter((s) => s.correct).length;
   return {
-    'tool/calls': calls,
-    'tool/calls_per_response': samples.length === 0 ? 0 : calls / samples.length,
-    'tool/success_rate': calls === 0 ? 0 : ok / calls,
-    'tool/productivity': calls === 0 ? 0 : correct / calls,
+    'tool/calls': ran.length,
+    'tool/calls_per_response': samples.length === 0 ? 0 : ran.length / samples.length,
+    'tool/success_rate': ran.length === 0 ? 0 : ok / ran.length,
+    'tool/productivity': ran.length === 0 ? 0 : correct / ran.length,
   };
 }

@@ -31,8 +31,19 @@ test('a v1 trajectory read through the resolver gets the v2 default split "train
   assert.deepEqual(back, { ...event, split: 'train' });
 });
 
-test('the current schema is version 2 and has a sha256 fingerprint', () => {
-  assert.equal(schemaRegistry().current.version, 2);
+test('a v2 tool call read through the resolver counts as executed (the v3 default)', () => {
+  const registry = schemaRegistry();
+  const v2 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v2'), 2);
+  assert.equal(registry.byFingerprint(v2.fingerprint)?.version, 2);
+  const event = trajectory('L0', 3);
+  const { executed: _, ...v2Call } = event.turns[0].toolCalls[0];
+  const written = { ...event, turns: event.turns.map((t, i) => (i === 0 ? { ...t, toolCalls: [v2Call] } : t)) };
+  const back = decodeEvent(encodeEvent(written as typeof event, v2), registry.resolverFor(v2.type));
+  assert.deepEqual(back, event);
+});
+
+test('the current schema is version 3 and has a sha256 fingerprint', () => {
+  assert.equal(schemaRegistry().current.version, 3);
   assert.equal(schemaRegistry().current.fingerprint.length, 64);
 });
 

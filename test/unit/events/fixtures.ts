@@ -16,7 +16,7 @@ export function turn(i: number): Turn {
     effectiveActions: 1,
     promptTokens: 120 + i,
     responseTokens: 14,
-    toolCalls: i === 0 ? [{ name: 'python', input: 'print(1+1)', output: '2', ok: true }] : [],
+    toolCalls: i === 0 ? [{ name: 'python', input: 'print(1+1)', output: '2', ok: true, executed: true }] : [],
   };
 }
 

@@ -36,7 +36,7 @@ test('trajectories are kept for the sampled iterations only, sorted by split, gr
   assert.deepEqual(report.trajectories.filter((t) => t.iteration === 3).map((t) => [t.split, t.group, t.rollout]),
     [['train', 0, 0], ['train', 1, 0], ['val', 0, 1]]);
   assert.deepEqual(report.trajectories[0].turns[0].toolCalls,
-    [{ name: 'python', input: 'print(2)', output: '2', ok: true }]);
+    [{ name: 'python', input: 'print(2)', output: '2', ok: true, executed: true }]);
 });
 
 test('before any RunEvent the fallback config.json is used; an empty log gives an empty report', () => {

@@ -30,7 +30,7 @@ export function trajectory(i: number, group: number, rollout: number, split = 't
       observation: '#####\n#P_O#\n#####', response: '<answer>Right</answer>', actions: ['Right'],
       envReward: 1, formatPenalty: 0,
       validActions: 1, effectiveActions: 1, promptTokens: 10, responseTokens: 4,
-      toolCalls: [{ name: 'python', input: 'print(2)', output: '2', ok: true }],
+      toolCalls: [{ name: 'python', input: 'print(2)', output: '2', ok: true, executed: true }],
     }],
   };
 }

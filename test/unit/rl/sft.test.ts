@@ -10,8 +10,8 @@ const config = (extra: string[]) => resolveConfig({
   overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'sftEpisodes=16', ...extra],
 });
 
-test('demonstrations train only the answer tokens: the mask covers exactly the written responses', () => {
-  const [demo] = demonstrations(config(['env=sokoban', 'sftPolicy=expert']), tokenizer);
+test('demonstrations train only the answer tokens: the mask covers exactly the written responses', async () => {
+  const [demo] = await demonstrations(config(['env=sokoban', 'sftPolicy=expert']), tokenizer);
   const written = tokenizer.decode(demo.ids.filter((_, i) => demo.mask[i] === 1));
   assert.match(written, /^([UDLR](\|[UDLR])*\n)+$/);
 });

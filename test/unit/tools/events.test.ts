@@ -9,10 +9,12 @@ test('tool calls become event records: code as written, arguments as canonical J
       shown: 'missing argument "c"' },
     { kind: 'invalid', name: '', arguments: null, executed: true, ok: false,
       shown: 'invalid tool call: not valid JSON' },
+    { kind: 'code', name: 'js', arguments: { code: 'console.log(2)' }, executed: false, ok: false, shown: '' },
   ]), [
-    { name: 'js', input: 'console.log(1)', output: '1', ok: true },
-    { name: 'f', input: '{"a":1,"b":2}', output: 'missing argument "c"', ok: false },
-    { name: '', input: '', output: 'invalid tool call: not valid JSON', ok: false },
+    { name: 'js', input: 'console.log(1)', output: '1', ok: true, executed: true },
+    { name: 'f', input: '{"a":1,"b":2}', output: 'missing argument "c"', ok: false, executed: true },
+    { name: '', input: '', output: 'invalid tool call: not valid JSON', ok: false, executed: true },
+    { name: 'js', input: 'console.log(2)', output: '', ok: false, executed: false },
   ]);
   assert.deepEqual(toolCallEvents(undefined), []);
 });

@@ -11,39 +11,10 @@ import { libraryTask, type LibraryConfig } from '../../../src/envs/library/index
 import { toolTurnGenerator } from '../../../src/tools/rollout-hook.ts';
 import type { CodeRunner } from '../../../src/tools/sandbox/pool.ts';
 import { charTokenizer } from '../agent/char-tokenizer.ts';
-import { scriptedBackend } from './scripted.ts';
+import { HEADER, RESULT_BLOCK, scriptedBackend, writer } from './scripted.ts';
 
 const tokenizer = charTokenizer();
-const HEADER = '<|im_start|>assistant\n';
 const STOP = '<|im_end|>';
-const RESULT_BLOCK = /```output\n[\s\S]*?\n```\n|<tool_response>[\s\S]*?<\/tool_response>/g;
-
-/**
- * A policy that writes `intended(prompt)` for the open assistant turn, one char per token, continuing
- * after whatever it already wrote (tool results removed) and stopping like the engine at stop strings.
- */
-function writer(intended: (prompt: string) => string): GenerationBackend {
-  return {
-    async generate(req) {
-      return req.prompts.map((ids) => {
-        const prompt = tokenizer.decode(ids);
-        const sofar = prompt.slice(prompt.lastIndexOf(HEADER) + HEADER.length).replace(RESULT_BLOCK, '');
-        const full = intended(prompt);
-        assert.ok(full.startsWith(sofar), `continuing ${JSON.stringify(sofar)}`);
-        let out = '';
-        for (const ch of full.slice(sofar.length)) {
-          if (out.length >= req.maxNewTokens) break;
-          out += ch;
-          if (req.stopStrings.some((s) => out.includes(s))) break;
-        }
-        const tokens = tokenizer.encode(out);
-        const stopped = req.stopStrings.some((s) => out.endsWith(s));
-        const finishReason = stopped ? 'stop' as const : 'length' as const;
-        return { tokens, logprobs: tokens.map(() => -0.5), finishReason };
-      });
-    },
-  };
-}
 
 /** '1' on chars the model wrote (assistant turns without result blocks, stop included), '0' elsewhere. */
 function expectedMask(text: string): string {
@@ -75,7 +46,7 @@ function spec(env: RolloutSpec['env'], seeds: number[], extra: Partial<RolloutSp
 test('toolmath: code runs mid-turn, the answer after it succeeds, only model-written tokens are trained', async () => {
   const config = resolveEnvConfig('toolmath') as ToolmathConfig;
   const problems = [0, 1].map((seed) => toolmathProblem(config, seed));
-  const policy = writer((prompt) => {
+  const policy = writer(tokenizer, (prompt) => {
     const p = problems.find((x) => prompt.includes(x.text))!;
     return `<think>use code</think>\n\`\`\`js\n${p.code}\n\`\`\`\n<answer>\\boxed{${p.answer}}</answer>${STOP}`;
   });
@@ -98,7 +69,7 @@ test('toolmath: code runs mid-turn, the answer after it succeeds, only model-wri
 test('library: three turns of function calls with responses masked out, every answer right', async () => {
   const config = resolveEnvConfig('library') as LibraryConfig;
   const { questions } = libraryTask(config, 0);
-  const policy = writer((prompt) => {
+  const policy = writer(tokenizer, (prompt) => {
     const q = questions.filter((x) => prompt.includes(x.question)).pop()!;
     const calls = q.expectedCalls.map((c) => `<tool_call>${JSON.stringify(c)}</tool_call>`).join('');
     return `<think>look it up</think>${calls}<answer>${q.answer}</answer>${STOP}`;
@@ -117,7 +88,7 @@ test('library: three turns of function calls with responses masked out, every an
 test('without a turn generator the rollout is unchanged: no tool calls recorded, nothing masked out', async () => {
   const config = resolveEnvConfig('toolmath') as ToolmathConfig;
   const p = toolmathProblem(config, 0);
-  const policy = writer(() => `<think>guess</think><answer>\\boxed{${p.answer}}</answer>${STOP}`);
+  const policy = writer(tokenizer, () => `<think>guess</think><answer>\\boxed{${p.answer}}</answer>${STOP}`);
   const [t] = await rollout(spec(config, [0]), policy, tokenizer);
   assert.equal(t.turns[0].toolCalls, undefined);
   assert.equal(t.mask.join(''), expectedMask(tokenizer.decode(t.ids)));

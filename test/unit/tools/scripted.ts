@@ -5,7 +5,40 @@
  * so a row resumed after a tool result continues its text. Log-prob of the k-th written char: −(k+1)/100.
  */
 import type { GenerateRequest, Generation } from '../../../src/tools/protocol.ts';
+import assert from 'node:assert/strict';
 import type { TextTokenizer } from '../../../src/agent/types.ts';
+import type { GenerationBackend } from '../../../src/rl/rollout.ts';
+
+/** ChatML's assistant header, and the result blocks of the code-fence and function-call formats. */
+export const HEADER = '<|im_start|>assistant\n';
+export const RESULT_BLOCK = /```output\n[\s\S]*?\n```\n|<tool_response>[\s\S]*?<\/tool_response>/g;
+
+/**
+ * A policy that writes `intended(prompt)` for the open assistant turn (ChatML), one char per token,
+ * continuing after whatever it already wrote (tool results removed) and stopping like the engine at stop strings.
+ */
+export function writer(tokenizer: TextTokenizer, intended: (prompt: string) => string): GenerationBackend {
+  return {
+    async generate(req) {
+      return req.prompts.map((ids) => {
+        const prompt = tokenizer.decode(ids);
+        const sofar = prompt.slice(prompt.lastIndexOf(HEADER) + HEADER.length).replace(RESULT_BLOCK, '');
+        const full = intended(prompt);
+        assert.ok(full.startsWith(sofar), `continuing ${JSON.stringify(sofar)}`);
+        let out = '';
+        for (const ch of full.slice(sofar.length)) {
+          if (out.length >= req.maxNewTokens) break;
+          out += ch;
+          if (req.stopStrings.some((s) => out.includes(s))) break;
+        }
+        const tokens = tokenizer.encode(out);
+        const stopped = req.stopStrings.some((s) => out.endsWith(s));
+        const finishReason = stopped ? 'stop' as const : 'length' as const;
+        return { tokens, logprobs: tokens.map(() => -0.5), finishReason };
+      });
+    },
+  };
+}
 
 export interface ScriptedBackend {
   generate(request: GenerateRequest): Promise<Generation[]>;
