@@ -37,6 +37,8 @@ export const ENV_PRESETS: Record<string, { type: EnvType } & Record<string, unkn
   frozenlake: { type: 'frozenlake' },
   countdown: { type: 'countdown' },
   toolmath: { type: 'toolmath' },
+  /** Large-number products only: the one-line solution is short enough for a tiny model trained from scratch. */
+  'toolmath-multiply': { type: 'toolmath', kinds: ['multiply'] },
   library: { type: 'library' },
 };
 

@@ -35,6 +35,7 @@ export async function demonstrations(c: RlConfig, tokenizer: Tokenizer, code?: C
   const format = toolFormatOf(c);
   if (format && c.sftPolicy !== 'expert') throw new ConfigError('sftPolicy', 'tool demonstrations come from the expert only');
   const out = [];
+  let tooLong = 0;
   for (let i = 0; i < c.sftEpisodes; i++) {
     const seed = DEMO_SEED_BASE + i;
     const demo = format
@@ -46,6 +47,11 @@ export async function demonstrations(c: RlConfig, tokenizer: Tokenizer, code?: C
     if (!demo.record.messages.some((m) => m.role === 'assistant')) continue;
     const fits = demo.ids.length <= c.modelContext && (demo.responseTokens ?? []).every((n) => n <= c.maxResponseTokens);
     if (fits) out.push({ record: demo.record, ids: demo.ids, mask: demo.mask });
+    else tooLong++;
+  }
+  if (tooLong > 0) {
+    log.warn({ tooLong, of: c.sftEpisodes, modelContext: c.modelContext, maxResponseTokens: c.maxResponseTokens },
+      'demonstrations longer than the model context or a turn budget are left out');
   }
   return out;
 }

@@ -18,6 +18,10 @@ const BENCHES: Record<string, { description: string; run: () => Promise<void> }>
     description: 'MatMul roofline, train_step tokens/s and share of the roofline, generate with vs without KV cache',
     run: async () => (await import('./bench-engine.ts')).benchEngine(),
   },
+  tools: {
+    description: 'toolmath from scratch: accuracy with vs without tools, OTC vs plain correctness (calls per correct answer)',
+    run: async () => (await import('./bench-tools.ts')).benchTools(),
+  },
   envs: { description: 'environment steps/s and Sokoban levels generated/s (one core)', run: async () => (await import('./bench-envs.ts')).benchEnvs() },
 };
 
