@@ -4,9 +4,7 @@
  * samples per seed, the chosen temperature) on any environment preset, and set the oracle's ceiling on
  * the same seeds and budget beside it.
  */
-import { ConfigError } from '../errors.ts';
 import { oracleSuccess, resolveEnvConfig } from '../envs/index.ts';
-import { createLocalEventReader, ownerOf } from '../events/index.ts';
 import { Policy } from '../policy/engine/policy.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { runValidation, validationSeeds } from '../rl/iteration.ts';
@@ -14,9 +12,9 @@ import { openSandbox, toolTurns } from '../rl/tool-use.ts';
 import { scratchModelConfig } from '../rl/models.ts';
 import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
 import { scratchTokenizer } from '../rl/vocabulary.ts';
-import { createLocalCheckpointStore, type CheckpointId, type CheckpointInfo } from '../storage/index.ts';
-import { continuePlan, readLineageStarts, survivingPlan } from './lineage.ts';
-import { readRunConfig, runLocation, type RunLocation } from './location.ts';
+import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
+import { chooseCheckpoint, parseCheckpointRef } from './checkpoint-ref.ts';
+import { readRunConfig } from './location.ts';
 import { episodeSetup } from './reenact.ts';
 
 export interface EvalOptions {
@@ -42,33 +40,6 @@ export interface EvalResult {
   passAtK: Record<string, number>;
   /** Mean over the same seeds of the best success probability any policy reaches (envs/oracle.ts). */
   oracleSuccess: number;
-}
-
-export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation & { iteration?: number } {
-  const at = ref.lastIndexOf('@');
-  if (at < 0) return runLocation(ref, runsDir);
-  const text = ref.slice(at + 1);
-  const iteration = Number(text);
-  if (!/^\d+$/.test(text)) {
-    throw new ConfigError('--checkpoint', `"${ref}": the part after @ must be an iteration number`);
-  }
-  return { ...runLocation(ref.slice(0, at), runsDir), iteration };
-}
-
-/** The checkpoint `iteration` of the surviving history, or its newest one. */
-async function chooseCheckpoint(
-  loc: RunLocation, checkpoints: readonly CheckpointInfo[], iteration?: number,
-): Promise<CheckpointId> {
-  const reader = createLocalEventReader({ root: loc.root });
-  const starts = await readLineageStarts(reader, loc.runId).finally(() => reader.close());
-  if (iteration === undefined) return continuePlan(loc.runId, starts, checkpoints).from;
-  const lineageId = ownerOf(survivingPlan(starts), iteration);
-  if (!checkpoints.some((c) => c.lineageId === lineageId && c.iteration === iteration)) {
-    const have = checkpoints.map((c) => `${c.lineageId}@${c.iteration}`).join(', ') || 'none';
-    const why = `run ${loc.runId} has no checkpoint ${lineageId}@${iteration}; available: ${have}`;
-    throw new ConfigError('--checkpoint', why);
-  }
-  return { runId: loc.runId, lineageId, iteration };
 }
 
 /** The run's config with the evaluation's environment, seeds and temperature. */

@@ -23,6 +23,8 @@ import { createLocalEventLog, createLocalEventReader, type EventLog } from '../e
 import { applyRetention, createLocalCheckpointStore, type CheckpointStore } from '../storage/index.ts';
 import { continuePlan, forkPlan, readLineageStarts, ROOT_LINEAGE, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
 import { log } from '../log.ts';
+import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
+import { readRunConfig } from '../replay/location.ts';
 
 export interface IterationReport {
   iteration: number;
@@ -44,6 +46,11 @@ export interface EmbeddedOptions {
   signal?: AbortSignal;
   /** Start a NEW lineage from checkpoint `fromIteration` of the surviving history (implies resume; see replay/lineage.ts). */
   fork?: { fromIteration: number };
+  /**
+   * New run only: start the actor from another run's checkpoint ("<run-dir>[@iteration]", e.g. a `starpo sft`
+   * run) instead of this config's warm-start; its model settings must match. The critic starts fresh.
+   */
+  initFrom?: string;
 }
 
 /** Continue the surviving lineage, or fork a new one, from what the run's log and checkpoints hold. */
@@ -88,8 +95,8 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
       start = state.iteration + 1;
       log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
     } else {
-      const sft = await sftWarmup(c, models.actor, tokenizer, sandbox);
-      if (c.sftSteps > 0) {
+      const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor) : await sftWarmup(c, models.actor, tokenizer, sandbox);
+      if (c.sftSteps > 0 || o.initFrom) {
         // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
         models.actor.setMoments(null, 0);
         models.ref?.setParams(models.actor.getParams());
@@ -141,6 +148,25 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   }, 'iteration');
   if (warning) log.warn({ iteration: i, evidence: warning.evidence }, `echo trap: ${warning.message}`);
   o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null });
+}
+
+/** The model settings two runs must share for one's weights to start the other. */
+const MODEL_FIELDS = ['modelLayers', 'modelHidden', 'modelHeads', 'modelKvHeads', 'modelFfn', 'modelContext', 'template'] as const;
+
+/** Loads the actor of checkpoint `ref` into `actor` (critic and optimizer state are not taken). */
+async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor']): Promise<Record<string, number>> {
+  const loc = parseCheckpointRef(ref);
+  const source = await readRunConfig(loc);
+  const differ = MODEL_FIELDS.filter((k) => source[k] !== c[k]);
+  if (differ.length > 0) {
+    const what = differ.map((k) => `${k} ${String(source[k])} there, ${String(c[k])} here`).join('; ');
+    throw new ConfigError('--init-from', `${ref}: the model differs (${what})`);
+  }
+  const store = createLocalCheckpointStore({ root: loc.root });
+  const id = await chooseCheckpoint(loc, await store.list(loc.runId), loc.iteration);
+  await loadRunCheckpoint(store, id, { actor });
+  log.info({ initFrom: id }, 'actor initialised from a checkpoint');
+  return { 'init/iteration': id.iteration };
 }
 
 /** The run's fixed pieces a checkpoint writes beside the weights. */

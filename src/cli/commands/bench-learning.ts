@@ -20,26 +20,35 @@ export interface LearningCase {
   overrides: string[];
   /** Success as a share of the oracle ceiling that counts as reaching the target. */
   target: number;
+  /** A supervised warm-start shared by the cases that name it: trained once per bench run, then each case's RL starts from it. */
+  warmStart?: WarmStart;
+}
+
+export interface WarmStart {
+  name: string;
+  /** The warm-start run's config (model settings included: the RL runs starting from it use them too). */
+  overrides: readonly string[];
 }
 
 const SCRATCH = ['valEvery=5', 'valSeeds=128', 'threads=0'];
+const SMALL_MODEL = ['modelHidden=96', 'modelFfn=256'];
+
+/** Warm-starts on solver demonstrations (the model settings come with them: RL must use the same). */
+const WARM_STARTS = {
+  frozenlake: { name: 'frozenlake', overrides: [...SCRATCH, ...SMALL_MODEL, 'env=frozenlake', 'sftSteps=1500', 'sftPolicy=expert', 'sftEpisodes=6000'] },
+  sokoban: { name: 'sokoban', overrides: [...SCRATCH, ...SMALL_MODEL, 'env=sokoban', 'sftSteps=1500', 'sftPolicy=expert', 'sftEpisodes=6000'] },
+} as const satisfies Record<string, WarmStart>;
 
 export const LEARNING_CASES: LearningCase[] = [
   { name: 'bandit', preset: 'starpo-s', target: 0.95,
     overrides: [...SCRATCH, 'env=bandit', 'iterations=50', 'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=3e-4', 'lrCritic=1e-3'] },
-  { name: 'frozenlake', preset: 'starpo-s', target: 0.9,
-    overrides: [...SCRATCH, 'env=frozenlake', 'iterations=40', 'sftSteps=1500', 'sftPolicy=expert', 'sftEpisodes=6000',
-      'lrActor=1e-4', 'lrCritic=1e-3', 'modelHidden=96', 'modelFfn=256'] },
-  { name: 'sokoban', preset: 'starpo-s', target: 0.9,
-    overrides: [...SCRATCH, 'env=sokoban', 'iterations=40', 'sftSteps=400', 'sftPolicy=expert', 'sftEpisodes=1000',
-      'lrActor=1e-4', 'lrCritic=1e-3', 'modelHidden=96', 'modelFfn=256'] },
-  { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9,
-    overrides: [...SCRATCH, 'env=sokoban', 'iterations=40', 'sftSteps=400', 'sftPolicy=expert', 'sftEpisodes=1000',
-      'lrActor=1e-4', 'lrCritic=1e-3', 'modelHidden=96', 'modelFfn=256'] },
+  { name: 'frozenlake', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.frozenlake,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+  { name: 'sokoban', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.sokoban, overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+  { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9, warmStart: WARM_STARTS.sokoban, overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
   // Echo-Trap: a learning rate 30× too large collapses the policy; the detector should fire here and not above.
-  { name: 'frozenlake-collapse', preset: 'starpo', target: 0.9,
-    overrides: [...SCRATCH, 'env=frozenlake', 'iterations=40', 'sftSteps=300', 'sftPolicy=expert', 'sftEpisodes=1000',
-      'lrActor=3e-3', 'lrCritic=1e-3', 'modelHidden=96', 'modelFfn=256', 'gradClip=1000'] },
+  { name: 'frozenlake-collapse', preset: 'starpo', target: 0.9, warmStart: WARM_STARTS.frozenlake,
+    overrides: ['iterations=40', 'lrActor=3e-3', 'lrCritic=1e-3', 'gradClip=1000'] },
 ];
 
 export interface CasePoint {
@@ -56,31 +65,57 @@ export interface TrainedCase {
   curve: CasePoint[];
   /** Every iteration's whole metrics, in order (validation metrics where it ran). */
   reports: IterationReport[];
+  /** Seconds of this case's own training (RL, and its warm-start unless shared). */
   wallSeconds: number;
+  /** Seconds the shared warm-start took, when the case used one (counted once per bench run). */
+  warmStartSeconds?: number;
   runDir: string;
 }
 
+/** Shared warm-starts of this process: name → the run directory holding checkpoint 0, and its time. */
+const warmStarted = new Map<string, Promise<{ runDir: string; seconds: number }>>();
+
+function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string; seconds: number }> {
+  let run = warmStarted.get(name);
+  if (!run) {
+    run = (async () => {
+      const root = mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
+      const t0 = performance.now();
+      await trainEmbedded({ root, runId: `sft-${name}`, config: resolveConfig({ overrides: [...overrides] }), stopAfter: 0 });
+      return { runDir: join(root, `sft-${name}`), seconds: (performance.now() - t0) / 1000 };
+    })();
+    warmStarted.set(name, run);
+  }
+  return run;
+}
+
 /** Trains one case in a fresh temporary runs directory, recording its curve. */
-export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overrides'>, extra: string[] = []): Promise<TrainedCase> {
-  const config: RlConfig = resolveConfig({ preset: k.preset, overrides: [...k.overrides, ...extra] });
+export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overrides' | 'warmStart'>, extra: string[] = []): Promise<TrainedCase> {
+  const shared = k.warmStart ? await warmStartRun(k.warmStart) : undefined;
+  const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
+  const config: RlConfig = resolveConfig({ preset: k.preset, overrides: [...base, ...k.overrides, ...extra] });
   const root = mkdtempSync(join(tmpdir(), `starpo-bench-${k.name}-`));
   const curve: CasePoint[] = [];
   const reports: IterationReport[] = [];
   const t0 = performance.now();
-  await trainEmbedded({ root, runId: k.name, config, onIteration: (r: IterationReport) => {
+  await trainEmbedded({ root, runId: k.name, config, initFrom: shared?.runDir, onIteration: (r: IterationReport) => {
     reports.push(r);
     curve.push({ iteration: r.iteration, success: r.metrics.success_rate, val: r.metrics['val/success_rate'],
       std: r.metrics['in_group_std/all'], entropy: r.metrics['entropy/mean'], ...(r.warning ? { warning: r.warning } : {}) });
   } });
-  return { config, curve, reports, wallSeconds: (performance.now() - t0) / 1000, runDir: join(root, k.name) };
+  return {
+    config, curve, reports, wallSeconds: (performance.now() - t0) / 1000, runDir: join(root, k.name),
+    ...(shared ? { warmStartSeconds: shared.seconds } : {}),
+  };
 }
 
 export async function runLearningCase(k: LearningCase, extra: string[] = [], write = console.log): Promise<Record<string, unknown>> {
-  const { config, curve, wallSeconds, runDir } = await trainCase(k, extra);
+  const { config, curve, wallSeconds, warmStartSeconds, runDir } = await trainCase(k, extra);
   const oracle = oracleSuccess(config.env, validationSeeds(config)).successRate;
   const final = curve.at(-1)?.val ?? 0;
   const line = {
     bench: 'learning', case: k.name, env: config.env, preset: k.preset, iterations: config.iterations, wallSeconds: Math.round(wallSeconds),
+    ...(warmStartSeconds !== undefined ? { warmStart: k.warmStart?.name, warmStartSeconds: Math.round(warmStartSeconds) } : {}),
     valSuccess: final, oracle, ratioToOracle: oracle > 0 ? final / oracle : null, target: k.target, reached: oracle > 0 && final / oracle >= k.target,
     echoTrapWarnings: curve.filter((p) => p.warning).map((p) => p.iteration), runDir, curve,
   };

@@ -1,7 +1,7 @@
 /**
  * `starpo bench tools`: a tiny model trained from scratch on large-number products (toolmath-multiply),
  * warm-started on demonstrations and then trained with RL, three ways under the same budget (tokens per
- * answer, warm-start steps, iterations, seeds):
+ * answer, warm-start steps, iterations, seeds; the two tool runs share one warm-start):
  *   no-tools           the demonstrations write the answer directly; plain correctness reward (ToRL ±1)
  *   tools-correctness  code-inline calls to the sandbox; the demonstrations over-call (1–3 runs of the
  *                      solution, as untuned models do); plain correctness reward
@@ -9,20 +9,24 @@
  * and two comparisons: accuracy with vs without tools, and OTC vs plain correctness (tool calls per
  * correct answer should fall while accuracy stays within 2 points). JSON lines; a benchmark, not a test.
  */
-import { trainCase, type TrainedCase } from './bench-learning.ts';
+import { trainCase, type TrainedCase, type WarmStart } from './bench-learning.ts';
 import type { PresetName } from '../../rl/presets.ts';
 
-const BASE = [
+/** Same model, budget and warm-start length for every case; only the tools differ. */
+const SETUP = [
   'env=toolmath-multiply', 'template=compact', 'valEvery=5', 'valSeeds=128', 'threads=0',
   'modelHidden=96', 'modelFfn=256', 'modelContext=512', 'maxResponseTokens=256',
   'sftSteps=600', 'sftEpisodes=2000', 'sftExtraToolCalls=2', 'toolMaxCalls=4',
-  'iterations=30', 'envGroups=8', 'groupSize=8', 'miniBatchSize=32', 'lrActor=1e-4', 'klCoef=0',
 ];
+const RL = ['iterations=30', 'envGroups=8', 'groupSize=8', 'miniBatchSize=32', 'lrActor=1e-4', 'klCoef=0'];
+const WITH_TOOLS: WarmStart = { name: 'toolmath-tools', overrides: [...SETUP, 'tools=code-inline'] };
+const WITHOUT_TOOLS: WarmStart = { name: 'toolmath-plain', overrides: [...SETUP, 'tools=none'] };
 
-export const TOOL_CASES: { name: string; preset: PresetName; overrides: string[] }[] = [
-  { name: 'no-tools', preset: 'grpo', overrides: [...BASE, 'tools=none', 'toolReward=torl'] },
-  { name: 'tools-correctness', preset: 'grpo', overrides: [...BASE, 'tools=code-inline', 'toolReward=torl'] },
-  { name: 'tools-otc', preset: 'grpo', overrides: [...BASE, 'tools=code-inline', 'toolReward=otc'] },
+export const TOOL_CASES: { name: string; preset: PresetName; overrides: string[]; warmStart: WarmStart }[] = [
+  { name: 'no-tools', preset: 'grpo', warmStart: WITHOUT_TOOLS, overrides: [...RL, 'toolReward=torl'] },
+  // One warm-start for both tool runs: the comparison is of the RL reward alone.
+  { name: 'tools-correctness', preset: 'grpo', warmStart: WITH_TOOLS, overrides: [...RL, 'toolReward=torl'] },
+  { name: 'tools-otc', preset: 'grpo', warmStart: WITH_TOOLS, overrides: [...RL, 'toolReward=otc'] },
 ];
 
 interface ToolResult {
@@ -56,6 +60,7 @@ export async function benchTools(only = process.env.STARPO_BENCH_CASES): Promise
     }));
     console.log(JSON.stringify({
       bench: 'tools', case: k.name, tools: trained.config.tools, reward: trained.config.toolReward, wallSeconds: Math.round(trained.wallSeconds),
+      warmStart: k.warmStart.name, warmStartSeconds: Math.round(trained.warmStartSeconds ?? 0),
       ...final, runDir: trained.runDir, curve,
     }));
   }

@@ -16,6 +16,7 @@ interface TrainFlags {
   runId?: string;
   runsDir: string;
   resume?: string;
+  initFrom?: string;
   durable?: boolean;
 }
 
@@ -57,6 +58,9 @@ async function train(flags: TrainFlags): Promise<void> {
   const config = resume ? undefined : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
   const runId = resume ? basename(flags.resume!) : flags.runId ?? `${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const root = resume ? dirname(flags.resume!) : flags.runsDir;
+  if (flags.initFrom && (resume || flags.durable)) {
+    throw new ConfigError('--init-from', 'starts a new embedded run; it cannot be combined with --resume or --durable');
+  }
   if (flags.durable) {
     if (!config) throw new ConfigError('--resume', 'a durable run resumes with `starpo resume <run> --from-iteration k --durable`');
     await (await import('../../durable/train.ts')).trainDurable(config, { runId });
@@ -67,7 +71,7 @@ async function train(flags: TrainFlags): Promise<void> {
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, then stops; a second Ctrl-C exits at once.
   process.once('SIGINT', () => { controller.abort(); process.once('SIGINT', () => process.exit(130)); });
-  const out = await trainEmbedded({ root, runId, config, resume, onIteration: bar.update, signal: controller.signal })
+  const out = await trainEmbedded({ root, runId, config, resume, initFrom: flags.initFrom, onIteration: bar.update, signal: controller.signal })
     .finally(bar.stop);
   console.log(`run ${runId}: finished iteration ${out.lastIteration}; events and checkpoints in ${root}/${runId}/`);
 }
@@ -83,6 +87,7 @@ export function registerTrain(program: Command): void {
     .option('--run-id <id>', 'run id (default: a timestamp)')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--resume <run-dir>', 'continue runs/<run-id> from its last checkpoint')
+    .option('--init-from <run-dir[@iteration]>', "new run whose actor starts from another run's checkpoint (e.g. a starpo sft run) instead of its own warm-start")
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
     .action(train);
 }

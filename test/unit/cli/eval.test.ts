@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { evalCommand } from '../../../src/cli/commands/eval.ts';
-import { parseCheckpointRef } from '../../../src/replay/evaluate.ts';
+import { parseCheckpointRef } from '../../../src/replay/checkpoint-ref.ts';
 import { tinyRun } from '../replay/tiny-run.ts';
 
 test('a checkpoint reference is a run directory or id with an optional @iteration', () => {
