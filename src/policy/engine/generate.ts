@@ -6,14 +6,14 @@
  * the batch runs until every row has stopped or hit maxNewTokens.
  */
 import { ConfigError } from '../../errors.ts';
-import { type PrefillShape, cacheName } from '../programs/generate.ts';
+import { type PrefillShape, cacheName, stepName } from '../programs/generate.ts';
 import { positionsOf } from '../programs/batch.ts';
 import { SamplingRng } from '../sampling/rng.ts';
 import { type SamplingOptions, TokenSampler } from '../sampling/sampler.ts';
 import { StopMatcher } from '../sampling/stop.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import type { ProgramCache } from './programs.ts';
-import { type Tensor, floatTensor, int64Tensor, scalarTensor, tensor } from './session.ts';
+import { type Tensor, floatTensor, int64Tensor, tensor } from './session.ts';
 
 export interface GenerateRequest {
   readonly prompts: readonly (readonly number[])[];
@@ -102,17 +102,21 @@ export async function generate(
   let { out, caches } = await prefill(programs, params, prompts, { batch: chunk, promptLen: T, cacheLen: S }, step);
   rows.push(...step.pick(out));
   const decode = await programs.decode({ batch: B, cacheLen: S });
-  let spare: Record<string, Tensor> | null = null;
+  const { numLayers: L, numKvHeads: K, headDim: E } = cfg;
+  const steps = Object.fromEntries([...Array(L).keys()].flatMap((i) => (['k', 'v'] as const).map((kind) =>
+    [stepName(kind, i), floatTensor(new Float32Array(B * K * E), [B, K, 1, E])])));
   for (let s = 0; T + s < S && !rows.allDone; s++) {
-    for (let b = 0; b < B; b++) (slotMask[b * S + T + s] = 1), lastPos[b]++;
+    for (let b = 0; b < B; b++) lastPos[b]++;
     const tokens = rows.out.map((r) => (r.done ? 0 : r.tokens[r.tokens.length - 1]));
-    spare ??= allocateCaches(caches);
     const stepFeeds = {
       ...params, ...caches, tokens: int64Tensor(tokens, [B, 1]), positions: int64Tensor(lastPos, [B, 1]),
-      slot_mask: floatTensor(slotMask, [B, S]), slot: scalarTensor(T + s, 'int64'),
+      slot_mask: floatTensor(slotMask, [B, S]),
     };
-    out = await decode.run(stepFeeds, step.fetches(spare, 'new_'));
-    [caches, spare] = [cacheTensors(out, cfg.numLayers, 'new_'), caches];
+    out = await decode.run(stepFeeds, step.fetches(steps));
+    for (let i = 0; i < L; i++) {
+      for (const kind of ['k', 'v'] as const) writeSlot(caches[cacheName(kind, i)].data as Float32Array, steps[stepName(kind, i)].data as Float32Array, S, E, T + s);
+    }
+    for (let b = 0; b < B; b++) slotMask[b * S + T + s] = 1; // the next step attends this one from the cache
     rows.push(...step.pick(out));
   }
   return rows.out.slice(0, n).map(({ done: _, ...g }) => g);
@@ -216,12 +220,7 @@ export function promptFeeds(prompts: readonly (readonly number[])[], T: number, 
   return { feeds, lastPos: prompts.map((p) => p.length - 1), slotMask };
 }
 
-function cacheTensors(out: Record<string, Tensor>, layers: number, prefix: string): Record<string, Tensor> {
-  const caches: Record<string, Tensor> = {};
-  for (let i = 0; i < layers; i++) for (const k of ['k', 'v'] as const) caches[cacheName(k, i)] = out[prefix + cacheName(k, i)];
-  return caches;
-}
-
-function allocateCaches(like: Record<string, Tensor>): Record<string, Tensor> {
-  return Object.fromEntries(Object.entries(like).map(([k, t]) => [k, floatTensor(new Float32Array(t.size), t.dims)]));
+/** Writes a step's [B·K, E] keys or values into slot `slot` of a [B·K, S, E] cache, in place. */
+function writeSlot(cache: Float32Array, step: Float32Array, S: number, E: number, slot: number): void {
+  for (let r = 0; r < step.length / E; r++) cache.set(step.subarray(r * E, (r + 1) * E), (r * S + slot) * E);
 }

@@ -6,7 +6,7 @@
  * Activations between blocks are [N, D] so every projection is one 2-D Gemm against an HF
  * [out, in] weight (transB), with no transposed copy of the weights.
  */
-import type { Graph, Value } from '../graph/graph.ts';
+import { GraphError, type Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { ModelConfig } from '../io/config.ts';
 import * as composite from './composite.ts';
@@ -25,8 +25,12 @@ export interface Model {
   readonly w: Readonly<Record<string, Value>>;
 }
 
-/** Where attention keys come from: given this step's k, v [B, K, T, E], return what to attend [B, K, S, E]. */
-export type KvHook = (layer: number, k: Value, v: Value) => { k: Value; v: Value };
+/**
+ * Where attention keys come from: given this step's k, v [B, K, T, E], return what to attend [B, K, S, E]
+ * (this step's included), or — one query per row (T = 1) — a `past` cache [B, K, S, E] that this step's
+ * k, v are attended beside: the cache is then only read, never copied into a new one.
+ */
+export type KvHook = (layer: number, k: Value, v: Value) => { k: Value; v: Value } | { past: { k: Value; v: Value } };
 
 export interface Inputs {
   readonly tokens: Value; // [B, T] int64
@@ -106,12 +110,33 @@ function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   const kh = o.transpose(rope(o.reshape(k, [B, T, K, E]), c), [0, 2, 1, 3]); // [B, K, T, E]
   const vh = o.transpose(o.reshape(v, [B, T, K, E]), [0, 2, 1, 3]); // [B, K, T, E]
   const kv = c.kv ? c.kv(i, kh, vh) : { k: kh, v: vh }; // [B, K, S, E]
-  const S = kv.k.shape[2];
-  const scores = o.reshape(o.matmul(qh, o.transpose(kv.k, [0, 1, 3, 2])), [B, K, G, T, S]);
-  const p = o.reshape(softmax(o.add(scores, c.bias)), [B, K, G * T, S]); // one Add per layer: cheaper than Where
-  const y = o.reshape(o.matmul(p, kv.v), [B, K, G, T, E]);
+  const y = 'past' in kv ? attendPastAndNow(qh, kv.past, kh, vh, c) : attend(qh, kv.k, kv.v, c, K, G);
   const merged = o.reshape(o.transpose(y, [0, 3, 1, 2, 4]), [B * T, H * E]); // [N, H·E]
   return linear(m, merged, `${i}.o`); // [N, D]
+}
+
+/** softmax(q·kᵀ + bias)·v over [B, K, S, E] keys and values → [B, K, G, T, E]. */
+function attend(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Value {
+  const [B, T, S, E] = [c.B, c.T, k.shape[2], k.shape[3]];
+  const scores = o.reshape(o.matmul(qh, o.transpose(k, [0, 1, 3, 2])), [B, K, G, T, S]);
+  const p = o.reshape(softmax(o.add(scores, c.bias)), [B, K, G * T, S]); // one Add per layer: cheaper than Where
+  return o.reshape(o.matmul(p, v), [B, K, G, T, E]);
+}
+
+/**
+ * One query per row attending the cached slots (masked by the bias) and its own key, in one softmax:
+ * equal to attending a cache with this step written into it, without producing that cache.
+ */
+function attendPastAndNow(qh: Value, past: { k: Value; v: Value }, kh: Value, vh: Value, c: Ctx): Value {
+  const [B, K, G, E] = qh.shape; // T = 1: G·T = G
+  const S = past.k.shape[2];
+  if (c.T !== 1) throw new GraphError(`attention beside a past cache takes one query per row, got ${c.T}`);
+  const pastScores = o.add(o.reshape(o.matmul(qh, o.transpose(past.k, [0, 1, 3, 2])), [B, K, G, 1, S]), c.bias); // [B, K, G, 1, S]
+  const own = o.reshape(o.reduceSum(o.mul(qh, kh), [3], true), [B, K, G, 1, 1]); // q·k of this step's own key
+  const p = softmax(o.concat([pastScores, own], 4)); // [B, K, G, 1, S + 1]
+  const fromPast = o.matmul(o.reshape(o.slice(p, 4, 0, S), [B, K, G, S]), past.v); // [B, K, G, E]
+  const fromOwn = o.mul(o.reshape(o.slice(p, 4, S, S + 1), [B, K, G, 1]), vh); // [B, K, G, E]
+  return o.reshape(o.add(fromPast, fromOwn), [B, K, G, 1, E]);
 }
 
 function mlp(m: Model, i: number, x: Value): Value {

@@ -1,9 +1,11 @@
 /**
  * Generation graphs: a prefill over left-padded prompts that fills a key/value cache, and a
  * decode step that appends one token per row. The cache is one [B, K, S, E] tensor per layer for
- * keys and one for values, passed in and out as graph inputs/outputs (S = cache slots). Every
- * row writes the same slot per step (left padding aligns the prompts' ends), so the write is a
- * ScatterND of the new slot and the shapes stay static.
+ * keys and one for values (S = cache slots). The decode step only reads the cache: each row's query
+ * attends the slots written so far and its own new key in one softmax, and the step outputs just the
+ * new keys and values [B, K, 1, E], which the caller writes into the slot (left padding aligns the
+ * prompts' ends, so every row writes the same slot). Returning a whole updated cache instead made every
+ * step copy all of it: 2·L·B·K·S·E floats, the step's largest memory traffic at long contexts.
  */
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
@@ -23,6 +25,8 @@ export interface DecodeShape {
 }
 
 export const cacheName = (kind: 'k' | 'v', layer: number): string => `cache_${kind}_${layer}`;
+/** The decode step's own keys or values of a layer, [B, K, 1, E]. */
+export const stepName = (kind: 'k' | 'v', layer: number): string => `step_${kind}_${layer}`;
 
 /** Outputs of both graphs besides the caches: logits, and the greedy token with its log-prob. */
 function heads(g: Graph, model: Model, last: Value): void {
@@ -64,21 +68,14 @@ export function buildDecodeGraph(layout: Layout, s: DecodeShape, float: FloatDTy
   const model = weightInputs(g, layout);
   const tokens = g.input('tokens', 'int64', [B, 1]);
   const positions = g.input('positions', 'int64', [B, 1]);
-  const valid = g.input('slot_mask', g.float, [B, S]); // slots holding real tokens, this step's included
-  const slot = g.input('slot', 'int64', []); // where this step's key/value go
-  // ScatterND indices (b, k, slot) for every row and head: copying the cache is one memcpy, where a
-  // Where against a one-hot slot mask ran a slow broadcast (1 thread, [128, 4, 64, 64]: 6.2 vs 1.3 ms).
-  const grid = g.constant([...Array(B * K).keys()].flatMap((i) => [Math.floor(i / K), i % K]), 'int64', [B, K, 2]);
-  const write = o.concat([grid, o.expand(o.reshape(slot, [1, 1, 1]), [B, K, 1])], 2); // [B, K, 3]
+  const valid = g.input('slot_mask', g.float, [B, S]); // slots holding earlier tokens (not this step's)
   const past = [...Array(L).keys()].map((i) => ({
     k: g.input(cacheName('k', i), g.float, [B, K, S, E]), v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
   }));
   const kv = (layer: number, k: Value, v: Value) => {
-    const at = (x: Value) => o.reshape(x, [B, K, E]); // this step's [B, K, 1, E] keys or values
-    const next = { k: o.scatterND(past[layer].k, write, at(k)), v: o.scatterND(past[layer].v, write, at(v)) }; // [B, K, S, E]
-    g.output(`new_${cacheName('k', layer)}`, next.k);
-    g.output(`new_${cacheName('v', layer)}`, next.v);
-    return next;
+    g.output(stepName('k', layer), k); // [B, K, 1, E]: the caller writes them into this step's slot
+    g.output(stepName('v', layer), v);
+    return { past: past[layer] };
   };
   const hidden = forward(model, { tokens, positions, allowed: slotAllowed(valid), kv, maxPosition: S }); // [B, D]
   heads(g, model, hidden);
