@@ -5,11 +5,19 @@
  *                   (batch 16 × 128 tokens), and its ratio to matmul_peak (target >= 0.5)
  *   embedding_grad  one-hot Gemm vs ScatterElements(add) for the embedding gradient
  *   generate        tokens/s for 128 concurrent sequences, with the KV cache and without
+ *   train_step_vs_pytorch  the same model and step in PyTorch (eager, and torch.compile when it works)
+ *                   on the same threads, run right after ours: seconds per step and the ratio
+ *                   (scripts/torch_train_step.py; PyTorch from STARPO_TORCH_PYTHON or the venv that
+ *                   scripts/install-torch.sh makes; skipped, saying so, when neither is there)
  * Timings take the best of several runs: the machine may be shared, and the best run is the
  * one least disturbed. Threads = cores (the engine default). Because a busy shared machine still
  * skews wall-clock ratios, matmul and train_step are also measured on one non-spinning thread in
  * CPU seconds (`gflopsPerCore`, `ratioToMatmulPeakPerCore`): the efficiency of the work itself.
  */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Policy } from '../../policy/engine/policy.ts';
 import { createSession, defaultThreads, floatTensor, type Session, type Tensor } from '../../policy/engine/session.ts';
 import { grad } from '../../policy/autodiff/grad.ts';
@@ -21,6 +29,7 @@ import { paramCount } from '../../policy/model/layout.ts';
 import { generateWithoutCache } from '../../policy/engine/recompute.ts';
 import { trainFlopsPerToken } from '../../policy/model/flops.ts';
 
+const run = promisify(execFile);
 const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
 
@@ -94,7 +103,7 @@ async function matmulPeak(threads: number): Promise<{ wall: number; perCore: num
   return { wall, perCore };
 }
 
-async function trainStep(threads: number, peak: { wall: number; perCore: number }): Promise<void> {
+async function trainStep(threads: number, peak: { wall: number; perCore: number }): Promise<{ stepSeconds: number; params: number }> {
   const [B, T] = [16, 128];
   const n = B * T;
   const batch = {
@@ -119,6 +128,34 @@ async function trainStep(threads: number, peak: { wall: number; perCore: number 
     tokensPerSecond: Math.round(n / t.best), gflops: round(flops / t.best / 1e9),
     ratioToMatmulPeak: round(flops / t.best / 1e9 / peak.wall, 2), gflopsPerCore: round(flops / one.cpu / 1e9),
     ratioToMatmulPeakPerCore: round(flops / one.cpu / 1e9 / peak.perCore, 2),
+  });
+  return { stepSeconds: t.best, params: t.params };
+}
+
+/** The Python that has PyTorch: STARPO_TORCH_PYTHON, else the venv scripts/install-torch.sh makes. */
+export function torchPython(): string | null {
+  const candidates = [process.env.STARPO_TORCH_PYTHON, '.cache/torch-venv/bin/python'].filter((p): p is string => !!p);
+  return candidates.find((p) => existsSync(p)) ?? null;
+}
+
+/** PyTorch's time for the same step on the same threads, right after ours, and the ratio. */
+async function trainStepVsPytorch(threads: number, ours: { stepSeconds: number; params: number }): Promise<void> {
+  const python = torchPython();
+  if (!python) {
+    emit({ bench: 'train_step_vs_pytorch', skipped: 'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)' });
+    return;
+  }
+  const script = fileURLToPath(new URL('../../../scripts/torch_train_step.py', import.meta.url));
+  const { stdout } = await run(python, [script, '--threads', String(threads), '--batch', '16', '--seq', '128', '--compile'], { maxBuffer: 1 << 20 });
+  const torch = JSON.parse(stdout.trim().split('\n').at(-1) as string) as {
+    torch: string; eager: { params: number; stepSeconds: number }; compiled?: { stepSeconds?: number; error?: string };
+  };
+  const best = Math.min(torch.eager.stepSeconds, torch.compiled?.stepSeconds ?? Infinity);
+  emit({
+    bench: 'train_step_vs_pytorch', torch: torch.torch, threads, params: { starpo: ours.params, pytorch: torch.eager.params },
+    starpoStepSeconds: round(ours.stepSeconds, 3), pytorchEagerStepSeconds: torch.eager.stepSeconds,
+    pytorchCompiledStepSeconds: torch.compiled?.stepSeconds ?? null, ...(torch.compiled?.error ? { compileError: torch.compiled.error } : {}),
+    speedupVsBestPytorch: round(best / ours.stepSeconds, 2), faster: ours.stepSeconds < best,
   });
 }
 
@@ -168,7 +205,8 @@ async function generate(threads: number): Promise<void> {
 export async function benchEngine(): Promise<void> {
   const threads = defaultThreads();
   const peak = await matmulPeak(threads);
-  await trainStep(threads, peak);
+  const ours = await trainStep(threads, peak);
+  await trainStepVsPytorch(threads, ours);
   await embeddingGrad(threads);
   await generate(threads);
 }

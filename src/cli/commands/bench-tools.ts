@@ -14,7 +14,7 @@ import type { PresetName } from '../../rl/presets.ts';
 
 /** Same model, budget and warm-start length for every case; only the tools differ. */
 const SETUP = [
-  'env=toolmath-multiply', 'template=compact', 'valEvery=5', 'valSeeds=128', 'threads=0',
+  'env=toolmath-multiply', 'template=compact', 'valEvery=5', 'valSeeds=256', 'threads=0',
   'modelHidden=96', 'modelFfn=256', 'modelContext=512', 'maxResponseTokens=256',
   'sftSteps=600', 'sftEpisodes=2000', 'sftExtraToolCalls=2', 'toolMaxCalls=4',
 ];
