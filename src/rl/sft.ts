@@ -19,16 +19,17 @@ import { toolFormatOf } from './tool-use.ts';
 /** Demonstration seeds: their own range, disjoint from training (near 0) and validation (2e9). */
 export const DEMO_SEED_BASE = 1_000_000_000;
 
-/**
- * The warm-start's episodes as ids and loss masks. A tool run's expert makes its calls for real (`code`:
- * the run's sandbox) and the results are masked out, as in its rollouts.
- */
+/** One warm-start episode: its chat record, and its ids with the loss mask it trains under. */
 export interface Demonstration {
   record: ExpertRecord;
   ids: number[];
   mask: number[];
 }
 
+/**
+ * The warm-start's episodes. A tool run's expert makes its calls for real (`code`: the run's sandbox)
+ * and the results are masked out, as in its rollouts.
+ */
 export async function demonstrations(c: RlConfig, tokenizer: Tokenizer, code?: CodeRunner): Promise<Demonstration[]> {
   const env = runEnvConfig(c);
   const template = c.template as TemplateName;

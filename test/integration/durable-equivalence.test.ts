@@ -20,6 +20,13 @@ const config = resolveConfig({ preset: 'starpo-s', overrides: [...TINY, 'filterF
   'lrCritic=1e-3', 'klCoef=0.001', 'sftSteps=2', 'sftEpisodes=8', 'sftBatchSize=4'] });
 // DAPO: dynamic sampling plays extra rounds of groups (an untrained model's returns are all equal).
 const dapo = resolveConfig({ preset: 'dapo', overrides: [...TINY, 'miniBatchSize=8', 'dynamicSamplingMaxTries=3', 'valSamples=2'] });
+// Tools: the warm-start's demonstrations and the rollouts call the worker's sandbox; OTC rescores whole groups per shard.
+const tools = resolveConfig({ preset: 'grpo', overrides: [
+  'env=toolmath-multiply', 'template=compact', 'tools=code-inline', 'toolReward=otc', 'toolMaxCalls=2', 'sftExtraToolCalls=1',
+  'envGroups=4', 'groupSize=4', 'iterations=2', 'threads=1', 'valSeeds=4', 'valEvery=2', 'modelLayers=1', 'modelHidden=32',
+  'modelFfn=64', 'modelContext=320', 'maxResponseTokens=180', 'sftSteps=30', 'sftEpisodes=16', 'sftBatchSize=8', 'sftLr=3e-3',
+  'klCoef=0', 'miniBatchSize=8', 'sandboxProcesses=1',
+] });
 
 async function events(reader: EventReader, runId: string): Promise<StarpoEvent[]> {
   const out: StarpoEvent[] = [];
@@ -81,6 +88,12 @@ test('the durable driver ends with the weights and metrics of the embedded drive
 test('with DAPO dynamic sampling too (extra sampling rounds, then the filter among informative groups)', { timeout: 240_000 }, async () => {
   const durable = await assertSameAsEmbedded(dapo, 'dapo');
   assert.ok(count(durable, 'train') > 2 * 4 * 4, 'the untrained policy\'s all-equal groups must trigger extra rounds');
+});
+
+test('a tool run (sandbox calls, OTC reward) trains the same durable as embedded', { timeout: 240_000 }, async () => {
+  const durable = await assertSameAsEmbedded(tools, 'tools');
+  const calls = durable.flatMap((e) => (e.kind === 'trajectory' ? e.turns.flatMap((t) => t.toolCalls) : []));
+  assert.ok(calls.some((c) => c.executed), 'the warm-started model calls the sandbox');
 });
 
 test('a durable run stopped after iteration 1 and resumed as a new lineage reproduces the uninterrupted run', { timeout: 240_000 }, async () => {
