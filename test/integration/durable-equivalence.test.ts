@@ -24,7 +24,7 @@ const dapo = resolveConfig({ preset: 'dapo', overrides: [...TINY, 'miniBatchSize
 const tools = resolveConfig({ preset: 'grpo', overrides: [
   'env=toolmath-multiply', 'template=compact', 'tools=code-inline', 'toolReward=otc', 'toolMaxCalls=2', 'sftExtraToolCalls=1',
   'envGroups=4', 'groupSize=4', 'iterations=2', 'threads=1', 'valSeeds=4', 'valEvery=2', 'modelLayers=1', 'modelHidden=32',
-  'modelFfn=64', 'modelContext=320', 'maxResponseTokens=180', 'sftSteps=30', 'sftEpisodes=16', 'sftBatchSize=8', 'sftLr=3e-3',
+  'modelFfn=64', 'modelContext=320', 'maxResponseTokens=180', 'sftSteps=60', 'sftEpisodes=32', 'sftBatchSize=8', 'sftLr=3e-3',
   'klCoef=0', 'miniBatchSize=8', 'sandboxProcesses=1',
 ] });
 
