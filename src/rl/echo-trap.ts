@@ -1,7 +1,10 @@
 /**
  * Echo-Trap detector (SPEC §5): warns when the collapse pattern begins — in-group reward std falls, token
- * entropy falls, and the actor's gradient norm spikes (success collapses afterwards, so it is evidence,
- * not a condition: by the time success drops, the run is already lost).
+ * entropy falls, and the actor's gradient norm spikes. Not every collapse spikes: with an over-large
+ * learning rate the policy can turn deterministic with ever smaller gradients (measured: FrozenLake,
+ * lr 3e-3, grad norm 1.0 → 0.07 while success fell from 0.45 to 0.13), so a fall in success confirms the
+ * pattern too. Std and entropy also fall in a healthy run that converges, but there success stays at its
+ * best, so it does not fire.
  *
  * Rule, evaluated after each iteration's observation:
  *   smoothed x      = mean of the last `window` finite values of x (one bad iteration moves it by 1/window)
@@ -10,7 +13,8 @@
  *   grad spike      = grad norm > gradSpikeFactor · median of the previous `gradMedianWindow` finite grad
  *                     norms (at least 3 of them), or a non-finite grad norm; it stays recent for
  *                     `spikeLookback` iterations because the spike need not land on the same iteration
- *   fire            = armed ∧ observations ≥ warmup ∧ std falling ∧ entropy falling ∧ recent spike
+ *   success falling = smoothed success < successDropFraction · running max of smoothed success
+ *   fire            = armed ∧ observations ≥ warmup ∧ std falling ∧ entropy falling ∧ (recent spike ∨ success falling)
  * After firing the detector disarms; it re-arms once smoothed std recovers to ≥ rearmFraction · its running
  * max, so one collapse gives one warning. The core is a pure function of (state, observation); the class
  * only holds the state, which is plain JSON for checkpoints.
@@ -46,6 +50,8 @@ export interface EchoTrapConfig {
   readonly spikeLookback: number;
   /** Re-arm once smoothed std is back to this fraction of its running max (0.8). */
   readonly rearmFraction: number;
+  /** Success counts as fallen below this fraction of its smoothed running max (0.7). */
+  readonly successDropFraction: number;
 }
 
 export const ECHO_TRAP_DEFAULTS: EchoTrapConfig = Object.freeze({
@@ -57,6 +63,7 @@ export const ECHO_TRAP_DEFAULTS: EchoTrapConfig = Object.freeze({
   gradSpikeFactor: 3,
   spikeLookback: 5,
   rearmFraction: 0.8,
+  successDropFraction: 0.7,
 });
 
 export interface GradSpike {
@@ -75,6 +82,9 @@ export interface EchoTrapState {
   stdMax: number;
   entropyMax: number;
   successMax: number;
+  /** Last `window` success rates and the running max of their mean (absent in states saved before them). */
+  successHistory?: number[];
+  successSmoothedMax?: number;
   lastSpike: GradSpike | null;
 }
 
@@ -85,8 +95,8 @@ export interface EchoTrapWarning {
 }
 
 export function initialEchoTrapState(): EchoTrapState {
-  const s = { observations: 0, armed: true, stdHistory: [], entropyHistory: [], gradHistory: [] };
-  return { ...s, stdMax: 0, entropyMax: 0, successMax: 0, lastSpike: null };
+  const s = { observations: 0, armed: true, stdHistory: [], entropyHistory: [], gradHistory: [], successHistory: [] };
+  return { ...s, stdMax: 0, entropyMax: 0, successMax: 0, successSmoothedMax: 0, lastSpike: null };
 }
 
 /** Validates a partial config over the defaults; errors name the field as echoTrap.<name>. */
@@ -96,7 +106,7 @@ export function resolveEchoTrapConfig(partial: Partial<EchoTrapConfig> = {}): Ec
   for (const k of ints) {
     if (!Number.isInteger(c[k]) || c[k] < 1) throw new ConfigError(`echoTrap.${k}`, 'must be an integer ≥ 1');
   }
-  for (const k of ['stdDropFraction', 'entropyDropFraction', 'rearmFraction'] as const) {
+  for (const k of ['stdDropFraction', 'entropyDropFraction', 'rearmFraction', 'successDropFraction'] as const) {
     if (!(c[k] > 0 && c[k] <= 1)) throw new ConfigError(`echoTrap.${k}`, 'must be in (0, 1]');
   }
   if (!(c.gradSpikeFactor > 1)) throw new ConfigError('echoTrap.gradSpikeFactor', 'must be > 1');
@@ -125,8 +135,10 @@ export function observeEchoTrap(
 ): { state: EchoTrapState; warning: EchoTrapWarning | null } {
   const stdHistory = pushLast(state.stdHistory, obs.inGroupRewardStd, config.window);
   const entropyHistory = pushLast(state.entropyHistory, obs.entropy, config.window);
+  const successHistory = pushLast(state.successHistory ?? [], obs.successRate, config.window);
   const std = mean(stdHistory);
   const entropy = mean(entropyHistory);
+  const success = mean(successHistory);
   const next: EchoTrapState = {
     observations: state.observations + 1,
     armed: state.armed,
@@ -136,47 +148,50 @@ export function observeEchoTrap(
     stdMax: Math.max(state.stdMax, std),
     entropyMax: Math.max(state.entropyMax, entropy),
     successMax: Math.max(state.successMax, Number.isFinite(obs.successRate) ? obs.successRate : 0),
+    successHistory,
+    successSmoothedMax: Math.max(state.successSmoothedMax ?? 0, success),
     lastSpike: detectSpike(state, obs, config),
   };
   if (!next.armed) {
     next.armed = std >= config.rearmFraction * next.stdMax;
     return { state: next, warning: null };
   }
-  const spike = next.lastSpike;
+  const spike = next.lastSpike !== null && obs.iteration - next.lastSpike.iteration < config.spikeLookback ? next.lastSpike : null;
+  const successFell = success < config.successDropFraction * (next.successSmoothedMax ?? 0);
   const fire =
     next.observations >= config.warmup &&
     std < config.stdDropFraction * next.stdMax &&
     entropy < config.entropyDropFraction * next.entropyMax &&
-    spike !== null &&
-    obs.iteration - spike.iteration < config.spikeLookback;
-  if (!fire || spike === null) return { state: next, warning: null };
+    (spike !== null || successFell);
+  if (!fire) return { state: next, warning: null };
   next.armed = false;
-  return { state: next, warning: warningOf(obs, next, std, entropy, spike) };
+  return { state: next, warning: warningOf(obs, next, { std, entropy, success }, spike) };
 }
 
 function warningOf(
   obs: EchoTrapObservation,
   s: EchoTrapState,
-  std: number,
-  entropy: number,
-  spike: GradSpike,
+  smoothed: { std: number; entropy: number; success: number },
+  spike: GradSpike | null,
 ): EchoTrapWarning {
+  const { std, entropy, success } = smoothed;
   const evidence = {
     inGroupRewardStd: std,
     inGroupRewardStdMax: s.stdMax,
     entropy,
     entropyMax: s.entropyMax,
-    gradNorm: spike.gradNorm,
-    gradNormMedian: spike.median,
-    spikeIteration: spike.iteration,
+    ...(spike ? { gradNorm: spike.gradNorm, gradNormMedian: spike.median, spikeIteration: spike.iteration } : {}),
     successRate: obs.successRate,
     successRateMax: s.successMax,
+    ...(spike ? {} : { successSmoothed: success, successSmoothedMax: s.successSmoothedMax ?? 0 }),
   };
   const f = (x: number) => x.toPrecision(3);
+  const trigger = spike
+    ? `grad-norm spike ${f(spike.gradNorm)} at iteration ${spike.iteration} (median ${f(spike.median)})`
+    : `no grad-norm spike, but smoothed success ${f(success)} fell from ${f(s.successSmoothedMax ?? 0)}`;
   const message =
     `Echo Trap suspected at iteration ${obs.iteration}: in-group reward std ${f(std)} (max ${f(s.stdMax)}), ` +
-    `entropy ${f(entropy)} (max ${f(s.entropyMax)}), grad-norm spike ${f(spike.gradNorm)} at iteration ` +
-    `${spike.iteration} (median ${f(spike.median)}); success ${f(obs.successRate)} (max ${f(s.successMax)})`;
+    `entropy ${f(entropy)} (max ${f(s.entropyMax)}), ${trigger}; success ${f(obs.successRate)} (max ${f(s.successMax)})`;
   return { iteration: obs.iteration, evidence, message };
 }
 

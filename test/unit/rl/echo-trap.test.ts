@@ -48,7 +48,45 @@ test('state survives a JSON checkpoint: a resumed detector fires exactly like an
   assert.deepEqual(run(obs.slice(18), resumed).map((w) => w.iteration), [20]);
 });
 
+test('without a spike, the fall in success confirms the collapse (later: success falls at 23)', () => {
+  const [warning] = run(series(30, collapse), new EchoTrapDetector({ gradSpikeFactor: 20 }));
+  assert.equal(warning.iteration, 24); // smoothed success (0.5·3 + 0.1·2)/5 = 0.34 < 0.7 · 0.5
+  assert.equal(warning.evidence.gradNorm, undefined);
+  assert.ok(Math.abs(warning.evidence.successSmoothed - 0.34) < 1e-12);
+  assert.match(warning.message, /no grad-norm spike, but smoothed success 0\.340 fell from 0\.500/);
+});
+
+/** Measured: FrozenLake, vanilla StarPO from a warm start, lrActor 3e-3 — [std, entropy, grad norm, success] per iteration. */
+const MEASURED_COLLAPSE: Row[] = [
+  [0.432, 0.431, 1.08, 0.445], [0.105, 0.389, 0.68, 0.188], [0.27, 0.378, 0.85, 0.258], [0.194, 0.405, 1.34, 0.133],
+  [0.222, 0.43, 0.67, 0.234], [0.139, 0.412, 0.49, 0.141], [0.093, 0.481, 0.52, 0.266], [0.069, 0.45, 0.64, 0.141],
+  [0.147, 0.502, 0.66, 0.102], [0.238, 0.538, 0.9, 0.164], [0.105, 0.45, 0.62, 0.305], [0.122, 0.483, 0.74, 0.062],
+  [0.16, 0.488, 0.36, 0.211], [0.051, 0.466, 0.24, 0.258], [0.169, 0.437, 0.77, 0.438], [0.012, 0.385, 0.45, 0.125],
+  [0.049, 0.286, 0.42, 0.133], [0.011, 0.278, 0.19, 0], [0.012, 0.312, 0.25, 0], [0.031, 0.183, 0.15, 0.492],
+  [0.015, 0.179, 0.33, 0.25], [0.088, 0.335, 0.34, 0.125], [0.043, 0.153, 0.14, 0.125], [0.048, 0.176, 0.33, 0.367],
+];
+
+test('a measured spike-free collapse (entropy and std down, grads shrinking, success down) fires once', () => {
+  const warnings = run(series(MEASURED_COLLAPSE.length, (i) => MEASURED_COLLAPSE[i - 1]));
+  assert.equal(warnings.length, 1);
+  assert.ok(warnings[0].iteration >= 15 && warnings[0].iteration <= 20, `fired at ${warnings[0].iteration}`);
+});
+
+test('a healthy run that converges (std and entropy fall, success stays at its best) does not fire', () => {
+  const converging = (i: number): Row => [Math.max(0.02, 1 - i / 20), Math.max(0.1, 2 - i / 10), 1 + 0.3 * Math.sin(i), Math.min(1, 0.5 + i / 40)];
+  assert.deepEqual(run(series(80, converging)), []);
+});
+
+test('a state saved before success was tracked still loads and keeps watching', () => {
+  const first = new EchoTrapDetector();
+  run(series(12, collapse), first);
+  const { config, state } = JSON.parse(JSON.stringify(first));
+  delete state.successHistory;
+  delete state.successSmoothedMax;
+  assert.deepEqual(run(series(30, collapse).slice(12), EchoTrapDetector.fromJSON({ config, state })).map((w) => w.iteration), [20]);
+});
+
 test('thresholds are configurable and validated by name', () => {
-  assert.deepEqual(run(series(30, collapse), new EchoTrapDetector({ gradSpikeFactor: 20 })), []);
+  assert.deepEqual(run(series(30, collapse), new EchoTrapDetector({ gradSpikeFactor: 20, successDropFraction: 0.1 })), []);
   assert.throws(() => new EchoTrapDetector({ window: 0 }), (e: unknown) => e instanceof ConfigError && e.field === 'echoTrap.window');
 });
