@@ -35,18 +35,21 @@ const SMALL_MODEL = ['modelHidden=96', 'modelFfn=256'];
 
 /** Warm-starts on solver demonstrations (the model settings come with them: RL must use the same). */
 const WARM_STARTS = {
-  frozenlake: { name: 'frozenlake', overrides: [...SCRATCH, ...SMALL_MODEL, 'env=frozenlake', 'sftSteps=1500', 'sftPolicy=expert', 'sftEpisodes=6000'] },
+  // Measured (128 seeds, temperature 0.5): 1500 steps on 6000 episodes 43.0%, 3000 on 10000 45.3% (oracle 50.0%).
+  frozenlake: { name: 'frozenlake', overrides: [...SCRATCH, ...SMALL_MODEL, 'env=frozenlake', 'sftSteps=3000', 'sftPolicy=expert', 'sftEpisodes=10000'] },
   sokoban: { name: 'sokoban', overrides: [...SCRATCH, ...SMALL_MODEL, 'env=sokoban', 'sftSteps=1500', 'sftPolicy=expert', 'sftEpisodes=6000'] },
 } as const satisfies Record<string, WarmStart>;
 
 export const LEARNING_CASES: LearningCase[] = [
   { name: 'bandit', preset: 'starpo-s', target: 0.95,
     overrides: [...SCRATCH, 'env=bandit', 'iterations=50', 'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=3e-4', 'lrCritic=1e-3'] },
+  // Slips make FrozenLake's returns noisy: lrActor 1e-4 on 2 kept groups drifted from 45% to 38%; 16 groups
+  // with half kept and lrActor 1e-5 hold the warm start's level.
   { name: 'frozenlake', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.frozenlake,
-    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+    overrides: ['iterations=40', 'lrActor=1e-5', 'lrCritic=1e-3', 'envGroups=16', 'filterFraction=0.5'] },
   { name: 'sokoban', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.sokoban, overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
   { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9, warmStart: WARM_STARTS.sokoban, overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
-  // Echo-Trap: a learning rate 30× too large collapses the policy; the detector should fire here and not above.
+  // Echo-Trap: a learning rate 300× too large collapses the policy; the detector should fire here and not above.
   { name: 'frozenlake-collapse', preset: 'starpo', target: 0.9, warmStart: WARM_STARTS.frozenlake,
     overrides: ['iterations=40', 'lrActor=3e-3', 'lrCritic=1e-3', 'gradClip=1000'] },
 ];
