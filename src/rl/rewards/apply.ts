@@ -34,8 +34,10 @@ export function turnModelText(
 }
 
 export function toolSampleOf(t: Trajectory, input: Omit<ApplyToolRewardsInput, 'trajectories' | 'reward'>): ToolSample {
+  const turns = t.turns.map((_, k) => turnModelText(t, k, input.decode, input.turnStop));
   return {
-    response: t.turns.map((_, k) => turnModelText(t, k, input.decode, input.turnStop)).join('\n'),
+    response: turns.join('\n'),
+    turns,
     calls: t.turns.flatMap((turn) => turn.toolCalls ?? []),
     correct: t.success,
     ...(input.expectedCalls ? { expectedCalls: input.expectedCalls(t) } : {}),

@@ -2,7 +2,7 @@
  * ARTIST: answer + format + tool success, weighted (defaults 2, 1, 1: ARTIST's answer reward of 2
  * dominates). Tool success = successful calls / calls run; 0 when none ran.
  */
-import { FORMAT_CHECKS } from './format.ts';
+import { FORMAT_CHECKS, formatScore } from './format.ts';
 import { executedCalls, type ToolRewardOptions, type ToolSample } from './types.ts';
 
 export function toolSuccessRatio(sample: ToolSample): number {
@@ -12,6 +12,6 @@ export function toolSuccessRatio(sample: ToolSample): number {
 
 export function artistReward(sample: ToolSample, options: ToolRewardOptions = {}): number {
   const w = { answer: 2, format: 1, tool: 1, ...options.weights };
-  const format = FORMAT_CHECKS[options.format ?? 'think-answer'](sample.response) ? 1 : 0;
+  const format = formatScore(sample, FORMAT_CHECKS[options.format ?? 'think-answer']);
   return w.answer * (sample.correct ? 1 : 0) + w.format * format + w.tool * toolSuccessRatio(sample);
 }

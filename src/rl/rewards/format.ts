@@ -58,6 +58,12 @@ export const FORMAT_CHECKS: Record<FormatCheckName, (response: string) => boolea
   none: () => true,
 };
 
+/** A format check over a sample: its one response, or the mean over its turns (multi-turn trajectories). */
+export function formatScore(sample: { response: string; turns?: readonly string[] }, check: (response: string) => boolean): number {
+  const turns = sample.turns && sample.turns.length > 0 ? sample.turns : [sample.response];
+  return turns.filter((t) => check(t)).length / turns.length;
+}
+
 /** <think>…</think> present (Tool-N1's reasoning requirement). */
 export function hasThink(response: string): boolean {
   const open = response.indexOf('<think>');

@@ -1,5 +1,6 @@
 /**
- * ToolRL: format ∈ {0, 1} (the response has the expected tag structure) plus correctness ∈ [−3, 3]:
+ * ToolRL: format ∈ {0, 1} (the response has the expected tag structure; over a multi-turn trajectory, the
+ * share of well-formed turns) plus correctness ∈ [−3, 3]:
  * −3 when a call is unparsable or an expected call has no predicted call of its name left; 3 when the
  * calls equal the expected ones as a multiset of (name, canonical arguments); else 6·S/S_max − 3 with
  *   S     = Jaccard(expected names, predicted names)
@@ -10,7 +11,7 @@
 import { StarpoError } from '../../errors.ts';
 import type { Json } from '../../envs/types.ts';
 import { canonicalJson } from '../../tools/json.ts';
-import { FORMAT_CHECKS } from './format.ts';
+import { FORMAT_CHECKS, formatScore } from './format.ts';
 import { type ExpectedCall, type RewardCall, type ToolRewardOptions, type ToolSample } from './types.ts';
 
 export function jaccard<T>(a: Iterable<T>, b: Iterable<T>): number {
@@ -67,7 +68,7 @@ export function toolrlCorrectness(calls: readonly RewardCall[], expected: readon
 
 export function toolrlReward(sample: ToolSample, options: ToolRewardOptions = {}): number {
   if (!sample.expectedCalls) throw new StarpoError('toolrl reward: the sample has no expectedCalls');
-  const format = FORMAT_CHECKS[options.format ?? 'toolrl'](sample.response) ? 1 : 0;
+  const format = formatScore(sample, FORMAT_CHECKS[options.format ?? 'toolrl']);
   // All written calls count, run or not (past the limit): they are what the model predicted.
   return format + toolrlCorrectness(sample.calls, sample.expectedCalls);
 }

@@ -21,6 +21,12 @@ export type { ExpectedCall } from '../../tools/types.ts';
 export interface ToolSample {
   /** What the model wrote (calls kept, tool results removed): ToolGeneration.modelText. */
   response: string;
+  /**
+   * A multi-turn trajectory's responses, turn by turn (`response` joins them). The published rewards
+   * score one response; here format terms score each turn and take the mean (ToolRL, ARTIST), and
+   * Tool-N1's reasoning requirement holds for every turn.
+   */
+  turns?: readonly string[];
   calls: readonly RewardCall[];
   /** The environment judged the final answer right. */
   correct: boolean;

@@ -23,3 +23,10 @@ test('Tool-N1 pays 0 without think tags, with one different value, an extra call
   assert.equal(toolN1Reward(sample(true, [...exact, INVALID], THINK, EXPECTED)), 0);
   assert.equal(toolN1Reward(sample(true, [], '<think></think>', [])), 1);
 });
+
+test('over a multi-turn trajectory every turn must reason in think tags', () => {
+  const exact = EXPECTED.map((c) => fnCall(c.name, c.arguments));
+  const turns = [THINK, '<answer>x</answer>'];
+  assert.equal(toolN1Reward({ ...sample(true, exact, turns.join('\n'), EXPECTED), turns }), 0);
+  assert.equal(toolN1Reward({ ...sample(true, exact, turns.join('\n'), EXPECTED), turns: [THINK, THINK] }), 1);
+});

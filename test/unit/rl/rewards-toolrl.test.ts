@@ -61,3 +61,12 @@ test('the reward adds the format term: think first, calls or one answer last', (
   assert.equal(toolrlReward(sample(true, [], '<think>a</think> <answer>b</answer>', [])), 4);
   assert.throws(() => toolrlReward(sample(true, [], '')), /no expectedCalls/);
 });
+
+test('over a multi-turn trajectory the format term is the share of well-formed turns', () => {
+  const calls = EXPECTED.map((c) => fnCall(c.name, c.arguments));
+  const turn = '<think>a</think><tool_call>{}</tool_call><answer>b</answer>';
+  const turns = [turn, turn, 'no tags'];
+  // Joined, the three answers would break the "one answer" rule; turn by turn two of three are well-formed.
+  close(toolrlReward({ ...sample(true, calls, turns.join('\n'), EXPECTED), turns }), 3 + 2 / 3);
+  assert.equal(toolrlReward({ ...sample(true, calls, turns.join('\n'), EXPECTED), turns: [turn, turn] }), 4);
+});
