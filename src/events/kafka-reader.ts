@@ -6,7 +6,7 @@
  * its partition and offset and skipped.
  */
 import { randomUUID } from 'node:crypto';
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { CorruptDataError, StarpoError } from '../errors.ts';
 import { AsyncQueue } from './async-queue.ts';
 import { decodeEvent } from './codec.ts';

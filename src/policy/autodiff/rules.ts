@@ -7,7 +7,7 @@
  */
 import { GraphError, type Node, type Value } from '../graph/graph.ts';
 import {
-  add, reciprocal, reduceMean, sqrt, cast, concat, div, equal, expand, gather, gemm, greater, greaterOrEqual, log,
+  add, reciprocal, reduceMean, sqrt, cast, concat, div, equal, expand, gemm, greater, greaterOrEqual, log,
   matmul, mul, neg, pow, reduceSum,
   reshape, scatterElementsAdd, split, sub, transpose, where, pad,
 } from '../graph/ops.ts';
