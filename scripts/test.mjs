@@ -30,6 +30,13 @@ function run(args, env = {}) {
   return r.status ?? 1;
 }
 
+// Types first: strict TypeScript (unused locals included) over src, workflows, activities, tests and scripts.
+const typed = run([join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]);
+if (typed !== 0) {
+  console.error('typecheck failed (tsc --noEmit); see the messages above');
+  process.exit(typed);
+}
+
 const files = [];
 if (which !== 'integration') files.push(...testFiles(join(root, 'test/unit')));
 if (which !== 'unit') {
