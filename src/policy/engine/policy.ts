@@ -198,8 +198,13 @@ export class Policy {
     return this.exclusive(() => generate(this.programs, weightFeeds(this.layout, this.params), req, this.options.tokenizer, budget));
   }
 
-  close(): Promise<void> {
+  /** Frees every compiled program and its onnxruntime memory; later calls compile what they need again. */
+  releasePrograms(): Promise<void> {
     return this.exclusive(() => this.programs.release());
+  }
+
+  close(): Promise<void> {
+    return this.releasePrograms();
   }
 
   private bucket(b: SequenceBatch) {
