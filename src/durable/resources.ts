@@ -9,7 +9,7 @@ import type { Provider } from '../policy/engine/session.ts';
 import { createCheckpointStore, type CheckpointStore } from '../storage/index.ts';
 import { configKey, createArtifactStore, type ArtifactStore } from './artifacts.ts';
 import { ModelHost } from './model-host.ts';
-import { needsSandbox, openSandbox } from '../rl/tool-use.ts';
+import { openSandbox } from '../rl/tool-use.ts';
 import type { CodeRunner } from '../tools/sandbox/pool.ts';
 import type { EventsTarget, RunRef } from './protocol.ts';
 
@@ -53,10 +53,7 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
     const target = JSON.parse(key) as EventsTarget;
     return createEventLog({ kind: 'kafka', ...target, retries: options.kafkaRetries });
   });
-  const sandboxes = memo((key) => {
-    const [sandboxProcesses, sandboxTimeoutMs] = key.split('|').map(Number) as [number, number];
-    return openSandbox({ tools: 'code-inline', sandboxProcesses, sandboxTimeoutMs }) as CodeRunner;
-  });
+  const sandboxes = new Map<string, CodeRunner>();
   const configs = new Map<string, Promise<RlConfig>>();
   const rolloutModels = new ModelHost('actor');
   const trainModels = new ModelHost('all', options.provider);
@@ -76,10 +73,18 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
     },
     rolloutModels,
     trainModels,
-    sandbox: (c) => (needsSandbox(c) ? sandboxes.get(`${c.sandboxProcesses}|${c.sandboxTimeoutMs}`) : undefined),
+    sandbox(c) {
+      const key = `${c.sandboxProcesses}|${c.sandboxTimeoutMs}`;
+      if (!sandboxes.has(key)) {
+        const opened = openSandbox(c);
+        if (!opened) return undefined;
+        sandboxes.set(key, opened);
+      }
+      return sandboxes.get(key);
+    },
     async close() {
       await Promise.all([
-        ...logs.all().map((l) => l.close()), ...sandboxes.all().map((s) => s.close()), rolloutModels.close(), trainModels.close(),
+        ...logs.all().map((l) => l.close()), ...[...sandboxes.values()].map((s) => s.close()), rolloutModels.close(), trainModels.close(),
       ]);
     },
   };

@@ -6,10 +6,10 @@
  * checks the log against the environment: any disagreement is reported as a divergence.
  */
 import { Episode, TEMPLATES, type Message, type TemplateName, type TurnRecord } from '../agent/index.ts';
-import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
+import { createEnv, type EnvConfig } from '../envs/index.ts';
 import type { TrajectoryEvent, Turn } from '../events/index.ts';
 import type { RlConfig } from '../rl/config.ts';
-import { withBudget } from '../rl/rollout.ts';
+import { runEnvConfig } from '../rl/run-env.ts';
 
 /** The rollout's episode settings, from the run config. */
 export interface EpisodeSetup {
@@ -22,9 +22,7 @@ export interface EpisodeSetup {
 }
 
 export function episodeSetup(c: RlConfig): EpisodeSetup {
-  const { maxTurns, maxActionsPerTurn, maxActionsPerTrajectory } = c;
-  const env = withBudget(resolveEnvConfig(c.env), { maxTurns, maxActionsPerTurn, maxActionsPerTrajectory });
-  return { env, template: c.template as TemplateName, formatPenalty: c.formatPenalty, rewardsReplaced: c.toolReward !== 'env' };
+  return { env: runEnvConfig(c), template: c.template as TemplateName, formatPenalty: c.formatPenalty, rewardsReplaced: c.toolReward !== 'env' };
 }
 
 export interface Reenacted {

@@ -3,9 +3,9 @@
  * legend (so grids render in the vocabulary actually used, e.g. the re-vocabulary Sokoban) and the
  * oracle ceiling over the run's validation seeds, with the run's budget overrides applied.
  */
-import { createEnv, oracleSuccess, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
+import { createEnv, oracleSuccess, type EnvConfig } from '../envs/index.ts';
 import { validationSeeds } from '../rl/iteration.ts';
-import { withBudget } from '../rl/rollout.ts';
+import { runEnvConfig } from '../rl/run-env.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { log } from '../log.ts';
 import type { LegendEntry, OracleCeiling } from './model.ts';
@@ -23,10 +23,7 @@ export function styleSlug(meaning: string): string {
 }
 
 function envConfigOf(config: Partial<RlConfig>): EnvConfig {
-  return withBudget(resolveEnvConfig(config.env ?? 'sokoban'), {
-    maxTurns: config.maxTurns, maxActionsPerTurn: config.maxActionsPerTurn,
-    maxActionsPerTrajectory: config.maxActionsPerTrajectory,
-  });
+  return runEnvConfig({ ...config, env: config.env ?? 'sokoban' });
 }
 
 // The oracle solves every validation level (Sokoban: a search per seed), so a dashboard polling every

@@ -38,13 +38,7 @@ export function openSandbox(c: Pick<RlConfig, 'tools' | 'sandboxProcesses' | 'sa
 /** Cross-field rules of tool runs; each error names the field to change. */
 export function validateToolConfig(c: ToolSettings): void {
   const format = toolFormatOf(c);
-  if (format) {
-    try {
-      checkFormatForChat(toolFormat(format), TEMPLATES[c.template as TemplateName].chat.stop);
-    } catch (err) {
-      throw new ConfigError('tools', `${(err as Error).message.replace(/^tools\.format: /, '')} (template "${c.template}")`);
-    }
-  }
+  if (format) checkFormatForChat(toolFormat(format), TEMPLATES[c.template as TemplateName].chat.stop, { field: 'tools', chat: c.template });
   if (format === 'function-call' && !isToolProvider(createEnv(c.env))) {
     throw new ConfigError('tools', `environment "${c.env}" has no functions to call; function-call needs one (e.g. library)`);
   }

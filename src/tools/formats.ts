@@ -143,14 +143,15 @@ export function toolFormat(name: string): ToolFormat {
 /**
  * Throws when a chat format's turn stop occurs inside this format's calls (a multi-line code fence
  * cannot work where a newline ends the turn: use code-inline there). Results are template text and
- * may hold anything.
+ * may hold anything. `where` names the config field to blame and the chat (template) the stop belongs to.
  */
-export function checkFormatForChat(format: ToolFormat, turnStop: string): void {
+export function checkFormatForChat(format: ToolFormat, turnStop: string, where: { field?: string; chat?: string } = {}): void {
   const call = format.callKind === 'code'
     ? format.writeCall({ kind: 'code', language: 'js', code: 'x' })
     : format.writeCall({ kind: 'function', name: 'f', arguments: {} });
   if (turnStop && call.includes(turnStop)) {
-    const why = `"${format.name}" calls contain the turn stop ${JSON.stringify(turnStop)}; pick another format`;
-    throw new ConfigError('tools.format', why);
+    const of = where.chat ? ` of the ${where.chat} chat` : '';
+    const why = `"${format.name}" calls contain the turn stop ${JSON.stringify(turnStop)}${of}; pick another format`;
+    throw new ConfigError(where.field ?? 'tools.format', why);
   }
 }

@@ -91,33 +91,26 @@ test('a rollout worker killed with SIGKILL mid-activity: retried on the other wo
   }
 });
 
-test('the Temporal server restarted mid-run: the run continues to completion', { timeout: 180_000 }, async () => {
-  const stack = await startLocalStack({ label: 'temporal' });
-  try {
-    const { handle, run } = await submit(stack, tiny(3));
-    await until(handle, (p) => p.iteration >= 1);
-    await restart('temporal');
-    const outcome = await handle.result() as RunOutcome;
-    assert.equal(outcome.lastIteration, 3);
-    await assertEveryTrajectoryOnce(stack, run.runId, 3);
-  } finally {
-    await stack.close();
-  }
-});
+const RESTARTS = [
+  ['temporal', 'the Temporal server restarted mid-run: the run continues to completion'],
+  ['kafka', 'the Kafka broker restarted mid-run: no trajectory event is lost'],
+] as const;
 
-test('the Kafka broker restarted mid-run: no trajectory event is lost', { timeout: 180_000 }, async () => {
-  const stack = await startLocalStack({ label: 'kafka' });
-  try {
-    const { handle, run } = await submit(stack, tiny(3));
-    await until(handle, (p) => p.iteration >= 1);
-    await restart('kafka');
-    const outcome = await handle.result() as RunOutcome;
-    assert.equal(outcome.lastIteration, 3);
-    await assertEveryTrajectoryOnce(stack, run.runId, 3);
-  } finally {
-    await stack.close();
-  }
-});
+for (const [service, title] of RESTARTS) {
+  test(title, { timeout: 180_000 }, async () => {
+    const stack = await startLocalStack({ label: service });
+    try {
+      const { handle, run } = await submit(stack, tiny(3));
+      await until(handle, (p) => p.iteration >= 1);
+      await restart(service);
+      const outcome = await handle.result() as RunOutcome;
+      assert.equal(outcome.lastIteration, 3);
+      await assertEveryTrajectoryOnce(stack, run.runId, 3);
+    } finally {
+      await stack.close();
+    }
+  });
+}
 
 /** The failure an activity attempt ended with, as the workflow saw it. */
 async function activityFailure(handle: WorkflowHandle): Promise<ApplicationFailure> {
