@@ -5,7 +5,7 @@
  * pass is emitted into the same graph, so forward and backward run as one onnxruntime session.
  */
 import { GraphError, type Node, type Value, isFloat } from '../graph/graph.ts';
-import { add, expand, reduceSum, reshape } from '../graph/ops.ts';
+import { add, expand, gemm, reduceSum, reshape } from '../graph/ops.ts';
 import { GRAD_RULES, type PrimitiveOp } from './rules.ts';
 
 /** Sums a broadcast gradient back down to `shape` (numpy broadcasting in reverse). */
@@ -13,7 +13,30 @@ export function unbroadcast(g: Value, shape: readonly number[]): Value {
   if (g.rank === shape.length && g.shape.every((d, i) => d === shape[i])) return g;
   const lead = g.rank - shape.length;
   const axes = [...g.shape.keys()].filter((i) => i < lead || (shape[i - lead] === 1 && g.shape[i] !== 1));
-  return reshape(axes.length ? reduceSum(g, axes, false) : g, shape);
+  if (axes.length === 0) return reshape(g, shape);
+  const rows = leadingRows(g, axes);
+  return reshape(rows ? columnSums(g, rows) : reduceSum(g, axes, false), shape);
+}
+
+/** The product of the reduced axes when they are exactly the leading ones (a bias-gradient sum), else 0. */
+function leadingRows(g: Value, axes: readonly number[]): number {
+  if (!axes.every((a, i) => a === i) || axes.length === g.rank) return 0;
+  return g.shape.slice(0, axes.length).reduce((a, b) => a * b, 1);
+}
+
+/**
+ * Σ over rows as ones[1, R] · g[R, C]: inside train_step onnxruntime's ReduceSum over the leading
+ * axis of [2048, 256] took 0.26 ms, this one-row Gemm 0.09-0.15 ms (bias and norm-weight gradients).
+ */
+function columnSums(g: Value, rows: number): Value {
+  const ones = g.graph.constant(new Array<number>(rows).fill(1), g.dtype, [1, rows]);
+  return gemm(ones, reshape(g, [rows, g.size / rows]));
+}
+
+function ruleOf(n: Node): (typeof GRAD_RULES)[PrimitiveOp] {
+  const rule = (GRAD_RULES as Partial<Record<string, (typeof GRAD_RULES)[PrimitiveOp]>>)[n.op];
+  if (!rule) throw new GraphError(`no gradient rule for ${n.op} (node ${n.name})`);
+  return rule;
 }
 
 /** Nodes whose outputs depend on `wrt` through differentiable edges, in creation (topological) order. */
@@ -50,16 +73,16 @@ export function grad(loss: Value, wrt: readonly Value[], seed?: Value): Value[] 
   const needs = forwardSet(wrt, [...order].reverse());
   const grads = new Map<Value, Value>([[loss, seed ?? expand(graph.scalar(1, loss.dtype), loss.shape)]]);
   for (const n of order) {
-    if (!n.outputs.some((v) => grads.has(v)) || !n.inputs.some((v) => v && needs.has(v))) continue;
+    const custom = graph.customGradient(n);
+    const inputs = custom ? custom.inputs : n.inputs;
+    if (!n.outputs.some((v) => grads.has(v)) || !inputs.some((v) => v && needs.has(v))) continue;
     if (n.op === 'StopGradient') continue;
-    const rule = (GRAD_RULES as Partial<Record<string, (typeof GRAD_RULES)[PrimitiveOp]>>)[n.op];
-    if (!rule) throw new GraphError(`no gradient rule for ${n.op} (node ${n.name})`);
     const gs = n.outputs.map((v) => grads.get(v) ?? expand(graph.scalar(0, v.dtype), v.shape));
-    const ins = rule(gs, n);
-    if (ins.length !== n.inputs.length) {
-      throw new GraphError(`${n.op} rule returned ${ins.length} gradients for ${n.inputs.length} inputs`);
+    const ins = custom ? custom.rule(gs[0]) : ruleOf(n)(gs, n);
+    if (ins.length !== inputs.length) {
+      throw new GraphError(`${n.op} rule returned ${ins.length} gradients for ${inputs.length} inputs`);
     }
-    n.inputs.forEach((v, i) => {
+    inputs.forEach((v, i) => {
       const gi = ins[i];
       if (!v || !gi || !needs.has(v)) return;
       const g = unbroadcast(gi, v.shape);

@@ -153,9 +153,10 @@ export class Policy {
     const ctx = { layout: this.layout, programs: this.programs, rows: this.rowsPerCall(bucket), scratch: this.scratch };
     const state = { params: this.params, ...this.moments };
     const metrics = await trainStep(ctx, state, spare, this.step + 1, batch, bucket, opts);
+    if (metrics.skipped !== 0) return metrics; // a non-finite gradient: the spare buffers hold no usable update
     this.spare = state;
     [this.params, this.moments] = [spare.params, { m: spare.m, v: spare.v }];
-    if (metrics.skipped === 0) this.step++;
+    this.step++;
     return metrics;
   }
 

@@ -51,6 +51,16 @@ export interface Node {
   readonly attrs: Attrs;
 }
 
+/**
+ * The backward of a composite (jax's custom_vjp): given the upstream gradient of the composite's
+ * output, the gradients of its declared inputs (null = none). The autodiff uses it instead of
+ * differentiating the composite's internal nodes one by one.
+ */
+export interface CustomGradient {
+  readonly inputs: readonly Value[];
+  readonly rule: (g: Value) => readonly (Value | null)[];
+}
+
 export interface Initializer {
   readonly value: Value;
   readonly data: TensorData;
@@ -75,6 +85,7 @@ export class Graph {
   private constantCount = 0;
   private readonly names = new Set<string>();
   private readonly data = new Map<Value, TensorData>();
+  private readonly customGradients = new Map<Node, CustomGradient>();
 
   /** `float` is the dtype model code uses for activations and constants (float64 for gradient checks). */
   constructor(readonly float: FloatDType = 'float32') {}
@@ -129,6 +140,20 @@ export class Graph {
     for (const v of outputs) (v as { node: Node | null }).node = node;
     this.nodes.push(node);
     return outputs;
+  }
+
+  /**
+   * Declares `out` (the last node of a composite) differentiable in `inputs` by `rule`: the rule must
+   * cover every path from those inputs to `out`, since the composite's inner nodes receive no gradient.
+   */
+  defineGradient(out: Value, inputs: readonly Value[], rule: CustomGradient['rule']): Value {
+    if (!out.node || out.graph !== this) throw new GraphError(`defineGradient: ${out} is not computed in this graph`);
+    this.customGradients.set(out.node, { inputs, rule });
+    return out;
+  }
+
+  customGradient(n: Node): CustomGradient | undefined {
+    return this.customGradients.get(n);
   }
 
   /** Marks a value as a graph output under `name` (the value is renamed; inputs get an Identity). */

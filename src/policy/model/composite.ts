@@ -1,13 +1,59 @@
 /**
- * Composite ops built from autodiff primitives: their gradients come from the primitives' rules.
- * SiLU and log-softmax are always used from here; softmax and RMSNorm also have fused kernels
- * (see transformer.ts `kernels`), and these definitions are their reference.
+ * Composite ops built from autodiff primitives: their gradients come from the primitives' rules,
+ * or, for the `…FusedGrad` variants, from a backward written out (Graph.defineGradient) that takes
+ * fewer passes over the activations. Log-softmax is always used from here; softmax and RMSNorm also
+ * have fused kernels (see transformer.ts `kernels`), and these definitions are their reference.
  */
 import type { Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 
 export function silu(x: Value): Value {
   return o.mul(x, o.sigmoid(x));
+}
+
+/**
+ * SiLU with its backward written out: d/dx x·σ(x) = σ + y·(1 − σ) = σ + y − y·σ (four passes over
+ * the activation; the primitives' chain rule takes six, and the MLP's activations are the widest).
+ */
+export function siluFusedGrad(x: Value): Value {
+  const s = o.sigmoid(x);
+  const y = o.mul(x, s);
+  return x.graph.defineGradient(y, [x], (g) => [o.mul(g, o.add(s, o.sub(y, o.mul(y, s))))]);
+}
+
+/** HF rotate_half rotary embedding: x·cos + cat(−x2, x1)·sin over the halves of the last axis. */
+export function rope(x: Value, cos: Value, sin: Value): Value {
+  const E = x.shape[x.rank - 1];
+  const [x1, x2] = o.split(x, [E / 2, E / 2], -1);
+  return o.add(o.mul(x, cos), o.mul(o.concat([o.neg(x2), x1], -1), sin));
+}
+
+/** Swaps the halves of the last axis: a symmetric permutation, so it is its own transpose. */
+function swapHalves(x: Value): Value {
+  const E = x.shape[x.rank - 1];
+  const [x1, x2] = o.split(x, [E / 2, E / 2], -1);
+  return o.concat([x2, x1], -1);
+}
+
+/**
+ * The same rotation with a signed sin table, cat(−sin, sin), so no Neg: x·cos + swap(x)·signedSin.
+ * Its backward is the transposed rotation g·cos + swap(g·signedSin), written out; the tables take
+ * no gradient (they come from positions), so nothing is un-broadcast.
+ */
+export function ropeFusedGrad(x: Value, cos: Value, signedSin: Value): Value {
+  const y = o.add(o.mul(x, cos), o.mul(swapHalves(x), signedSin));
+  return x.graph.defineGradient(y, [x], (g) => [o.add(o.mul(g, cos), swapHalves(o.mul(g, signedSin)))]);
+}
+
+/**
+ * a · bᵀ over the last two axes (attention scores q·kᵀ). Differentiated through the Transpose, the
+ * gradient of b would come out transposed and be transposed back (a copy per layer); written out
+ * it is gᵀ·a, which onnxruntime runs as one MatMul with a transposed operand.
+ */
+export function matmulTransB(a: Value, b: Value): Value {
+  const swap = (v: Value) => o.transpose(v, [...v.shape.keys()].map((i) => (i < v.rank - 2 ? i : 2 * v.rank - 3 - i)));
+  const y = o.matmul(a, swap(b));
+  return a.graph.defineGradient(y, [a, b], (g) => [o.matmul(g, b), o.matmul(swap(g), a)]);
 }
 
 /** HF Qwen2RMSNorm: x · rsqrt(mean(x², last axis) + eps) · w. */

@@ -4,8 +4,8 @@
  * instead of hundreds of small ones. Weight decay applies per group: `matrices` (embeddings and
  * linear weights) decay, `vectors` (norm weights and biases) do not, as in HF Trainer.
  *
- * The graph consumes *views* (runs of adjacent parameters read as one tensor; today each view is
- * one parameter, see viewPlan). The table maps HF tensor names
+ * The graph consumes *views* (runs of adjacent parameters read as one tensor: q|k|v, see viewPlan;
+ * every other view is one parameter). The table maps HF tensor names
  * (`model.layers.0.self_attn.q_proj.weight`) to (group, offset, shape) for checkpoint I/O.
  */
 import { ConfigError } from '../../errors.ts';
@@ -45,20 +45,19 @@ export interface Layout {
 export const VALUE_HEAD = { weight: 'score.weight', bias: 'score.bias' } as const;
 
 /**
- * [view key, member HF names] in packing order; a member's group is decided by its rank. Views
- * are single parameters: with q|k|v and gate|up fused into one Gemm each, onnxruntime's profile
- * of train_step showed the Split of their outputs and the Concat of their gradients at ~6% of
- * kernel time, while separate Gemms of the same total size cost no more.
+ * [view key, member HF names] in packing order; a member's group is decided by its rank. q|k|v is
+ * one view, so one Gemm projects all three and one transpose puts their heads first, after which
+ * they split along the head axis in large contiguous blocks (see transformer.ts attention). The
+ * MLP's gate and up stay separate: splitting their fused output costs a pass over [N, 2I] per
+ * direction, more than a second Gemm launch.
  */
 function viewPlan(config: ModelConfig, role: Role): [string, string[]][] {
   const plan: [string, string[]][] = [['embed', ['model.embed_tokens.weight']]];
   for (let i = 0; i < config.numLayers; i++) {
     const p = `model.layers.${i}`;
-    plan.push([`${i}.ln1`, [`${p}.input_layernorm.weight`]]);
-    for (const x of ['q', 'k', 'v']) {
-      plan.push([`${i}.${x}`, [`${p}.self_attn.${x}_proj.weight`]]);
-      if (config.attentionBias) plan.push([`${i}.${x}_bias`, [`${p}.self_attn.${x}_proj.bias`]]);
-    }
+    const attn = (kind: string) => ['q', 'k', 'v'].map((x) => `${p}.self_attn.${x}_proj.${kind}`);
+    plan.push([`${i}.ln1`, [`${p}.input_layernorm.weight`]], [`${i}.qkv`, attn('weight')]);
+    if (config.attentionBias) plan.push([`${i}.qkv_bias`, attn('bias')]);
     plan.push([`${i}.o`, [`${p}.self_attn.o_proj.weight`]], [`${i}.ln2`, [`${p}.post_attention_layernorm.weight`]]);
     for (const x of ['gate', 'up', 'down']) plan.push([`${i}.${x}`, [`${p}.mlp.${x}_proj.weight`]]);
   }

@@ -41,11 +41,17 @@ export interface Inputs {
   readonly maxPosition: number;
 }
 
+/** Rotary tables at each row's positions, for one projection (queries carry the 1/√E score scale). */
+interface Rotary {
+  readonly cos: Value; // [B, 1, T, E]
+  readonly sin: Value; // fused: signed, cat(−sin, sin) over the halves; reference: plain
+}
+
 interface Ctx {
   readonly B: number;
   readonly T: number;
-  readonly cos: Value; // [B, T, 1, E]
-  readonly sin: Value; // [B, T, 1, E]
+  readonly q: Rotary;
+  readonly k: Rotary;
   readonly bias: Value; // [B, 1, 1, T, S] additive: 0 or BLOCKED
   readonly kv?: KvHook;
 }
@@ -82,43 +88,60 @@ function linear(m: Model, x: Value, key: string): Value {
   return m.w[`${key}_bias`] ? o.add(y, m.w[`${key}_bias`]) : y;
 }
 
-/** HF rotate_half convention: x·cos + cat(-x2, x1)·sin, halves of the head width. */
-function rope(x: Value, c: Ctx): Value {
-  const E = x.shape[3];
-  const [x1, x2] = o.split(x, [E / 2, E / 2], -1); // [B, T, h, E/2] each
-  return o.add(o.mul(x, c.cos), o.mul(o.concat([o.neg(x2), x1], -1), c.sin)); // [B, T, h, E]
+/** HF rotate_half convention on x [B, h, T, E] (see composite.ts). */
+function rope(x: Value, r: Rotary): Value {
+  return kernels.rope ? composite.ropeFusedGrad(x, r.cos, r.sin) : composite.rope(x, r.cos, r.sin);
+}
+
+/**
+ * Tables for the queries (scaled by 1/√E: cheaper than scaling q or the scores) and the keys, from
+ * cos/sin [B, 1, T, E] at each row's positions. They stay broadcast over the heads: tables expanded
+ * to every head made train_step slower (measured 1.7%), streaming four more activations per layer.
+ */
+function rotaryTables(cfg: ModelConfig, cos: Value, sin: Value): { q: Rotary; k: Rotary } {
+  const E = cfg.headDim;
+  const scale = 1 / Math.sqrt(E);
+  if (!kernels.rope) return { q: { cos: o.mul(cos, scale), sin: o.mul(sin, scale) }, k: { cos, sin } };
+  const signs = cos.graph.constant(Array.from({ length: E }, (_, i) => (i < E / 2 ? -1 : 1)), cos.dtype, [E]);
+  const signed = o.mul(sin, signs); // cat(−sin, sin)
+  return { q: { cos: o.mul(cos, scale), sin: o.mul(signed, scale) }, k: { cos, sin: signed } };
 }
 
 /**
  * Softmax and RMSNorm run as fused onnxruntime kernels with their own gradient rules: measured
  * (1 thread, forward + backward) softmax over [16, 4, 128, 128] 4.2 vs 5.2 ms composite, RMSNorm
  * over [2048, 256] 1.0 vs 2.0 ms. Log-softmax stays composite: the fused kernel was slower
- * (391 vs 360 ms over [2048, 32768]). `kernels` selects the composites (read at graph build).
+ * (391 vs 360 ms over [2048, 32768]). SiLU and rotary embedding use composites with a written-out
+ * backward (fewer passes over the activations). `kernels` selects the plain composites instead
+ * (read at graph build; the tests compare both).
  */
-export const kernels = { softmax: true, rmsNorm: true };
+export const kernels = { softmax: true, rmsNorm: true, silu: true, rope: true };
 const softmax = (x: Value): Value => (kernels.softmax ? o.softmax(x) : composite.softmax(x));
 const rmsNorm = (x: Value, w: Value, eps: number): Value =>
   kernels.rmsNorm ? o.rmsNormalization(x, w, eps) : composite.rmsNorm(x, w, eps);
+const silu = (x: Value): Value => (kernels.silu ? composite.siluFusedGrad(x) : composite.silu(x));
 export const logSoftmax = composite.logSoftmax;
 
 function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   const { numHeads: H, numKvHeads: K, headDim: E } = m.cfg;
   const [B, T, G] = [c.B, c.T, H / K];
-  const [q, k, v] = ['q', 'k', 'v'].map((p) => linear(m, x, `${i}.${p}`)); // [N, H·E], [N, K·E], [N, K·E]
-  const qr = rope(o.reshape(o.mul(q, 1 / Math.sqrt(E)), [B, T, H, E]), c); // scaled here: cheaper than the scores
-  const qh = o.reshape(o.transpose(o.reshape(qr, [B, T, K, G, E]), [0, 2, 3, 1, 4]), [B, K, G * T, E]);
-  const kh = o.transpose(rope(o.reshape(k, [B, T, K, E]), c), [0, 2, 1, 3]); // [B, K, T, E]
-  const vh = o.transpose(o.reshape(v, [B, T, K, E]), [0, 2, 1, 3]); // [B, K, T, E]
-  const kv = c.kv ? c.kv(i, kh, vh) : { k: kh, v: vh }; // [B, K, S, E]
-  const y = 'past' in kv ? attendPastAndNow(qh, kv.past, kh, vh, c) : attend(qh, kv.k, kv.v, c, K, G);
-  const merged = o.reshape(o.transpose(y, [0, 3, 1, 2, 4]), [B * T, H * E]); // [N, H·E]
+  const qkv = o.reshape(linear(m, x, `${i}.qkv`), [B, T, H + 2 * K, E]); // one Gemm: [N, (H + 2K)·E]
+  // Heads first, then split in whole [h, T, E] blocks. The reshape to [B, ·] between transpose and split
+  // keeps onnxruntime's transpose optimizer from pushing the transpose past the split (into three).
+  const heads = o.reshape(o.transpose(qkv, [0, 2, 1, 3]), [B, (H + 2 * K) * T * E]);
+  const [q, k, v] = o.split(heads, [H, K, K].map((h) => h * T * E), 1).map((t, j) => o.reshape(t, [B, [H, K, K][j], T, E]));
+  const qh = o.reshape(rope(q, c.q), [B, K, G * T, E]); // q heads kv·G + g share K/V head kv (HF repeat_kv)
+  const kh = rope(k, c.k); // [B, K, T, E]
+  const kv = c.kv ? c.kv(i, kh, v) : { k: kh, v }; // [B, K, S, E]
+  const y = 'past' in kv ? attendPastAndNow(qh, kv.past, kh, v, c) : attend(qh, kv.k, kv.v, c, K, G);
+  const merged = o.reshape(o.transpose(o.reshape(y, [B, H, T, E]), [0, 2, 1, 3]), [B * T, H * E]); // [N, H·E]
   return linear(m, merged, `${i}.o`); // [N, D]
 }
 
 /** softmax(q·kᵀ + bias)·v over [B, K, S, E] keys and values → [B, K, G, T, E]. */
 function attend(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Value {
   const [B, T, S, E] = [c.B, c.T, k.shape[2], k.shape[3]];
-  const scores = o.reshape(o.matmul(qh, o.transpose(k, [0, 1, 3, 2])), [B, K, G, T, S]);
+  const scores = o.reshape(composite.matmulTransB(qh, k), [B, K, G, T, S]);
   const p = o.reshape(softmax(o.add(scores, c.bias)), [B, K, G * T, S]); // one Add per layer: cheaper than Where
   return o.reshape(o.matmul(p, v), [B, K, G, T, E]);
 }
@@ -141,7 +164,7 @@ function attendPastAndNow(qh: Value, past: { k: Value; v: Value }, kh: Value, vh
 
 function mlp(m: Model, i: number, x: Value): Value {
   const [gate, up] = [linear(m, x, `${i}.gate`), linear(m, x, `${i}.up`)]; // [N, I] each
-  return linear(m, o.mul(composite.silu(gate), up), `${i}.down`); // [N, D]
+  return linear(m, o.mul(silu(gate), up), `${i}.down`); // [N, D]
 }
 
 function block(m: Model, i: number, x: Value, c: Ctx): Value {
@@ -156,8 +179,8 @@ export function forward(m: Model, inp: Inputs): Value {
   const g = inp.tokens.graph;
   const tables = ropeTables(m.cfg, inp.maxPosition);
   const table = (t: Float32Array): Value => g.constant(t, 'float32', [t.length / m.cfg.headDim, m.cfg.headDim]);
-  const at = (t: Float32Array): Value => o.reshape(o.cast(o.gather(table(t), inp.positions), g.float), [B, T, 1, m.cfg.headDim]);
-  const c: Ctx = { B, T, cos: at(tables.cos), sin: at(tables.sin), bias: o.where(inp.allowed, 0, BLOCKED), kv: inp.kv };
+  const at = (t: Float32Array): Value => o.reshape(o.cast(o.gather(table(t), inp.positions), g.float), [B, 1, T, m.cfg.headDim]);
+  const c: Ctx = { B, T, ...rotaryTables(m.cfg, at(tables.cos), at(tables.sin)), bias: o.where(inp.allowed, 0, BLOCKED), kv: inp.kv };
   let x = o.reshape(o.gather(m.w.embed, inp.tokens), [B * T, m.cfg.hiddenSize]); // [N, D]
   for (let i = 0; i < m.cfg.numLayers; i++) x = block(m, i, x, c);
   return rmsNorm(x, m.w.norm, m.cfg.rmsNormEps);

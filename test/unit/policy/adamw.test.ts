@@ -65,15 +65,18 @@ test('in-graph AdamW with clipping equals a plain TypeScript AdamW for five step
   for (const k of ['p', 'm', 'v'] as const) for (const n of GROUPS) ours[k][n].forEach((x, i) => assert.ok(Math.abs(x - ref[k][n][i]) < 1e-12, `${k}.${n}[${i}]`));
 });
 
-test('a non-finite gradient skips the update: params and moments unchanged, skipped = 1', async () => {
+test('a non-finite gradient sets skipped = 1 (the runner then keeps its buffers); a zero lr leaves params unchanged', async () => {
   const session = await optimizerSession();
   const v = grads(3, 0.01);
   const s: State = { p: grads(1, 1), m: grads(2, 0.1), v: { matrices: v.matrices.map(Math.abs), vectors: v.vectors.map(Math.abs) } };
   const bad = grads(4, 1);
   bad.vectors[1] = Number.NaN;
-  const out = await step(session, s, bad, 0.01, 2);
-  assert.equal(out.skipped, 1);
-  assert.deepEqual(out.state, s);
+  assert.equal((await step(session, s, bad, 0.01, 2)).skipped, 1);
   bad.vectors[1] = Number.POSITIVE_INFINITY;
   assert.equal((await step(session, s, bad, 0.01, 2)).skipped, 1);
+  const still = await step(session, s, grads(5, 1), 0, 2);
+  assert.equal(still.skipped, 0);
+  assert.deepEqual(still.state.p, s.p);
+  const ref = reference(s, grads(5, 1), 0, 2);
+  for (const k of ['m', 'v'] as const) for (const n of GROUPS) still.state[k][n].forEach((x, i) => assert.ok(Math.abs(x - ref[k][n][i]) < 1e-12));
 });

@@ -121,3 +121,63 @@ test('stop-gradient blocks the gradient and an unknown op names itself', () => {
   const y = g.node('Erf', [x], {}, [x])[0];
   assert.throws(() => grad(o.reduceSum(y, [0], false), [x]), (e: unknown) => e instanceof GraphError && /no gradient rule for Erf/.test(e.message));
 });
+
+/** Composites whose backward is written out (Graph.defineGradient), each against finite differences. */
+const WRITTEN_OUT: Record<string, Case> = {
+  siluFusedGrad: { shapes: [[3, 5]], f: ([a]) => composite.siluFusedGrad(o.mul(a, 3)) },
+  // Tables come from positions and take no gradient: only x is checked.
+  ropeFusedGrad: { shapes: [[2, 3, 4, 6], [2, 1, 4, 6], [2, 1, 4, 6]], f: ([x, c, s]) => composite.ropeFusedGrad(x, c, s) },
+  matmulTransB: { shapes: [[2, 3, 5, 4], [2, 3, 6, 4]], f: ([a, b]) => composite.matmulTransB(a, b) },
+};
+for (const [name, c] of Object.entries(WRITTEN_OUT)) {
+  test(`${name}: the written-out backward matches float64 finite differences`, async () => {
+    const inputs = c.shapes.map((shape, i) => ({
+      name: `x${i}`, shape, data: rand(shape.reduce((a, b) => a * b, 1), 17 * i + 3), differentiate: name !== 'ropeFusedGrad' || i === 0,
+    }));
+    const r = await gradCheck(inputs, (vs, g) => weighted(c.f(vs, g), g), { samples: 40 });
+    assert.ok(r.maxRelError < 1e-5, `max relative error ${r.maxRelError}`);
+  });
+}
+
+test('written-out SiLU, rotary and a·bᵀ equal their primitive forms, values and gradients', async () => {
+  const g = new G('float64');
+  const x = g.input('x', 'float64', [2, 3, 4, 6]);
+  const k = g.input('k', 'float64', [2, 3, 5, 6]);
+  const angle = rand(2 * 4 * 3, 8, 0, 6); // [2, 1, 4, 3]; HF tables repeat it over both halves of the head
+  const table = (f: (a: number, half: number) => number) =>
+    g.constant(Array.from({ length: 2 * 4 * 6 }, (_, i) => f(angle[Math.floor(i / 6) * 3 + (i % 3)], Math.floor((i % 6) / 3))), 'float64', [2, 1, 4, 6]);
+  const [c, s, signed] = [table(Math.cos), table(Math.sin), table((a, half) => (half ? 1 : -1) * Math.sin(a))];
+  const pairs: [(v: Value) => Value, (v: Value) => Value][] = [
+    [(v) => composite.siluFusedGrad(v), (v) => composite.silu(v)],
+    [(v) => composite.ropeFusedGrad(v, c, signed), (v) => composite.rope(v, c, s)],
+    [(v) => composite.matmulTransB(v, k), (v) => o.matmul(v, o.transpose(k, [0, 1, 3, 2]))],
+  ];
+  pairs.forEach(([fused, reference], p) => {
+    for (const [j, f] of [fused, reference].entries()) {
+      const y = f(x);
+      g.output(`y${p}_${j}`, y);
+      g.output(`d${p}_${j}`, grad(weighted(y, g), [x])[0]);
+    }
+  });
+  const r = await (await createSession(g, { threads: 1 })).run({ x: tensor('float64', [2, 3, 4, 6], rand(144, 4, -2, 2)), k: tensor('float64', [2, 3, 5, 6], rand(180, 6)) });
+  for (let p = 0; p < pairs.length; p++) {
+    for (const kind of ['y', 'd']) {
+      const [a, b] = [r[`${kind}${p}_0`].data as Float64Array, r[`${kind}${p}_1`].data as Float64Array];
+      a.forEach((v, j) => assert.ok(Math.abs(v - b[j]) < 1e-12, `pair ${p} ${kind}[${j}]: ${v} vs ${b[j]}`));
+    }
+  }
+});
+
+test('a written-out backward covers its composite; the composite inner values still take gradients from elsewhere', async () => {
+  // y = (x·x)·x with dy/dx written as 3x²; the inner x·x is also in the loss directly (d = 2x there).
+  const inputs = [{ name: 'x', shape: [5], data: rand(5, 12) }];
+  const r = await gradCheck(inputs, ([x], g) => {
+    const inner = o.mul(x, x);
+    const y = g.defineGradient(o.mul(inner, x), [x], (gy) => [o.mul(gy, o.mul(inner, 3))]);
+    return o.add(weighted(y, g), weighted(o.mul(inner, 0.5), g));
+  }, { samples: 5 });
+  assert.ok(r.maxRelError < 1e-6, `max relative error ${r.maxRelError}`);
+  const g = new G('float64');
+  const x = g.input('x', 'float64', [3]);
+  assert.throws(() => g.defineGradient(x, [x], (gy) => [gy]), (e: unknown) => e instanceof GraphError && /not computed in this graph/.test(e.message));
+});

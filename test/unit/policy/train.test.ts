@@ -60,11 +60,15 @@ test('a PPO step reports its metrics, and a non-finite advantage skips the updat
   assert.equal(m.clip_frac, 0); // ratio e^-0.5 ≈ 0.61 with A > 0: below the range, unclipped side wins
   assert.ok(Math.abs(m.approx_kl - 0.5) < 1e-5 && m.skipped === 0 && m.tokens === 46 && policy.step === 1);
   const before = policy.getParams().matrices.slice();
+  const moments = policy.getMoments()!.v.matrices.slice();
   ppo.advantages[5] = Number.NaN;
   const bad = await policy.trainStep(ppo, { loss: STARPO_S_PPO, lr: 1e-3 });
   assert.equal(bad.skipped, 1);
   assert.equal(policy.step, 1);
   assert.ok(Buffer.from(policy.getParams().matrices.buffer).equals(Buffer.from(before.buffer)));
+  assert.ok(Buffer.from(policy.getMoments()!.v.matrices.buffer).equals(Buffer.from(moments.buffer)));
+  assert.equal((await policy.trainStep({ ...ppo, advantages: new Float32Array(n).fill(1) }, { loss: STARPO_S_PPO, lr: 1e-3 })).skipped, 0);
+  assert.equal(policy.step, 2); // the next finite step applies
   await policy.close();
 });
 
