@@ -210,6 +210,16 @@ export function gemm(a: Value, b: Value, transA = 0, transB = 0): Value {
   return a.graph.node('Gemm', [a, b], { transA, transB }, [{ dtype: a.dtype, shape: [m, n] }])[0];
 }
 
+/**
+ * ONNX RotaryEmbedding (opset 23), HF rotate_half convention: x [B, h, T, E] rotated by position_ids
+ * [B, T] through cos/sin tables [P, E/2]. The tables enter linearly, so scaled tables scale the result.
+ * onnxruntime implements it for float32 (not float64).
+ */
+export function rotaryEmbedding(x: Value, cos: Value, sin: Value, positions: Value): Value {
+  if (x.rank !== 4 || cos.rank !== 2 || cos.shape[1] * 2 !== x.shape[3]) fail('RotaryEmbedding', 'expects x [B, h, T, E] and tables [P, E/2]', x, cos);
+  return x.graph.node('RotaryEmbedding', [x, cos, sin, positions], { interleaved: 0 }, [x])[0];
+}
+
 /** Softmax over the last axis (one fused kernel; gradient rule in autodiff/rules.ts). */
 export const softmax = (x: Value): Value => x.graph.node('Softmax', [x], { axis: -1 }, [x])[0];
 

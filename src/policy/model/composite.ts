@@ -21,28 +21,14 @@ export function siluFusedGrad(x: Value): Value {
   return x.graph.defineGradient(y, [x], (g) => [o.mul(g, o.add(s, o.sub(y, o.mul(y, s))))]);
 }
 
-/** HF rotate_half rotary embedding: x·cos + cat(−x2, x1)·sin over the halves of the last axis. */
+/**
+ * HF rotate_half rotary embedding: x·cos + cat(−x2, x1)·sin over the halves of the last axis. The
+ * reference for the ONNX RotaryEmbedding op, and what float64 graphs (gradient checks) use.
+ */
 export function rope(x: Value, cos: Value, sin: Value): Value {
   const E = x.shape[x.rank - 1];
   const [x1, x2] = o.split(x, [E / 2, E / 2], -1);
   return o.add(o.mul(x, cos), o.mul(o.concat([o.neg(x2), x1], -1), sin));
-}
-
-/** Swaps the halves of the last axis: a symmetric permutation, so it is its own transpose. */
-function swapHalves(x: Value): Value {
-  const E = x.shape[x.rank - 1];
-  const [x1, x2] = o.split(x, [E / 2, E / 2], -1);
-  return o.concat([x2, x1], -1);
-}
-
-/**
- * The same rotation with a signed sin table, cat(−sin, sin), so no Neg: x·cos + swap(x)·signedSin.
- * Its backward is the transposed rotation g·cos + swap(g·signedSin), written out; the tables take
- * no gradient (they come from positions), so nothing is un-broadcast.
- */
-export function ropeFusedGrad(x: Value, cos: Value, signedSin: Value): Value {
-  const y = o.add(o.mul(x, cos), o.mul(swapHalves(x), signedSin));
-  return x.graph.defineGradient(y, [x], (g) => [o.add(o.mul(g, cos), swapHalves(o.mul(g, signedSin)))]);
 }
 
 /**

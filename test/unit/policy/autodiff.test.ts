@@ -55,6 +55,7 @@ const CASES: Record<PrimitiveOp, Case[]> = {
   GatherElements: [{ shapes: [[3, 4]], f: ([a], g) => o.gatherElements(a, idx(g, [3, 0, 0, 1, 1, 1], [3, 2]), 1) }],
   Softmax: [{ shapes: [[2, 3, 5]], f: ([a]) => o.softmax(o.mul(a, 3)) }],
   RMSNormalization: [{ shapes: [[3, 6], [6]], f: ([a, s]) => o.rmsNormalization(a, s, 1e-5) }],
+  RotaryEmbedding: [], // float32 only in onnxruntime: checked against the float64-checked composite below
 };
 
 function pair(vs: Value[]): [Value, Value] {
@@ -122,34 +123,29 @@ test('stop-gradient blocks the gradient and an unknown op names itself', () => {
   assert.throws(() => grad(o.reduceSum(y, [0], false), [x]), (e: unknown) => e instanceof GraphError && /no gradient rule for Erf/.test(e.message));
 });
 
-/** Composites whose backward is written out (Graph.defineGradient), each against finite differences. */
+/** Composites whose backward is written out (Graph.defineGradient), and the rotary composite, against finite differences. */
 const WRITTEN_OUT: Record<string, Case> = {
   siluFusedGrad: { shapes: [[3, 5]], f: ([a]) => composite.siluFusedGrad(o.mul(a, 3)) },
   // Tables come from positions and take no gradient: only x is checked.
-  ropeFusedGrad: { shapes: [[2, 3, 4, 6], [2, 1, 4, 6], [2, 1, 4, 6]], f: ([x, c, s]) => composite.ropeFusedGrad(x, c, s) },
+  rope: { shapes: [[2, 3, 4, 6], [2, 1, 4, 6], [2, 1, 4, 6]], f: ([x, c, s]) => composite.rope(x, c, s) },
   matmulTransB: { shapes: [[2, 3, 5, 4], [2, 3, 6, 4]], f: ([a, b]) => composite.matmulTransB(a, b) },
 };
 for (const [name, c] of Object.entries(WRITTEN_OUT)) {
   test(`${name}: the written-out backward matches float64 finite differences`, async () => {
     const inputs = c.shapes.map((shape, i) => ({
-      name: `x${i}`, shape, data: rand(shape.reduce((a, b) => a * b, 1), 17 * i + 3), differentiate: name !== 'ropeFusedGrad' || i === 0,
+      name: `x${i}`, shape, data: rand(shape.reduce((a, b) => a * b, 1), 17 * i + 3), differentiate: name !== 'rope' || i === 0,
     }));
     const r = await gradCheck(inputs, (vs, g) => weighted(c.f(vs, g), g), { samples: 40 });
     assert.ok(r.maxRelError < 1e-5, `max relative error ${r.maxRelError}`);
   });
 }
 
-test('written-out SiLU, rotary and a·bᵀ equal their primitive forms, values and gradients', async () => {
+test('written-out SiLU and a·bᵀ equal their primitive forms, values and gradients', async () => {
   const g = new G('float64');
   const x = g.input('x', 'float64', [2, 3, 4, 6]);
   const k = g.input('k', 'float64', [2, 3, 5, 6]);
-  const angle = rand(2 * 4 * 3, 8, 0, 6); // [2, 1, 4, 3]; HF tables repeat it over both halves of the head
-  const table = (f: (a: number, half: number) => number) =>
-    g.constant(Array.from({ length: 2 * 4 * 6 }, (_, i) => f(angle[Math.floor(i / 6) * 3 + (i % 3)], Math.floor((i % 6) / 3))), 'float64', [2, 1, 4, 6]);
-  const [c, s, signed] = [table(Math.cos), table(Math.sin), table((a, half) => (half ? 1 : -1) * Math.sin(a))];
   const pairs: [(v: Value) => Value, (v: Value) => Value][] = [
     [(v) => composite.siluFusedGrad(v), (v) => composite.silu(v)],
-    [(v) => composite.ropeFusedGrad(v, c, signed), (v) => composite.rope(v, c, s)],
     [(v) => composite.matmulTransB(v, k), (v) => o.matmul(v, o.transpose(k, [0, 1, 3, 2]))],
   ];
   pairs.forEach(([fused, reference], p) => {
@@ -165,6 +161,30 @@ test('written-out SiLU, rotary and a·bᵀ equal their primitive forms, values a
       const [a, b] = [r[`${kind}${p}_0`].data as Float64Array, r[`${kind}${p}_1`].data as Float64Array];
       a.forEach((v, j) => assert.ok(Math.abs(v - b[j]) < 1e-12, `pair ${p} ${kind}[${j}]: ${v} vs ${b[j]}`));
     }
+  }
+});
+
+test('the RotaryEmbedding op and its gradient rule equal the rotary composite (float32; scaled tables, any positions)', async () => {
+  const [B, H, T, E, P] = [2, 3, 5, 8, 11];
+  const g = new G('float32');
+  const x = g.input('x', 'float32', [B, H, T, E]);
+  const positions = g.constant([3, 0, 7, 10, 1, 5, 5, 2, 9, 4], 'int64', [B, T]);
+  const angle = Array.from({ length: P * (E / 2) }, (_, i) => Math.floor(i / (E / 2)) * 0.3 ** (i % (E / 2)));
+  const half = (f: (a: number) => number) => g.constant(angle.map((a) => 0.7 * f(a)), 'float32', [P, E / 2]); // scaled like q's tables
+  const full = (f: (a: number) => number) => {
+    const table = g.constant(Array.from({ length: P * E }, (_, i) => 0.7 * f(angle[Math.floor(i / E) * (E / 2) + (i % (E / 2))])), 'float32', [P, E]);
+    return o.reshape(o.gather(table, positions), [B, 1, T, E]);
+  };
+  const w = g.constant(Array.from(rand(B * H * T * E, 3)), 'float32', [B, H, T, E]);
+  const ys = [o.rotaryEmbedding(x, half(Math.cos), half(Math.sin), positions), composite.rope(x, full(Math.cos), full(Math.sin))];
+  ys.forEach((y, j) => {
+    g.output(`y${j}`, y);
+    g.output(`d${j}`, grad(o.reduceSum(o.mul(y, w), [0, 1, 2, 3], false), [x])[0]);
+  });
+  const r = await (await createSession(g, { threads: 1 })).run({ x: tensor('float32', [B, H, T, E], Float32Array.from(rand(B * H * T * E, 5, -2, 2))) });
+  for (const kind of ['y', 'd']) {
+    const [a, b] = [r[`${kind}0`].data as Float32Array, r[`${kind}1`].data as Float32Array];
+    a.forEach((v, j) => assert.ok(Math.abs(v - b[j]) < 1e-5, `${kind}[${j}]: ${v} vs ${b[j]}`));
   }
 });
 
