@@ -4,13 +4,15 @@ The model is the engine benchmark's (Qwen2 layout: vocab 256, width 256, SwiGLU 
 q/k/v bias, RMSNorm, rotary embeddings, tied embeddings), the step the same one starpo compiles into one
 ONNX graph: forward, token-mean cross-entropy, backward, global gradient-norm clip 1.0 and AdamW.
 Prints one JSON line: best and median seconds per step over timed steps (after warm-up), in eager mode,
-and with torch.compile when --compile is given and it works here.
+and with torch.compile when --compile is given and it works here. With --serve it answers timing
+requests on stdin instead, so `starpo bench engine` can interleave PyTorch's steps with its own.
 
     python scripts/torch_train_step.py --threads 2 --batch 16 --seq 128
 """
 import argparse
 import json
 import math
+import sys
 import time
 
 import torch
@@ -86,6 +88,59 @@ class Model(nn.Module):
         return self.norm(x) @ self.embed.weight.T  # tied head
 
 
+def make_step(args, compiled):
+    """A fresh model + AdamW and its train step (returns the loss); compiled with torch.compile if asked."""
+    B, T = args.batch, args.seq
+    tokens = (torch.arange(B * T) * 7919 % 256).view(B, T)
+    inputs, targets = tokens, torch.roll(tokens, -1, dims=1)
+    torch.manual_seed(1)
+    model = Model(T=T)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, foreach=True)
+    forward = torch.compile(model) if compiled else model
+
+    def step():
+        logits = forward(inputs)
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, 256), targets[:, :-1].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+
+    return model, step
+
+
+def timed(step, n):
+    """n steps: wall-clock and process-CPU seconds of each."""
+    wall, cpu = [], []
+    for _ in range(n):
+        t0, c0 = time.perf_counter(), time.process_time()
+        step()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return wall, cpu
+
+
+def serve(args):
+    """Line protocol for interleaved timing: stdin `<mode> <n>` (mode eager|compiled) → one JSON line of
+    per-step wall and CPU seconds; the first line out lists the modes that built and warmed up."""
+    steps, errors, params = {}, {}, None
+    for mode in ['eager', 'compiled'] if args.compile else ['eager']:
+        try:
+            model, step = make_step(args, mode == 'compiled')
+            step()
+            step()
+            steps[mode] = step
+            params = sum(p.numel() for p in model.parameters())
+        except Exception as err:  # inductor needs a C++ toolchain; report, do not fail the benchmark
+            errors[mode] = str(err).splitlines()[0][:200]
+    print(json.dumps({'torch': torch.__version__, 'params': params, 'modes': list(steps), 'errors': errors}), flush=True)
+    for line in sys.stdin:
+        mode, n = line.split()
+        wall, cpu = timed(steps[mode], int(n))
+        print(json.dumps({'mode': mode, 'wall': wall, 'cpu': cpu}), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--threads', type=int, default=2)
@@ -93,42 +148,24 @@ def main():
     ap.add_argument('--seq', type=int, default=128)
     ap.add_argument('--steps', type=int, default=8)
     ap.add_argument('--compile', action='store_true')
+    ap.add_argument('--serve', action='store_true')
     args = ap.parse_args()
-    torch.manual_seed(1)
     torch.set_num_threads(args.threads)
-    B, T = args.batch, args.seq
-    tokens = (torch.arange(B * T) * 7919 % 256).view(B, T)
-    inputs, targets = tokens, torch.roll(tokens, -1, dims=1)
+    if args.serve:
+        return serve(args)
 
     def measure(compiled):
-        model = Model(T=T)
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, foreach=True)
-        forward = torch.compile(model) if compiled else model
-
-        def step():
-            logits = forward(inputs)
-            loss = F.cross_entropy(logits[:, :-1].reshape(-1, 256), targets[:, :-1].reshape(-1))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            return loss.item()
-
+        model, step = make_step(args, compiled)
         t0 = time.perf_counter()
         step()
         first = time.perf_counter() - t0
         step()
-        times = []
-        for _ in range(args.steps):
-            t0 = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - t0)
-        times.sort()
+        times = sorted(timed(step, args.steps)[0])
         params = sum(p.numel() for p in model.parameters())
         return {'params': params, 'firstStepSeconds': round(first, 3), 'stepSeconds': round(times[0], 4),
                 'medianStepSeconds': round(times[len(times) // 2], 4)}
 
-    out = {'torch': torch.__version__, 'threads': args.threads, 'batch': B, 'seqLen': T, 'eager': measure(False)}
+    out = {'torch': torch.__version__, 'threads': args.threads, 'batch': args.batch, 'seqLen': args.seq, 'eager': measure(False)}
     if args.compile:
         try:
             out['compiled'] = measure(True)

@@ -5,19 +5,21 @@
  *                   (batch 16 × 128 tokens), and its ratio to matmul_peak (target >= 0.5)
  *   embedding_grad  one-hot Gemm vs ScatterElements(add) for the embedding gradient
  *   generate        tokens/s for 128 concurrent sequences, with the KV cache and without
- *   train_step_vs_pytorch  the same model and step in PyTorch (eager, and torch.compile when it works)
- *                   on the same threads, run right after ours: seconds per step and the ratio
- *                   (scripts/torch_train_step.py; PyTorch from STARPO_TORCH_PYTHON or the venv that
- *                   scripts/install-torch.sh makes; skipped, saying so, when neither is there)
+ *   train_step_vs_pytorch  the same model and step in PyTorch (eager, and torch.compile when it works),
+ *                   interleaved with ours in rounds, on the same threads and on one thread (CPU
+ *                   seconds): seconds per step and speedups (> 1: starpo is faster)
+ *                   (scripts/torch_train_step.py --serve; PyTorch from STARPO_TORCH_PYTHON or the venv
+ *                   that scripts/install-torch.sh makes; skipped, saying so, when neither is there)
  * Timings take the best of several runs: the machine may be shared, and the best run is the
  * one least disturbed. Threads = cores (the engine default). Because a busy shared machine still
  * skews wall-clock ratios, matmul and train_step are also measured on one non-spinning thread in
  * CPU seconds (`gflopsPerCore`, `ratioToMatmulPeakPerCore`): the efficiency of the work itself.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { ConfigError } from '../../errors.ts';
 import { Policy } from '../../policy/engine/policy.ts';
 import { createSession, defaultThreads, floatTensor, type Session, type Tensor } from '../../policy/engine/session.ts';
 import { grad } from '../../policy/autodiff/grad.ts';
@@ -29,7 +31,6 @@ import { paramCount } from '../../policy/model/layout.ts';
 import { generateWithoutCache } from '../../policy/engine/recompute.ts';
 import { trainFlopsPerToken } from '../../policy/model/flops.ts';
 
-const run = promisify(execFile);
 const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
 
@@ -103,14 +104,19 @@ async function matmulPeak(threads: number): Promise<{ wall: number; perCore: num
   return { wall, perCore };
 }
 
-async function trainStep(threads: number, peak: { wall: number; perCore: number }): Promise<{ stepSeconds: number; params: number }> {
+/** The benchmark's batch (16 × 128 tokens, every token trained) and step options (SFT, lr 1e-3). */
+function benchBatch() {
   const [B, T] = [16, 128];
   const n = B * T;
   const batch = {
     batch: B, seqLen: T, tokens: Int32Array.from({ length: n }, (_, i) => (i * 7919) % 256),
     attentionMask: new Float32Array(n).fill(1), lossMask: new Float32Array(n).fill(1),
   };
-  const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-3 } as const;
+  return { B, T, n, batch, opts: { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-3 } as const };
+}
+
+async function trainStep(threads: number, peak: { wall: number; perCore: number }): Promise<void> {
+  const { B, T, n, batch, opts } = benchBatch();
   const flops = trainFlopsPerToken(BENCH_MODEL, T) * n;
   const run = async (th: number, spin: boolean) => {
     const policy = new Policy({ config: BENCH_MODEL, seed: 1, threads: th, spin });
@@ -129,7 +135,6 @@ async function trainStep(threads: number, peak: { wall: number; perCore: number 
     ratioToMatmulPeak: round(flops / t.best / 1e9 / peak.wall, 2), gflopsPerCore: round(flops / one.cpu / 1e9),
     ratioToMatmulPeakPerCore: round(flops / one.cpu / 1e9 / peak.perCore, 2),
   });
-  return { stepSeconds: t.best, params: t.params };
 }
 
 /** The Python that has PyTorch: STARPO_TORCH_PYTHON, else the venv scripts/install-torch.sh makes. */
@@ -138,25 +143,89 @@ export function torchPython(): string | null {
   return candidates.find((p) => existsSync(p)) ?? null;
 }
 
-/** PyTorch's time for the same step on the same threads, right after ours, and the ratio. */
-async function trainStepVsPytorch(threads: number, ours: { stepSeconds: number; params: number }): Promise<void> {
+/** A PyTorch process serving timing requests (scripts/torch_train_step.py --serve), one JSON line each. */
+class TorchServer {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly lines: AsyncIterator<string>;
+  constructor(python: string, threads: number) {
+    const script = fileURLToPath(new URL('../../../scripts/torch_train_step.py', import.meta.url));
+    this.child = spawn(python, [script, '--serve', '--compile', '--threads', String(threads), '--batch', '16', '--seq', '128']);
+    this.child.stderr.resume();
+    this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
+  }
+  async next<T>(): Promise<T> {
+    const line = await this.lines.next();
+    if (line.done) throw new Error(`the PyTorch process exited (code ${this.child.exitCode})`);
+    return JSON.parse(line.value) as T;
+  }
+  async steps(mode: string, n: number): Promise<{ wall: number[]; cpu: number[] }> {
+    this.child.stdin.write(`${mode} ${n}\n`);
+    return this.next();
+  }
+  close(): void {
+    this.child.stdin.end();
+  }
+}
+
+interface Samples { wall: number[]; cpu: number[] }
+const stats = (s: Samples) => {
+  const wall = [...s.wall].sort((a, b) => a - b);
+  return { best: round(wall[0], 4), median: round(wall[wall.length >> 1], 4), cpu: round(Math.min(...s.cpu), 4) };
+};
+
+/**
+ * Our step and PyTorch's (eager, and torch.compile where it builds) for the same model, interleaved in
+ * rounds so that both see the same machine: a shared machine drifts by more than the difference
+ * between a sequential run of each. With `threads` spinning threads (wall-clock) and with one thread
+ * (CPU seconds: the work itself, least disturbed by other processes).
+ */
+async function trainStepVsPytorch(threads: number, rounds = 6, perRound = 2): Promise<void> {
   const python = torchPython();
   if (!python) {
     emit({ bench: 'train_step_vs_pytorch', skipped: 'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)' });
     return;
   }
-  const script = fileURLToPath(new URL('../../../scripts/torch_train_step.py', import.meta.url));
-  const { stdout } = await run(python, [script, '--threads', String(threads), '--batch', '16', '--seq', '128', '--compile'], { maxBuffer: 1 << 20 });
-  const torch = JSON.parse(stdout.trim().split('\n').at(-1) as string) as {
-    torch: string; eager: { params: number; stepSeconds: number }; compiled?: { stepSeconds?: number; error?: string };
-  };
-  const best = Math.min(torch.eager.stepSeconds, torch.compiled?.stepSeconds ?? Infinity);
-  emit({
-    bench: 'train_step_vs_pytorch', torch: torch.torch, threads, params: { starpo: ours.params, pytorch: torch.eager.params },
-    starpoStepSeconds: round(ours.stepSeconds, 3), pytorchEagerStepSeconds: torch.eager.stepSeconds,
-    pytorchCompiledStepSeconds: torch.compiled?.stepSeconds ?? null, ...(torch.compiled?.error ? { compileError: torch.compiled.error } : {}),
-    speedupVsBestPytorch: round(best / ours.stepSeconds, 2), faster: ours.stepSeconds < best,
-  });
+  const { batch, opts } = benchBatch();
+  for (const th of [...new Set([threads, 1])]) {
+    const torch = new TorchServer(python, th);
+    try {
+      const info = await torch.next<{ torch: string; params: number; modes: string[]; errors: Record<string, string> }>();
+      const policy = new Policy({ config: BENCH_MODEL, seed: 1, threads: th, spin: th > 1 });
+      for (let i = 0; i < 2; i++) await policy.trainStep(batch, opts);
+      const samples: Record<string, Samples> = Object.fromEntries(['starpo', ...info.modes].map((k) => [k, { wall: [], cpu: [] }]));
+      // Idle spinning threads of one side (onnxruntime's, OpenMP's) would slow the other: pause between sides.
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+      for (let r = 0; r < rounds; r++) {
+        await settle();
+        for (let i = 0; i < perRound; i++) {
+          const [t0, c0] = [performance.now(), process.cpuUsage()];
+          await policy.trainStep(batch, opts);
+          const c = process.cpuUsage(c0);
+          samples.starpo.wall.push((performance.now() - t0) / 1000);
+          samples.starpo.cpu.push((c.user + c.system) / 1e6);
+        }
+        for (const mode of info.modes) {
+          await settle();
+          const t = await torch.steps(mode, perRound);
+          samples[mode].wall.push(...t.wall);
+          samples[mode].cpu.push(...t.cpu);
+        }
+      }
+      await policy.close();
+      const s = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)]));
+      // One thread: compare CPU seconds; several: wall-clock medians (both sides' best runs are also shown).
+      const measure = (k: string) => (th === 1 ? s[k].cpu : s[k].median);
+      const speedup = (mode: string) => (s[mode] ? round(measure(mode) / measure('starpo'), 2) : null);
+      emit({
+        bench: 'train_step_vs_pytorch', torch: info.torch, threads: th, params: { starpo: paramCount(policy.layout), pytorch: info.params },
+        rounds, stepsPerRound: perRound, compared: th === 1 ? 'cpu seconds (best)' : 'wall seconds (median)',
+        starpo: s.starpo, pytorchEager: s.eager, pytorchCompiled: s.compiled ?? null, ...(info.errors.compiled ? { compileError: info.errors.compiled } : {}),
+        speedupVsEager: speedup('eager'), speedupVsCompiled: speedup('compiled'),
+      });
+    } finally {
+      torch.close();
+    }
+  }
 }
 
 /** The embedding gradient alone, both ways, at the benchmark's shape and at a 32k vocabulary. */
@@ -202,11 +271,17 @@ async function generate(threads: number): Promise<void> {
   await policy.close();
 }
 
+const PARTS = ['train_step', 'pytorch', 'embedding_grad', 'generate'] as const;
+
+/** All parts, or those named in STARPO_BENCH_CASES (comma-separated: train_step, pytorch, embedding_grad, generate). */
 export async function benchEngine(): Promise<void> {
   const threads = defaultThreads();
-  const peak = await matmulPeak(threads);
-  const ours = await trainStep(threads, peak);
-  await trainStepVsPytorch(threads, ours);
-  await embeddingGrad(threads);
-  await generate(threads);
+  const picked = process.env.STARPO_BENCH_CASES?.split(',').map((x) => x.trim()) ?? [...PARTS];
+  const unknown = picked.filter((p) => !(PARTS as readonly string[]).includes(p));
+  if (unknown.length) throw new ConfigError('STARPO_BENCH_CASES', `unknown engine parts ${unknown.join(', ')}; known: ${PARTS.join(', ')}`);
+  const parts = new Set(picked);
+  if (parts.has('train_step')) await trainStep(threads, await matmulPeak(threads));
+  if (parts.has('pytorch')) await trainStepVsPytorch(threads);
+  if (parts.has('embedding_grad')) await embeddingGrad(threads);
+  if (parts.has('generate')) await generate(threads);
 }

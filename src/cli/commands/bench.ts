@@ -15,7 +15,7 @@ const BENCHES: Record<string, { description: string; run: () => Promise<void> }>
     run: async () => (await import('../../../scripts/bench-pipeline.ts')).benchPipeline(),
   },
   engine: {
-    description: 'MatMul roofline, train_step tokens/s and share of the roofline, the same step in PyTorch, generate with vs without KV cache',
+    description: 'MatMul roofline, train_step tokens/s and share of the roofline, the same step in PyTorch, generate with vs without KV cache (STARPO_BENCH_CASES=train_step,pytorch,… to pick)',
     run: async () => (await import('./bench-engine.ts')).benchEngine(),
   },
   tools: {
