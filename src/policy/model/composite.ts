@@ -1,8 +1,9 @@
 /**
  * Composite ops built from autodiff primitives: their gradients come from the primitives' rules,
- * or, for the `…FusedGrad` variants, from a backward written out (Graph.defineGradient) that takes
- * fewer passes over the activations. Log-softmax is always used from here; softmax and RMSNorm also
- * have fused kernels (see transformer.ts `kernels`), and these definitions are their reference.
+ * or, for `siluFusedGrad` and `matmulTransB`, from a backward written out (Graph.defineGradient)
+ * that does less work. Log-softmax is always used from here; softmax, RMSNorm and the rotary
+ * embedding also have onnxruntime kernels (see transformer.ts `kernels`), and these definitions
+ * are their reference.
  */
 import type { Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';

@@ -109,7 +109,11 @@ function rotaryTables(m: Model, positions: Value, maxPosition: number): { q: Rot
   const scale = 1 / Math.sqrt(E);
   const tables = ropeTables(m.cfg, maxPosition);
   if (kernels.rope && g.float === 'float32') {
-    const half = (t: Float32Array, k: number) => g.constant(Array.from({ length: maxPosition * (E / 2) }, (_, i) => k * t[Math.floor(i / (E / 2)) * E + (i % (E / 2))]), 'float32', [maxPosition, E / 2]);
+    // HF tables repeat each frequency over both halves of the head; the op takes one half, [P, E/2].
+    const half = (t: Float32Array, k: number) => {
+      const values = Array.from({ length: maxPosition * (E / 2) }, (_, i) => k * t[Math.floor(i / (E / 2)) * E + (i % (E / 2))]);
+      return g.constant(values, 'float32', [maxPosition, E / 2]);
+    };
     return {
       q: { cos: half(tables.cos, scale), sin: half(tables.sin, scale), positions },
       k: { cos: half(tables.cos, 1), sin: half(tables.sin, 1), positions },
@@ -124,9 +128,9 @@ function rotaryTables(m: Model, positions: Value, maxPosition: number): { q: Rot
  * Softmax and RMSNorm run as fused onnxruntime kernels with their own gradient rules: measured
  * (1 thread, forward + backward) softmax over [16, 4, 128, 128] 4.2 vs 5.2 ms composite, RMSNorm
  * over [2048, 256] 1.0 vs 2.0 ms. Log-softmax stays composite: the fused kernel was slower
- * (391 vs 360 ms over [2048, 32768]). SiLU and rotary embedding use composites with a written-out
- * backward (fewer passes over the activations). `kernels` selects the plain composites instead
- * (read at graph build; the tests compare both).
+ * (391 vs 360 ms over [2048, 32768]). SiLU uses a composite with a written-out backward (4 passes
+ * over the activation instead of 6), rotary embedding the ONNX RotaryEmbedding op (float32 graphs).
+ * `kernels` selects the plain composites instead (read at graph build; the tests compare both).
  */
 export const kernels = { softmax: true, rmsNorm: true, silu: true, rope: true };
 const softmax = (x: Value): Value => (kernels.softmax ? o.softmax(x) : composite.softmax(x));
