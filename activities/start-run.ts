@@ -58,6 +58,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
     if (!done) {
       session.mutating();
       await sftWarmup(c, asPolicy(m.actor), tokenizer, r.sandbox(c));
+      await m.actor.releasePrograms(); // as the embedded driver does: the warm-start's programs are not run again
       if (c.sftSteps > 0) {
         // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
         const { weights } = await m.actor.getState(false);

@@ -70,6 +70,10 @@ export class PolicyEngine {
   info(): Promise<EngineInfo> {
     return this.call('info');
   }
+  /** Frees the compiled programs (see Policy.releasePrograms). */
+  releasePrograms(): Promise<void> {
+    return this.call('releasePrograms');
+  }
 
   /** Releases the sessions and ends the worker; pending calls finish first. */
   async close(): Promise<void> {

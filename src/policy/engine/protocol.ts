@@ -44,6 +44,8 @@ export interface Ops {
   getState: { args: [optimizer?: boolean]; result: PolicyState };
   setState: { args: [state: PolicyState, opts?: ImportOptions]; result: { unused: string[] } };
   info: { args: []; result: EngineInfo };
+  /** Frees every compiled program (and its onnxruntime arena); they are recompiled on next use. */
+  releasePrograms: { args: []; result: void };
   close: { args: []; result: void };
 }
 export type Op = keyof Ops;

@@ -27,6 +27,7 @@ const handlers: Handlers = {
     role: policy.role, paramCount: paramCount(policy.layout), step: policy.step, threads: init.threads ?? defaultThreads(),
     provider: init.provider ?? 'cpu', programs: policy.programs.size,
   }),
+  releasePrograms: () => policy.releasePrograms(),
   close: () => policy.close(),
 };
 

@@ -27,6 +27,9 @@ test('the worker engine generates, trains and round-trips state like the in-proc
   assert.equal(state.step, 1);
   assert.deepEqual(state.weights.get('model.norm.weight')!.data, exportState(local).weights.get('model.norm.weight')!.data);
   assert.deepEqual(await engine.info(), { role: 'actor', paramCount: 2736, step: 1, threads: 1, provider: 'cpu', programs: 3 });
+  await engine.releasePrograms(); // frees them; the next call compiles what it needs again, same results
+  assert.equal((await engine.info()).programs, 0);
+  assert.deepEqual(await engine.generate(req), await local.generate(req));
   await engine.close();
   await local.close();
 });
