@@ -45,13 +45,17 @@ export interface PolicyOptions {
   /** Compiled programs kept (least recently used released first; default MAX_PROGRAMS). */
   readonly maxPrograms?: number;
   /**
-   * Most attention scores (rows · heads · T²) one program call holds per layer; larger batches
-   * are scored and trained in micro-batches (default ATTENTION_BUDGET).
+   * Largest activation (floats) one program call may hold: a layer's attention scores (rows · heads · T²)
+   * or an actor's logits (rows · T · vocab); larger batches are scored and trained in micro-batches
+   * (default ATTENTION_BUDGET).
    */
   readonly attentionBudget?: number;
 }
 
-/** 2^24 floats = 64 MB per layer's scores: long-context batches then stay within a few GB. */
+/**
+ * 2^24 floats = 64 MB per layer's scores or per logits tensor: long-context batches and 150k-token
+ * vocabularies then stay within a few GB (the loss holds several logits-sized tensors at once).
+ */
 export const ATTENTION_BUDGET = 1 << 24;
 
 export interface TrainStepOptions {
@@ -160,9 +164,11 @@ export class Policy {
     return metrics;
   }
 
-  /** Rows one program call may take so that a layer's attention scores (rows·H·T²) fit the budget. */
+  /** Rows one program call may take so that a layer's attention scores (rows·H·T²) and logits (rows·T·V) fit the budget. */
   private rowsPerCall(bucket: Bucket): number {
-    const perRow = this.layout.config.numHeads * bucket.seqLen ** 2;
+    const { numHeads, vocabSize } = this.layout.config;
+    const T = bucket.seqLen;
+    const perRow = Math.max(numHeads * T * T, this.role === 'actor' ? T * vocabSize : 0);
     let rows = 1;
     while (rows < bucket.batch && 2 * rows * perRow <= (this.options.attentionBudget ?? ATTENTION_BUDGET)) rows *= 2;
     return rows >= bucket.batch ? bucket.batch : rows;

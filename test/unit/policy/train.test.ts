@@ -91,3 +91,27 @@ test('micro-batched train_step (gradient accumulation) matches the one-graph ste
   pa.forEach((x, i) => assert.ok(Math.abs(x - pb[i]) < 1e-5, `param ${i}: ${x} vs ${pb[i]}`));
   await Promise.all([whole.close(), micro.close()]);
 });
+
+test('a large vocabulary splits train_step into micro-batches by its logits, with the same result', async () => {
+  // vocab 512, T = 16: logits 8192 floats per row, attention 4·16² = 1024. A budget of 16384 allows
+  // 4 rows by attention but 2 by logits, so the budgeted policy runs grad + apply programs.
+  const big = parseModelConfig({
+    model_type: 'qwen2', vocab_size: 512, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1,
+    num_attention_heads: 4, num_key_value_heads: 4, tie_word_embeddings: true,
+  });
+  const [B, T] = [4, 16];
+  const batch: TrainBatch = {
+    batch: B, seqLen: T, tokens: Int32Array.from({ length: B * T }, (_, i) => (i * 37) % 512),
+    attentionMask: new Float32Array(B * T).fill(1), lossMask: new Float32Array(B * T).fill(1),
+  };
+  const whole = new Policy({ config: big, seed: 6, threads: 1, seqMultiple: 16 });
+  const split = new Policy({ config: big, seed: 6, threads: 1, seqMultiple: 16, attentionBudget: 16384 });
+  const sft = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-2 } as const;
+  const [a, b] = [await whole.trainStep(batch, sft), await split.trainStep(batch, sft)];
+  assert.equal(whole.programs.size, 1); // one train program
+  assert.equal(split.programs.size, 2); // grad (2 rows per call) + apply
+  assert.ok(Math.abs(a.loss - b.loss) < 1e-5 && Math.abs(a.grad_norm - b.grad_norm) < 1e-5, `${a.loss}/${b.loss} ${a.grad_norm}/${b.grad_norm}`);
+  const [pa, pb] = [whole.getParams().matrices, split.getParams().matrices];
+  pa.forEach((x, i) => assert.ok(Math.abs(x - pb[i]) < 1e-5, `param ${i}: ${x} vs ${pb[i]}`));
+  await Promise.all([whole.close(), split.close()]);
+});
