@@ -16,6 +16,7 @@ import { StarpoError } from '../errors.ts';
 import { assertIteration, assertSafeId } from '../events/ids.ts';
 import { endpoints } from '../services/endpoints.ts';
 import { iterationDir } from '../storage/layout.ts';
+import { retryableS3Failure } from '../storage/s3-store.ts';
 import { parseStorageUri } from '../storage/uri.ts';
 
 export interface ArtifactStore {
@@ -56,7 +57,7 @@ function failure(op: string, key: string, cause: unknown): StarpoError {
   if (cause instanceof StarpoError) return cause;
   const status = (cause as SdkError).$metadata?.httpStatusCode;
   return new StarpoError(`artifact store: ${op} ${key} failed: ${(cause as Error).message}`, {
-    cause, retryable: status === undefined || status >= 500 || status === 429, details: { op, key, status },
+    cause, retryable: retryableS3Failure(cause), details: { op, key, status },
   });
 }
 

@@ -45,14 +45,24 @@ const status = (err: unknown): number | undefined => (err as SdkError).$metadata
 const isNotFound = (err: unknown): boolean =>
   status(err) === 404 || ['NoSuchKey', 'NotFound'].includes((err as Error).name);
 
-/** Wraps an S3 failure with the operation; network errors, throttling and 5xx are retryable. */
+/**
+ * Whether an S3 failure may pass on retry: no HTTP status (network), 5xx, 408/409/429, and replies the
+ * SDK could not parse (`UnknownError`, or a 2xx whose body broke off: seen when S3 stops mid-save).
+ * Other 4xx (AccessDenied, NoSuchBucket, InvalidArgument) are configuration errors and fail at once.
+ */
+export function retryableS3Failure(err: unknown): boolean {
+  const code = status(err);
+  if (code === undefined || code >= 500 || code < 400) return true;
+  return [408, 409, 429].includes(code) || (err as Error).name === 'UnknownError';
+}
+
+/** Wraps an S3 failure with the operation and whether a retry may help. */
 function storeError(operation: string, cause: unknown): Error {
   if (cause instanceof StarpoError) return cause;
-  const code = status(cause);
   return new StarpoError(`s3 checkpoint store: ${operation} failed: ${(cause as Error).message}`, {
     cause,
-    retryable: code === undefined || code >= 500 || code === 429 || code === 409,
-    details: { operation, status: code },
+    retryable: retryableS3Failure(cause),
+    details: { operation, status: status(cause) },
   });
 }
 
