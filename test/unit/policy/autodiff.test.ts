@@ -114,6 +114,17 @@ test('fused softmax and RMSNorm equal their primitive composites, values and gra
   }
 });
 
+test('an op input the parameters reach but the rule gives no gradient is refused, not dropped', () => {
+  const g = new G('float32');
+  const x = g.input('x', 'float32', [1, 1, 2, 4]);
+  const s = g.input('s', 'float32', [3, 2]); // a rotary table computed from a parameter
+  const positions = g.constant([0, 2], 'int64', [1, 2]);
+  const y = o.rotaryEmbedding(x, g.constant(new Array(6).fill(1), 'float32', [3, 2]), o.mul(s, 2), positions);
+  const loss = o.reduceSum(y, [0, 1, 2, 3], false);
+  assert.equal(grad(loss, [x]).length, 1); // tables from constants: fine
+  assert.throws(() => grad(loss, [s]), (e: unknown) => e instanceof GraphError && /RotaryEmbedding .* has no gradient for its input 2/.test(e.message));
+});
+
 test('stop-gradient blocks the gradient and an unknown op names itself', () => {
   const g = new G('float64');
   const x = g.input('x', 'float64', [3]);
