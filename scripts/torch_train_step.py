@@ -11,7 +11,6 @@ requests on stdin instead, so `starpo bench engine` can interleave PyTorch's ste
 """
 import argparse
 import json
-import math
 import sys
 import time
 

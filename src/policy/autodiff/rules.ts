@@ -9,7 +9,7 @@ import { GraphError, type Node, type Value } from '../graph/graph.ts';
 import {
   add, reciprocal, reduceMean, sqrt, cast, concat, div, equal, expand, gemm, greater, greaterOrEqual, log,
   matmul, mul, neg, pow, reduceSum,
-  reshape, rotaryEmbedding, scatterElementsAdd, split, sub, transpose, where, pad,
+  reshape, rotaryEmbedding, scatterElementsAdd, split, sub, transpose, transposeLast, where, pad,
 } from '../graph/ops.ts';
 
 export type GradRule = (gs: readonly Value[], n: Node) => readonly (Value | null)[];
@@ -29,7 +29,6 @@ export type PrimitiveOp = (typeof PRIMITIVE_OPS)[number];
 const x = (n: Node, i = 0): Value => n.inputs[i]!;
 const y = (n: Node): Value => n.outputs[0];
 const zeros = (like: Value, shape = like.shape): Value => expand(like.graph.scalar(0, like.dtype), shape);
-const swapLast = (v: Value): Value => transpose(v, [...v.shape.keys()].map((i) => (i < v.rank - 2 ? i : 2 * v.rank - 3 - i)));
 const ints = (n: Node, i: number): number[] => {
   const c = n.inputs[i] && n.inputs[i]!.graph.valueOf(n.inputs[i]!);
   if (!c) throw new GraphError(`${n.name}: input ${i} must be a constant to differentiate ${n.op}`);
@@ -38,7 +37,7 @@ const ints = (n: Node, i: number): number[] => {
 
 /** MatMul gradients; a 2-D right operand (a weight) takes its gradient as one flat Gemm, not a batched sum. */
 function matmulGrads(g: Value, a: Value, b: Value): Value[] {
-  if (b.rank !== 2) return [matmul(g, swapLast(b)), matmul(swapLast(a), g)];
+  if (b.rank !== 2) return [matmul(g, transposeLast(b)), matmul(transposeLast(a), g)];
   const [k, m] = b.shape;
   const g2 = reshape(g, [-1, m]);
   return [reshape(gemm(g2, b, 0, 1), [...g.shape.slice(0, -1), k]), gemm(reshape(a, [-1, k]), g2, 1, 0)];

@@ -124,6 +124,9 @@ export function transpose(x: Value, perm: readonly number[]): Value {
   return x.graph.node('Transpose', [x], { perm }, [{ dtype: x.dtype, shape: perm.map((p) => x.shape[p]) }])[0];
 }
 
+/** Swaps the last two axes (a batch of matrices transposed). */
+export const transposeLast = (x: Value): Value => transpose(x, [...x.shape.keys()].map((i) => (i < x.rank - 2 ? i : 2 * x.rank - 3 - i)));
+
 export function expand(x: Value, shape: readonly number[]): Value {
   const out = broadcast('Expand', [x.shape, shape], x);
   if (out.length === x.rank && out.every((d, i) => d === x.shape[i])) return x;
@@ -171,19 +174,6 @@ export function scatterElementsAdd(data: Value, indices: Value, updates: Value, 
   const ax = normAxis(axis, data.rank);
   const attrs = { axis: ax, reduction: 'add' };
   return data.graph.node('ScatterElements', [data, indices, updates], attrs, [{ dtype: data.dtype, shape: data.shape }])[0];
-}
-
-/**
- * data with the slices at `indices` replaced by `updates` (ONNX ScatterND, no reduction: indices
- * must be unique). indices [..., q] address the first q axes of data. Inference only (no rule).
- */
-export function scatterND(data: Value, indices: Value, updates: Value): Value {
-  const q = indices.shape[indices.rank - 1];
-  const want = [...indices.shape.slice(0, -1), ...data.shape.slice(q)];
-  if (updates.rank !== want.length || updates.shape.some((d, i) => d !== want[i])) {
-    fail('ScatterND', `updates must be [${want}]`, data, indices, updates);
-  }
-  return data.graph.node('ScatterND', [data, indices, updates], {}, [{ dtype: data.dtype, shape: data.shape }])[0];
 }
 
 /** Constant-zero padding; pads = [begin_0 .. begin_n, end_0 .. end_n] as in ONNX. */

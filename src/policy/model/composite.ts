@@ -38,9 +38,8 @@ export function rope(x: Value, cos: Value, sin: Value): Value {
  * it is gᵀ·a, which onnxruntime runs as one MatMul with a transposed operand.
  */
 export function matmulTransB(a: Value, b: Value): Value {
-  const swap = (v: Value) => o.transpose(v, [...v.shape.keys()].map((i) => (i < v.rank - 2 ? i : 2 * v.rank - 3 - i)));
-  const y = o.matmul(a, swap(b));
-  return a.graph.defineGradient(y, [a, b], (g) => [o.matmul(g, b), o.matmul(swap(g), a)]);
+  const y = o.matmul(a, o.transposeLast(b));
+  return a.graph.defineGradient(y, [a, b], (g) => [o.matmul(g, b), o.matmul(o.transposeLast(g), a)]);
 }
 
 /** HF Qwen2RMSNorm: x · rsqrt(mean(x², last axis) + eps) · w. */

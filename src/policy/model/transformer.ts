@@ -171,7 +171,7 @@ function attendPastAndNow(qh: Value, past: { k: Value; v: Value }, kh: Value, vh
   const [B, K, G, E] = qh.shape; // T = 1: G·T = G
   const S = past.k.shape[2];
   if (c.T !== 1) throw new GraphError(`attention beside a past cache takes one query per row, got ${c.T}`);
-  const pastScores = o.add(o.reshape(o.matmul(qh, o.transpose(past.k, [0, 1, 3, 2])), [B, K, G, 1, S]), c.bias); // [B, K, G, 1, S]
+  const pastScores = o.add(o.reshape(o.matmul(qh, o.transposeLast(past.k)), [B, K, G, 1, S]), c.bias); // [B, K, G, 1, S]
   const own = o.reshape(o.reduceSum(o.mul(qh, kh), [3], true), [B, K, G, 1, 1]); // q·k of this step's own key
   const p = softmax(o.concat([pastScores, own], 4)); // [B, K, G, 1, S + 1]
   const fromPast = o.matmul(o.reshape(o.slice(p, 4, 0, S), [B, K, G, S]), past.v); // [B, K, G, E]
