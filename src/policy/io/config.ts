@@ -1,10 +1,15 @@
 /**
- * The model configuration: one frozen, typed view of a Hugging Face `config.json` for the Qwen2/Llama decoder
- * family, the JSON written back for HF compatibility, and the HF tensor-name table the weights use.
+ * The model configuration: one frozen, typed view of a Hugging Face `config.json` for the Qwen2 / Qwen3 /
+ * Llama decoder family, the JSON written back for HF compatibility, and the HF tensor-name table the weights
+ * use. Parsing is strict: a field that would change the numerics and that this engine does not implement is
+ * an error naming it, never silently ignored (see config-keys.ts for the fields understood).
  */
 import { ConfigError } from '../../errors.ts';
+import { ARCHITECTURES, checkKnownKeys, type ModelType, MODEL_TYPES } from './config-keys.ts';
+import { type RopeScaling, parseRope, writeRope } from './rope-scaling.ts';
 
-export type ModelType = 'qwen2' | 'llama';
+export type { ModelType } from './config-keys.ts';
+export type { RopeScaling } from './rope-scaling.ts';
 
 export interface ModelConfig {
   readonly modelType: ModelType;
@@ -17,19 +22,23 @@ export interface ModelConfig {
   readonly numHeads: number;
   /** Grouped-query attention: each K/V head serves numHeads / numKvHeads query heads. */
   readonly numKvHeads: number;
-  /** Per-head width; hiddenSize / numHeads unless config.json sets head_dim. */
+  /** Per-head width; hiddenSize / numHeads unless config.json sets head_dim (Qwen3 always does). */
   readonly headDim: number;
   readonly rmsNormEps: number;
   readonly ropeTheta: number;
+  /** Llama 3.x's frequency-dependent stretch of the rotary frequencies (null: plain RoPE). */
+  readonly ropeScaling: RopeScaling | null;
   readonly maxPositionEmbeddings: number;
   /** lm_head shares embed_tokens' matrix (no lm_head.weight is stored). */
   readonly tieWordEmbeddings: boolean;
   /**
    * q/k/v projections carry a bias. Fixed by the architecture, as in HF transformers: Qwen2Attention always
-   * builds q/k/v with bias (and o_proj without); Llama has none (its `attention_bias: true` would also put a
-   * bias on o_proj, which this engine does not implement, so it is refused).
+   * builds q/k/v with bias (and o_proj without); Llama and Qwen3 have none (their `attention_bias: true` would
+   * also put a bias on o_proj, which this engine does not implement, so it is refused).
    */
   readonly attentionBias: boolean;
+  /** Qwen3: an RMSNorm over each head's query and key (q_norm, k_norm, weights [head_dim]) before RoPE. */
+  readonly qkNorm: boolean;
   readonly hiddenAct: 'silu';
   /** Std of the normal initialiser for models trained from scratch (HF default 0.02). */
   readonly initializerRange: number;
@@ -39,12 +48,7 @@ export interface ModelConfig {
 }
 
 /** HF class defaults where config.json may omit a field; the size fields are required instead. */
-const DEFAULTS: Readonly<Record<ModelType, { maxPositionEmbeddings: number }>> = {
-  qwen2: { maxPositionEmbeddings: 32768 },
-  llama: { maxPositionEmbeddings: 2048 },
-};
-
-const ARCHITECTURES: Readonly<Record<ModelType, string>> = { qwen2: 'Qwen2ForCausalLM', llama: 'LlamaForCausalLM' };
+const MAX_POSITIONS: Readonly<Record<ModelType, number>> = { qwen2: 32768, qwen3: 32768, llama: 2048 };
 
 /** Parses and validates a config.json object (or its text); every error names the offending field. */
 export function parseModelConfig(json: unknown): ModelConfig {
@@ -53,6 +57,7 @@ export function parseModelConfig(json: unknown): ModelConfig {
     throw new ConfigError('config.json', 'is not an object');
   const f = new Fields(raw as Record<string, unknown>);
   const modelType = f.modelType();
+  checkKnownKeys(raw as Record<string, unknown>, modelType);
   const numHeads = f.int('num_attention_heads');
   const hiddenSize = f.int('hidden_size');
   const numKvHeads = f.int('num_key_value_heads', numHeads);
@@ -62,6 +67,7 @@ export function parseModelConfig(json: unknown): ModelConfig {
   const headDim = f.optionalInt('head_dim') ?? derivedHeadDim(hiddenSize, numHeads);
   if (headDim % 2 !== 0) throw new ConfigError('head_dim', `${headDim} must be even for rotary embeddings`);
   f.unsupported();
+  const rope = parseRope(raw as Record<string, unknown>, headDim);
   const config: ModelConfig = {
     modelType,
     vocabSize: f.int('vocab_size'),
@@ -72,10 +78,12 @@ export function parseModelConfig(json: unknown): ModelConfig {
     numKvHeads,
     headDim,
     rmsNormEps: f.positive('rms_norm_eps', 1e-6),
-    ropeTheta: f.positive('rope_theta', 10000),
-    maxPositionEmbeddings: f.int('max_position_embeddings', DEFAULTS[modelType].maxPositionEmbeddings),
+    ropeTheta: rope.theta,
+    ropeScaling: rope.scaling,
+    maxPositionEmbeddings: f.int('max_position_embeddings', MAX_POSITIONS[modelType]),
     tieWordEmbeddings: f.bool('tie_word_embeddings', false),
     attentionBias: f.attentionBias(modelType),
+    qkNorm: modelType === 'qwen3',
     hiddenAct: f.hiddenAct(),
     initializerRange: f.positive('initializer_range', 0.02),
     bosTokenId: f.tokenIds('bos_token_id')[0] ?? null,
@@ -105,9 +113,14 @@ class Fields {
 
   modelType(): ModelType {
     const v = this.raw.model_type;
-    if (v !== 'qwen2' && v !== 'llama')
-      throw new ConfigError('model_type', `${JSON.stringify(v)} is not qwen2 or llama`);
-    return v;
+    if (!MODEL_TYPES.includes(v as ModelType)) {
+      throw new ConfigError('model_type', `${JSON.stringify(v)} is not one of ${MODEL_TYPES.join(', ')}`);
+    }
+    const archs = this.raw.architectures;
+    if (archs != null && (!Array.isArray(archs) || archs.some((a) => a !== ARCHITECTURES[v as ModelType]))) {
+      throw new ConfigError('architectures', `${JSON.stringify(archs)} is not [${JSON.stringify(ARCHITECTURES[v as ModelType])}]`);
+    }
+    return v as ModelType;
   }
 
   int(field: string, fallback?: number): number {
@@ -146,8 +159,8 @@ class Fields {
     if (modelType === 'qwen2' && declared === false) {
       throw new ConfigError('attention_bias', 'Qwen2 always has q/k/v bias in HF; use model_type llama for none');
     }
-    if (modelType === 'llama' && declared === true) {
-      throw new ConfigError('attention_bias', 'Llama attention_bias also biases o_proj, which is not supported');
+    if (modelType !== 'qwen2' && declared === true) {
+      throw new ConfigError('attention_bias', `${modelType} attention_bias also biases o_proj, which is not supported`);
     }
     return modelType === 'qwen2';
   }
@@ -163,9 +176,15 @@ class Fields {
 
   /** Features HF supports that this engine does not: refused rather than silently computed differently. */
   unsupported(): void {
-    if (this.raw.rope_scaling != null) throw new ConfigError('rope_scaling', 'is not supported (must be null)');
-    if (this.raw.use_sliding_window === true) throw new ConfigError('use_sliding_window', 'is not supported');
-    if (this.raw.mlp_bias === true) throw new ConfigError('mlp_bias', 'is not supported');
+    const r = this.raw;
+    if (r.use_sliding_window === true) throw new ConfigError('use_sliding_window', 'is not supported');
+    if (r.mlp_bias === true) throw new ConfigError('mlp_bias', 'is not supported');
+    if (r.pretraining_tp != null && r.pretraining_tp !== 1) throw new ConfigError('pretraining_tp', 'must be 1');
+    if (r.attention_dropout != null && r.attention_dropout !== 0)
+      throw new ConfigError('attention_dropout', 'must be 0 (starpo trains without dropout)');
+    const types = r.layer_types;
+    if (types != null && (!Array.isArray(types) || types.some((t) => t !== 'full_attention')))
+      throw new ConfigError('layer_types', 'only full_attention layers are supported');
   }
 }
 
@@ -183,8 +202,7 @@ export function writeModelConfig(config: ModelConfig): string {
     head_dim: config.headDim,
     hidden_act: config.hiddenAct,
     rms_norm_eps: config.rmsNormEps,
-    rope_theta: config.ropeTheta,
-    rope_scaling: null,
+    ...writeRope(config.ropeTheta, config.ropeScaling),
     max_position_embeddings: config.maxPositionEmbeddings,
     tie_word_embeddings: config.tieWordEmbeddings,
     attention_bias: config.attentionBias,
@@ -196,7 +214,7 @@ export function writeModelConfig(config: ModelConfig): string {
     torch_dtype: 'float32',
     use_cache: true,
   };
-  if (config.modelType === 'qwen2') json.use_sliding_window = false;
+  if (config.modelType !== 'llama') json.use_sliding_window = false;
   return `${JSON.stringify(json, null, 2)}\n`;
 }
 
@@ -225,8 +243,11 @@ export function hfParameterNames(config: ModelConfig): ParameterName[] {
       out.push({ name: `${p}.self_attn.${proj}_proj.weight`, shape: [width, D] });
       if (config.attentionBias) out.push({ name: `${p}.self_attn.${proj}_proj.bias`, shape: [width] });
     }
+    out.push({ name: `${p}.self_attn.o_proj.weight`, shape: [D, q] });
+    if (config.qkNorm) {
+      out.push({ name: `${p}.self_attn.q_norm.weight`, shape: [headDim] }, { name: `${p}.self_attn.k_norm.weight`, shape: [headDim] });
+    }
     out.push(
-      { name: `${p}.self_attn.o_proj.weight`, shape: [D, q] },
       { name: `${p}.post_attention_layernorm.weight`, shape: [D] },
       { name: `${p}.mlp.gate_proj.weight`, shape: [I, D] },
       { name: `${p}.mlp.up_proj.weight`, shape: [I, D] },

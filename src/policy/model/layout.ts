@@ -58,7 +58,9 @@ function viewPlan(config: ModelConfig, role: Role): [string, string[]][] {
     const attn = (kind: string) => ['q', 'k', 'v'].map((x) => `${p}.self_attn.${x}_proj.${kind}`);
     plan.push([`${i}.ln1`, [`${p}.input_layernorm.weight`]], [`${i}.qkv`, attn('weight')]);
     if (config.attentionBias) plan.push([`${i}.qkv_bias`, attn('bias')]);
-    plan.push([`${i}.o`, [`${p}.self_attn.o_proj.weight`]], [`${i}.ln2`, [`${p}.post_attention_layernorm.weight`]]);
+    plan.push([`${i}.o`, [`${p}.self_attn.o_proj.weight`]]);
+    if (config.qkNorm) plan.push([`${i}.q_norm`, [`${p}.self_attn.q_norm.weight`]], [`${i}.k_norm`, [`${p}.self_attn.k_norm.weight`]]);
+    plan.push([`${i}.ln2`, [`${p}.post_attention_layernorm.weight`]]);
     for (const x of ['gate', 'up', 'down']) plan.push([`${i}.${x}`, [`${p}.mlp.${x}_proj.weight`]]);
   }
   plan.push(['norm', ['model.norm.weight']]);

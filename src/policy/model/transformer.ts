@@ -1,5 +1,5 @@
 /**
- * The Qwen2/Llama decoder as graph-building functions, leaf to root (nanoGPT's order):
+ * The Qwen2 / Qwen3 / Llama decoder as graph-building functions, leaf to root (nanoGPT's order):
  * RMSNorm → rotary embedding → grouped-query attention → SwiGLU MLP → block → model → heads.
  * Dimensions: B batch, T query tokens, S attended key slots, N = B·T rows, D width, H query
  * heads, K key/value heads, G = H/K queries per K/V head, E head width, I MLP width, V vocab.
@@ -9,6 +9,7 @@
 import { GraphError, type Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { ModelConfig } from '../io/config.ts';
+import { inverseFrequencies } from '../io/rope-scaling.ts';
 import * as composite from './composite.ts';
 import type { Layout } from './layout.ts';
 
@@ -75,8 +76,9 @@ export function ropeTables(cfg: ModelConfig, P: number): { cos: Float32Array; si
   const E = cfg.headDim;
   const cos = new Float32Array(P * E);
   const sin = new Float32Array(P * E);
+  const inverse = inverseFrequencies(cfg.ropeTheta, E, cfg.ropeScaling);
   for (let i = 0; i < E / 2; i++) {
-    const invFreq = Math.fround(1 / Math.fround(cfg.ropeTheta ** Math.fround((2 * i) / E)));
+    const invFreq = inverse[i];
     for (let p = 0; p < P; p++) {
       const a = Math.fround(p * invFreq);
       cos[p * E + i] = cos[p * E + i + E / 2] = Math.cos(a);
@@ -147,12 +149,17 @@ function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   // keeps onnxruntime's transpose optimizer from pushing the transpose past the split (into three).
   const heads = o.reshape(o.transpose(qkv, [0, 2, 1, 3]), [B, (H + 2 * K) * T * E]);
   const [q, k, v] = o.split(heads, [H, K, K].map((h) => h * T * E), 1).map((t, j) => o.reshape(t, [B, [H, K, K][j], T, E]));
-  const qh = o.reshape(rope(q, c.q), [B, K, G * T, E]); // q heads kv·G + g share K/V head kv (HF repeat_kv)
-  const kh = rope(k, c.k); // [B, K, T, E]
+  const qh = o.reshape(rope(qkNorm(m, i, 'q', q), c.q), [B, K, G * T, E]); // q heads kv·G + g share K/V head kv (HF repeat_kv)
+  const kh = rope(qkNorm(m, i, 'k', k), c.k); // [B, K, T, E]
   const kv = c.kv ? c.kv(i, kh, v) : { k: kh, v }; // [B, K, S, E]
   const y = 'past' in kv ? attendPastAndNow(qh, kv.past, kh, v, c) : attend(qh, kv.k, kv.v, c, K, G);
   const merged = o.reshape(o.transpose(o.reshape(y, [B, H, T, E]), [0, 2, 1, 3]), [B * T, H * E]); // [N, H·E]
   return linear(m, merged, `${i}.o`); // [N, D]
+}
+
+/** Qwen3's per-head RMSNorm of queries or keys [B, h, T, E] (weights [E]), before the rotary embedding. */
+function qkNorm(m: Model, i: number, which: 'q' | 'k', x: Value): Value {
+  return m.cfg.qkNorm ? rmsNorm(x, m.w[`${i}.${which}_norm`], m.cfg.rmsNormEps) : x;
 }
 
 /** softmax(q·kᵀ + bias)·v over [B, K, S, E] keys and values → [B, K, G, T, E]. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { tensor, type Tensor } from '../../../src/policy/engine/session.ts';
-import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import { type ModelConfig, parseModelConfig } from '../../../src/policy/io/config.ts';
 import { buildLayout } from '../../../src/policy/model/layout.ts';
 import { initParams } from '../../../src/policy/model/params.ts';
 import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
@@ -40,8 +40,8 @@ function feeds(names: readonly string[]): Record<string, Tensor> {
   return Object.fromEntries(['tokens', 'targets', 'positions', 'attention_mask', 'loss_mask', 'token_count', 'sequence_count', ...names].map((n) => [n, all[n]]));
 }
 
-async function checkModel(role: 'actor' | 'critic', loss: LossSpec): Promise<number> {
-  const layout = buildLayout(config, role);
+async function checkModel(role: 'actor' | 'critic', loss: LossSpec, cfg: ModelConfig = config): Promise<number> {
+  const layout = buildLayout(cfg, role);
   const init = initParams(layout, 17);
   const inputs = layout.views.map((v) => ({
     name: `w.${v.key}`, shape: v.shape, data: Float64Array.from(init[v.group].subarray(v.offset, v.offset + v.size), (x, i) => x + 0.05 * Math.sin(i + v.offset)),
@@ -49,7 +49,7 @@ async function checkModel(role: 'actor' | 'critic', loss: LossSpec): Promise<num
   const spec = { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW };
   const lm = ['inv_temperature'];
   const names = loss.kind === 'ppo' ? [...lm, 'advantages', 'old_logprobs', 'ref_logprobs'] : loss.kind === 'value' ? ['returns', 'old_values'] : lm;
-  const r = await gradCheck(inputs, (ws, g) => buildLoss(g, { cfg: config, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) }, spec).loss, {
+  const r = await gradCheck(inputs, (ws, g) => buildLoss(g, { cfg, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) }, spec).loss, {
     samples: 8, extra: feeds(names),
   });
   return r.maxRelError;
@@ -79,4 +79,20 @@ test('2-layer critic with the clipped value loss matches finite differences', as
 test('2-layer actor with masked cross-entropy (SFT) matches finite differences', async () => {
   const err = await checkModel('actor', { kind: 'sft', aggregation: 'seq-mean-token-sum' });
   assert.ok(err < 1e-5, `max relative error ${err}`);
+});
+
+test('Qwen3 (q/k norms, head_dim 6) and Llama 3 rope scaling: SFT gradients match finite differences', async () => {
+  const qwen3 = parseModelConfig({
+    model_type: 'qwen3', vocab_size: 11, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2, num_attention_heads: 4,
+    num_key_value_heads: 2, head_dim: 6, initializer_range: 0.3, tie_word_embeddings: true,
+  });
+  const llama3 = parseModelConfig({
+    model_type: 'llama', vocab_size: 11, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 1, num_attention_heads: 2,
+    num_key_value_heads: 1, initializer_range: 0.3, rope_theta: 500000,
+    rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 },
+  });
+  for (const cfg of [qwen3, llama3]) {
+    const err = await checkModel('actor', { kind: 'sft', aggregation: 'token-mean' }, cfg);
+    assert.ok(err < 1e-5, `${cfg.modelType}: max relative error ${err}`);
+  }
 });

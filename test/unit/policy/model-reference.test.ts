@@ -15,6 +15,17 @@ const LLAMA = parseModelConfig({
   num_key_value_heads: 2, initializer_range: 0.4, tie_word_embeddings: false,
 });
 
+const QWEN3 = parseModelConfig({
+  model_type: 'qwen3', vocab_size: 21, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2, num_attention_heads: 4,
+  num_key_value_heads: 2, head_dim: 6, rope_theta: 1000, initializer_range: 0.4, tie_word_embeddings: true,
+});
+/** Llama 3.x rope scaling; with E = 16 and an original context of 64 the wavelengths fall in all three bands. */
+const LLAMA3 = parseModelConfig({
+  model_type: 'llama', vocab_size: 19, hidden_size: 32, intermediate_size: 20, num_hidden_layers: 1, num_attention_heads: 2,
+  num_key_value_heads: 1, rope_theta: 500000, initializer_range: 0.4, tie_word_embeddings: false,
+  rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 },
+});
+
 /** Row 0 left-padded, row 1 right-padded, row 2 full. */
 const ROWS = [
   { tokens: [0, 0, 0, 5, 9, 2, 17, 4], mask: [0, 0, 0, 1, 1, 1, 1, 1] },
@@ -50,5 +61,15 @@ test('Qwen2 (GQA, qkv bias, tied embeddings, padding) log-probs match a plain HF
 
 test('Llama (no bias, untied lm_head) log-probs match the reference', async () => {
   const err = await maxScoreError(LLAMA);
+  assert.ok(err < 1e-4, `max |Δ log p| = ${err}`);
+});
+
+test('Qwen3 (q/k RMSNorm per head, head_dim independent of hidden/heads) log-probs match the reference', async () => {
+  const err = await maxScoreError(QWEN3);
+  assert.ok(err < 1e-4, `max |Δ log p| = ${err}`);
+});
+
+test('Llama 3 (rope_scaling llama3) log-probs match the reference', async () => {
+  const err = await maxScoreError(LLAMA3);
   assert.ok(err < 1e-4, `max |Δ log p| = ${err}`);
 });

@@ -1,6 +1,6 @@
 /**
- * A plain float64 TypeScript Qwen2/Llama forward pass written from HF transformers'
- * modeling_qwen2.py (loops, no graph): the second way of computing the model for golden tests.
+ * A plain float64 TypeScript Qwen2/Qwen3/Llama forward pass written from HF transformers'
+ * modeling_qwen2.py, modeling_qwen3.py and modeling_llama.py (loops, no graph): the second way of computing the model for golden tests.
  * Weights are HF-named tensors; one sequence at a time, with HF's position ids for left padding.
  */
 import type { ModelConfig } from '../../../src/policy/io/config.ts';
@@ -24,12 +24,27 @@ function rmsNorm(x: number[], w: ArrayLike<number>, eps: number): number[] {
   return x.map((v, i) => v * r * w[i]);
 }
 
+/**
+ * Inverse rotary frequencies in float64, written from transformers' `_compute_llama3_parameters` for
+ * `rope_scaling.rope_type = llama3` (long wavelengths divided by the factor, medium ones interpolated).
+ */
+function inverseFrequency(f: number, E: number, cfg: ModelConfig): number {
+  const inv = 1 / cfg.ropeTheta ** ((2 * f) / E);
+  const s = cfg.ropeScaling;
+  if (!s) return inv;
+  const wavelen = (2 * Math.PI) / inv;
+  const [lowWavelen, highWavelen] = [s.originalMaxPositionEmbeddings / s.lowFreqFactor, s.originalMaxPositionEmbeddings / s.highFreqFactor];
+  if (wavelen < highWavelen) return inv;
+  if (wavelen > lowWavelen) return inv / s.factor;
+  const smooth = (s.originalMaxPositionEmbeddings / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
+  return ((1 - smooth) * inv) / s.factor + smooth * inv;
+}
+
 /** HF apply_rotary_pos_emb on one head vector: x·cos + rotate_half(x)·sin. */
 function rope(x: number[], pos: number, cfg: ModelConfig): number[] {
   const E = x.length;
   return x.map((v, i) => {
-    const f = i % (E / 2);
-    const a = pos / cfg.ropeTheta ** ((2 * f) / E);
+    const a = pos * inverseFrequency(i % (E / 2), E, cfg);
     const rot = i < E / 2 ? -x[i + E / 2] : x[i - E / 2];
     return v * Math.cos(a) + rot * Math.sin(a);
   });
@@ -47,14 +62,16 @@ export function referenceLogits(cfg: ModelConfig, w: W, tokens: number[], mask: 
     const h = x.map((r) => rmsNorm(r, get(w, `${p}.input_layernorm.weight`), cfg.rmsNormEps));
     const proj = (n: string, out: number) => h.map((r) => linear(r, get(w, `${p}.self_attn.${n}_proj.weight`), out, cfg.attentionBias ? get(w, `${p}.self_attn.${n}_proj.bias`) : undefined));
     const [q, k, v] = [proj('q', H * E), proj('k', K * E), proj('v', K * E)];
+    // Qwen3: q_norm / k_norm, an RMSNorm over each head's vector, before the rotary embedding.
+    const norm = (n: string, vec: number[]) => (cfg.qkNorm ? rmsNorm(vec, get(w, `${p}.self_attn.${n}_norm.weight`), cfg.rmsNormEps) : vec);
     const head = (rows: number[][], j: number, t: number) => rows[t].slice(j * E, (j + 1) * E);
     const attn = x.map((_, t) => {
       const out: number[] = [];
       for (let j = 0; j < H; j++) {
         const kvh = Math.floor(j / (H / K)); // repeat_kv
-        const qj = rope(head(q, j, t), pos[t], cfg);
+        const qj = rope(norm('q', head(q, j, t)), pos[t], cfg);
         const keys = [...Array(t + 1).keys()].filter((s) => mask[s]);
-        const scores = keys.map((s) => rope(head(k, kvh, s), pos[s], cfg).reduce((a, kv, i) => a + kv * qj[i], 0) / Math.sqrt(E));
+        const scores = keys.map((s) => rope(norm('k', head(k, kvh, s)), pos[s], cfg).reduce((a, kv, i) => a + kv * qj[i], 0) / Math.sqrt(E));
         const mx = Math.max(...scores);
         const e = scores.map((s) => Math.exp(s - mx));
         const z = e.reduce((a, b) => a + b, 0);
