@@ -2,6 +2,7 @@
  * Program inputs from TypeScript data: parameter views, packed groups, and padded sequence
  * batches in the row alignment the graphs use (see programs/batch.ts).
  */
+import { ConfigError } from '../../errors.ts';
 import { GROUPS, type Layout } from '../model/layout.ts';
 import type { Packed } from '../model/params.ts';
 import { type Bucket, type SequenceBatch, place, placeInt, positionsOf } from '../programs/batch.ts';
@@ -9,15 +10,19 @@ import { type Session, type Tensor, floatTensor, scalarTensor, tensor } from './
 
 export type Feeds = Record<string, Tensor>;
 
-/** One zero-copy tensor per parameter view (`w.<key>`), over the packed buffers. */
-export function weightFeeds(layout: Layout, p: Packed): Feeds {
-  const view = (v: Layout['views'][number]) => floatTensor(p[v.group].subarray(v.offset, v.offset + v.size), v.shape);
-  return Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, view(v)]));
+/**
+ * One zero-copy tensor per parameter view (`w.<key>`), over the packed buffers: the trained ones
+ * from `p` and, with LoRA, the frozen base's from `frozen`.
+ */
+export function weightFeeds(layout: Layout, p: Packed, frozen: Packed | null = null): Feeds {
+  const views = (l: Layout, packed: Packed) => l.views.map((v) => [`w.${v.key}`, floatTensor(packed[v.group].subarray(v.offset, v.offset + v.size), v.shape)]);
+  if (layout.frozen && !frozen) throw new ConfigError('lora', 'the frozen base weights are not set');
+  return Object.fromEntries([...(layout.frozen ? views(layout.frozen, frozen!) : []), ...views(layout, p)]);
 }
 
-/** `<prefix>_matrices` and `<prefix>_vectors` over whole packed groups (zero-copy). */
+/** `<prefix>_matrices` and `<prefix>_vectors` over whole packed groups (zero-copy); empty groups have no input. */
 export function packedFeeds(prefix: string, p: Packed): Feeds {
-  return Object.fromEntries(GROUPS.map((g) => [`${prefix}_${g}`, floatTensor(p[g], [p[g].length])]));
+  return Object.fromEntries(GROUPS.filter((g) => p[g].length > 0).map((g) => [`${prefix}_${g}`, floatTensor(p[g], [p[g].length])]));
 }
 
 /** tokens, targets (next tokens), positions, attention mask and 1/T for a batch padded to `bucket`. */

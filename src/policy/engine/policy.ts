@@ -9,7 +9,9 @@
 import { ConfigError } from '../../errors.ts';
 import type { ModelConfig } from '../io/config.ts';
 import { GROUPS, type Layout, type Role, buildLayout } from '../model/layout.ts';
-import { type Packed, clonePacked, initParams, zerosLike } from '../model/params.ts';
+import type { Tensor } from '../io/dtype.ts';
+import type { LoraSpec } from '../model/lora.ts';
+import { type Packed, clonePacked, fromNamed, initParams, zerosLike } from '../model/params.ts';
 import type { AdamWSpec } from '../programs/adamw.ts';
 import {
   type Bucket, LOSS_FIELDS, type SequenceBatch, type TrainBatch, bucketFor, checkBatch, sliceRows, unshift,
@@ -27,6 +29,11 @@ export interface PolicyOptions {
   readonly role?: Role;
   /** Initialisation seed (ignored when parameters are set later). */
   readonly seed?: number;
+  /**
+   * Train LoRA adapters on a frozen base instead of every weight (model/lora.ts). The base enters the
+   * programs but has no gradient, moments or spare copy; set it from HF-named weights with setBase.
+   */
+  readonly lora?: LoraSpec;
   readonly threads?: number;
   readonly provider?: Provider;
   /** Spin idle onnxruntime threads (default true; see SessionOptions.spin). */
@@ -82,6 +89,7 @@ export class Policy {
   readonly programs: ProgramCache;
   /** Initialised on first use, so a policy loaded from a checkpoint never pays for a random init. */
   private packed: Packed | null = null;
+  private frozenBase: Packed | null = null;
   private moments: { m: Packed; v: Packed } | null = null;
   private spare: OptimizerBuffers | null = null;
   private readonly scratch: TrainContext['scratch'] = {};
@@ -90,7 +98,7 @@ export class Policy {
   step = 0;
 
   constructor(readonly options: PolicyOptions) {
-    this.layout = buildLayout(options.config, options.role ?? 'actor');
+    this.layout = buildLayout(options.config, options.role ?? 'actor', options.lora ?? null);
     const session = { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin, arena: options.arena };
     this.programs = new ProgramCache(this.layout, session, options.maxPrograms);
   }
@@ -120,6 +128,24 @@ export class Policy {
     }
     this.params = copy ? clonePacked(p) : p;
     this.spare = null;
+  }
+
+  /** With LoRA, the frozen base weights (drawn from the seed until setBase is called); else null. Read-only. */
+  getBase(): Packed | null {
+    const frozen = this.layout.frozen;
+    return frozen && (this.frozenBase ??= initParams(frozen, this.options.seed ?? 0));
+  }
+
+  /**
+   * LoRA only: sets the frozen base from HF-named weights, all of which must be present; returns the
+   * names not used (e.g. an lm_head.weight a critic has no use for).
+   */
+  setBase(weights: ReadonlyMap<string, Tensor> | Readonly<Record<string, Tensor>>): { unused: string[] } {
+    const frozen = this.layout.frozen;
+    if (!frozen) throw new ConfigError('lora', 'setBase is for a LoRA policy; set a full model with setParams or importState');
+    const { packed, unused } = fromNamed(frozen, weights instanceof Map ? Object.fromEntries(weights) : (weights as Record<string, Tensor>));
+    this.frozenBase = packed;
+    return { unused };
   }
 
   /** AdamW moments (zeros until the first step), or null before any training. */
@@ -154,7 +180,7 @@ export class Policy {
     const bucket = this.bucket(batch);
     this.moments ??= { m: zerosLike(this.layout), v: zerosLike(this.layout) };
     const spare = (this.spare ??= { params: zerosLike(this.layout), m: zerosLike(this.layout), v: zerosLike(this.layout) });
-    const ctx = { layout: this.layout, programs: this.programs, rows: this.rowsPerCall(bucket), scratch: this.scratch };
+    const ctx = { layout: this.layout, frozen: this.getBase(), programs: this.programs, rows: this.rowsPerCall(bucket), scratch: this.scratch };
     const state = { params: this.params, ...this.moments };
     const metrics = await trainStep(ctx, state, spare, this.step + 1, batch, bucket, opts);
     if (metrics.skipped !== 0) return metrics; // a non-finite gradient: the spare buffers hold no usable update
@@ -186,7 +212,7 @@ export class Policy {
     const session = await this.programs.score(chunk);
     const names = this.role === 'critic' ? ['values'] : ['logprobs', 'entropy'];
     const result = Object.fromEntries(names.map((n) => [n, new Float32Array(batch.batch * batch.seqLen)]));
-    const weights = weightFeeds(this.layout, this.params);
+    const weights = weightFeeds(this.layout, this.params, this.getBase());
     for (let start = 0; start < batch.batch; start += rows) {
       const part = sliceRows(batch, start, rows);
       const out = await session.run(only(session, { ...sequenceFeeds(part, chunk, temperature), ...weights }));
@@ -202,7 +228,8 @@ export class Policy {
   async generate(req: GenerateRequest): Promise<Generation[]> {
     if (this.role !== 'actor') throw new ConfigError('role', 'only an actor generates');
     const budget = this.options.attentionBudget ?? ATTENTION_BUDGET;
-    return this.exclusive(() => generate(this.programs, weightFeeds(this.layout, this.params), req, this.options.tokenizer, budget));
+    // With LoRA the programs apply the adapters unmerged: merging would need a second base-sized buffer.
+    return this.exclusive(() => generate(this.programs, weightFeeds(this.layout, this.params, this.getBase()), req, this.options.tokenizer, budget));
   }
 
   /** Frees every compiled program and its onnxruntime memory; later calls compile what they need again. */

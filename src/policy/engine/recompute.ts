@@ -15,7 +15,7 @@ export interface GreedyStep {
 export async function greedyNext(policy: Policy, prefixes: readonly (readonly number[])[], multiple = 1): Promise<GreedyStep> {
   const T = Math.ceil(Math.max(...prefixes.map((p) => p.length)) / multiple) * multiple;
   const session = await policy.programs.prefill({ batch: prefixes.length, promptLen: T, cacheLen: T });
-  const feeds = { ...weightFeeds(policy.layout, policy.getParams()), ...promptFeeds(prefixes, T, T).feeds };
+  const feeds = { ...weightFeeds(policy.layout, policy.getParams(), policy.getBase()), ...promptFeeds(prefixes, T, T).feeds };
   const out = await session.run(feeds, ['greedy_token', 'greedy_logprob']);
   const tokens = Array.from(out.greedy_token.data as BigInt64Array, Number);
   return { tokens, logprobs: Array.from(out.greedy_logprob.data as Float32Array) };

@@ -2,6 +2,8 @@
  * Checkpoint state as named tensors: weights under HF names, AdamW moments under the same names,
  * and the step count — the fields of io/checkpoint.ts's TrainingCheckpoint, so
  * `saveCheckpoint(dir, { config, ...exportState(policy), rng, tokenizerFiles })` saves a policy.
+ * With LoRA the state is what is trained: the adapters under PEFT's names (and a critic's value
+ * head), their moments and the step; the frozen base is not part of it (Policy.setBase sets it).
  */
 import { ConfigError } from '../../errors.ts';
 import type { Tensor } from '../io/dtype.ts';

@@ -21,6 +21,8 @@ export interface OptimizerBuffers {
 
 export interface TrainContext {
   readonly layout: Layout;
+  /** With LoRA, the frozen base weights (read, never written); else null. */
+  readonly frozen: Packed | null;
   readonly programs: ProgramCache;
   /** Rows per micro-batch (a power of two), or the whole bucket when it fits. */
   readonly rows: number;
@@ -68,7 +70,7 @@ export async function trainStep(
   const { feeds, fetches } = optimizerFeeds(state, spare, opts.lr, step);
   if (ctx.rows >= bucket.batch) {
     const prog = await ctx.programs.train(bucket, opts.loss, optim);
-    return runProgram(prog, { ...feeds, ...weightFeeds(ctx.layout, state.params), ...batchFeeds(batch, bucket, opts, norm) }, fetches);
+    return runProgram(prog, { ...feeds, ...weightFeeds(ctx.layout, state.params, ctx.frozen), ...batchFeeds(batch, bucket, opts, norm) }, fetches);
   }
   const { grads, metrics } = await accumulate(ctx, state.params, batch, bucket, opts, norm);
   const applied = await runProgram(await ctx.programs.apply(optim), { ...feeds, ...packedFeeds('grad', grads) }, fetches);
@@ -85,7 +87,7 @@ async function accumulate(
   let [acc, next] = (ctx.scratch.acc ??= [zerosLike(ctx.layout), zerosLike(ctx.layout)]);
   for (const g of GROUPS) acc[g].fill(0);
   const metrics: TrainMetrics = {};
-  const weights = weightFeeds(ctx.layout, params);
+  const weights = weightFeeds(ctx.layout, params, ctx.frozen);
   for (let start = 0; start < batch.batch; start += ctx.rows) {
     const part = sliceRows(batch, start, ctx.rows);
     const feeds = { ...weights, ...packedFeeds('acc', acc), ...batchFeeds(part, micro, opts, norm) };

@@ -13,17 +13,26 @@ export function zerosLike(layout: Layout): Packed {
   return { matrices: new Float32Array(layout.groups.matrices), vectors: new Float32Array(layout.groups.vectors) };
 }
 
+/** Adapters draw from their own stream, so they do not repeat the draws of a base initialised from the same seed. */
+const ADAPTER_STREAM = 0x4c6f5241;
+
 /**
  * HF's `_init_weights` for these models: linear and embedding weights ~ N(0, initializer_range),
  * biases 0, RMSNorm weights 1. Parameters are drawn in layout order from one seeded stream.
+ * LoRA adapters follow PEFT's default: A ~ kaiming_uniform(a = √5) = U(−1/√in, 1/√in), B = 0, so a
+ * fresh adapter leaves the base model's outputs exactly as they were.
  */
 export function initParams(layout: Layout, seed: number): Packed {
-  const rng = new Rng(seed);
+  const rng = new Rng(layout.lora ? (seed ^ ADAPTER_STREAM) >>> 0 : seed);
   const packed = zerosLike(layout);
   const std = layout.config.initializerRange;
   for (const e of layout.entries) {
     const out = packed[e.group].subarray(e.offset, e.offset + e.size);
-    if (e.shape.length === 2) for (let i = 0; i < out.length; i++) out[i] = std * rng.normal();
+    if (e.name.endsWith('.lora_B.weight')) continue;
+    if (e.name.endsWith('.lora_A.weight')) {
+      const bound = 1 / Math.sqrt(e.shape[1]);
+      for (let i = 0; i < out.length; i++) out[i] = bound * (2 * rng.next() - 1);
+    } else if (e.shape.length === 2) for (let i = 0; i < out.length; i++) out[i] = std * rng.normal();
     else if (e.name.endsWith('norm.weight')) out.fill(1);
   }
   return packed;

@@ -12,6 +12,7 @@ import type { ModelConfig } from '../io/config.ts';
 import { inverseFrequencies } from '../io/rope-scaling.ts';
 import * as composite from './composite.ts';
 import type { Layout } from './layout.ts';
+import { loraScale } from './lora.ts';
 
 /**
  * Additive bias of a blocked key: exp(score - 1e9 - max) is exactly 0 in float32 and float64.
@@ -22,8 +23,10 @@ export const BLOCKED = -1e9;
 
 export interface Model {
   readonly cfg: ModelConfig;
-  /** Parameter views by key (see layout.ts), already reshaped. */
+  /** Parameter views by key (see layout.ts), already reshaped: the base's and, with LoRA, the adapters'. */
   readonly w: Readonly<Record<string, Value>>;
+  /** LoRA's alpha / r; projections with adapter views (`<key>.lora_A`) add the scaled low-rank term. */
+  readonly lora?: { readonly scale: number };
 }
 
 /**
@@ -67,8 +70,9 @@ interface Ctx {
  * dominates decoding a large model one token at a time.
  */
 export function weightInputs(g: Graph, layout: Layout): Model {
-  const w = Object.fromEntries(layout.views.map((v) => [v.key, g.input(`w.${v.key}`, g.float, v.shape)]));
-  return { cfg: layout.config, w };
+  const views = [...(layout.frozen?.views ?? []), ...layout.views];
+  const w = Object.fromEntries(views.map((v) => [v.key, g.input(`w.${v.key}`, g.float, v.shape)]));
+  return { cfg: layout.config, w, ...(layout.lora ? { lora: { scale: loraScale(layout.lora) } } : {}) };
 }
 
 /** HF's rotary tables for positions 0..P-1: cos/sin of cat(freqs, freqs), computed in float32 like HF. */
@@ -88,10 +92,46 @@ export function ropeTables(cfg: ModelConfig, P: number): { cos: Float32Array; si
   return { cos, sin };
 }
 
-/** x · Wᵀ (+ b) for an HF [out, in] weight: one Gemm with transB, no transposed copy. */
+/** x · Wᵀ (+ b) for an HF [out, in] weight: one Gemm with transB, no transposed copy; plus LoRA's term. */
 function linear(m: Model, x: Value, key: string): Value {
   const y = o.gemm(x, m.w[key], 0, 1); // [N, out]
-  return m.w[`${key}_bias`] ? o.add(y, m.w[`${key}_bias`]) : y;
+  const biased = m.w[`${key}_bias`] ? o.add(y, m.w[`${key}_bias`]) : y;
+  const delta = loraDelta(m, x, key);
+  return delta ? o.add(biased, delta) : biased;
+}
+
+/**
+ * scale · (x·Aᵀ)·Bᵀ [N, out] for the projection view `key`, or null without adapters. For the fused
+ * q|k|v view, A is the adapted projections' A matrices stacked ([n·r, D], one view) and B their B
+ * matrices placed block-diagonally ([out, n·r], zero rows for a projection without adapter), so the
+ * term is two Gemms that land in the right column block of the fused output, with no copy of it.
+ */
+function loraDelta(m: Model, x: Value, key: string): Value | null {
+  const a = m.w[`${key}.lora_A`];
+  if (!m.lora || !a) return null;
+  const u = o.mul(o.gemm(x, a, 0, 1), m.lora.scale); // [N, n·r]
+  const [layer, proj] = key.split('.');
+  const b = proj === 'qkv' ? blockDiagonal(m, layer, a.shape[0]) : m.w[`${key}.lora_B`];
+  return o.gemm(u, b, 0, 1); // [N, out]
+}
+
+/** [(H + 2K)·E, n·r]: each adapted projection's B in its own rows and its own r columns, zeros elsewhere. */
+function blockDiagonal(m: Model, layer: string, width: number): Value {
+  const { numHeads: H, numKvHeads: K, headDim: E } = m.cfg;
+  const g = m.w[`${layer}.qkv`].graph;
+  const zeros = (rows: number, cols: number) => o.expand(g.scalar(0), [rows, cols]);
+  let col = 0;
+  const blocks = (['q', 'k', 'v'] as const).map((t, j) => {
+    const b = m.w[`${layer}.${t}.lora_B`];
+    const rows = (j === 0 ? H : K) * E;
+    if (!b) return zeros(rows, width);
+    const r = b.shape[1];
+    const parts = [col > 0 ? zeros(rows, col) : null, b, col + r < width ? zeros(rows, width - col - r) : null];
+    col += r;
+    const present = parts.filter((p): p is Value => p !== null);
+    return present.length === 1 ? b : o.concat(present, 1);
+  });
+  return o.concat(blocks, 0);
 }
 
 /** HF rotate_half convention on x [B, h, T, E]. */

@@ -22,6 +22,7 @@ export interface AdamWSpec {
 /** SPEC §4 defaults: β = (0.9, 0.999), weight decay 0.01, clip 1.0; eps is torch's default. */
 export const DEFAULT_ADAMW: AdamWSpec = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 };
 
+/** One value per group that holds parameters (an actor's LoRA adapters have no `vectors`: that key is then absent). */
 export type Groups = Record<GroupName, Value>;
 
 export interface OptimizerState {
@@ -42,8 +43,9 @@ export interface UpdateResult extends OptimizerState {
  * step size divides the denominator's factors, p − m / (√v · a/s + eps/s) (a = 1/√(1 − β2^t)).
  */
 export function adamw(state: OptimizerState, grads: Groups, lr: Value, step: Value, spec: AdamWSpec): UpdateResult {
-  const squares = Object.fromEntries(GROUPS.map((g) => [g, o.mul(grads[g], grads[g])])) as Groups;
-  const gradNorm = o.sqrt(GROUPS.map((g) => o.reduceSum(squares[g], [0], false)).reduce((a, b) => o.add(a, b)));
+  const groups = GROUPS.filter((g) => g in grads); // an actor's LoRA adapters have no `vectors` group
+  const squares = Object.fromEntries(groups.map((g) => [g, o.mul(grads[g], grads[g])])) as Groups;
+  const gradNorm = o.sqrt(groups.map((g) => o.reduceSum(squares[g], [0], false)).reduce((a, b) => o.add(a, b)));
   const finite = o.not(o.or(o.isNaN(gradNorm), o.isInf(gradNorm)));
   const scalar = (x: number) => lr.graph.scalar(x, lr.dtype);
   const coef = spec.maxGradNorm === null ? scalar(1) : o.min(o.div(spec.maxGradNorm, o.add(gradNorm, 1e-6)), 1);
@@ -56,7 +58,7 @@ export function adamw(state: OptimizerState, grads: Groups, lr: Value, step: Val
   const aOverS = o.where(moving, o.div(a, stepSize), 0);
   const epsOverS = o.where(moving, o.div(spec.eps, stepSize), Number.POSITIVE_INFINITY);
   const out = { params: {} as Groups, m: {} as Groups, v: {} as Groups };
-  for (const name of GROUPS) {
+  for (const name of groups) {
     const m = o.add(o.mul(state.m[name], spec.beta1), o.mul(grads[name], c1));
     const v = o.add(o.mul(state.v[name], spec.beta2), o.mul(squares[name], c2));
     const decay = name === 'matrices' && spec.weightDecay > 0 ? o.sub(1, o.mul(lr, spec.weightDecay)) : null;

@@ -4,13 +4,13 @@
  */
 import type { Graph, Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
-import { GROUPS, type Layout } from '../model/layout.ts';
+import { type Layout, groupsOf } from '../model/layout.ts';
 import { type Model, forward, logSoftmax } from '../model/transformer.ts';
 import type { Groups } from './adamw.ts';
 
-
+/** `<prefix>_<group>` inputs, one per non-empty group (an actor's LoRA adapters have no `vectors`). */
 export function groupInputs(g: Graph, layout: Layout, prefix: string): Groups {
-  return Object.fromEntries(GROUPS.map((n) => [n, g.input(`${prefix}_${n}`, g.float, [layout.groups[n]])])) as Groups;
+  return Object.fromEntries(groupsOf(layout).map((n) => [n, g.input(`${prefix}_${n}`, g.float, [layout.groups[n]])])) as Groups;
 }
 
 export interface SequenceInputs {

@@ -13,7 +13,7 @@
 import { grad } from '../autodiff/grad.ts';
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
-import { GROUPS, type GroupName, type Layout } from '../model/layout.ts';
+import { type GroupName, type Layout, groupsOf } from '../model/layout.ts';
 import { type Model, lmLogits, values, weightInputs } from '../model/transformer.ts';
 import { type AdamWSpec, type Groups, adamw } from './adamw.ts';
 import { encode, groupInputs, metricsVector, sequenceInputs, temper, tokenStats } from './common.ts';
@@ -62,9 +62,14 @@ function packedGrads(layout: Layout, grads: Value[]): Groups {
     const parts = layout.views.flatMap((v, i) => (v.group === group ? [o.reshape(grads[i], [v.size])] : []));
     return parts.length === 1 ? parts[0] : o.concat(parts, 0);
   };
-  return { matrices: flat('matrices'), vectors: flat('vectors') };
+  return Object.fromEntries(groupsOf(layout).map((group) => [group, flat(group)])) as Groups;
 }
 
+/**
+ * With LoRA, `wrt` is the adapters (layout.views; the frozen base views are only inputs), so the
+ * backward computes the activation gradients the adapters need and no gradient of a frozen weight:
+ * rule nodes for those are built but dead, and dead nodes are not serialised (graph/onnx.ts).
+ */
 function lossAndGrads(g: Graph, layout: Layout, spec: TrainProgramSpec) {
   const model = weightInputs(g, layout);
   const { loss, metrics, lossInputs, tokens } = buildLoss(g, model, spec);
@@ -79,7 +84,7 @@ export function buildTrainGraph(layout: Layout, spec: TrainProgramSpec): TrainGr
   const state = { params: groupInputs(g, layout, 'params'), m: groupInputs(g, layout, 'm'), v: groupInputs(g, layout, 'v') };
   const next = adamw(state, grads, g.input('lr', g.float, []), g.input('step', g.float, []), spec.optim);
   for (const kind of ['params', 'm', 'v'] as const) {
-    for (const group of GROUPS) g.output(`new_${kind}_${group}`, next[kind][group]);
+    for (const group of groupsOf(layout)) g.output(`new_${kind}_${group}`, next[kind][group]);
   }
   const { names, vector } = metricsVector({ ...metrics, grad_norm: next.gradNorm, skipped: next.skipped, tokens });
   g.output('metrics', vector);
@@ -91,7 +96,7 @@ export function buildGradGraph(layout: Layout, spec: TrainProgramSpec): TrainGra
   const g = new Graph(spec.float ?? 'float32');
   const { grads, lossInputs, metrics, tokens } = lossAndGrads(g, layout, spec);
   const acc = groupInputs(g, layout, 'acc');
-  for (const group of GROUPS) g.output(`new_acc_${group}`, o.add(acc[group], grads[group]));
+  for (const group of groupsOf(layout)) g.output(`new_acc_${group}`, o.add(acc[group], grads[group]));
   const { names, vector } = metricsVector({ ...metrics, tokens });
   g.output('metrics', vector);
   return { graph: g, lossInputs, metricNames: names };
@@ -103,7 +108,7 @@ export function buildApplyGraph(layout: Layout, optim: AdamWSpec, float: FloatDT
   const state = { params: groupInputs(g, layout, 'params'), m: groupInputs(g, layout, 'm'), v: groupInputs(g, layout, 'v') };
   const next = adamw(state, groupInputs(g, layout, 'grad'), g.input('lr', g.float, []), g.input('step', g.float, []), optim);
   for (const kind of ['params', 'm', 'v'] as const) {
-    for (const group of GROUPS) g.output(`new_${kind}_${group}`, next[kind][group]);
+    for (const group of groupsOf(layout)) g.output(`new_${kind}_${group}`, next[kind][group]);
   }
   const { names, vector } = metricsVector({ grad_norm: next.gradNorm, skipped: next.skipped });
   g.output('metrics', vector);
