@@ -8,10 +8,12 @@
  *   const scores = await engine.score(batch);            // log-probs / entropy (actor) or values (critic)
  *   const metrics = await engine.trainStep(batch, { loss: STARPO_S_PPO, lr: 1e-6 });
  *   const state = await engine.getState();                // HF-named weights + AdamW moments + step
+ *                                                         // (with LoRA: adapters and their moments; setBase sets the base)
  *   await engine.close();
  */
 import { Worker } from 'node:worker_threads';
 import { StarpoError } from '../../errors.ts';
+import type { Tensor } from '../io/dtype.ts';
 import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
 import type { GenerateRequest, Generation } from './generate.ts';
 import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
@@ -66,6 +68,10 @@ export class PolicyEngine {
   }
   setState(state: PolicyState, opts?: ImportOptions): Promise<{ unused: string[] }> {
     return this.call('setState', state, opts);
+  }
+  /** LoRA: sets the frozen base from HF-named weights (copied to the worker); returns the names not used. */
+  setBase(weights: ReadonlyMap<string, Tensor>): Promise<{ unused: string[] }> {
+    return this.call('setBase', weights);
   }
   info(): Promise<EngineInfo> {
     return this.call('info');

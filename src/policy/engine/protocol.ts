@@ -3,7 +3,9 @@
  * operation, what goes in and what comes back; both sides are checked against it.
  */
 import type { ModelConfig } from '../io/config.ts';
+import type { Tensor } from '../io/dtype.ts';
 import type { Role } from '../model/layout.ts';
+import type { LoraSpec } from '../model/lora.ts';
 import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
 import type { GenerateRequest, Generation } from './generate.ts';
 import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
@@ -15,6 +17,8 @@ export interface EngineInit {
   readonly config: ModelConfig;
   readonly role?: Role;
   readonly seed?: number;
+  /** Train LoRA adapters on a frozen base (see PolicyOptions.lora); the base is set with the setBase op. */
+  readonly lora?: LoraSpec;
   readonly threads?: number;
   readonly provider?: Provider;
   readonly seqMultiple?: number;
@@ -29,7 +33,10 @@ export interface EngineInit {
 
 export interface EngineInfo {
   readonly role: Role;
+  /** Trained parameters (with LoRA: the adapters and a critic's value head). */
   readonly paramCount: number;
+  /** With LoRA only: the frozen base's parameters. */
+  readonly frozenParamCount?: number;
   readonly step: number;
   readonly threads: number;
   readonly provider: Provider;
@@ -43,6 +50,8 @@ export interface Ops {
   generate: { args: [req: GenerateRequest]; result: Generation[] };
   getState: { args: [optimizer?: boolean]; result: PolicyState };
   setState: { args: [state: PolicyState, opts?: ImportOptions]; result: { unused: string[] } };
+  /** LoRA: the frozen base from HF-named weights (see Policy.setBase); returns the names not used. */
+  setBase: { args: [weights: ReadonlyMap<string, Tensor>]; result: { unused: string[] } };
   info: { args: []; result: EngineInfo };
   /** Frees every compiled program (and its onnxruntime arena); they are recompiled on next use. */
   releasePrograms: { args: []; result: void };

@@ -23,9 +23,11 @@ const handlers: Handlers = {
   generate: (req) => policy.generate(req),
   getState: (optimizer) => exportState(policy, optimizer ?? true),
   setState: (state, opts) => importState(policy, state, opts),
+  setBase: (weights) => policy.setBase(weights),
   info: () => ({
-    role: policy.role, paramCount: paramCount(policy.layout), step: policy.step, threads: init.threads ?? defaultThreads(),
-    provider: init.provider ?? 'cpu', programs: policy.programs.size,
+    role: policy.role, paramCount: paramCount(policy.layout),
+    ...(policy.layout.frozen ? { frozenParamCount: paramCount(policy.layout.frozen) } : {}),
+    step: policy.step, threads: init.threads ?? defaultThreads(), provider: init.provider ?? 'cpu', programs: policy.programs.size,
   }),
   releasePrograms: () => policy.releasePrograms(),
   close: () => policy.close(),
