@@ -16,7 +16,7 @@ import type { WorkerResources } from '../src/durable/resources.ts';
 import { rolloutStage, runValidation } from '../src/rl/iteration.ts';
 import { toolTurns } from '../src/rl/tool-use.ts';
 import { trajectoryEvents } from '../src/rl/run-events.ts';
-import { scratchTokenizer } from '../src/rl/vocabulary.ts';
+import { resolveRunModel } from '../src/rl/run-model.ts';
 import { log } from '../src/log.ts';
 
 interface ShardProgress {
@@ -26,10 +26,10 @@ interface ShardProgress {
 }
 
 export function rolloutActivities(r: WorkerResources) {
-  const tokenizer = scratchTokenizer();
 
   const rolloutShard = activity('rolloutShard', async (input: RolloutShardInput, beat): Promise<ShardResult> => {
     const c = await r.config(input.run);
+    const run = await resolveRunModel(c);
     const chunks = chunksOf(input.groups, input.chunkGroups);
     const keys = chunks.map((_, k) => keyOf(input, 'rollout', `r${input.round ?? 0}-s${input.shard}-c${k}.json`));
     const done = new Set(resumeFrom<ShardProgress>()?.done ?? []);
@@ -40,7 +40,7 @@ export function rolloutActivities(r: WorkerResources) {
       const startedAt = new Date();
       log.info({ shard: input.shard, chunk: k, groups, iteration: input.iteration, pid: process.pid }, 'rollout chunk started');
       const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input),
-        (m) => rolloutStage(c, input.iteration, asPolicy(m.actor), tokenizer, groups, toolTurns(c, tokenizer, r.sandbox(c))));
+        (m) => rolloutStage(c, input.iteration, asPolicy(m.actor), run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))));
       await r.artifacts(input.run.storeUri).put(keys[k], json(trajectories));
       await r.events(input.run.events).append(
         trajectoryEvents(ids, input.iteration, input.iteration - 1, trajectories, 'train', startedAt));
@@ -54,10 +54,11 @@ export function rolloutActivities(r: WorkerResources) {
   /** Validation of the policy just written (checkpoint i), on the fixed validation seeds. */
   const validate = activity('validate', async (input: ValidateInput): Promise<{ metrics: WireMetrics }> => {
     const c = await r.config(input.run);
+    const run = await resolveRunModel(c);
     const startedAt = new Date();
     const policy = { runId: input.run.runId, ...input.policy };
     const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy,
-      (m) => runValidation(c, asPolicy(m.actor), tokenizer, c.valSamples, toolTurns(c, tokenizer, r.sandbox(c))));
+      (m) => runValidation(c, asPolicy(m.actor), run, c.valSamples, toolTurns(c, run.tokenizer, r.sandbox(c))));
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     // policyVersion i − 1 for the whole iteration's events, as the embedded driver labels them.
     await r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.iteration - 1, val.trajectories, 'val', startedAt));

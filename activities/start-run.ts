@@ -13,10 +13,9 @@ import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
-import { scratchModelConfig } from '../src/rl/models.ts';
 import { checkpointEvent } from '../src/rl/run-events.ts';
 import { sftWarmup } from '../src/rl/sft.ts';
-import { scratchTokenizer } from '../src/rl/vocabulary.ts';
+import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { RunEvent } from '../src/events/index.ts';
 
 const planOf = (c: RlConfig): RunPlan =>
@@ -52,12 +51,12 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
   const store = r.store(run.storeUri);
   const id = { runId: run.runId, lineageId: run.lineageId, iteration: 0 };
   const done = await checkpointExists(store.store, id);
-  const tokenizer = scratchTokenizer();
+  const model = await resolveRunModel(c);
   const saved = await r.trainModels.use(c, store, done ? id : 'fresh', async (m, session) => {
     const trainer = m.trainer ?? { iteration: 0, echoTrap: new EchoTrapDetector().toJSON() };
     if (!done) {
       session.mutating();
-      await sftWarmup(c, asPolicy(m.actor), tokenizer, r.sandbox(c));
+      await sftWarmup(c, asPolicy(m.actor), model, r.sandbox(c));
       await m.actor.releasePrograms(); // as the embedded driver does: the warm-start's programs are not run again
       if (c.sftSteps > 0) {
         // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
@@ -66,7 +65,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
         await m.ref?.setState({ weights, optimizer: null, step: 0 }, { allowMissing: [] });
       }
     }
-    const out = await saveEngineCheckpoint(store.store, id, m.engines, scratchModelConfig(c, tokenizer), tokenizer, trainer);
+    const out = await saveEngineCheckpoint(store.store, id, m.engines, model.modelConfig, model.assets, trainer);
     session.holds(id, trainer);
     return out;
   });

@@ -16,9 +16,8 @@ import { selectRows, takeRows } from '../src/rl/batch.ts';
 import type { RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
 import { samplingSeed, takeTokenRows } from '../src/rl/iteration.ts';
-import { scratchModelConfig } from '../src/rl/models.ts';
 import { updateStage, type UpdateInput as StageInput } from '../src/rl/update.ts';
-import { scratchTokenizer } from '../src/rl/vocabulary.ts';
+import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { SavedCheckpoint } from '../src/storage/index.ts';
 import type { PolicyEngine } from '../src/policy/engine/engine.ts';
 import type { Policy } from '../src/policy/engine/policy.ts';
@@ -75,7 +74,7 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
   const data = await trainRows(r, input);
   const store = r.store(input.run.storeUri);
   const id = { runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration };
-  const tokenizer = scratchTokenizer();
+  const run = await resolveRunModel(c);
   return r.trainModels.use(c, store, policyId(input), async (m, session) => {
     session.mutating();
     const progress = { steps: 0, of: Math.ceil(data.tokens.batch / c.miniBatchSize) * c.ppoEpochs * (m.critic ? 2 : 1) };
@@ -84,7 +83,7 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
     const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
     const metrics = { ...fromWire(input.metrics), ...trained };
     const { trainer, warning } = observeEchoTrap(m, input.iteration, metrics);
-    const saved = await saveEngineCheckpoint(store.store, id, m.engines, scratchModelConfig(c, tokenizer), tokenizer, trainer);
+    const saved = await saveEngineCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
     session.holds(id, trainer);
     const w = warning && { message: warning.message, evidence: toWire(warning.evidence) };
     return { checkpoint: { lineageId: id.lineageId, iteration: id.iteration }, metrics: toWire(metrics), warning: w, saved };

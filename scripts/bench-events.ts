@@ -44,6 +44,8 @@ function trajectory(runId: string, n: number): TrajectoryEvent {
     rolloutIndex: n % 16, envName: 'sokoban', envSeed: 1000 + n, policyVersion: Math.floor(n / 128),
     turns: [0, 1, 2, 3, 4].map(turn), trajectoryReturn: -1.5, success: false, startedAt: now, finishedAt: now,
     extras: {}, split: 'train',
+    // A compact-template Sokoban episode is ~800 tokens; a quarter of them written by the model.
+    tokenIds: Array.from({ length: 800 }, (_, i) => (i * 37) % 120), tokenRoles: Array.from({ length: 800 }, (_, i) => (i % 4 ? '3' : '4')).join(''),
   };
 }
 

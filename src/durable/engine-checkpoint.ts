@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import type { PolicyEngine } from '../policy/engine/engine.ts';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
-import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import { type ModelName, type TrainerState, withScratch } from '../rl/run-checkpoint.ts';
 import { CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint } from '../storage/index.ts';
 
@@ -16,13 +15,13 @@ export type Engines = Partial<Record<ModelName, PolicyEngine>>;
 
 /** Saves every engine's state (the reference model without optimizer moments) and the trainer state. */
 export async function saveEngineCheckpoint(store: CheckpointStore, id: CheckpointId, engines: Engines,
-  config: ModelConfig, tokenizer: Tokenizer, state: TrainerState): Promise<SavedCheckpoint> {
+  config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
     const files: { name: string; path: string }[] = [];
     for (const [name, engine] of Object.entries(engines) as [ModelName, PolicyEngine][]) {
       const modelDir = join(dir, name);
       const policyState = await engine.getState(name !== 'ref');
-      const tokenizerFiles = name === 'actor' ? tokenizer.toFiles() : {};
+      const tokenizerFiles = name === 'actor' ? assets : {};
       await saveCheckpoint(modelDir, { config, ...policyState, rng: {}, tokenizerFiles });
       for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
     }

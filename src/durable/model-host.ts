@@ -8,9 +8,8 @@ import { PolicyEngine } from '../policy/engine/engine.ts';
 import type { Policy } from '../policy/engine/policy.ts';
 import type { Provider } from '../policy/engine/session.ts';
 import type { RlConfig } from '../rl/config.ts';
-import { scratchModelConfig } from '../rl/models.ts';
 import type { ModelName, TrainerState } from '../rl/run-checkpoint.ts';
-import { scratchTokenizer } from '../rl/vocabulary.ts';
+import { type RunModel, pretrainedStates, resolveRunModel } from '../rl/run-model.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
 import { type Engines, loadEngineCheckpoint } from './engine-checkpoint.ts';
 
@@ -74,17 +73,20 @@ export class ModelHost {
     }
   }
 
-  /** The engines for this config; new (seeded) ones when the shape changes or a fresh start is asked for. */
+  /**
+   * The engines for this config; new ones when the shape changes or a fresh start is asked for: seeded, or
+   * holding a pretrained run's starting weights.
+   */
   private async engines(c: RlConfig, fresh: boolean): Promise<HeldModels> {
-    const tokenizer = scratchTokenizer();
-    const config = scratchModelConfig(c, tokenizer);
+    const run = await resolveRunModel(c);
+    const config = run.modelConfig;
     const threads = c.threads > 0 ? c.threads : undefined;
     const all = this.roles === 'all';
     const signature = JSON.stringify({ config, threads, critic: all && c.critic, ref: all && c.klCoef > 0, seed: c.seed });
     if (this.models && this.signature === signature && !fresh) return this.models;
     await this.close();
     const start = (role: 'actor' | 'critic', seed: number) => PolicyEngine.start({
-      config, role, seed, threads, provider: this.provider, tokenizerFiles: role === 'actor' ? tokenizer.toFiles() : undefined,
+      config, role, seed, threads, provider: this.provider, tokenizerFiles: role === 'actor' ? run.assets : undefined,
     });
     // The seeds of rl/models.ts createModels, so a fresh start is the embedded driver's initialisation.
     const [actor, critic, ref] = await Promise.all([
@@ -93,6 +95,7 @@ export class ModelHost {
       all && c.klCoef > 0 ? start('actor', c.seed) : null,
     ]);
     const engines: Engines = { actor, ...(critic && { critic }), ...(ref && { ref }) };
+    if (run.pretrained) await loadPretrainedEngines(engines, run, c);
     this.models = { actor, critic, ref, engines, trainer: null };
     this.signature = signature;
     return this.models;
@@ -107,3 +110,9 @@ export class ModelHost {
 }
 
 export type { ModelName };
+
+/** A pretrained run's starting state (the embedded driver's loadPretrained, for engines). */
+async function loadPretrainedEngines(engines: Engines, run: RunModel, c: RlConfig): Promise<void> {
+  const states = await pretrainedStates(run, c.seed + 1);
+  await Promise.all((Object.keys(engines) as ModelName[]).map((name) => engines[name]!.setState(states[name], { allowMissing: [] })));
+}

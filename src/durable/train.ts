@@ -5,6 +5,7 @@
  * run to the workers (`starpo status <run>` shows it).
  */
 import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
+import { resolveRunModel } from '../rl/run-model.ts';
 import { followRun, submitRun, withClient, type SubmitOptions } from './client.ts';
 import { SIGNALS, type IterationSummary, type Progress, type RunOutcome } from './protocol.ts';
 
@@ -30,6 +31,7 @@ export function progressPrinter(say: (line: string) => void): (p: Progress) => v
 
 /** Submits and follows the run; resolves with its outcome, or null when the user detached. */
 export async function trainDurable(config: RlConfig, o: SubmitOptions & { say?: (line: string) => void } = {}): Promise<RunOutcome | null> {
+  await resolveRunModel(config); // a bad model directory fails here, before anything is submitted
   return withClient(o, (client) => submitAndFollow(config, { ...o, client }, o.say ?? console.log));
 }
 

@@ -49,7 +49,14 @@ function toAvroRecord(event: StarpoEvent): Json {
 function fromAvroRecord(kind: EventKind, avroRecord: unknown): StarpoEvent {
   const record = toPlain(avroRecord) as Json;
   for (const field of EVENT_KINDS[kind].timestamps) record[field] = fromTimestampMillis(record[field] as number);
+  if (kind === 'trajectory') checkTokenRoles(record.tokenIds as number[], record.tokenRoles as string);
   return { kind, ...record } as unknown as StarpoEvent;
+}
+
+/** A trajectory's roles are one digit 0–5 per token (or both empty, in events older than v4). */
+function checkTokenRoles(ids: readonly number[], roles: string): void {
+  if (roles.length !== ids.length || !/^[0-5]*$/.test(roles))
+    throw new CorruptDataError(`trajectory event: ${roles.length} token roles for ${ids.length} tokens, or a role that is not 0-5`);
 }
 
 /** The envelope value avsc encodes (wrapped union: `{ event: { <branch>: record } }`). */

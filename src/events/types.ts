@@ -47,6 +47,10 @@ export interface TrajectoryEvent {
   extras: Record<string, string>;
   /** 'train' or 'val' (schema v2; v1 events read as 'train'). */
   split: string;
+  /** The token ids as trained (schema v4; empty in older events). */
+  tokenIds: number[];
+  /** One digit per token: its owner's index in TOKEN_ROLES (0 template … 4 assistant, 5 tool); '' in older events. */
+  tokenRoles: string;
 }
 
 export interface IterationEvent {

@@ -9,9 +9,12 @@ import { Policy } from '../policy/engine/policy.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { runValidation, validationSeeds } from '../rl/iteration.ts';
 import { openSandbox, toolTurns } from '../rl/tool-use.ts';
-import { scratchModelConfig } from '../rl/models.ts';
+import { basename, resolve } from 'node:path';
+import { ConfigError } from '../errors.ts';
+import { importState } from '../policy/engine/state.ts';
+import { resolveConfig } from '../rl/config.ts';
+import { type RunModel, pretrainedStates, resolveRunModel } from '../rl/run-model.ts';
 import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
-import { scratchTokenizer } from '../rl/vocabulary.ts';
 import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
 import { chooseCheckpoint, parseCheckpointRef } from './checkpoint-ref.ts';
 import { readRunConfig } from './location.ts';
@@ -19,7 +22,11 @@ import { episodeSetup } from './reenact.ts';
 
 export interface EvalOptions {
   /** "<run-dir>" or "<run-dir>@<iteration>" (a run id under runsDir works too). */
-  checkpoint: string;
+  checkpoint?: string;
+  /** Instead of a checkpoint: a Hugging Face model directory, evaluated with its own weights (before any RL). */
+  model?: string;
+  /** Config overrides for a model evaluation (`key=value`: template, maxResponseTokens, …). */
+  overrides?: readonly string[];
   runsDir?: string;
   /** Environment preset; default: the run's. */
   env?: string;
@@ -50,24 +57,35 @@ function evalConfig(c: RlConfig, o: EvalOptions): RlConfig {
 }
 
 export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
-  const ref = parseCheckpointRef(o.checkpoint, o.runsDir);
+  if ((o.checkpoint === undefined) === (o.model === undefined)) throw new ConfigError('--checkpoint', 'give a checkpoint or --model, not both');
+  if (o.model !== undefined) {
+    const c = evalConfig(resolveConfig({ overrides: [`model=${resolve(o.model)}`, ...(o.overrides ?? [])] }), o);
+    const checkpoint = { runId: basename(resolve(o.model)), lineageId: 'pretrained', iteration: 0 };
+    return evaluate(c, o, checkpoint, async (actor, run) => importState(actor, (await pretrainedStates(run, c.seed + 1)).actor));
+  }
+  const ref = parseCheckpointRef(o.checkpoint!, o.runsDir);
   const c = evalConfig(await readRunConfig(ref), o);
-  const samples = o.samples ?? 1;
   const store = createLocalCheckpointStore({ root: ref.root });
   const checkpoint = await chooseCheckpoint(ref, await store.list(ref.runId), ref.iteration);
-  const tokenizer = scratchTokenizer();
+  return evaluate(c, o, checkpoint, async (actor) => { await loadRunCheckpoint(store, checkpoint, { actor }); });
+}
+
+async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
+  load: (actor: Policy, run: RunModel) => Promise<unknown>): Promise<EvalResult> {
+  const samples = o.samples ?? 1;
+  const run = await resolveRunModel(c);
   const actor = new Policy({
-    config: scratchModelConfig(c, tokenizer), role: 'actor', seed: c.seed, tokenizer,
+    config: run.modelConfig, role: 'actor', seed: c.seed, tokenizer: run.tokenizer,
     threads: c.threads > 0 ? c.threads : undefined,
   });
   const sandbox = openSandbox(c);
   try {
-    await loadRunCheckpoint(store, checkpoint, { actor });
-    const { metrics } = await runValidation(c, actor, tokenizer, samples, toolTurns(c, tokenizer, sandbox));
+    await load(actor, run);
+    const { metrics } = await runValidation(c, actor, run, samples, toolTurns(c, run.tokenizer, sandbox));
     const oracle = oracleSuccess(episodeSetup(c).env, validationSeeds(c));
     const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
     return {
-      runId: ref.runId, checkpoint, env: c.env, seeds: c.valSeeds, samples, temperature: c.valTemperature,
+      runId: checkpoint.runId, checkpoint, env: c.env, seeds: c.valSeeds, samples, temperature: c.valTemperature,
       successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate,
     };
   } finally {

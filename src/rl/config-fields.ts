@@ -44,7 +44,13 @@ export interface EnumField<V extends string = string> extends Documented {
   readonly default: V;
   readonly values: readonly V[];
 }
-export type Field = IntField | NumberField | BoolField | EnumField;
+export interface StringField extends Documented {
+  readonly kind: 'string';
+  readonly default: string;
+  /** A comma-separated list: a config file may give it as a JSON array of these items. */
+  readonly items?: readonly string[];
+}
+export type Field = IntField | NumberField | BoolField | EnumField | StringField;
 
 const int = (def: number, min: number, doc: string, max?: number): IntField => ({
   kind: 'int',
@@ -66,13 +72,26 @@ const oneOf = <const V extends string>(values: readonly V[], def: V, doc: string
   values,
   doc,
 });
+const str = (def: string, doc: string, items?: readonly string[]): StringField => ({ kind: 'string', default: def, doc, items });
 const unit = { min: 0, max: 1 } as const;
 const positive = { min: 0, openMin: true } as const;
 
 export const FIELDS = {
   // What to train on, and the model (tiny models trained from scratch by default)
   env: oneOf(Object.keys(ENV_PRESETS), 'sokoban', 'Environment preset (src/envs/registry.ts). Training default: Simple Sokoban 6×6.'),
-  template: oneOf(TEMPLATE_NAMES, 'compact', 'Prompt template; compact suits character-level models trained from scratch.'),
+  model: str('',
+    'Hugging Face model directory (config.json, safetensors, tokenizer.json, tokenizer_config.json with its chat template) ' +
+    'whose weights the actor, critic and reference start from; empty = a tiny model trained from scratch (the model* fields). ' +
+    'With a model the template defaults to full, wrapped by the model\'s own chat template.'),
+  template: oneOf(TEMPLATE_NAMES, 'compact',
+    'Prompt template; compact suits character-level models trained from scratch (default full when model is set).'),
+  chatThinking: oneOf(['default', 'on', 'off'] as const, 'default',
+    "The chat template's enable_thinking switch (Qwen3): default leaves the template's own default (thinking on)."),
+  loraRank: int(0, 0, 'LoRA rank r: train low-rank adapters on the targets with the base weights frozen; 0 = full fine-tuning.', 4096),
+  loraAlpha: num(32, positive, 'LoRA alpha: the adapters are scaled by alpha / rank (PEFT\'s convention).'),
+  loraDropout: num(0, { min: 0, max: 0 }, 'LoRA dropout: must be 0 (dropout would make runs non-deterministic).'),
+  loraTargets: str('q,k,v,o,gate,up,down', 'LoRA targets: projections given adapters (q, k, v, o, gate, up, down).',
+    ['q', 'k', 'v', 'o', 'gate', 'up', 'down']),
   modelLayers: int(2, 1, 'Decoder layers of a model trained from scratch (ignored when loading a checkpoint).'),
   modelHidden: int(64, 8, 'Hidden size of a model trained from scratch.'),
   modelHeads: int(4, 1, 'Attention heads (hidden size must divide evenly).'),
@@ -173,7 +192,7 @@ export const FIELDS = {
 } as const satisfies Record<string, Field>;
 
 export type FieldName = keyof typeof FIELDS;
-type ValueOf<F> = F extends EnumField<infer V> ? V : F extends BoolField ? boolean : number;
+type ValueOf<F> = F extends EnumField<infer V> ? V : F extends BoolField ? boolean : F extends StringField ? string : number;
 
 /** The resolved, flat RL configuration (see FIELDS for each knob's meaning, unit and default). */
 export type RlConfig = { readonly [K in FieldName]: ValueOf<(typeof FIELDS)[K]> };

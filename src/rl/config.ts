@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '../errors.ts';
 import { NEEDS_CRITIC } from './advantages.ts';
-import { DEFAULTS, FIELD_NAMES, FIELDS, type Field, type FieldName, type RlConfig } from './config-fields.ts';
+import { DEFAULTS, FIELD_NAMES, FIELDS, type Field, type FieldName, type RlConfig, type StringField } from './config-fields.ts';
 import { keepCount } from './filters.ts';
 import { PRESETS, type PresetName } from './presets.ts';
 import { validateToolConfig } from './tool-use.ts';
@@ -59,6 +59,7 @@ function fieldName(raw: string): FieldName {
 
 function describeRange(f: Field): string {
   if (f.kind === 'enum') return `one of ${f.values.map((v) => `"${v}"`).join(', ')}`;
+  if (f.kind === 'string') return f.items ? `a list of ${f.items.join(', ')}` : 'a string';
   if (f.kind === 'bool') return 'true or false';
   const what = f.kind === 'int' ? 'an integer' : 'a number';
   const openMin = f.kind === 'number' && f.openMin === true;
@@ -78,6 +79,7 @@ function checkValue(name: FieldName, value: unknown): RlConfig[FieldName] {
     throw new ConfigError(name, `must be ${describeRange(f)}, got ${JSON.stringify(value) ?? String(value)}`);
   };
   if (f.kind === 'bool') return typeof value === 'boolean' ? value : bad();
+  if (f.kind === 'string') return checkString(name, f, value);
   if (f.kind === 'enum') {
     return typeof value === 'string' && f.values.includes(value) ? (value as RlConfig[FieldName]) : bad();
   }
@@ -90,11 +92,27 @@ function checkValue(name: FieldName, value: unknown): RlConfig[FieldName] {
   return value;
 }
 
+/** A string, or for a list field its items (a comma-separated string or a JSON array) joined by commas. */
+function checkString(name: FieldName, f: StringField, value: unknown): string {
+  const items = Array.isArray(value) ? value : typeof value === 'string' && f.items ? value.split(',') : null;
+  if (!items) {
+    if (typeof value !== 'string') throw new ConfigError(name, `must be a string, got ${JSON.stringify(value)}`);
+    return value;
+  }
+  const out = items.map((v) => (typeof v === 'string' ? v.trim() : v));
+  for (const item of out) {
+    if (typeof item !== 'string' || !f.items!.includes(item))
+      throw new ConfigError(name, `${JSON.stringify(item)} is not one of ${f.items!.join(', ')}`);
+  }
+  if (out.length === 0 || new Set(out).size !== out.length) throw new ConfigError(name, 'must list distinct items, at least one');
+  return out.join(',');
+}
+
 /** A flag's text value, typed by its field: numbers via Number(), booleans "true"/"false", enums as is. */
 function parseFlagValue(name: FieldName, text: string): unknown {
   const f = FIELDS[name];
   if (f.kind === 'bool') return text === 'true' ? true : text === 'false' ? false : text;
-  if (f.kind === 'enum') return text;
+  if (f.kind === 'enum' || f.kind === 'string') return text;
   return text.trim() === '' ? text : Number(text);
 }
 
@@ -129,6 +147,9 @@ export function resolveConfig(input: ResolveConfigInput = {}): RlConfig {
   ];
   const config: Record<string, unknown> = { ...DEFAULTS };
   for (const [name, value] of layers) config[name] = checkValue(name, value);
+  // A pretrained model reads the natural-language prompt; the compact one is for models trained from scratch.
+  const chosen = new Set(layers.slice(Object.keys(PRESETS[preset]).length).map(([name]) => name));
+  if (config.model !== '' && !chosen.has('template')) config.template = 'full';
   validateConfig(config as RlConfig);
   return Object.freeze(config) as RlConfig;
 }

@@ -11,12 +11,10 @@ import { EchoTrapDetector } from './echo-trap.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
-import { closeModels, createModels, scratchModelConfig } from './models.ts';
+import { closeModels, createModels, loadPretrained } from './models.ts';
 import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
-import { scratchTokenizer } from './vocabulary.ts';
-import type { ModelConfig } from '../policy/io/config.ts';
-import type { Tokenizer } from '../policy/tokenizer/types.ts';
+import { type RunModel, type RunText, resolveRunModel } from './run-model.ts';
 import { sftWarmup } from './sft.ts';
 import { ConfigError } from '../errors.ts';
 import { createLocalEventLog, createLocalEventReader, type EventLog } from '../events/index.ts';
@@ -61,21 +59,24 @@ async function planResume(o: EmbeddedOptions, store: CheckpointStore): Promise<R
   return o.fork ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration) : continuePlan(o.runId, starts, checkpoints);
 }
 
-async function loadOrWriteConfig(o: EmbeddedOptions): Promise<RlConfig> {
+async function loadOrWriteConfig(o: EmbeddedOptions): Promise<{ c: RlConfig; run: RunModel }> {
   const path = join(o.root, o.runId, 'config.json');
-  if (o.resume || o.fork) return configFromJSON(await readFile(path, 'utf8'));
+  if (o.resume || o.fork) {
+    const c = configFromJSON(await readFile(path, 'utf8'));
+    return { c, run: await resolveRunModel(c) };
+  }
   if (!o.config) throw new ConfigError('config', 'a new run needs a config');
+  const run = await resolveRunModel(o.config); // a bad model directory fails before the run directory exists
   await mkdir(join(o.root, o.runId), { recursive: true });
   await writeFile(path, `${canonicalConfigJSON(o.config)}\n`, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
     throw err.code === 'EEXIST' ? new ConfigError('runId', `run ${o.runId} already exists in ${o.root}; use --resume`) : err;
   });
-  return o.config;
+  return { c: o.config, run };
 }
 
 export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlConfig; lastIteration: number; lineageId: string }> {
-  const c = await loadOrWriteConfig(o);
-  const tokenizer = scratchTokenizer();
-  const modelConfig = scratchModelConfig(c, tokenizer);
+  const { c, run } = await loadOrWriteConfig(o);
+  const { tokenizer, modelConfig, assets } = run;
   const models = createModels(c, modelConfig, tokenizer);
   const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
   const store = createLocalCheckpointStore({ root: o.root });
@@ -95,7 +96,8 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
       start = state.iteration + 1;
       log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
     } else {
-      const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor) : await sftWarmup(c, models.actor, tokenizer, sandbox);
+      if (run.pretrained) await loadPretrained(models, run, c);
+      const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor) : await sftWarmup(c, models.actor, run, sandbox);
       // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
       // after 150 Sokoban steps (measured), memory RL needs.
       await models.actor.releasePrograms();
@@ -105,16 +107,16 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
         models.ref?.setParams(models.actor.getParams());
         log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
       }
-      await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, tokenizer }, echo);
+      await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, assets }, echo);
     }
     await events.append([{ kind: 'run', ...ids, action: plan ? 'RESUMED' : 'STARTED', parentLineageId: plan?.parentLineageId ?? null,
       fromIteration: start - 1, configJson: canonicalConfigJSON(c), at: new Date() }]);
     const retained = withoutForkPoints(store, plan?.forkPoints ?? []);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
     for (let i = start; i <= last && !o.signal?.aborted; i++) {
-      await oneIteration(i, c, { ...models, tools }, tokenizer, events, echo, ids, o);
+      await oneIteration(i, c, { ...models, tools }, run, events, echo, ids, o);
       if (i % c.checkpointEvery === 0 || i === last) {
-        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, tokenizer }, echo);
+        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, assets }, echo);
         await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
       }
     }
@@ -126,12 +128,12 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
   }
 }
 
-async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, tokenizer: Tokenizer,
+async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
   events: EventLog, echo: EchoTrapDetector, ids: { runId: string; lineageId: string }, o: EmbeddedOptions): Promise<void> {
   const startedAt = new Date();
-  const result = await runIteration(c, i, models, tokenizer, models.tools);
+  const result = await runIteration(c, i, models, text, models.tools);
   const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
-  const val = validate ? await runValidation(c, models.actor, tokenizer, c.valSamples, models.tools) : null;
+  const val = validate ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
   const metrics = { ...result.metrics, ...val?.metrics };
   const warning = echo.observe({
     iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
@@ -154,7 +156,10 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
 }
 
 /** The model settings two runs must share for one's weights to start the other. */
-const MODEL_FIELDS = ['modelLayers', 'modelHidden', 'modelHeads', 'modelKvHeads', 'modelFfn', 'modelContext', 'template'] as const;
+const MODEL_FIELDS = [
+  'model', 'modelLayers', 'modelHidden', 'modelHeads', 'modelKvHeads', 'modelFfn', 'modelContext', 'template', 'chatThinking',
+  'loraRank', 'loraAlpha', 'loraTargets',
+] as const;
 
 /** Loads the actor of checkpoint `ref` into `actor` (critic and optimizer state are not taken). */
 async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor']): Promise<Record<string, number>> {
@@ -173,14 +178,11 @@ async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor']): 
 }
 
 /** The run's fixed pieces a checkpoint writes beside the weights. */
-interface RunFiles {
-  modelConfig: ModelConfig;
-  tokenizer: Tokenizer;
-}
+type RunFiles = Pick<RunModel, 'modelConfig' | 'assets'>;
 
 async function checkpoint(store: CheckpointStore, events: EventLog, id: { runId: string; lineageId: string; iteration: number },
   models: Models, files: RunFiles, echo: EchoTrapDetector): Promise<void> {
-  const saved = await saveRunCheckpoint(store, id, models, files.modelConfig, files.tokenizer,
+  const saved = await saveRunCheckpoint(store, id, models, files.modelConfig, files.assets,
     { iteration: id.iteration, echoTrap: echo.toJSON() });
   await events.append([checkpointEvent(saved)]);
 }

@@ -13,13 +13,12 @@ import { FILTERS, type FilterOutput } from './filters.ts';
 import { batchMetrics, explainedVariance } from './metrics.ts';
 import { placeRewards } from './reward.ts';
 import { rollout, type GenerationBackend, type RolloutSpec, type Trajectory } from './rollout.ts';
-import type { TextTokenizer } from '../agent/types.ts';
 import { updateStage } from './update.ts';
 import { resolveEnvConfig } from '../envs/index.ts';
 import type { Policy } from '../policy/engine/policy.ts';
-import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { TrainBatch } from '../policy/programs/batch.ts';
-import type { TemplateName } from '../agent/index.ts';
+import type { ChatFormat, TemplateName } from '../agent/index.ts';
+import type { RunText } from './run-model.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.ts';
 
@@ -54,9 +53,10 @@ export function validationSeeds(c: RlConfig): number[] {
   return Array.from({ length: c.valSeeds }, (_, i) => 2_000_000_000 + i);
 }
 
-export function rolloutSpec(c: RlConfig, seeds: number[], groupSize: number, temperature: number, samplingSeed: number): RolloutSpec {
+export function rolloutSpec(c: RlConfig, chat: ChatFormat, seeds: number[], groupSize: number, temperature: number,
+  samplingSeed: number): RolloutSpec {
   return {
-    env: resolveEnvConfig(c.env), template: c.template as TemplateName, seeds, groupSize, temperature,
+    env: resolveEnvConfig(c.env), template: c.template as TemplateName, chat, seeds, groupSize, temperature,
     topP: c.topP, topK: c.topK, maxResponseTokens: c.maxResponseTokens, maxContext: c.modelContext, samplingSeed,
     formatPenalty: c.formatPenalty,
     budget: { maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory },
@@ -88,12 +88,13 @@ export interface ScoredBatch {
  * by the run's tool reward when it has one (whole groups are in a shard, as OTC needs). `tools`: the
  * run's turn generator (toolTurns) when its agent calls tools.
  */
-export async function rolloutStage(c: RlConfig, iteration: number, actor: GenerationBackend, tokenizer: TextTokenizer,
+export async function rolloutStage(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
   groups?: readonly number[], tools?: TurnGenerator): Promise<Trajectory[]> {
   const ids = groups ?? Array.from({ length: c.envGroups }, (_, g) => g);
-  const spec = rolloutSpec(c, ids.map((g) => trainSeed(c, iteration, g)), c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
-  const played = await rollout({ ...spec, groupIds: ids, turnGenerator: tools }, actor, tokenizer);
-  return rescoreWithToolReward(c, played, tokenizer);
+  const seeds = ids.map((g) => trainSeed(c, iteration, g));
+  const spec = rolloutSpec(c, text.chat, seeds, c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
+  const played = await rollout({ ...spec, groupIds: ids, turnGenerator: tools }, actor, text.tokenizer);
+  return rescoreWithToolReward(c, played, text.tokenizer);
 }
 
 export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed * 7919 + iteration * 104_729) >>> 0;
@@ -122,9 +123,9 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
  * The rollout of an iteration, with DAPO dynamic sampling when configured: groups whose returns are all
  * equal carry no signal, so more groups (new seeds) are played, up to dynamicSamplingMaxTries rounds.
  */
-export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, tokenizer: TextTokenizer,
+export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
   tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number> }> {
-  const trajectories = await rolloutStage(c, iteration, actor, tokenizer, undefined, tools);
+  const trajectories = await rolloutStage(c, iteration, actor, text, undefined, tools);
   if (!c.dynamicSampling) return { trajectories, metrics: {} };
   for (let tries = 1; ; tries++) {
     const plan = planDynamicSampling({
@@ -133,7 +134,7 @@ export async function sampleGroups(c: RlConfig, iteration: number, actor: Genera
     if (plan.action !== 'sample-more') return { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics };
     const next = 1 + Math.max(...trajectories.map((t) => t.group));
     const extra = Array.from({ length: plan.groupsNeeded }, (_, k) => next + k);
-    trajectories.push(...(await rolloutStage(c, iteration, actor, tokenizer, extra, tools)));
+    trajectories.push(...(await rolloutStage(c, iteration, actor, text, extra, tools)));
   }
 }
 
@@ -152,10 +153,10 @@ export function takeTokenRows(tokens: TrainBatch, rows: readonly number[], lossM
     attentionMask: takeRows(tokens.attentionMask, T, rows), lossMask };
 }
 
-export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, tokenizer: Tokenizer,
+export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, text: RunText,
   tools?: TurnGenerator): Promise<IterationResult> {
   const clock = new Stopwatch();
-  const sampled = await clock.time('rollout', () => sampleGroups(c, iteration, models.actor, tokenizer, tools));
+  const sampled = await clock.time('rollout', () => sampleGroups(c, iteration, models.actor, text, tools));
   const { trajectories } = sampled;
   const all = assemble(trajectories);
   const scored = await clock.time('score', () => scoreStage(c, all.tokens, models));
@@ -199,10 +200,10 @@ export function iterationMetrics(m: {
 }
 
 /** Validation: every fixed seed played `samples` times at the validation temperature; success and pass@k. */
-export async function runValidation(c: RlConfig, actor: GenerationBackend, tokenizer: TextTokenizer, samples = 1,
+export async function runValidation(c: RlConfig, actor: GenerationBackend, text: RunText, samples = 1,
   tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; metrics: Record<string, number> }> {
-  const spec = rolloutSpec(c, validationSeeds(c), samples, c.valTemperature, 777);
-  const trajectories = await rollout({ ...spec, turnGenerator: tools }, actor, tokenizer);
+  const spec = rolloutSpec(c, text.chat, validationSeeds(c), samples, c.valTemperature, 777);
+  const trajectories = await rollout({ ...spec, turnGenerator: tools }, actor, text.tokenizer);
   const { batch } = assemble(trajectories);
   const m = {
     ...batchMetrics({ batch, passK: [...new Set([1, samples])] }),

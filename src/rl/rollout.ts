@@ -5,7 +5,7 @@
  * Environment state (Episode) and tokens (ContextBuilder) stay in their own modules; this file only
  * moves text and ids between them and the policy. Output is plain serialisable data.
  */
-import { ContextBuilder, Episode, TEMPLATES, type TemplateName } from '../agent/index.ts';
+import { ContextBuilder, Episode, TEMPLATES, type ChatFormat, type TemplateName } from '../agent/index.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
 import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
@@ -51,6 +51,8 @@ export interface Trajectory {
   ids: number[];
   /** 1 exactly on model-written tokens. */
   mask: number[];
+  /** Each token's owner: its index in TOKEN_ROLES (template, system, user, observation, assistant, tool). */
+  roles: number[];
   /** Sampling log-prob of each model-written token (aligned with ids; 0 elsewhere). */
   logprobs: number[];
   turns: RolloutTurn[];
@@ -64,6 +66,8 @@ export interface Trajectory {
 export interface RolloutSpec {
   env: EnvConfig;
   template: TemplateName;
+  /** How messages are wrapped into tokens: the model's chat template, or the template's own wrapping. */
+  chat: ChatFormat;
   /** One seed per group; every group plays its seed groupSize times. */
   seeds: readonly number[];
   /** The groups' numbers in the iteration (default 0..seeds.length−1); a shard plays a subset. */
@@ -117,7 +121,7 @@ function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
   spec.seeds.forEach((seed, group) => {
     for (let index = 0; index < spec.groupSize; index++) {
       const episode = new Episode(createEnv(env), env, template, { formatPenalty: -(spec.formatPenalty ?? -0.1) });
-      const ctx = new ContextBuilder(tokenizer, template.chat);
+      const ctx = new ContextBuilder(tokenizer, spec.chat);
       for (const message of episode.start(seed)) ctx.addMessage(message);
       live.push({ group: spec.groupIds?.[group] ?? group, seed, index, episode, ctx, sampled: [], truncated: false });
     }
@@ -128,7 +132,7 @@ function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
 /** Plays every episode to its end and returns one trajectory per (group, rollout index), in that order. */
 export async function rollout(spec: RolloutSpec, policy: GenerationBackend, tokenizer: TextTokenizer): Promise<Trajectory[]> {
   const all = startEpisodes(spec, tokenizer);
-  const stop = TEMPLATES[spec.template].chat.stop;
+  const { stop, stopTokenIds } = spec.chat;
   for (let turn = 0; ; turn++) {
     const active = all.filter((l) => !l.episode.done && !l.truncated);
     for (const l of active) if (l.ctx.length + spec.maxResponseTokens + 1 > spec.maxContext) l.truncated = true;
@@ -137,19 +141,22 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
     const prompts = playing.map((l) => l.ctx.beginResponse());
     const request: GenerateRequest = {
       prompts, maxNewTokens: spec.maxResponseTokens, rowSeeds: playing.map((l) => episodeSeed(spec, l, turn)),
-      sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK }, stopStrings: [stop], stopTokenIds: [],
+      sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK },
+      // A model's own template ends turns with eos tokens; the written-out formats with their stop text.
+      stopStrings: stopTokenIds.length ? [] : [stop], stopTokenIds,
     };
     const generations: TurnGeneration[] = spec.turnGenerator
       ? await spec.turnGenerator(policy, request, playing.map((l) => l.episode.env))
       : await policy.generate(request);
     playing.forEach((l, i) => {
       const g = generations[i];
-      const stopped = g.finishReason === 'stop';
-      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs, toolCalls: g.toolCalls });
-      l.ctx.addResponse(g.tokens, stopped, g.mask); // tool results: mask 0, not trained
       const text = g.answerText ?? tokenizer.decode(g.tokens);
-      const record = l.episode.respond(stopped && text.endsWith(stop) ? text.slice(0, -stop.length) : text);
-      l.ctx.addUser(record.userMessage);
+      // Stopped by the format's own stop (another eos, or the length limit, gets the stop as template).
+      const wroteStop = g.finishReason === 'stop' && tokenizer.decode(g.tokens).endsWith(stop);
+      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs, toolCalls: g.toolCalls });
+      l.ctx.addResponse(g.tokens, wroteStop, g.mask); // tool results: mask 0, not trained
+      const record = l.episode.respond(wroteStop && text.endsWith(stop) ? text.slice(0, -stop.length) : text);
+      l.ctx.addUser(record.userMessage, 'observation');
     });
   }
   return all.map((l) => toTrajectory(l, spec));
@@ -167,7 +174,7 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
     ...(l.sampled[k].toolCalls ? { toolCalls: l.sampled[k].toolCalls } : {}),
   }));
   return {
-    group: l.group, index: l.index, env: spec.env.type, seed: l.seed, ids: built.ids, mask: built.mask,
+    group: l.group, index: l.index, env: spec.env.type, seed: l.seed, ids: built.ids, mask: built.mask, roles: built.roles,
     logprobs, turns, promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
     return: turns.reduce((s, t) => s + t.envReward + t.formatPenalty, 0), success: l.episode.success, truncated: l.truncated,
   };

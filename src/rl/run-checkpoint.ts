@@ -11,7 +11,6 @@ import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import type { Policy } from '../policy/engine/policy.ts';
 import { exportState, importState } from '../policy/engine/state.ts';
-import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
@@ -33,14 +32,15 @@ export async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T
   }
 }
 
+/** `assets`: the tokenizer files (and chat template, generation config) saved beside the actor's weights. */
 export async function saveRunCheckpoint(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
-  models: Models, config: ModelConfig, tokenizer: Tokenizer, state: TrainerState): Promise<SavedCheckpoint> {
+  models: Models, config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
     const files: { name: string; path: string }[] = [];
     for (const [name, policy] of Object.entries(models) as [ModelName, Policy][]) {
       const modelDir = join(dir, name);
       const state = exportState(policy, name !== 'ref');
-      await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? tokenizer.toFiles() : {} });
+      await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} });
       for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
     }
     const bytes = new TextEncoder().encode(JSON.stringify(state));

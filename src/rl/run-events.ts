@@ -14,6 +14,7 @@ export function trajectoryEvents(ids: Ids, iteration: number, policyVersion: num
     kind: 'trajectory', ...ids, iteration, group: t.group, rolloutIndex: t.index, envName: t.env, envSeed: t.seed,
     policyVersion, trajectoryReturn: t.return, success: t.success, startedAt, finishedAt, split,
     extras: (t.truncated ? { truncated: 'true' } : {}) as Record<string, string>,
+    tokenIds: t.ids, tokenRoles: t.roles.join(''),
     turns: t.turns.map((turn) => ({
       observation: turn.observation, response: turn.response, actions: turn.executed, envReward: turn.envReward,
       formatPenalty: turn.formatPenalty, validActions: turn.executed.length, effectiveActions: turn.actionsEffective,

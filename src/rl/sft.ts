@@ -3,9 +3,8 @@
  * only the format) rendered in the run's template, trained with masked cross-entropy on exactly the
  * tokens the agent would have written — the same engine and loss mask as RL.
  */
-import { expertEpisode, TEMPLATES, tokenizeMessages, type ExpertRecord, type TemplateName } from '../agent/index.ts';
+import { expertEpisode, tokenizeMessages, type ExpertRecord, type TemplateName } from '../agent/index.ts';
 import type { Policy } from '../policy/engine/policy.ts';
-import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
 import { runEnvConfig } from './run-env.ts';
 import { padSequences } from './assemble.ts';
@@ -14,6 +13,7 @@ import { ConfigError } from '../errors.ts';
 import { toolExpertEpisode } from '../tools/expert.ts';
 import { toolFormat } from '../tools/formats.ts';
 import type { CodeRunner } from '../tools/sandbox/pool.ts';
+import type { RunText } from './run-model.ts';
 import { toolFormatOf } from './tool-use.ts';
 
 /** Demonstration seeds: their own range, disjoint from training (near 0) and validation (2e9). */
@@ -30,7 +30,7 @@ export interface Demonstration {
  * The warm-start's episodes. A tool run's expert makes its calls for real (`code`: the run's sandbox)
  * and the results are masked out, as in its rollouts.
  */
-export async function demonstrations(c: RlConfig, tokenizer: Tokenizer, code?: CodeRunner): Promise<Demonstration[]> {
+export async function demonstrations(c: RlConfig, text: RunText, code?: CodeRunner): Promise<Demonstration[]> {
   const env = runEnvConfig(c);
   const template = c.template as TemplateName;
   const format = toolFormatOf(c);
@@ -40,9 +40,9 @@ export async function demonstrations(c: RlConfig, tokenizer: Tokenizer, code?: C
   for (let i = 0; i < c.sftEpisodes; i++) {
     const seed = DEMO_SEED_BASE + i;
     const demo = format
-      ? await toolExpertEpisode(env, seed, template, tokenizer, {
-        format: toolFormat(format), code, maxCalls: c.toolMaxCalls, extraCalls: c.sftExtraToolCalls })
-      : plainDemonstration(expertEpisode(env, seed, template, c.sftPolicy), tokenizer);
+      ? await toolExpertEpisode(env, seed, template, text.tokenizer, {
+        format: toolFormat(format), code, maxCalls: c.toolMaxCalls, extraCalls: c.sftExtraToolCalls, chat: text.chat })
+      : plainDemonstration(expertEpisode(env, seed, template, c.sftPolicy), text);
     // An expert episode that failed by chance (a slip on the ice) still shows optimal actions; only one where
     // the solver saw no way to succeed from the start has nothing to teach.
     if (!demo.record.messages.some((m) => m.role === 'assistant')) continue;
@@ -57,14 +57,14 @@ export async function demonstrations(c: RlConfig, tokenizer: Tokenizer, code?: C
   return out;
 }
 
-function plainDemonstration(record: ExpertRecord, tokenizer: Tokenizer): Demonstration & { responseTokens?: number[] } {
-  return { record, ...tokenizeMessages(record.messages, tokenizer, TEMPLATES[record.template].chat, true) };
+function plainDemonstration(record: ExpertRecord, text: RunText): Demonstration & { responseTokens?: number[] } {
+  return { record, ...tokenizeMessages(record.messages, text.tokenizer, text.chat, true) };
 }
 
 /** Runs sftSteps cross-entropy steps over the demonstrations (in order, cycling); returns summary metrics. */
-export async function sftWarmup(c: RlConfig, actor: Policy, tokenizer: Tokenizer, code?: CodeRunner): Promise<Record<string, number>> {
+export async function sftWarmup(c: RlConfig, actor: Policy, text: RunText, code?: CodeRunner): Promise<Record<string, number>> {
   if (c.sftSteps === 0) return {};
-  const demos = await demonstrations(c, tokenizer, code);
+  const demos = await demonstrations(c, text, code);
   if (demos.length === 0) return { 'sft/episodes': 0 };
   const losses: number[] = [];
   for (let step = 0; step < c.sftSteps; step++) {

@@ -5,6 +5,7 @@
  * the answer follows. The ids and loss mask are built by the same ContextBuilder the rollout uses, with
  * the tool results masked out exactly as a tool turn masks them.
  */
+import type { ChatFormat } from '../agent/chat-format.ts';
 import { ContextBuilder, type TokenizedContext } from '../agent/context.ts';
 import { expertRecord, expertResponse, startExpertEpisode, type ExpertRecord } from '../agent/expert.ts';
 import type { TemplateName } from '../agent/templates.ts';
@@ -26,6 +27,8 @@ export interface ToolExpertOptions {
   maxCalls: number;
   /** Each turn repeats one of its calls 0..extraCalls more times (uniformly), as an over-calling model would. */
   extraCalls?: number;
+  /** How messages are wrapped (the run's model's chat template); default the prompt template's own. */
+  chat?: ChatFormat;
 }
 
 export interface ToolExpertEpisode extends TokenizedContext {
@@ -52,7 +55,8 @@ export async function toolExpertEpisode(
   const { env, template, episode } = startExpertEpisode(config, seed, templateName);
   const expertCalls = envDefinition(env).expertCalls;
   if (!expertCalls) throw new StarpoError(`${env.type}: no tool expert registered (expertCalls)`);
-  const ctx = new ContextBuilder(tokenizer, template.chat);
+  const chat = o.chat ?? template.chat;
+  const ctx = new ContextBuilder(tokenizer, chat);
   for (const message of episode.messages) ctx.addMessage(message);
   const executor = executorForEnv(episode.env, o.code);
   const rng = new Prng(seed, 0x7001);
@@ -64,13 +68,13 @@ export async function toolExpertEpisode(
     for (const call of calls) steps.push({ call, result: await executor.execute(call) });
     const answer = expertResponse(env, episode, template, 'expert', rng);
     if (answer === null) break;
-    const segments = [...toolDemonstration(o.format, steps, answer), { text: template.chat.stop, trained: true }];
+    const segments = [...toolDemonstration(o.format, steps, answer), { text: chat.stop, trained: true }];
     const { ids, mask } = encodeSegments(segments, tokenizer);
     ctx.beginResponse();
     ctx.addResponse(ids, true, mask);
     responseTokens.push(ids.length);
     written.push(segments.slice(0, -1).map((s) => s.text).join(''));
-    ctx.addUser(episode.respond(answer).userMessage);
+    ctx.addUser(episode.respond(answer).userMessage, 'observation');
   }
   const record = expertRecord(env, seed, templateName, episode);
   let turn = 0;

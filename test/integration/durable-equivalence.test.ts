@@ -10,6 +10,7 @@ import { createEventReader, createLocalEventReader, replay, type EventReader, ty
 import { createCheckpointStore } from '../../src/storage/index.ts';
 import { followRun, startResume, submitRun } from '../../src/durable/client.ts';
 import { startLocalStack, uniqueId } from '../../src/durable/harness.ts';
+import { paperConfig, writeTinyModel } from '../unit/rl/tiny-hf-model.ts';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -116,4 +117,11 @@ test('a durable run stopped after iteration 1 and resumed as a new lineage repro
   } finally {
     await stack.close();
   }
+});
+
+test('a pretrained model (tiny Qwen3, real tokenizer and chat template) trains the same durable as embedded', { timeout: 600_000 }, async () => {
+  const model = await writeTinyModel(mkdtempSync(join(tmpdir(), 'starpo-qwen3-')), 'qwen3', { dtype: 'BF16' });
+  const durable = await assertSameAsEmbedded(paperConfig(model), 'pretrained');
+  const trained = durable.flatMap((e) => (e.kind === 'trajectory' ? [e] : []));
+  assert.ok(trained.every((t) => t.tokenIds.length > 100 && t.tokenRoles.length === t.tokenIds.length));
 });

@@ -15,6 +15,7 @@ import { resolveConfig } from '../../src/rl/config.ts';
 import { trainEmbedded, type IterationReport } from '../../src/rl/embedded.ts';
 import { demonstrations } from '../../src/rl/sft.ts';
 import { openSandbox } from '../../src/rl/tool-use.ts';
+import { resolveRunModel } from '../../src/rl/run-model.ts';
 import { scratchTokenizer } from '../../src/rl/vocabulary.ts';
 import { replayRun } from '../../src/replay/run.ts';
 
@@ -29,7 +30,7 @@ test('demonstrations run the solutions in the real sandbox: each shows the exact
   const c = resolveConfig({ preset: 'grpo', overrides: [...TOOL_RUN, 'sftEpisodes=6'] });
   const sandbox = openSandbox(c);
   try {
-    const demos = await demonstrations(c, scratchTokenizer(), sandbox);
+    const demos = await demonstrations(c, await resolveRunModel(c), sandbox);
     assert.equal(demos.length, 6);
     const tokenizer = scratchTokenizer();
     for (const d of demos) {

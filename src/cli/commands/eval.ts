@@ -4,7 +4,9 @@ import { ConfigError } from '../../errors.ts';
 import { evaluateCheckpoint, type EvalResult } from '../../replay/evaluate.ts';
 
 export interface EvalFlags {
-  checkpoint: string;
+  checkpoint?: string;
+  model?: string;
+  set?: string[];
   runsDir: string;
   env?: string;
   seeds?: string;
@@ -39,7 +41,7 @@ export function renderEval(r: EvalResult): string {
 
 export async function evalCommand(flags: EvalFlags, say: (line: string) => void = console.log): Promise<EvalResult> {
   const result = await evaluateCheckpoint({
-    checkpoint: flags.checkpoint, runsDir: flags.runsDir, env: flags.env,
+    checkpoint: flags.checkpoint, model: flags.model, overrides: flags.set, runsDir: flags.runsDir, env: flags.env,
     seeds: numberFlag('--seeds', flags.seeds, true, 1), samples: numberFlag('--samples', flags.samples, true, 1),
     temperature: numberFlag('--temperature', flags.temperature, false, 0),
   });
@@ -49,8 +51,10 @@ export async function evalCommand(flags: EvalFlags, say: (line: string) => void 
 
 export function registerEval(program: Command): void {
   program.command('eval')
-    .description('Load the actor from a run checkpoint; report validation success and pass@k beside the oracle ceiling')
-    .requiredOption('--checkpoint <run-dir[@iteration]>', 'run directory or id, @iteration optional (default: newest)')
+    .description('Load the actor from a run checkpoint (or a model directory); report validation success and pass@k beside the oracle ceiling')
+    .option('--checkpoint <run-dir[@iteration]>', 'run directory or id, @iteration optional (default: newest)')
+    .option('--model <dir>', 'instead of a checkpoint: a Hugging Face model directory, evaluated with its own weights')
+    .option('--set <key=value>', 'with --model: config overrides (template, maxResponseTokens, …; repeatable)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--env <name>', "environment preset (default: the run's)")
     .option('--seeds <n>', "validation seeds (default: the run's valSeeds)")
     .option('--samples <k>', 'samples per seed; pass@k is reported for k = 1 and k = samples', '1')

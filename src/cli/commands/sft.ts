@@ -4,8 +4,9 @@ import { trainEmbedded } from '../../rl/embedded.ts';
 import { validationSeeds } from '../../rl/iteration.ts';
 import { demonstrations } from '../../rl/sft.ts';
 import { openSandbox } from '../../rl/tool-use.ts';
-import { scratchTokenizer } from '../../rl/vocabulary.ts';
+import { resolveRunModel } from '../../rl/run-model.ts';
 import { writeRecords } from '../../agent/index.ts';
+import { modelOverride } from './train.ts';
 
 interface SftFlags {
   env: string;
@@ -16,6 +17,7 @@ interface SftFlags {
   runId?: string;
   runsDir: string;
   dataset?: string;
+  model?: string;
 }
 
 /**
@@ -24,11 +26,11 @@ interface SftFlags {
  */
 async function sft(flags: SftFlags): Promise<void> {
   const config = resolveConfig({ overrides: [
-    `env=${flags.env}`, `sftSteps=${flags.steps}`, `sftEpisodes=${flags.episodes}`, `sftPolicy=${flags.policy}`, ...flags.set,
+    ...modelOverride(flags.model), `env=${flags.env}`, `sftSteps=${flags.steps}`, `sftEpisodes=${flags.episodes}`, `sftPolicy=${flags.policy}`, ...flags.set,
   ] });
   if (flags.dataset) {
     const sandbox = openSandbox(config);
-    const demos = await demonstrations(config, scratchTokenizer(), sandbox).finally(() => sandbox?.close());
+    const demos = await demonstrations(config, await resolveRunModel(config), sandbox).finally(() => sandbox?.close());
     await writeRecords(flags.dataset, demos.map((d) => d.record));
     console.log(`wrote ${demos.length} demonstrations to ${flags.dataset} (${config.sftEpisodes - demos.length} seeds without one skipped)`);
   }
@@ -49,5 +51,6 @@ export function registerSft(program: Command): void {
     .option('--run-id <id>', 'run id (default: a timestamp)')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--dataset <file.jsonl>', 'also write the demonstrations as a JSONL dataset')
+    .option('--model <dir>', 'Hugging Face model directory to fine-tune (default: a tiny model from scratch)')
     .action(sft);
 }

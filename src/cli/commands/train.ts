@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import { canonicalConfigJSON, resolveConfig } from '../../rl/config.ts';
 import { PRESET_NAMES, type PresetName } from '../../rl/presets.ts';
@@ -18,6 +18,12 @@ interface TrainFlags {
   resume?: string;
   initFrom?: string;
   durable?: boolean;
+  model?: string;
+}
+
+/** `--model <dir>` as the config override `model=<absolute dir>` (the run may be resumed from elsewhere). */
+export function modelOverride(dir: string | undefined): string[] {
+  return dir === undefined ? [] : [`model=${resolvePath(dir)}`];
 }
 
 const fmt = (x: number | undefined, digits = 3): string => (x === undefined ? '-' : x.toFixed(digits));
@@ -53,7 +59,10 @@ async function train(flags: TrainFlags): Promise<void> {
   if (flags.preset && !PRESET_NAMES.includes(flags.preset as PresetName)) {
     throw new ConfigError('--preset', `unknown preset "${flags.preset}"; one of ${PRESET_NAMES.join(', ')}`);
   }
-  const overrides = [...flags.set, ...(flags.env ? [`env=${flags.env}`] : []), ...(flags.iterations ? [`iterations=${flags.iterations}`] : [])];
+  const overrides = [
+    ...modelOverride(flags.model), ...flags.set, ...(flags.env ? [`env=${flags.env}`] : []),
+    ...(flags.iterations ? [`iterations=${flags.iterations}`] : []),
+  ];
   const resume = flags.resume !== undefined;
   const config = resume ? undefined : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
   const runId = resume ? basename(flags.resume!) : flags.runId ?? `${new Date().toISOString().replace(/[:.]/g, '-')}`;
@@ -89,5 +98,6 @@ export function registerTrain(program: Command): void {
     .option('--resume <run-dir>', 'continue runs/<run-id> from its last checkpoint')
     .option('--init-from <run-dir[@iteration]>', "new run whose actor starts from another run's checkpoint (e.g. a starpo sft run) instead of its own warm-start")
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
+    .option('--model <dir>', 'Hugging Face model directory to train (its tokenizer, chat template and weights); default: a tiny model from scratch')
     .action(train);
 }

@@ -63,7 +63,7 @@ test('building turn by turn gives the same tokens as tokenising the finished con
   const prompt = builder.beginResponse();
   assert.ok(tok.decode(prompt).endsWith('<|im_start|>assistant\n'));
   builder.addResponse(tok.encode(messages[2]!.content + '<|im_end|>'), true);
-  builder.addUser(messages[3]!.content);
+  builder.addUser(messages[3]!.content, 'observation');
   const whole = tokenizeMessages(messages, tok, CHATML, true);
   assert.deepEqual(builder.build(), whole);
   assert.equal(whole.promptLength, prompt.length);

@@ -28,7 +28,7 @@ test('a v1 trajectory read through the resolver gets the v2 default split "train
   const event = { ...trajectory('L0', 3), split: 'val' };
   const bytes = encodeEvent(event, v1); // v1 has no split field: it is not written
   const back = decodeEvent(bytes, registry.resolverFor(v1.type));
-  assert.deepEqual(back, { ...event, split: 'train' });
+  assert.deepEqual(back, { ...event, split: 'train', tokenIds: [], tokenRoles: '' });
 });
 
 test('a v2 tool call read through the resolver counts as executed (the v3 default)', () => {
@@ -39,11 +39,25 @@ test('a v2 tool call read through the resolver counts as executed (the v3 defaul
   const { executed: _, ...v2Call } = event.turns[0].toolCalls[0];
   const written = { ...event, turns: event.turns.map((t, i) => (i === 0 ? { ...t, toolCalls: [v2Call] } : t)) };
   const back = decodeEvent(encodeEvent(written as typeof event, v2), registry.resolverFor(v2.type));
-  assert.deepEqual(back, event);
+  assert.deepEqual(back, { ...event, tokenIds: [], tokenRoles: '' });
 });
 
-test('the current schema is version 3 and has a sha256 fingerprint', () => {
-  assert.equal(schemaRegistry().current.version, 3);
+test('a v3 trajectory read through the resolver has no tokens (the v4 defaults)', () => {
+  const registry = schemaRegistry();
+  const v3 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v3'), 3);
+  const { tokenIds: _, tokenRoles: __, ...written } = trajectory('L0', 3);
+  const back = decodeEvent(encodeEvent(written as ReturnType<typeof trajectory>, v3), registry.resolverFor(v3.type));
+  assert.deepEqual(back, { ...written, tokenIds: [], tokenRoles: '' });
+});
+
+test('a trajectory whose token roles do not match its tokens is refused as corrupt', () => {
+  const bad = { ...trajectory('L0', 3), tokenRoles: '03' };
+  assert.throws(() => decodeEvent(encodeEvent(bad)), (err: unknown) => err instanceof CorruptDataError && /2 token roles for 3 tokens/.test(err.message));
+  assert.throws(() => decodeEvent(encodeEvent({ ...bad, tokenRoles: '039' })), CorruptDataError);
+});
+
+test('the current schema is version 4 and has a sha256 fingerprint', () => {
+  assert.equal(schemaRegistry().current.version, 4);
   assert.equal(schemaRegistry().current.fingerprint.length, 64);
 });
 

@@ -35,7 +35,7 @@ export function trajectory(
   return {
     kind: 'trajectory', runId, lineageId, iteration, group, rolloutIndex, envName: 'sokoban', envSeed: 2 ** 40 + group,
     policyVersion: iteration - 1, turns: [0, 1, 2].map(turn), trajectoryReturn: -0.3, success: false,
-    startedAt: T0, finishedAt: new Date(T0.getTime() + 1500), extras: { note: 'x' }, split: 'train',
+    startedAt: T0, finishedAt: new Date(T0.getTime() + 1500), extras: { note: 'x' }, split: 'train', tokenIds: [5, 9, 2], tokenRoles: '034',
   };
 }
 

@@ -99,7 +99,7 @@ test('a file written with the v1 schema reads back with v2 defaults', async () =
   await write(dir, [iterationEvent('L0', 1)]); // creates the folder; the v1 file becomes segment 2
   writeFileSync(segment(dir, 2), Buffer.concat([encodeHeader(JSON.stringify(v1.json), sync),
     encodeBlock([encodeEvent({ ...event, split: 'val' }, v1)], sync)]));
-  assert.deepEqual((await readAll(dir)).events, [iterationEvent('L0', 1), { ...event, split: 'train' }]);
+  assert.deepEqual((await readAll(dir)).events, [iterationEvent('L0', 1), { ...event, split: 'train', tokenIds: [], tokenRoles: '' }]);
 });
 
 test('the segments are standard Avro container files that avsc itself decodes', async () => {

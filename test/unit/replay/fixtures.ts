@@ -35,7 +35,7 @@ export function trajectory(s: TrajectorySpec): TrajectoryEvent {
     kind: 'trajectory', runId: 'r', lineageId: 'main', iteration: s.iteration ?? 1, group: s.group,
     rolloutIndex: s.rollout, envName: 'bandit', envSeed: s.seed, policyVersion: 0,
     trajectoryReturn: o.envReward + o.formatPenalty,
-    success: s.response === 'D', startedAt: T0, finishedAt: T0, extras: {}, split: s.split ?? 'train',
+    success: s.response === 'D', startedAt: T0, finishedAt: T0, extras: {}, split: s.split ?? 'train', tokenIds: [], tokenRoles: '',
     turns: [{
       observation: ARMS[s.seed], response: s.response, actions: o.actions, envReward: o.envReward,
       formatPenalty: o.formatPenalty, validActions: o.actions.length, effectiveActions: o.actions.length,

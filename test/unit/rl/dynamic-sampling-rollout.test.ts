@@ -3,9 +3,11 @@ import assert from 'node:assert/strict';
 import { sampleGroups, trainSeed } from '../../../src/rl/iteration.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import type { GenerationBackend } from '../../../src/rl/rollout.ts';
+import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 
 const tokenizer = scratchTokenizer();
+const text = { tokenizer, chat: COMPACT_CHAT };
 
 /** Answers every prompt with the same text: every group's returns are equal, so no group is informative. */
 const constant: GenerationBackend = {
@@ -17,7 +19,7 @@ const constant: GenerationBackend = {
 
 test('dynamic sampling plays new groups until maxTries when no group carries signal', async () => {
   const c = resolveConfig({ preset: 'dapo', overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'dynamicSamplingMaxTries=3', 'miniBatchSize=2'] });
-  const out = await sampleGroups(c, 5, constant, tokenizer);
+  const out = await sampleGroups(c, 5, constant, text);
   assert.deepEqual([...new Set(out.trajectories.map((t) => t.group))], [0, 1, 2, 3, 4, 5]);
   assert.deepEqual([...new Set(out.trajectories.map((t) => t.seed))], [0, 1, 2, 3, 4, 5].map((g) => trainSeed(c, 5, g)));
   assert.deepEqual(out.informative, []);
@@ -27,7 +29,7 @@ test('dynamic sampling plays new groups until maxTries when no group carries sig
 
 test('without dynamic sampling the rollout is the configured groups only', async () => {
   const c = resolveConfig({ preset: 'grpo', overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'miniBatchSize=2'] });
-  const out = await sampleGroups(c, 5, constant, tokenizer);
+  const out = await sampleGroups(c, 5, constant, text);
   assert.equal(out.trajectories.length, 4);
   assert.equal(out.informative, undefined);
 });

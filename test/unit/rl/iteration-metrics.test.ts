@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { runIteration } from '../../../src/rl/iteration.ts';
-import { createModels, closeModels, scratchModelConfig } from '../../../src/rl/models.ts';
+import { createModels, closeModels } from '../../../src/rl/models.ts';
+import { scratchModelConfig } from '../../../src/rl/run-model.ts';
+import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 import { sftWarmup } from '../../../src/rl/sft.ts';
 
@@ -13,8 +15,9 @@ test('with a critic and a filter, outcome metrics describe every trajectory, not
     'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'sftSteps=30', 'sftPolicy=random', 'sftEpisodes=32', 'sftLr=3e-3',
   ] });
   const models = createModels(c, scratchModelConfig(c, tokenizer), tokenizer);
-  await sftWarmup(c, models.actor, tokenizer); // answers in the format, so returns differ between groups
-  const r = await runIteration(c, 1, models, tokenizer);
+  const text = { tokenizer, chat: COMPACT_CHAT };
+  await sftWarmup(c, models.actor, text); // answers in the format, so returns differ between groups
+  const r = await runIteration(c, 1, models, text);
   await closeModels(models);
   const returns = r.trajectories.map((t) => t.return);
   assert.ok(new Set(returns).size > 1, 'the check needs returns that differ');

@@ -13,7 +13,7 @@ function trajectory(group: number, text: string, mask: string, success: boolean,
   };
   return {
     group, index: 0, env: 'toolmath', seed: 1, ids: Array.from(text, (c) => c.charCodeAt(0)),
-    mask: Array.from(mask, Number),
+    mask: Array.from(mask, Number), roles: Array.from(mask, (m) => (m === '1' ? 4 : 0)),
     logprobs: [], turns: [turn], promptTokens: 0, return: turn.envReward - 0.1, success, truncated: false,
   };
 }

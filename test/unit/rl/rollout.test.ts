@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rollout, type GenerationBackend } from '../../../src/rl/rollout.ts';
+import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 import { resolveEnvConfig } from '../../../src/envs/index.ts';
 
@@ -24,7 +25,7 @@ function scripted(replies: string[]): GenerationBackend & { calls: number } {
 test('a scripted bandit rollout gives one turn per trajectory with exact mask, log-probs and reward', async () => {
   const env = resolveEnvConfig('bandit');
   const trajectories = await rollout({
-    env, template: 'compact', seeds: [3, 4], groupSize: 2, temperature: 1, maxResponseTokens: 8, maxContext: 512,
+    env, template: 'compact', chat: COMPACT_CHAT, seeds: [3, 4], groupSize: 2, temperature: 1, maxResponseTokens: 8, maxContext: 512,
     samplingSeed: 0,
   }, scripted(['nonsense\n']), tokenizer);
   assert.equal(trajectories.length, 4);
@@ -45,7 +46,7 @@ test('a scripted sokoban rollout stops at the turn budget and masks only the ans
   const env = resolveEnvConfig('sokoban');
   const backend = scripted(['U\n']);
   const [t] = await rollout({
-    env, template: 'compact', seeds: [11], groupSize: 1, temperature: 1, maxResponseTokens: 4, maxContext: 4096,
+    env, template: 'compact', chat: COMPACT_CHAT, seeds: [11], groupSize: 1, temperature: 1, maxResponseTokens: 4, maxContext: 4096,
     samplingSeed: 0, budget: { maxTurns: 3 },
   }, backend, tokenizer);
   assert.equal(backend.calls, t.turns.length);

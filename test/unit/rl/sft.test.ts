@@ -1,17 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { createModels, scratchModelConfig } from '../../../src/rl/models.ts';
+import { createModels } from '../../../src/rl/models.ts';
+import { scratchModelConfig } from '../../../src/rl/run-model.ts';
 import { demonstrations, sftWarmup } from '../../../src/rl/sft.ts';
+import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 
 const tokenizer = scratchTokenizer();
+const text = { tokenizer, chat: COMPACT_CHAT };
 const config = (extra: string[]) => resolveConfig({
   overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'sftEpisodes=16', ...extra],
 });
 
 test('demonstrations train only the answer tokens: the mask covers exactly the written responses', async () => {
-  const [demo] = await demonstrations(config(['env=sokoban', 'sftPolicy=expert']), tokenizer);
+  const [demo] = await demonstrations(config(['env=sokoban', 'sftPolicy=expert']), text);
   const written = tokenizer.decode(demo.ids.filter((_, i) => demo.mask[i] === 1));
   assert.match(written, /^([UDLR](\|[UDLR])*\n)+$/);
 });
@@ -19,7 +22,7 @@ test('demonstrations train only the answer tokens: the mask covers exactly the w
 test('the warm-start lowers the cross-entropy of the demonstrations', async () => {
   const c = config(['env=bandit', 'sftPolicy=random', 'sftSteps=40', 'sftBatchSize=8', 'sftLr=3e-3']);
   const { actor } = createModels(c, scratchModelConfig(c, tokenizer), tokenizer);
-  const m = await sftWarmup(c, actor, tokenizer);
+  const m = await sftWarmup(c, actor, text);
   assert.equal(m['sft/episodes'], 16);
   assert.ok(m['sft/last_loss'] < m['sft/first_loss'] / 4, `loss ${m['sft/first_loss']} -> ${m['sft/last_loss']}`);
   await actor.close();

@@ -10,6 +10,8 @@ import { assemble } from '../../../src/rl/assemble.ts';
 import { rollout, type GenerationBackend } from '../../../src/rl/rollout.ts';
 import { demonstrations } from '../../../src/rl/sft.ts';
 import { toolTurns } from '../../../src/rl/tool-use.ts';
+import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
+import { TEMPLATES } from '../../../src/agent/templates.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 import { libraryTask, type LibraryConfig } from '../../../src/envs/library/index.ts';
 import { resolveEnvConfig } from '../../../src/envs/registry.ts';
@@ -22,6 +24,7 @@ import { ConfigError } from '../../../src/errors.ts';
 import { writer } from '../tools/scripted.ts';
 
 const tokenizer = scratchTokenizer();
+const text = { tokenizer, chat: COMPACT_CHAT };
 const STOP = '<|im_end|>';
 
 /** Prints the answer of each problem's solution code, as the sandbox would (tested for real in integration). */
@@ -87,7 +90,7 @@ test('a code demonstration is exactly the rollout of its own written text: ids, 
     scripts.set(`=/1\n${toolmathProblem(config, seed).text}`, tokenizer.decode(demo.ids.filter((_, i) => demo.mask[i] === 1)));
   }
   const turnGenerator = toolTurns(resolveConfig({ overrides: ['env=toolmath', 'tools=code-inline', 'toolMaxCalls=3'] }), tokenizer, code)!;
-  const played = await rollout({ env: config, template: 'compact', seeds, groupSize: 1, temperature: 1, maxResponseTokens: 800,
+  const played = await rollout({ env: config, template: 'compact', chat: COMPACT_CHAT, seeds, groupSize: 1, temperature: 1, maxResponseTokens: 800,
     maxContext: 4000, samplingSeed: 0, turnGenerator }, replayOf(scripts), tokenizer);
   for (const [i, t] of played.entries()) {
     assert.deepEqual(t.ids.slice(0, demos[i].ids.length), demos[i].ids);
@@ -105,7 +108,7 @@ test('a code demonstration is exactly the rollout of its own written text: ids, 
 
 test('the warm-start of a function-calling run: every question answered after its ground-truth calls', async () => {
   const c = resolveConfig({ overrides: ['env=library', 'template=full', 'tools=function-call', 'sftEpisodes=4', 'modelContext=8192', 'maxResponseTokens=2000'] });
-  const demos = await demonstrations(c, tokenizer);
+  const demos = await demonstrations(c, text);
   assert.equal(demos.length, 4);
   for (const d of demos) {
     const { questions } = libraryTask(resolveEnvConfig('library') as LibraryConfig, d.record.seed);
@@ -134,7 +137,7 @@ test('the rollout stage scores whole groups with the tool reward; the iteration 
     const calls = q.expectedCalls.slice(g).map((x) => `<tool_call>${JSON.stringify(x)}</tool_call>`).join('');
     return `<think>look it up</think>${calls}<answer>${q.answer}</answer>${STOP}`;
   });
-  const trajectories = await rolloutStage(c, 1, policy, tokenizer, undefined, toolTurns(c, tokenizer));
+  const trajectories = await rolloutStage(c, 1, policy, { tokenizer, chat: TEMPLATES.full.chat }, undefined, toolTurns(c, tokenizer));
   assert.deepEqual(trajectories.map((t) => t.return), [1, 1, 0, 0]);
   for (const t of trajectories) {
     assert.deepEqual(t.turns.map((x) => x.envReward), [0, 0, t.return]);

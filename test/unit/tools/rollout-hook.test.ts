@@ -2,6 +2,7 @@
  * The rollout's turn-generator hook with tool turns: whole rollouts on toolmath (code calls) and the
  * library (function calls) with a scripted policy, checked token by token against the loss mask.
  */
+import { TEMPLATES } from '../../../src/agent/templates.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rollout, type GenerationBackend, type RolloutSpec } from '../../../src/rl/rollout.ts';
@@ -38,7 +39,7 @@ const fakeSandbox = (answers: Map<string, string>): CodeRunner => ({
 
 function spec(env: RolloutSpec['env'], seeds: number[], extra: Partial<RolloutSpec> = {}): RolloutSpec {
   return {
-    env, template: 'full', seeds, groupSize: 1, temperature: 1, maxResponseTokens: 400, maxContext: 20000,
+    env, template: 'full', chat: TEMPLATES.full.chat, seeds, groupSize: 1, temperature: 1, maxResponseTokens: 400, maxContext: 20000,
     samplingSeed: 0, ...extra,
   };
 }
@@ -104,7 +105,7 @@ test('the compact template with inline code: the tiny-model path ends at the new
     format: 'code-inline', maxCalls: 1, tokenizer, code: fakeSandbox(new Map([[p.code, p.answer]])),
   });
   const policy: GenerationBackend = { generate: (r) => backend.generate(r) };
-  const [t] = await rollout(spec(config, [0], { template: 'compact', turnGenerator }), policy, tokenizer);
+  const [t] = await rollout(spec(config, [0], { template: 'compact', chat: TEMPLATES.compact.chat, turnGenerator }), policy, tokenizer);
   const text = tokenizer.decode(t.ids);
   const block = `\`\`\`output ${p.answer}\`\`\``;
   assert.equal(text, `=/1\n${p.text}\n1\n>\`\`\`js ${p.code}\`\`\`${block}\\boxed{${p.answer}}\nr1\n`);

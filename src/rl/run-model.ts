@@ -1,0 +1,108 @@
+/**
+ * The model a run trains, resolved once from its config: a tiny model trained from scratch (character
+ * tokenizer, the prompt template's own chat wrapping, seeded weights) or a Hugging Face model directory
+ * (`model`: its tokenizer, its own chat template, its config and pretrained weights). Both drivers, the
+ * warm-start, evaluation and export call this one function, so they cannot disagree about tokens.
+ */
+import { CHATML, type ChatFormat } from '../agent/chat-format.ts';
+import { chatTemplateFrom } from '../agent/chat-template.ts';
+import { jinjaChatFormat } from '../agent/jinja-format.ts';
+import { TEMPLATES, type TemplateName } from '../agent/templates.ts';
+import { ConfigError } from '../errors.ts';
+import { type ModelConfig, parseModelConfig } from '../policy/io/config.ts';
+import type { Tensor } from '../policy/io/dtype.ts';
+import { CHAT_TEMPLATE_FILE, type ModelDirectory, openModelDirectory } from '../policy/io/model-dir.ts';
+import type { PolicyState } from '../policy/engine/state.ts';
+import { VALUE_HEAD } from '../policy/model/layout.ts';
+import { Rng } from '../policy/model/rng.ts';
+import { asObject } from '../policy/tokenizer/hf.ts';
+import { loadTokenizer } from '../policy/tokenizer/load.ts';
+import type { Tokenizer } from '../policy/tokenizer/types.ts';
+import type { RlConfig } from './config.ts';
+import { scratchTokenizer } from './vocabulary.ts';
+
+/** What the stages need to turn text into tokens: the tokenizer, and how messages are wrapped. */
+export interface RunText {
+  readonly tokenizer: Tokenizer;
+  readonly chat: ChatFormat;
+}
+
+export interface RunModel extends RunText {
+  readonly modelConfig: ModelConfig;
+  /** The pretrained directory the weights start from; null = seeded initialisation. */
+  readonly pretrained: ModelDirectory | null;
+  /** Files checkpoints carry beside the actor's weights (tokenizer files, chat template, generation config). */
+  readonly assets: Readonly<Record<string, string>>;
+}
+
+const cache = new Map<string, Promise<RunModel>>();
+
+/** The run's model (cached per process: loading a 150k-token tokenizer takes about a second). */
+export function resolveRunModel(c: RlConfig): Promise<RunModel> {
+  const key = JSON.stringify([c.model, c.template, c.chatThinking, c.modelLayers, c.modelHidden, c.modelHeads, c.modelKvHeads,
+    c.modelFfn, c.modelContext]);
+  let found = cache.get(key);
+  if (!found) {
+    found = c.model ? pretrainedModel(c) : Promise.resolve(scratchModel(c));
+    found.catch(() => cache.delete(key));
+    cache.set(key, found);
+  }
+  return found;
+}
+
+/** The HF-layout config of a model trained from scratch, sized by the run config (Llama family: no biases). */
+export function scratchModelConfig(c: RlConfig, tokenizer: Tokenizer): ModelConfig {
+  return parseModelConfig({
+    model_type: 'llama', vocab_size: tokenizer.vocabSize, hidden_size: c.modelHidden, intermediate_size: c.modelFfn,
+    num_hidden_layers: c.modelLayers, num_attention_heads: c.modelHeads, num_key_value_heads: c.modelKvHeads,
+    max_position_embeddings: c.modelContext, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true,
+    hidden_act: 'silu', eos_token_id: tokenizer.eosId, pad_token_id: tokenizer.padId,
+  });
+}
+
+function scratchModel(c: RlConfig): RunModel {
+  const tokenizer = scratchTokenizer();
+  const modelConfig = scratchModelConfig(c, tokenizer);
+  return { tokenizer, chat: TEMPLATES[c.template as TemplateName].chat, modelConfig, pretrained: null, assets: tokenizer.toFiles() };
+}
+
+async function pretrainedModel(c: RlConfig): Promise<RunModel> {
+  const dir = await openModelDirectory(c.model);
+  if (!dir.assets['tokenizer.json']) throw new ConfigError('model', `${dir.dir} has no tokenizer.json`);
+  const tokenizer = loadTokenizer(dir.assets);
+  if (tokenizer.vocabSize > dir.config.vocabSize) {
+    throw new ConfigError('model', `the tokenizer has ${tokenizer.vocabSize} tokens, more than config.json's vocab_size ${dir.config.vocabSize}`);
+  }
+  if (c.modelContext > dir.config.maxPositionEmbeddings) {
+    throw new ConfigError('modelContext', `${c.modelContext} exceeds the model's max_position_embeddings ${dir.config.maxPositionEmbeddings}`);
+  }
+  const eosTokenIds = [...new Set([...dir.eosTokenIds, tokenizer.eosId])];
+  return { tokenizer, chat: modelChat(dir, tokenizer, eosTokenIds, c), modelConfig: dir.config, pretrained: dir, assets: dir.assets };
+}
+
+/** The model's own template; the written-out ChatML for a directory without one. */
+function modelChat(dir: ModelDirectory, tokenizer: Tokenizer, eosTokenIds: number[], c: RlConfig): ChatFormat {
+  const config = dir.assets['tokenizer_config.json'] ? asObject(dir.assets['tokenizer_config.json'], 'tokenizer_config.json') : {};
+  const template = chatTemplateFrom(config, dir.assets[CHAT_TEMPLATE_FILE]);
+  if (!template) return CHATML;
+  const enableThinking = c.chatThinking === 'default' ? undefined : c.chatThinking === 'on';
+  return jinjaChatFormat({ name: 'model', template, tokenizer, eosTokenIds, enableThinking });
+}
+
+/**
+ * The starting state of a pretrained run, by model: the directory's weights for the actor and reference; the
+ * critic takes the same body (its lm_head goes unused) and a fresh value head, drawn like HF's
+ * AutoModelForTokenClassification head (N(0, initializer_range), bias 0) from the critic's seed.
+ */
+export async function pretrainedStates(m: RunModel, criticSeed: number): Promise<Record<'actor' | 'critic' | 'ref', PolicyState>> {
+  if (!m.pretrained) throw new ConfigError('model', 'no pretrained directory');
+  const lm = await m.pretrained.readWeights();
+  const { hiddenSize: D, initializerRange: std } = m.modelConfig;
+  const rng = new Rng(criticSeed);
+  const head = Float32Array.from({ length: D }, () => std * rng.normal());
+  const critic = new Map(lm);
+  critic.set(VALUE_HEAD.weight, { dtype: 'F32', shape: [1, D], data: head });
+  critic.set(VALUE_HEAD.bias, { dtype: 'F32', shape: [1], data: new Float32Array(1) });
+  const state = (weights: Map<string, Tensor>): PolicyState => ({ weights, optimizer: null, step: 0 });
+  return { actor: state(lm), critic: state(critic), ref: state(lm) };
+}
