@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { PolicyEngine } from '../policy/engine/engine.ts';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
-import { type ModelName, type TrainerState, withScratch } from '../rl/run-checkpoint.ts';
+import { type ModelName, type TrainerState, checkAssets, withScratch } from '../rl/run-checkpoint.ts';
 import { CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint } from '../storage/index.ts';
 
 export type Engines = Partial<Record<ModelName, PolicyEngine>>;
@@ -34,7 +34,8 @@ export async function saveEngineCheckpoint(store: CheckpointStore, id: Checkpoin
  * Loads the engines' models (only their files: a rollout worker never downloads the critic) from a
  * checkpoint, every file verified against the manifest's hash; returns the trainer state.
  */
-export async function loadEngineCheckpoint(store: CheckpointStore, id: CheckpointId, engines: Engines): Promise<TrainerState> {
+export async function loadEngineCheckpoint(store: CheckpointStore, id: CheckpointId, engines: Engines,
+  expectedAssets?: Readonly<Record<string, string>>): Promise<TrainerState> {
   const names = Object.keys(engines);
   const { manifest } = await store.load(id.runId, id.lineageId, id.iteration, { only: [] });
   const only = manifest.files.map((f) => f.name)
@@ -47,6 +48,7 @@ export async function loadEngineCheckpoint(store: CheckpointStore, id: Checkpoin
       await mkdir(modelDir);
       for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
       const ckpt = await loadCheckpoint(modelDir);
+      if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
       await engine.setState({ weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step }, { allowMissing: [] });
     }
     return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;

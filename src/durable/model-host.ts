@@ -57,7 +57,7 @@ export class ModelHost {
     const wanted = from === 'fresh' ? null : label(store.uri, from);
     if (from !== 'fresh' && this.held !== wanted) {
       this.held = null;
-      models.trainer = await loadEngineCheckpoint(store.store, from, models.engines);
+      models.trainer = await loadEngineCheckpoint(store.store, from, models.engines, (await resolveRunModel(c)).assets);
       this.held = wanted;
     }
     const session: HostSession = {
@@ -82,11 +82,12 @@ export class ModelHost {
     const config = run.modelConfig;
     const threads = c.threads > 0 ? c.threads : undefined;
     const all = this.roles === 'all';
-    const signature = JSON.stringify({ config, threads, critic: all && c.critic, ref: all && c.klCoef > 0, seed: c.seed });
+    const signature = JSON.stringify({ config, threads, critic: all && c.critic, ref: all && c.klCoef > 0, seed: c.seed, lora: run.lora });
     if (this.models && this.signature === signature && !fresh) return this.models;
     await this.close();
     const start = (role: 'actor' | 'critic', seed: number) => PolicyEngine.start({
       config, role, seed, threads, provider: this.provider, tokenizerFiles: role === 'actor' ? run.assets : undefined,
+      lora: run.lora ?? undefined,
     });
     // The seeds of rl/models.ts createModels, so a fresh start is the embedded driver's initialisation.
     const [actor, critic, ref] = await Promise.all([
@@ -95,7 +96,7 @@ export class ModelHost {
       all && c.klCoef > 0 ? start('actor', c.seed) : null,
     ]);
     const engines: Engines = { actor, ...(critic && { critic }), ...(ref && { ref }) };
-    if (run.pretrained) await loadPretrainedEngines(engines, run, c);
+    await loadPretrainedEngines(engines, run, c, fresh);
     this.models = { actor, critic, ref, engines, trainer: null };
     this.signature = signature;
     return this.models;
@@ -111,8 +112,15 @@ export class ModelHost {
 
 export type { ModelName };
 
-/** A pretrained run's starting state (the embedded driver's loadPretrained, for engines). */
-async function loadPretrainedEngines(engines: Engines, run: RunModel, c: RlConfig): Promise<void> {
+/** The embedded driver's loadPretrained, for engines: a LoRA base always, a full model's weights when fresh. */
+async function loadPretrainedEngines(engines: Engines, run: RunModel, c: RlConfig, fresh: boolean): Promise<void> {
+  if (!run.pretrained || (!run.lora && !fresh)) return;
+  const names = Object.keys(engines) as ModelName[];
+  if (run.lora) {
+    const base = await run.pretrained.readWeights();
+    await Promise.all(names.map((name) => engines[name]!.setBase(base)));
+    return;
+  }
   const states = await pretrainedStates(run, c.seed + 1);
-  await Promise.all((Object.keys(engines) as ModelName[]).map((name) => engines[name]!.setState(states[name], { allowMissing: [] })));
+  await Promise.all(names.map((name) => engines[name]!.setState(states[name], { allowMissing: [] })));
 }

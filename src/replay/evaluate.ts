@@ -11,9 +11,9 @@ import { runValidation, validationSeeds } from '../rl/iteration.ts';
 import { openSandbox, toolTurns } from '../rl/tool-use.ts';
 import { basename, resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
-import { importState } from '../policy/engine/state.ts';
 import { resolveConfig } from '../rl/config.ts';
-import { type RunModel, pretrainedStates, resolveRunModel } from '../rl/run-model.ts';
+import { loadPretrained } from '../rl/models.ts';
+import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
 import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
 import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
 import { chooseCheckpoint, parseCheckpointRef } from './checkpoint-ref.ts';
@@ -61,13 +61,16 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
   if (o.model !== undefined) {
     const c = evalConfig(resolveConfig({ overrides: [`model=${resolve(o.model)}`, ...(o.overrides ?? [])] }), o);
     const checkpoint = { runId: basename(resolve(o.model)), lineageId: 'pretrained', iteration: 0 };
-    return evaluate(c, o, checkpoint, async (actor, run) => importState(actor, (await pretrainedStates(run, c.seed + 1)).actor));
+    return evaluate(c, o, checkpoint, (actor, run) => loadPretrained({ actor, critic: null, ref: null }, run, c, true));
   }
   const ref = parseCheckpointRef(o.checkpoint!, o.runsDir);
   const c = evalConfig(await readRunConfig(ref), o);
   const store = createLocalCheckpointStore({ root: ref.root });
   const checkpoint = await chooseCheckpoint(ref, await store.list(ref.runId), ref.iteration);
-  return evaluate(c, o, checkpoint, async (actor) => { await loadRunCheckpoint(store, checkpoint, { actor }); });
+  return evaluate(c, o, checkpoint, async (actor, run) => {
+    await loadPretrained({ actor, critic: null, ref: null }, run, c, false); // a LoRA run's base
+    await loadRunCheckpoint(store, checkpoint, { actor }, run.assets);
+  });
 }
 
 async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
@@ -75,7 +78,7 @@ async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
   const samples = o.samples ?? 1;
   const run = await resolveRunModel(c);
   const actor = new Policy({
-    config: run.modelConfig, role: 'actor', seed: c.seed, tokenizer: run.tokenizer,
+    config: run.modelConfig, role: 'actor', seed: c.seed, tokenizer: run.tokenizer, lora: run.lora ?? undefined,
     threads: c.threads > 0 ? c.threads : undefined,
   });
   const sandbox = openSandbox(c);

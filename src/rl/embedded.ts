@@ -78,6 +78,7 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
   const { c, run } = await loadOrWriteConfig(o);
   const { tokenizer, modelConfig, assets } = run;
   const models = createModels(c, modelConfig, tokenizer);
+  await loadPretrained(models, run, c, !(o.resume || o.fork));
   const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
   const store = createLocalCheckpointStore({ root: o.root });
   const events = createLocalEventLog({ root: o.root });
@@ -91,13 +92,12 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
     if (o.resume || o.fork) {
       plan = await planResume(o, store);
       ids = { runId: o.runId, lineageId: plan.lineageId };
-      const state = await loadRunCheckpoint(store, plan.from, saved);
+      const state = await loadRunCheckpoint(store, plan.from, saved, assets);
       echo = EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
       start = state.iteration + 1;
       log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
     } else {
-      if (run.pretrained) await loadPretrained(models, run, c);
-      const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor) : await sftWarmup(c, models.actor, run, sandbox);
+      const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor, assets) : await sftWarmup(c, models.actor, run, sandbox);
       // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
       // after 150 Sokoban steps (measured), memory RL needs.
       await models.actor.releasePrograms();
@@ -162,7 +162,7 @@ const MODEL_FIELDS = [
 ] as const;
 
 /** Loads the actor of checkpoint `ref` into `actor` (critic and optimizer state are not taken). */
-async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor']): Promise<Record<string, number>> {
+async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor'], assets: RunModel['assets']): Promise<Record<string, number>> {
   const loc = parseCheckpointRef(ref);
   const source = await readRunConfig(loc);
   const differ = MODEL_FIELDS.filter((k) => source[k] !== c[k]);
@@ -172,7 +172,7 @@ async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor']): 
   }
   const store = createLocalCheckpointStore({ root: loc.root });
   const id = await chooseCheckpoint(loc, await store.list(loc.runId), loc.iteration);
-  await loadRunCheckpoint(store, id, { actor });
+  await loadRunCheckpoint(store, id, { actor }, assets);
   log.info({ initFrom: id }, 'actor initialised from a checkpoint');
   return { 'init/iteration': id.iteration };
 }

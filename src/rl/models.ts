@@ -4,14 +4,18 @@ import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
 import { importState } from '../policy/engine/state.ts';
 import type { IterationModels } from './iteration.ts';
-import { type RunModel, pretrainedStates } from './run-model.ts';
+import { type RunModel, loraOf, pretrainedStates } from './run-model.ts';
 
-/** Actor, critic (separate weights, same architecture) and frozen reference, as the config asks. */
+/**
+ * Actor, critic (separate weights, same architecture) and frozen reference, as the config asks. With LoRA
+ * all three are LoRA policies on the same base (the reference's adapters are the actor's at the start).
+ */
 export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokenizer): IterationModels {
   const threads = c.threads > 0 ? c.threads : undefined;
-  const actor = new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer });
-  const critic = c.critic ? new Policy({ config, role: 'critic', seed: c.seed + 1, threads, tokenizer }) : null;
-  const ref = c.klCoef > 0 ? new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer }) : null;
+  const lora = loraOf(c) ?? undefined;
+  const actor = new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora });
+  const critic = c.critic ? new Policy({ config, role: 'critic', seed: c.seed + 1, threads, tokenizer, lora }) : null;
+  const ref = c.klCoef > 0 ? new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora }) : null;
   return { actor, critic, ref };
 }
 
@@ -19,11 +23,19 @@ export async function closeModels(m: IterationModels): Promise<void> {
   await Promise.all([m.actor.close(), m.critic?.close(), m.ref?.close()]);
 }
 
-/** Loads a pretrained run's starting state (see pretrainedStates) into fresh models. */
-export async function loadPretrained(m: IterationModels, run: RunModel, c: RlConfig): Promise<void> {
-  const states = await pretrainedStates(run, c.seed + 1);
-  for (const name of ['actor', 'critic', 'ref'] as const) {
-    const policy = m[name];
-    if (policy) importState(policy, states[name], { allowMissing: [] });
+/**
+ * Gives new models their pretrained weights: with LoRA the frozen base (always: checkpoints hold only the
+ * adapters); otherwise, for a fresh start, the starting state of pretrainedStates (a resumed run's weights
+ * come from its checkpoint).
+ */
+export async function loadPretrained(m: IterationModels, run: RunModel, c: RlConfig, fresh: boolean): Promise<void> {
+  if (!run.pretrained || (!run.lora && !fresh)) return;
+  const policies = (['actor', 'critic', 'ref'] as const).flatMap((name) => (m[name] ? [[name, m[name]!] as const] : []));
+  if (run.lora) {
+    const base = await run.pretrained.readWeights();
+    for (const [, policy] of policies) policy.setBase(base);
+    return;
   }
+  const states = await pretrainedStates(run, c.seed + 1);
+  for (const [name, policy] of policies) importState(policy, states[name], { allowMissing: [] });
 }

@@ -12,6 +12,7 @@ import type { ModelConfig } from '../policy/io/config.ts';
 import type { Policy } from '../policy/engine/policy.ts';
 import { exportState, importState } from '../policy/engine/state.ts';
 import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
+import { ConfigError } from '../errors.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
 export type Models = Partial<Record<ModelName, Policy>>;
@@ -48,9 +49,24 @@ export async function saveRunCheckpoint(store: CheckpointStore, ids: { runId: st
   });
 }
 
-/** Loads a verified checkpoint into the given policies and returns the trainer state. */
+/**
+ * Checks the files a checkpoint carries beside the actor against the run's (`expected`): a tokenizer,
+ * template or LoRA base that changed since the checkpoint was written would silently train something else.
+ */
+export function checkAssets(saved: Readonly<Record<string, string>>, expected: Readonly<Record<string, string>>): void {
+  for (const [name, text] of Object.entries(saved)) {
+    if (expected[name] !== undefined && expected[name] !== text) {
+      throw new ConfigError('model', `${name} differs from the one the checkpoint was written with (the model directory changed since)`);
+    }
+  }
+}
+
+/**
+ * Loads a verified checkpoint into the given policies and returns the trainer state. `expectedAssets`:
+ * the run's files (RunModel.assets) the actor's saved ones must equal.
+ */
 export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
-  models: Models): Promise<TrainerState> {
+  models: Models, expectedAssets?: Readonly<Record<string, string>>): Promise<TrainerState> {
   return withScratch(async (dir) => {
     const flat = join(dir, 'flat');
     await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat });
@@ -59,6 +75,7 @@ export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: st
       await mkdir(modelDir);
       for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
       const ckpt = await loadCheckpoint(modelDir);
+      if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
       importState(policy, ckpt, { allowMissing: [] });
     }
     return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;

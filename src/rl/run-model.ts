@@ -11,7 +11,8 @@ import { TEMPLATES, type TemplateName } from '../agent/templates.ts';
 import { ConfigError } from '../errors.ts';
 import { type ModelConfig, parseModelConfig } from '../policy/io/config.ts';
 import type { Tensor } from '../policy/io/dtype.ts';
-import { CHAT_TEMPLATE_FILE, type ModelDirectory, openModelDirectory } from '../policy/io/model-dir.ts';
+import { CHAT_TEMPLATE_FILE, type ModelDirectory, openModelDirectory, weightsFingerprint } from '../policy/io/model-dir.ts';
+import type { LoraSpec, LoraTarget } from '../policy/model/lora.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import { VALUE_HEAD } from '../policy/model/layout.ts';
 import { Rng } from '../policy/model/rng.ts';
@@ -29,10 +30,24 @@ export interface RunText {
 
 export interface RunModel extends RunText {
   readonly modelConfig: ModelConfig;
+  /** LoRA adapters on a frozen base instead of full fine-tuning (loraRank > 0); null = every weight trained. */
+  readonly lora: LoraSpec | null;
   /** The pretrained directory the weights start from; null = seeded initialisation. */
   readonly pretrained: ModelDirectory | null;
-  /** Files checkpoints carry beside the actor's weights (tokenizer files, chat template, generation config). */
+  /**
+   * Files checkpoints carry beside the actor's weights (tokenizer files, chat template, generation config;
+   * with LoRA on a pretrained base, base_model.json: its directory and weights' sha256). A resumed run's
+   * must equal these: a model directory changed under a run is refused, not silently mixed in.
+   */
   readonly assets: Readonly<Record<string, string>>;
+}
+
+export const BASE_MODEL_FILE = 'base_model.json';
+
+/** The run's LoRA settings (loraRank 0 = none). */
+export function loraOf(c: RlConfig): LoraSpec | null {
+  if (c.loraRank === 0) return null;
+  return { rank: c.loraRank, alpha: c.loraAlpha, dropout: 0, targets: c.loraTargets.split(',') as LoraTarget[] };
 }
 
 const cache = new Map<string, Promise<RunModel>>();
@@ -40,7 +55,7 @@ const cache = new Map<string, Promise<RunModel>>();
 /** The run's model (cached per process: loading a 150k-token tokenizer takes about a second). */
 export function resolveRunModel(c: RlConfig): Promise<RunModel> {
   const key = JSON.stringify([c.model, c.template, c.chatThinking, c.modelLayers, c.modelHidden, c.modelHeads, c.modelKvHeads,
-    c.modelFfn, c.modelContext]);
+    c.modelFfn, c.modelContext, c.loraRank, c.loraAlpha, c.loraTargets]);
   let found = cache.get(key);
   if (!found) {
     found = c.model ? pretrainedModel(c) : Promise.resolve(scratchModel(c));
@@ -63,7 +78,8 @@ export function scratchModelConfig(c: RlConfig, tokenizer: Tokenizer): ModelConf
 function scratchModel(c: RlConfig): RunModel {
   const tokenizer = scratchTokenizer();
   const modelConfig = scratchModelConfig(c, tokenizer);
-  return { tokenizer, chat: TEMPLATES[c.template as TemplateName].chat, modelConfig, pretrained: null, assets: tokenizer.toFiles() };
+  const chat = TEMPLATES[c.template as TemplateName].chat;
+  return { tokenizer, chat, modelConfig, lora: loraOf(c), pretrained: null, assets: tokenizer.toFiles() };
 }
 
 async function pretrainedModel(c: RlConfig): Promise<RunModel> {
@@ -77,7 +93,10 @@ async function pretrainedModel(c: RlConfig): Promise<RunModel> {
     throw new ConfigError('modelContext', `${c.modelContext} exceeds the model's max_position_embeddings ${dir.config.maxPositionEmbeddings}`);
   }
   const eosTokenIds = [...new Set([...dir.eosTokenIds, tokenizer.eosId])];
-  return { tokenizer, chat: modelChat(dir, tokenizer, eosTokenIds, c), modelConfig: dir.config, pretrained: dir, assets: dir.assets };
+  const lora = loraOf(c);
+  const assets = { ...dir.assets };
+  if (lora) assets[BASE_MODEL_FILE] = `${JSON.stringify({ path: dir.dir, sha256: await weightsFingerprint(dir) }, null, 2)}\n`;
+  return { tokenizer, chat: modelChat(dir, tokenizer, eosTokenIds, c), modelConfig: dir.config, lora, pretrained: dir, assets };
 }
 
 /** The model's own template; the written-out ChatML for a directory without one. */
@@ -106,3 +125,4 @@ export async function pretrainedStates(m: RunModel, criticSeed: number): Promise
   const state = (weights: Map<string, Tensor>): PolicyState => ({ weights, optimizer: null, step: 0 });
   return { actor: state(lm), critic: state(critic), ref: state(lm) };
 }
+

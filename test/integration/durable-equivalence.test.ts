@@ -125,3 +125,8 @@ test('a pretrained model (tiny Qwen3, real tokenizer and chat template) trains t
   const trained = durable.flatMap((e) => (e.kind === 'trajectory' ? [e] : []));
   assert.ok(trained.every((t) => t.tokenIds.length > 100 && t.tokenRoles.length === t.tokenIds.length));
 });
+
+test('a LoRA run on a pretrained base trains the same durable as embedded (adapters only in the checkpoints)', { timeout: 600_000 }, async () => {
+  const model = await writeTinyModel(mkdtempSync(join(tmpdir(), 'starpo-qwen3-')), 'qwen3', { dtype: 'BF16' });
+  await assertSameAsEmbedded(paperConfig(model, ['loraRank=4', 'loraAlpha=8', 'lrActor=3e-3', 'klCoef=0.001']), 'lora');
+});

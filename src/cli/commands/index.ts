@@ -9,9 +9,10 @@ import { registerSft } from './sft.ts';
 import { registerReplay } from './replay.ts';
 import { registerResume } from './resume.ts';
 import { registerEval } from './eval.ts';
+import { registerExport } from './export.ts';
 import { registerWorker } from './worker.ts';
 import { registerStatus } from './status.ts';
 import { registerDurable } from './durable.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench, registerReport, registerDashboard, registerReplay, registerResume, registerEval, registerWorker, registerStatus, registerDurable];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench, registerReport, registerDashboard, registerReplay, registerResume, registerEval, registerExport, registerWorker, registerStatus, registerDurable];

@@ -5,6 +5,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { canonicalConfigJSON, resolveConfig } from '../../rl/config.ts';
 import { PRESET_NAMES, type PresetName } from '../../rl/presets.ts';
 import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
+import { resolveRunModel } from '../../rl/run-model.ts';
 import { ConfigError } from '../../errors.ts';
 
 interface TrainFlags {
@@ -75,7 +76,10 @@ async function train(flags: TrainFlags): Promise<void> {
     await (await import('../../durable/train.ts')).trainDurable(config, { runId });
     return;
   }
-  if (config) console.log(`resolved config (saved as ${root}/${runId}/config.json):\n${canonicalConfigJSON(config)}`);
+  if (config) {
+    await resolveRunModel(config); // a bad model directory is reported before the config is shown as saved
+    console.log(`resolved config (saved as ${root}/${runId}/config.json):\n${canonicalConfigJSON(config)}`);
+  }
   const bar = progressBar();
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, then stops; a second Ctrl-C exits at once.
