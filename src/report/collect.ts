@@ -1,13 +1,15 @@
 /**
  * Event log → RunReport (pure). Events are fed one at a time in replay order, so a caller can stream a
  * long log; trajectories are kept only for a sample of iterations because a full run's (128 per
- * iteration, plus validation) would make the report file hundreds of megabytes.
+ * iteration, plus validation) would make the report file hundreds of megabytes. Token logs go into the
+ * report for those trajectories only, their text through one table per run (tokens.ts).
  */
-import type { StarpoEvent, TrajectoryEvent } from '../events/index.ts';
+import type { CheckpointEvent, StarpoEvent, TrajectoryEvent } from '../events/index.ts';
 import type { RlConfig } from '../rl/config.ts';
 import type { EnvInfo } from './env-info.ts';
 import { withFinalStates } from './final-state.ts';
 import type { IterationPoint, RunReport, TrajectoryView, WarningMark } from './model.ts';
+import { auditTokens, runTokens, type TokenizerLookup } from './tokens.ts';
 
 export const DEFAULT_TRAJECTORY_ITERATIONS = 12;
 
@@ -25,6 +27,7 @@ export function sampleIterations(iterations: readonly number[], max: number): nu
   return [...picked].sort((a, b) => a - b);
 }
 
+/** The trajectory as shown, without its tokens (added at finish, once the run's stop tokens are known). */
 export function trajectoryView(e: TrajectoryEvent): TrajectoryView {
   return {
     iteration: e.iteration, split: e.split, group: e.group, rollout: e.rolloutIndex, seed: e.envSeed,
@@ -33,7 +36,29 @@ export function trajectoryView(e: TrajectoryEvent): TrajectoryView {
       observation: t.observation, response: t.response, actions: t.actions, envReward: t.envReward,
       formatPenalty: t.formatPenalty, toolCalls: t.toolCalls,
     })),
+    tokens: null,
   };
+}
+
+/** A trajectory held until finish; ids in a typed array, since every iteration's are held until the sample is known. */
+interface Held {
+  view: TrajectoryView;
+  ids: Int32Array;
+  roles: string;
+}
+
+const carriesTokenizer = (e: CheckpointEvent | undefined) =>
+  e?.files.some((f) => f.name === 'actor.tokenizer.json') ?? false;
+
+function* idsOf(held: readonly Held[]): Generator<number> {
+  for (const h of held) yield* h.ids;
+}
+
+/** Events older than schema v4 have an empty token log: the view then says "no token log". */
+function withTokens(h: Held, stopIds: readonly number[] | null): TrajectoryView {
+  if (h.roles === '' && h.ids.length === 0) return h.view;
+  const ids = Array.from(h.ids);
+  return { ...h.view, tokens: { ids, roles: h.roles, audit: auditTokens(ids, h.roles, h.view.turns.length, stopIds) } };
 }
 
 const byTrajectoryOrder = (a: TrajectoryView, b: TrajectoryView): number =>
@@ -50,7 +75,8 @@ export class RunCollector {
   private configJson: string | undefined;
   private readonly points = new Map<number, IterationPoint>();
   private readonly warnings: WarningMark[] = [];
-  private readonly trajectories = new Map<number, TrajectoryView[]>();
+  private readonly trajectories = new Map<number, Held[]>();
+  private checkpoint: CheckpointEvent | undefined;
 
   constructor(readonly runId: string, private readonly options: CollectOptions = {}) {
     this.configJson = options.fallbackConfigJson;
@@ -65,9 +91,30 @@ export class RunCollector {
       this.warnings.push({ iteration: event.iteration, message: event.message, evidence: event.evidence });
     } else if (event.kind === 'trajectory') {
       const list = this.trajectories.get(event.iteration) ?? [];
-      list.push(trajectoryView(event));
+      list.push({ view: trajectoryView(event), ids: Int32Array.from(event.tokenIds), roles: event.tokenRoles });
       this.trajectories.set(event.iteration, list);
+    } else if (event.kind === 'checkpoint' && !(carriesTokenizer(this.checkpoint) && !carriesTokenizer(event))) {
+      this.checkpoint = event;
     }
+  }
+
+  /** The log's last checkpoint carrying the actor's tokenizer (in replay order, the surviving lineage's). */
+  lastCheckpoint(): CheckpointEvent | undefined {
+    return this.checkpoint;
+  }
+
+  private keptIterations(): number[] {
+    const max = this.options.trajectoryIterations ?? DEFAULT_TRAJECTORY_ITERATIONS;
+    return sampleIterations([...this.trajectories.keys()], max);
+  }
+
+  private kept(): Held[] {
+    return this.keptIterations().flatMap((i) => this.trajectories.get(i)!);
+  }
+
+  /** Whether a trajectory the report keeps has a token log (only then is a tokenizer worth loading). */
+  needsTokenizer(): boolean {
+    return this.kept().some((h) => h.ids.length > 0);
   }
 
   /** The parsed config ({} until one is known). */
@@ -75,11 +122,13 @@ export class RunCollector {
     return this.configJson ? (JSON.parse(this.configJson) as Partial<RlConfig>) : {};
   }
 
-  finish(env: EnvInfo): RunReport {
+  /** `tokenizer`: the run's (run-tokenizer.ts); without it, tokens are shown as ids with the lookup's note. */
+  finish(env: EnvInfo, tokenizer: TokenizerLookup = { note: 'no tokenizer was looked up' }): RunReport {
     const config = this.config();
     const iterations = [...this.points.values()].sort((a, b) => a.iteration - b.iteration);
-    const max = this.options.trajectoryIterations ?? DEFAULT_TRAJECTORY_ITERATIONS;
-    const kept = sampleIterations([...this.trajectories.keys()], max);
+    const held = this.kept();
+    const stopIds = 'stopIds' in tokenizer ? tokenizer.stopIds : null;
+    const views = held.map((h) => withTokens(h, stopIds)).sort(byTrajectoryOrder);
     return {
       runId: this.runId, env: typeof config.env === 'string' ? config.env : '',
       plannedIterations: config.iterations ?? 0,
@@ -87,9 +136,10 @@ export class RunCollector {
       config: config as Record<string, unknown>, iterations,
       warnings: [...this.warnings].sort((a, b) => a.iteration - b.iteration),
       oracle: env.oracle, legend: env.legend,
-      trajectoryIterations: kept, trajectoryIterationsTotal: this.trajectories.size,
-      trajectories: withFinalStates(env.env, env.legend.length > 0,
-        kept.flatMap((i) => this.trajectories.get(i)!).sort(byTrajectoryOrder)),
+      trajectoryIterations: this.keptIterations(),
+      trajectoryIterationsTotal: this.trajectories.size,
+      trajectories: withFinalStates(env.env, env.legend.length > 0, views),
+      tokens: runTokens(tokenizer, idsOf(held)),
     };
   }
 }

@@ -3,6 +3,7 @@ import { buildCharts } from './charts.ts';
 import { RunCollector, type CollectOptions } from './collect.ts';
 import { envInfo } from './env-info.ts';
 import type { ReportModel, RunReport } from './model.ts';
+import { findRunTokenizer } from './run-tokenizer.ts';
 import type { ReportSource, RunRef } from './source.ts';
 
 export interface LoadOptions {
@@ -17,7 +18,11 @@ export async function loadRun(source: ReportSource, ref: RunRef, options: LoadOp
   if (fallback !== undefined) collectOptions.fallbackConfigJson = fallback;
   const collector = new RunCollector(ref.runId, collectOptions);
   for await (const event of source.events(ref)) collector.add(event);
-  return collector.finish(envInfo(collector.config()));
+  const config = collector.config();
+  const tokenizer = collector.needsTokenizer()
+    ? await findRunTokenizer(collector.lastCheckpoint(), config)
+    : { note: 'no trajectory shown has a token log' };
+  return collector.finish(envInfo(config), tokenizer);
 }
 
 export function defaultTitle(runs: readonly RunReport[]): string {

@@ -34,6 +34,28 @@ export interface TurnView {
   toolCalls: ToolCall[];
 }
 
+/** What the mask audit says about one trajectory's tokens (see tokens.ts). */
+export interface TokenAudit {
+  /** Tokens per role, indexed like TOKEN_ROLES. */
+  counts: number[];
+  /** Tokens with loss weight 1 (the assistant's). */
+  loss: number;
+  /**
+   * Each model-written span (assistant tokens and the tool output inside them), in order: [start, end)
+   * and whether its last token is one of the run's stop tokens (null when the stop tokens are unknown).
+   */
+  responses: Array<{ start: number; end: number; stop: boolean | null }>;
+  /** Inconsistencies between the token log and the turns, one sentence each. */
+  problems: string[];
+}
+
+/** A trajectory's token log: the ids as trained and one role digit per token. */
+export interface TrajectoryTokens {
+  ids: number[];
+  roles: string;
+  audit: TokenAudit;
+}
+
 export interface TrajectoryView {
   iteration: number;
   split: string;
@@ -45,6 +67,29 @@ export interface TrajectoryView {
   turns: TurnView[];
   /** The state after the last turn, re-enacted from the seed (see final-state.ts); absent when unknown. */
   finalObservation?: string;
+  /** Null for events without a token log (written before schema v4). */
+  tokens: TrajectoryTokens | null;
+}
+
+/**
+ * Per-token text for a run's shown trajectories, shared by all of them (a trajectory carries ids only).
+ * An id missing from `text` and `bytes` could not be decoded (no tokenizer, or not in its vocabulary).
+ */
+export interface RunTokens {
+  /** TOKEN_ROLES, so the page need not repeat them. */
+  roles: string[];
+  /** Where the tokenizer came from, e.g. "checkpoint main/00000003"; null when there is none. */
+  tokenizer: string | null;
+  /** Why the page shows no text, when it does not. */
+  note: string | null;
+  /** Ids that end an assistant turn; null when unknown. */
+  stop: number[] | null;
+  /** id → that one token decoded on its own. */
+  text: Record<string, string>;
+  /** id → hex bytes, for tokens that are not whole UTF-8 characters (a piece of a multi-byte one). */
+  bytes: Record<string, string>;
+  /** Control tokens among them (<|im_start|>, <eos>), shown as chips. */
+  special: number[];
 }
 
 export interface OracleCeiling {
@@ -72,6 +117,7 @@ export interface RunReport {
   trajectoryIterations: number[];
   trajectoryIterationsTotal: number;
   trajectories: TrajectoryView[];
+  tokens: RunTokens;
 }
 
 export interface ChartSeries {

@@ -14,7 +14,7 @@ function played(env: string, seed: number, turns: string[][]): { t: TrajectoryVi
     return { observation, response: '', actions, envReward: 0, formatPenalty: 0, toolCalls: [] };
   });
   const t = { iteration: 1, split: 'train', group: 0, rollout: 0, seed, return: 0, success: game.success,
-    turns: views };
+    turns: views, tokens: null };
   return { t, end: game.anchor() };
 }
 

@@ -25,7 +25,8 @@ export function trajectory(i: number, group: number, rollout: number, split = 't
   return {
     kind: 'trajectory', ...ids(runId), iteration: i, group, rolloutIndex: rollout, envName: 'sokoban',
     envSeed: 10 * i + group,
-    policyVersion: i - 1, trajectoryReturn: 1, success: true, startedAt: AT, finishedAt: AT, extras: {}, split, tokenIds: [], tokenRoles: '',
+    policyVersion: i - 1, trajectoryReturn: 1, success: true, startedAt: AT, finishedAt: AT, extras: {}, split,
+    tokenIds: [], tokenRoles: '',  // an event without a token log, as written before schema v4
     turns: [{
       observation: '#####\n#P_O#\n#####', response: '<answer>Right</answer>', actions: ['Right'],
       envReward: 1, formatPenalty: 0,

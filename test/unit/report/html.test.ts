@@ -13,7 +13,8 @@ const model: ReportModel = {
       turns: [{
         observation: 'x', response: '</script><script>alert(1)</script>\u2028', actions: [], envReward: 0,
         formatPenalty: 0, toolCalls: [],
-      }] }],
+      }], tokens: null }],
+    tokens: { roles: ['template'], tokenizer: 'test', note: null, stop: [], text: { 7: '</script>' }, bytes: {}, special: [] },
   }],
 };
 
