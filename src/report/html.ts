@@ -18,7 +18,7 @@ export interface LiveOptions {
 
 const CLIENT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'client');
 /** Order matters: helpers first, the boot script last. */
-const CLIENT_SCRIPTS = ['dom.js', 'charts.js', 'trajectories.js', 'app.js'];
+const CLIENT_SCRIPTS = ['dom.js', 'charts.js', 'tokens.js', 'trajectories.js', 'app.js'];
 
 interface Assets {
   chartJs: string;

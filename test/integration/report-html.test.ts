@@ -22,6 +22,7 @@ import { loadReport } from '../../src/report/load.ts';
 import { pngStats } from '../../src/report/png-stats.ts';
 import { openSource } from '../../src/report/source.ts';
 import { run, trajectory } from '../unit/report/fixtures.ts';
+import { assertTokenViewMatches, textOf } from '../unit/report/token-view.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'starpo-report-html-'));
 const html = join(root, 'out', 'report.html');
@@ -89,29 +90,57 @@ test('the report loads with no console error or network request; each chart has 
   });
 });
 
+const known = () => events.find((e): e is TrajectoryEvent => e.kind === 'trajectory' && e.iteration === 2
+  && e.split === 'train' && e.group === 1 && e.rolloutIndex === 2)!;
+
+async function pick(page: Page, e: TrajectoryEvent): Promise<void> {
+  await page.selectOption('#pick-iteration', String(e.iteration));
+  await page.selectOption('#pick-split', e.split);
+  await page.selectOption('#pick-group', String(e.group));
+  await page.selectOption('#pick-rollout', String(e.rolloutIndex));
+}
+
 test('the trajectory browser shows the grid, response and actions of a chosen trajectory', T120, async () => {
-  const known = events.find((e): e is TrajectoryEvent => e.kind === 'trajectory' && e.iteration === 2
-    && e.split === 'train'
-    && e.group === 1 && e.rolloutIndex === 2)!;
+  const chosen = known();
   await openPage(async (page, errors) => {
-    await page.selectOption('#pick-iteration', '2');
-    await page.selectOption('#pick-split', 'train');
-    await page.selectOption('#pick-group', '1');
-    await page.selectOption('#pick-rollout', '2');
+    await pick(page, chosen);
     const turns = await page.$$eval('.turn[data-turn]', (ts) => ts.map((t) => ({
       grid: [...t.querySelectorAll('.grid-row')].map((r) => r.textContent).join('\n'),
       player: t.querySelector('.cell-player, .cell-player-on-target')?.textContent ?? null,
       response: t.querySelector('pre.response')?.textContent,
     })));
-    assert.equal(turns.length, known.turns.length);
-    assert.deepEqual(turns.map((t) => t.grid), known.turns.map((t) => t.observation));
-    assert.deepEqual(turns.map((t) => t.response), known.turns.map((t) => t.response));
+    assert.equal(turns.length, chosen.turns.length);
+    assert.deepEqual(turns.map((t) => t.grid), chosen.turns.map((t) => t.observation));
+    assert.deepEqual(turns.map((t) => t.response), chosen.turns.map((t) => t.response));
     assert.ok(turns.every((t) => t.player === 'P' || t.player === 'S'), 'the player cell is styled as the player');
-    assert.equal(await page.getAttribute('.trajectory-summary', 'data-seed'), String(known.envSeed));
+    assert.equal(await page.getAttribute('.trajectory-summary', 'data-seed'), String(chosen.envSeed));
     assert.equal(await page.locator('.turn.final .grid').count(), 1, 'the re-enacted final state is drawn');
     assert.deepEqual(errors, []);
   });
 });
+
+test('the token view shows the trajectory\'s tokens as logged: owners, loss only on the model\'s, the compact \'>\' as template', T120,
+  async (t) => {
+    // In the compact template a turn whose model wrote the stop ("\n") is followed by the observation at once;
+    // otherwise the template appends the stop first. One such trajectory is checked too, when the run has one.
+    const stopped = events.find((e): e is TrajectoryEvent => e.kind === 'trajectory' && /43/.test(e.tokenRoles));
+    if (!stopped) t.diagnostic('no kept trajectory where the model wrote its stop');
+    await openPage(async (page, errors) => {
+      for (const e of stopped ? [known(), stopped] : [known()]) {
+        await pick(page, e);
+        const tokens = await assertTokenViewMatches(page, e);
+        // The token before each turn's first model-written one is the assistant header the template wrote.
+        const headers = e.turns.map((_, k) => tokens[tokens.findIndex((tok) => tok.turn === k + 1) - 1]);
+        assert.deepEqual(headers.map((h) => [textOf([h]), h.role, h.loss]), headers.map(() => ['>', 'template', 0]));
+        const stops = await page.$$eval('.token-turns li', (items) => items.map((i) => i.getAttribute('data-stop')));
+        const spans = [...e.tokenRoles.matchAll(/4+(.|$)/g)].map((m) => (m[1] === '3' ? 'yes' : 'no'));
+        assert.deepEqual(stops, spans);
+        await page.click('details.tokens > summary');  // closed again, so the next pick opens it afresh
+      }
+      assert.match((await page.textContent('.token-source'))!, /tokenizer of checkpoint main\/00000003/);
+      assert.deepEqual(errors, []);
+    });
+  });
 
 test('a screenshot of the page and every exported chart PNG are non-blank', T120, async () => {
   const shot = await openPage((page) => page.screenshot({ fullPage: true }));
@@ -143,5 +172,7 @@ test('FrozenLake cells are styled by their own legend and tool calls show their 
     assert.deepEqual(cells,
       ['frozen-tile', 'hole', 'frozen-tile', 'goal', 'frozen-tile', 'frozen-tile', 'frozen-tile', 'player-in-a-hole']);
     assert.deepEqual(await page.$$eval('.tool-call pre', (ps) => ps.map((p) => p.textContent)), ['print(2)', '2']);
+    // An event written before schema v4 has no token log, and the view says so instead of showing nothing.
+    assert.match((await page.textContent('details.tokens > summary'))!, /no token log/);
   });
 });

@@ -1,7 +1,7 @@
 /*
  * The trajectory browser: pick run / iteration / split / group / rollout and read the episode turn by
  * turn — the state as a coloured grid (or as text), the model's response, executed actions, rewards
- * and tool calls with their outputs.
+ * and tool calls with their outputs — then, folded, its tokens as trained (tokens.js).
  */
 (function (S) {
   'use strict';
@@ -96,7 +96,7 @@
   }
 
   S.TrajectoryBrowser = class TrajectoryBrowser {
-    constructor(root) { this.root = root; this.choice = {}; this.model = null; }
+    constructor(root) { this.root = root; this.choice = {}; this.model = null; this.tokensOpen = false; }
 
     update(model) { this.model = model; this.render(); }
 
@@ -110,7 +110,8 @@
       const t = view.trajectory;
       this.root.append(pickers(view, (change) => this.pick(change)), summary(view.run, t),
         S.el('div', { class: 'turns' },
-          t.turns.map((turn, i) => turnView(turn, i, view.run.legend)), finalView(t, view.run.legend)));
+          t.turns.map((turn, i) => turnView(turn, i, view.run.legend)), finalView(t, view.run.legend)),
+        S.tokenSection(t, view.run, this.tokensOpen, (open) => { this.tokensOpen = open; }));
     }
   };
 })(window.StarpoReport = window.StarpoReport || {});
