@@ -74,3 +74,19 @@ test('canonical JSON has sorted keys and round-trips to an equal config', () => 
   assert.equal(canonicalConfigJSON(configFromJSON(text)), text);
   throwsField(() => configFromJSON('{'), 'config file', /not valid JSON/);
 });
+
+test('a model directory makes the natural-language template the default; an explicit template still wins', () => {
+  assert.equal(resolveConfig({ overrides: ['model=/models/qwen'] }).template, 'full');
+  assert.equal(resolveConfig({ overrides: ['model=/models/qwen', 'template=compact'] }).template, 'compact');
+  assert.equal(resolveConfig({ file: { model: '/models/qwen', template: 'full-no-think' } }).template, 'full-no-think');
+  assert.equal(resolveConfig({}).template, 'compact');
+});
+
+test('LoRA settings: targets as a list or a comma string, dropout only 0, unknown targets named', () => {
+  const c = resolveConfig({ file: { lora: { rank: 16, alpha: 32, dropout: 0, targets: ['q', 'v'] } } });
+  assert.deepEqual([c.loraRank, c.loraAlpha, c.loraDropout, c.loraTargets], [16, 32, 0, 'q,v']);
+  assert.equal(resolveConfig({ overrides: ['loraTargets=q, k ,down'] }).loraTargets, 'q,k,down');
+  assert.throws(() => resolveConfig({ overrides: ['loraDropout=0.05'] }), /loraDropout: must be a number in \[0, 0\]/);
+  assert.throws(() => resolveConfig({ overrides: ['loraTargets=q,lm_head'] }), /loraTargets: "lm_head" is not one of q, k, v, o, gate, up, down/);
+  assert.throws(() => resolveConfig({ overrides: ['loraTargets=q,q'] }), /loraTargets: must list distinct items/);
+});
