@@ -54,22 +54,15 @@ async function maxScoreError(config: ModelConfig): Promise<number> {
   return err;
 }
 
-test('Qwen2 (GQA, qkv bias, tied embeddings, padding) log-probs match a plain HF-semantics reference', async () => {
-  const err = await maxScoreError(QWEN);
-  assert.ok(err < 1e-4, `max |Δ log p| = ${err}`);
-});
-
-test('Llama (no bias, untied lm_head) log-probs match the reference', async () => {
-  const err = await maxScoreError(LLAMA);
-  assert.ok(err < 1e-4, `max |Δ log p| = ${err}`);
-});
-
-test('Qwen3 (q/k RMSNorm per head, head_dim independent of hidden/heads) log-probs match the reference', async () => {
-  const err = await maxScoreError(QWEN3);
-  assert.ok(err < 1e-4, `max |Δ log p| = ${err}`);
-});
-
-test('Llama 3 (rope_scaling llama3) log-probs match the reference', async () => {
-  const err = await maxScoreError(LLAMA3);
-  assert.ok(err < 1e-4, `max |Δ log p| = ${err}`);
-});
+const CASES: [string, ModelConfig][] = [
+  ['Qwen2 (GQA, qkv bias, tied embeddings, padding)', QWEN],
+  ['Llama (no bias, untied lm_head)', LLAMA],
+  ['Qwen3 (q/k RMSNorm per head, head_dim independent of hidden/heads)', QWEN3],
+  ['Llama 3 (rope_scaling llama3)', LLAMA3],
+];
+for (const [name, config] of CASES) {
+  test(`${name} log-probs match a plain HF-semantics reference`, async () => {
+    const err = await maxScoreError(config);
+    assert.ok(err < 1e-4, `max |Δ log p| = ${err}`);
+  });
+}
