@@ -3,9 +3,9 @@
  * template (test/unit/rl/tiny-hf-model.ts) trained for one iteration, reported, and its token view read
  * in headless Chromium against the logged events.
  */
-import { before, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +23,7 @@ const root = mkdtempSync(join(tmpdir(), 'starpo-report-qwen3-'));
 const html = join(root, 'report.html');
 const trajectories: TrajectoryEvent[] = [];
 let model: ReportModel;
+after(() => rmSync(root, { recursive: true, force: true }));  // the model and its checkpoints: ~100 MB
 
 before(async () => {
   const dir = await writeTinyModel(join(root, 'qwen3-tiny'), 'qwen3');

@@ -2,7 +2,7 @@
  * Where the report finds a run's tokenizer, against a real tiny run trained here (character tokenizer,
  * compact template): its checkpoint first, its config when the checkpoints are gone, else ids only.
  */
-import { before, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,9 @@ import { trainEmbedded } from '../../../src/rl/embedded.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 import { run, trajectory } from './fixtures.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'starpo-report-tokens-'));
+const scratch = mkdtempSync(join(tmpdir(), 'starpo-report-tokens-'));
+const root = join(scratch, 'runs');
+after(() => rmSync(scratch, { recursive: true, force: true }));
 const config = resolveConfig({
   preset: 'starpo-s',
   overrides: ['env=sokoban', 'maxTurns=2', 'envGroups=1', 'groupSize=2', 'miniBatchSize=2', 'iterations=2', 'threads=1',
@@ -55,7 +57,7 @@ test('a real run\'s trajectories decode back to their text with the tokenizer of
 });
 
 test('without its checkpoints a run from scratch still decodes, with the built-in tokenizer its config names', async () => {
-  const copy = mkdtempSync(join(tmpdir(), 'starpo-report-nockpt-'));
+  const copy = mkdtempSync(join(scratch, 'nockpt-'));
   await trainEmbedded({ root: copy, runId: 'tiny', config });
   rmSync(join(copy, 'tiny', 'checkpoints'), { recursive: true });
   const r = await report(copy, 'tiny');
@@ -64,7 +66,7 @@ test('without its checkpoints a run from scratch still decodes, with the built-i
 });
 
 test('a run whose tokenizer cannot be found keeps its ids and roles and says why in one line', async () => {
-  const lost = mkdtempSync(join(tmpdir(), 'starpo-report-notok-'));
+  const lost = mkdtempSync(join(scratch, 'notok-'));
   const log = createLocalEventLog({ root: lost });
   const t = { ...trajectory(1, 0, 0), tokenIds: [5, 6, 7], tokenRoles: '204' };
   await log.append([run('r', { ...config, model: join(lost, 'no-such-model') }), t]);
