@@ -11,18 +11,15 @@
  * lacks and which may have changed since. Runs trained from scratch always resolve that way, since their
  * character tokenizer is built in.
  */
-import { CHATML, type ChatFormat } from '../agent/chat-format.ts';
-import { chatTemplateFrom } from '../agent/chat-template.ts';
-import { jinjaChatFormat } from '../agent/jinja-format.ts';
+import type { ChatFormat } from '../agent/chat-format.ts';
 import { TEMPLATES, type TemplateName } from '../agent/templates.ts';
 import type { CheckpointEvent } from '../events/index.ts';
 import { log } from '../log.ts';
-import { CHAT_TEMPLATE_FILE } from '../policy/io/model-dir.ts';
-import { asObject } from '../policy/tokenizer/hf.ts';
+import { CHAT_TEMPLATE_FILE, generationEosIds } from '../policy/io/model-dir.ts';
 import { loadTokenizer } from '../policy/tokenizer/load.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from '../rl/config.ts';
-import { resolveRunModel } from '../rl/run-model.ts';
+import { modelChatFormat, resolveRunModel } from '../rl/run-model.ts';
 import { createCheckpointStore } from '../storage/index.ts';
 import { iterationDir } from '../storage/layout.ts';
 import type { TokenizerLookup } from './tokens.ts';
@@ -48,18 +45,11 @@ function eosOf(text: string | undefined): number[] {
 
 type Files = Readonly<Record<string, string>>;
 
-/** The run's chat wrapping, rebuilt from the checkpoint's files as run-model.ts builds it from a model directory. */
+/** The run's chat wrapping, rebuilt from the checkpoint's files as the trainer builds it from the model directory's. */
 function checkpointChat(tokenizer: Tokenizer, config: Partial<RlConfig>, files: Files): ChatFormat {
   if (!config.model) return TEMPLATES[config.template as TemplateName].chat;
-  const tokenizerConfig = asObject(files['tokenizer_config.json'] ?? '{}', 'tokenizer_config.json');
-  const template = chatTemplateFrom(tokenizerConfig, files[CHAT_TEMPLATE_FILE]);
-  if (!template) return CHATML;
-  const generation = eosOf(files['generation_config.json']);
-  const eos = generation.length ? generation : eosOf(files['config.json']);
-  const thinking = config.chatThinking;
-  const enableThinking = thinking === 'default' || !thinking ? undefined : thinking === 'on';
-  const eosTokenIds = [...new Set([...eos, tokenizer.eosId])];
-  return jinjaChatFormat({ name: 'model', template, tokenizer, eosTokenIds, enableThinking });
+  const eos = generationEosIds(files['generation_config.json']) ?? eosOf(files['config.json']);
+  return modelChatFormat({ chatThinking: config.chatThinking ?? 'default' }, files, tokenizer, eos);
 }
 
 /**

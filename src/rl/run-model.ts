@@ -92,20 +92,24 @@ async function pretrainedModel(c: RlConfig): Promise<RunModel> {
   if (c.modelContext > dir.config.maxPositionEmbeddings) {
     throw new ConfigError('modelContext', `${c.modelContext} exceeds the model's max_position_embeddings ${dir.config.maxPositionEmbeddings}`);
   }
-  const eosTokenIds = [...new Set([...dir.eosTokenIds, tokenizer.eosId])];
+  const eosTokenIds = dir.eosTokenIds;
   const lora = loraOf(c);
   const assets = { ...dir.assets };
   if (lora) assets[BASE_MODEL_FILE] = `${JSON.stringify({ path: dir.dir, sha256: await weightsFingerprint(dir) }, null, 2)}\n`;
-  return { tokenizer, chat: modelChat(dir, tokenizer, eosTokenIds, c), modelConfig: dir.config, lora, pretrained: dir, assets };
+  return { tokenizer, chat: modelChatFormat(c, dir.assets, tokenizer, eosTokenIds), modelConfig: dir.config, lora, pretrained: dir, assets };
 }
 
-/** The model's own template; the written-out ChatML for a directory without one. */
-function modelChat(dir: ModelDirectory, tokenizer: Tokenizer, eosTokenIds: number[], c: RlConfig): ChatFormat {
-  const config = dir.assets['tokenizer_config.json'] ? asObject(dir.assets['tokenizer_config.json'], 'tokenizer_config.json') : {};
-  const template = chatTemplateFrom(config, dir.assets[CHAT_TEMPLATE_FILE]);
+/**
+ * How a pretrained run wraps messages, from its model's files (a model directory's, or the copies a
+ * checkpoint carries): the model's own template, or the written-out ChatML for a directory without one.
+ */
+export function modelChatFormat(c: Pick<RlConfig, 'chatThinking'>, files: Readonly<Record<string, string>>, tokenizer: Tokenizer,
+  eosTokenIds: readonly number[]): ChatFormat {
+  const config = files['tokenizer_config.json'] ? asObject(files['tokenizer_config.json'], 'tokenizer_config.json') : {};
+  const template = chatTemplateFrom(config, files[CHAT_TEMPLATE_FILE]);
   if (!template) return CHATML;
   const enableThinking = c.chatThinking === 'default' ? undefined : c.chatThinking === 'on';
-  return jinjaChatFormat({ name: 'model', template, tokenizer, eosTokenIds, enableThinking });
+  return jinjaChatFormat({ name: 'model', template, tokenizer, eosTokenIds: [...new Set([...eosTokenIds, tokenizer.eosId])], enableThinking });
 }
 
 /**

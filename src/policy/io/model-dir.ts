@@ -56,7 +56,7 @@ export async function openModelDirectory(path: string): Promise<ModelDirectory> 
     });
     if (text !== null) assets[name] = text;
   }
-  const eosTokenIds = generationEos(assets[GENERATION_CONFIG_FILE]) ?? config.eosTokenIds;
+  const eosTokenIds = generationEosIds(assets[GENERATION_CONFIG_FILE]) ?? config.eosTokenIds;
   return { dir, config, assets, eosTokenIds, weightFiles, readWeights: () => readModelWeights(dir) };
 }
 
@@ -67,7 +67,8 @@ export async function weightsFingerprint(m: ModelDirectory): Promise<string> {
   return h.digest('hex');
 }
 
-function generationEos(text: string | undefined): number[] | null {
+/** generation_config.json's eos_token_id as a list; null when the file or the field is absent. */
+export function generationEosIds(text: string | undefined): number[] | null {
   if (text === undefined) return null;
   let raw: unknown;
   try {
