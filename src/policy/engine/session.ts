@@ -8,6 +8,7 @@ import { StarpoError } from '../../errors.ts';
 import { type DType, Graph, type Shape, type TensorData } from '../graph/graph.ts';
 import { neg } from '../graph/ops.ts';
 import { toOnnx } from '../graph/onnx.ts';
+import { providerHint } from '../../gpu/hint.ts';
 
 export type Provider = 'cpu' | 'cuda' | 'webgpu';
 export const PROVIDERS: readonly Provider[] = ['cpu', 'cuda', 'webgpu'];
@@ -30,14 +31,6 @@ export class ProviderError extends StarpoError {}
 
 export type Session = ort.InferenceSession;
 export type Tensor = ort.Tensor;
-
-const HINT: Record<Provider, string> = {
-  cpu: '',
-  cuda:
-    'the CUDA provider libraries are not installed ' +
-    '(reinstall onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12 on a machine with CUDA 12 and cuDNN 9)',
-  webgpu: 'no WebGPU adapter is available on this machine',
-};
 
 export function defaultThreads(): number {
   return Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
@@ -64,7 +57,8 @@ export async function createSession(model: Graph | Uint8Array, opts: SessionOpti
     return await ort.InferenceSession.create(bytes, options);
   } catch (err) {
     if (provider === 'cpu') throw err;
-    throw new ProviderError(`execution provider "${provider}" is unavailable: ${HINT[provider]}`, { cause: err });
+    // Never a fallback to the CPU: the error says which state the machine is in (src/gpu/status.ts).
+    throw new ProviderError(`execution provider "${provider}" is unavailable: ${providerHint(provider, err)}`, { cause: err });
   }
 }
 
