@@ -3,6 +3,7 @@ import Table from 'cli-table3';
 import onnxProto from 'onnx-proto';
 import { SERVICES, ourPid, probe } from '../../services/manager.ts';
 import { hasCommand } from '../../services/exec.ts';
+import { providerStatuses } from '../../gpu/report.ts';
 
 const { onnx } = onnxProto;
 
@@ -12,6 +13,8 @@ interface Check {
   /** A failed optional check is reported but does not fail the command (the embedded driver needs no services). */
   required: boolean;
   detail: string;
+  /** Execution providers only: the state by name (src/gpu/status.ts), for scripts. */
+  state?: string;
 }
 
 function checkNode(): Check {
@@ -44,6 +47,13 @@ async function checkOnnxRuntime(): Promise<Check> {
   }
 }
 
+/** cpu must work; cuda and webgpu say which state they are in (not installed, no driver, no device, ...). */
+async function checkProviders(): Promise<Check[]> {
+  return (await providerStatuses()).map((s) => ({
+    name: `provider ${s.provider}`, ok: s.state === 'working', required: s.provider === 'cpu', detail: s.detail, state: s.state,
+  }));
+}
+
 function checkTools(): Check[] {
   return ['go', 'java', 'mvn'].map((tool) => ({
     name: tool, ok: hasCommand(tool), required: false, detail: hasCommand(tool) ? 'on PATH' : 'missing (needed to install services)',
@@ -62,12 +72,12 @@ async function checkServices(): Promise<Check[]> {
 }
 
 async function doctor(opts: { json?: boolean }): Promise<void> {
-  const checks = [checkNode(), await checkOnnxRuntime(), ...checkTools(), ...(await checkServices())];
+  const checks = [checkNode(), await checkOnnxRuntime(), ...(await checkProviders()), ...checkTools(), ...(await checkServices())];
   if (opts.json) {
     for (const c of checks) console.log(JSON.stringify(c));
   } else {
     const table = new Table({ head: ['check', 'status', 'detail'] });
-    for (const c of checks) table.push([c.name, c.ok ? 'ok' : c.required ? 'FAIL' : 'down/missing', c.detail]);
+    for (const c of checks) table.push([c.name, c.ok ? 'ok' : c.required ? 'FAIL' : c.state ? 'unavailable' : 'down/missing', c.detail]);
     console.log(table.toString());
   }
   if (checks.some((c) => c.required && !c.ok)) process.exitCode = 1;
@@ -75,7 +85,7 @@ async function doctor(opts: { json?: boolean }): Promise<void> {
 
 export function registerDoctor(program: Command): void {
   program.command('doctor')
-    .description('Check Node, onnxruntime and each local service, and print what is working')
+    .description('Check Node, onnxruntime, each execution provider (cpu, cuda, webgpu) and each local service, and print what is working')
     .option('--json', 'one JSON line per check')
     .action(doctor);
 }
