@@ -40,8 +40,16 @@ export class ModelHost {
   private held: string | null = null;
   private turn: Promise<unknown> = Promise.resolve();
 
-  /** `roles`: 'actor' for rollout workers; 'all' loads the critic and reference too (update workers). */
+  /**
+   * `roles`: 'actor' for rollout workers; 'all' loads the critic and reference too (update workers).
+   * `provider` overrides the run config's (rolloutProvider for 'actor', updateProvider for 'all').
+   */
   constructor(private readonly roles: 'actor' | 'all', private readonly provider?: Provider) {}
+
+  /** The provider this host's engines run on for a run: the worker's override, else the run's setting for this role. */
+  providerFor(c: RlConfig): Provider {
+    return this.provider ?? (this.roles === 'all' ? c.updateProvider : c.rolloutProvider);
+  }
 
   /** Runs `fn` with the models at checkpoint `from` ('fresh': the seeded initialisation of `c`). */
   use<T>(c: RlConfig, store: { uri: string; store: CheckpointStore }, from: CheckpointId | 'fresh',
@@ -82,11 +90,12 @@ export class ModelHost {
     const config = run.modelConfig;
     const threads = c.threads > 0 ? c.threads : undefined;
     const all = this.roles === 'all';
-    const signature = JSON.stringify({ config, threads, critic: all && c.critic, ref: all && c.klCoef > 0, seed: c.seed, lora: run.lora });
+    const provider = this.providerFor(c);
+    const signature = JSON.stringify({ config, threads, provider, critic: all && c.critic, ref: all && c.klCoef > 0, seed: c.seed, lora: run.lora });
     if (this.models && this.signature === signature && !fresh) return this.models;
     await this.close();
     const start = (role: 'actor' | 'critic', seed: number) => PolicyEngine.start({
-      config, role, seed, threads, provider: this.provider, tokenizerFiles: role === 'actor' ? run.assets : undefined,
+      config, role, seed, threads, provider, tokenizerFiles: role === 'actor' ? run.assets : undefined,
       lora: run.lora ?? undefined,
     });
     // The seeds of rl/models.ts createModels, so a fresh start is the embedded driver's initialisation.

@@ -29,7 +29,10 @@ export interface WorkerResources {
 }
 
 export interface ResourceOptions {
-  /** Execution provider of the update worker's engines (e.g. 'cuda' on the GPU worker). */
+  /**
+   * Execution provider of every engine this worker starts (`starpo worker --provider`), overriding the run
+   * config's rolloutProvider / updateProvider; default: the run's own setting per role.
+   */
   provider?: Provider;
   /** Producer retries before an append fails (default 5, about 10 s). */
   kafkaRetries?: number;
@@ -55,7 +58,7 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
   });
   const sandboxes = new Map<string, CodeRunner>();
   const configs = new Map<string, Promise<RlConfig>>();
-  const rolloutModels = new ModelHost('actor');
+  const rolloutModels = new ModelHost('actor', options.provider);
   const trainModels = new ModelHost('all', options.provider);
   return {
     store: stores.get,

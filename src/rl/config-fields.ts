@@ -13,6 +13,7 @@ import { TEMPLATE_NAMES } from '../agent/templates.ts';
 import { FORMAT_CHECK_NAMES } from './rewards/format.ts';
 import { TOOL_REWARD_NAMES } from './rewards/registry.ts';
 import { TOOL_FORMAT_NAMES } from '../tools/formats.ts';
+import { PROVIDER_NAMES } from '../gpu/providers.ts';
 
 const TOOL_USE_NAMES = ['none', ...TOOL_FORMAT_NAMES] as const;
 
@@ -111,6 +112,14 @@ export const FIELDS = {
   sftBatchSize: int(32, 1, 'Episodes per warm-start optimiser step.'),
   sftLr: num(1e-3, positive, 'Warm-start learning rate (cross-entropy on the model-written tokens).'),
   threads: int(0, 0, 'onnxruntime intra-op threads; 0 = one per core. Fix it for bitwise-reproducible runs.'),
+  rolloutProvider: oneOf(PROVIDER_NAMES, 'cpu',
+    'Execution provider of the rollout and validation engines: cpu, cuda or webgpu (`starpo doctor` says which work here; ' +
+    '`starpo worker --provider` overrides it for that worker). No fallback: a session that cannot get it fails. Runs on ' +
+    'different providers are not bitwise comparable with each other (other kernels, other summation orders).'),
+  updateProvider: oneOf(PROVIDER_NAMES, 'cpu',
+    'Execution provider of the update engines (actor updates, critic, reference: scoring, train_step, warm-start), e.g. cuda ' +
+    'on the durable update worker while rollouts stay on CPU workers. The embedded driver trains and samples one actor, so ' +
+    'there it must equal rolloutProvider.'),
   // Rollout shape
   envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.'),
   groupSize: int(16, 1, 'Rollouts per group (M), all from the same seed; 8 × 16 = 128 trajectories. Published: 16.'),

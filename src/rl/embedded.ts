@@ -11,7 +11,7 @@ import { EchoTrapDetector } from './echo-trap.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
-import { closeModels, createModels, loadPretrained } from './models.ts';
+import { checkEmbeddedProvider, closeModels, createModels, loadPretrained } from './models.ts';
 import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import { type RunModel, type RunText, resolveRunModel } from './run-model.ts';
@@ -63,10 +63,12 @@ async function loadOrWriteConfig(o: EmbeddedOptions): Promise<{ c: RlConfig; run
   const path = join(o.root, o.runId, 'config.json');
   if (o.resume || o.fork) {
     const c = configFromJSON(await readFile(path, 'utf8'));
+    await checkEmbeddedProvider(c);
     return { c, run: await resolveRunModel(c) };
   }
   if (!o.config) throw new ConfigError('config', 'a new run needs a config');
-  const run = await resolveRunModel(o.config); // a bad model directory fails before the run directory exists
+  await checkEmbeddedProvider(o.config); // a provider this machine lacks fails before the run directory exists
+  const run = await resolveRunModel(o.config); // so does a bad model directory
   await mkdir(join(o.root, o.runId), { recursive: true });
   await writeFile(path, `${canonicalConfigJSON(o.config)}\n`, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
     throw err.code === 'EEXIST' ? new ConfigError('runId', `run ${o.runId} already exists in ${o.root}; use --resume`) : err;

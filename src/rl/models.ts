@@ -1,5 +1,7 @@
 import type { ModelConfig } from '../policy/io/config.ts';
 import { Policy } from '../policy/engine/policy.ts';
+import { type Provider, probeProvider } from '../policy/engine/session.ts';
+import { ConfigError } from '../errors.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
 import { importState } from '../policy/engine/state.ts';
@@ -13,10 +15,29 @@ import { type RunModel, loraOf, pretrainedStates } from './run-model.ts';
 export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokenizer): IterationModels {
   const threads = c.threads > 0 ? c.threads : undefined;
   const lora = loraOf(c) ?? undefined;
-  const actor = new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora });
-  const critic = c.critic ? new Policy({ config, role: 'critic', seed: c.seed + 1, threads, tokenizer, lora }) : null;
-  const ref = c.klCoef > 0 ? new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora }) : null;
+  const provider = embeddedProvider(c);
+  const actor = new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora, provider });
+  const critic = c.critic ? new Policy({ config, role: 'critic', seed: c.seed + 1, threads, tokenizer, lora, provider }) : null;
+  const ref = c.klCoef > 0 ? new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora, provider }) : null;
   return { actor, critic, ref };
+}
+
+/**
+ * The one provider of an in-process run: its actor both samples and trains, so rollouts and updates cannot
+ * run on different providers (the durable driver's workers can).
+ */
+export function embeddedProvider(c: RlConfig): Provider {
+  if (c.rolloutProvider !== c.updateProvider) {
+    throw new ConfigError('rolloutProvider', `is ${c.rolloutProvider} but updateProvider is ${c.updateProvider}: the embedded driver ` +
+      'samples and trains one actor, so both must be equal (split them with --durable)');
+  }
+  return c.updateProvider;
+}
+
+/** Fails (one line) when this machine cannot run a session on the run's provider, before the run writes anything. */
+export async function checkEmbeddedProvider(c: RlConfig): Promise<void> {
+  const provider = embeddedProvider(c);
+  if (provider !== 'cpu') await probeProvider(provider);
 }
 
 export async function closeModels(m: IterationModels): Promise<void> {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError } from '../../errors.ts';
 import { QUEUE_ROLES, startWorkers, type QueueRole } from '../../durable/worker.ts';
-import { PROVIDERS, type Provider } from '../../policy/engine/session.ts';
+import { PROVIDERS, type Provider, probeProvider } from '../../policy/engine/session.ts';
 import { createResources } from '../../durable/resources.ts';
 import { log } from '../../log.ts';
 
@@ -21,15 +21,17 @@ async function worker(flags: WorkerFlags): Promise<void> {
     throw new ConfigError('--queue', `must be one of ${QUEUE_ROLES.join(', ')}, got "${flags.queue}"`);
   }
   if (flags.provider !== undefined && !PROVIDERS.includes(flags.provider as Provider)) {
-    throw new ConfigError('--provider', `must be one of ${PROVIDERS.join(', ')}`);
+    throw new ConfigError('--provider', `must be one of ${PROVIDERS.join(', ')}, got "${flags.provider}"`);
   }
+  // A worker started for a GPU must not poll tasks it cannot run: check the provider before connecting.
+  if (flags.provider !== undefined && flags.provider !== 'cpu') await probeProvider(flags.provider as Provider);
   Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's own chatter; starpo logs through pino
   const running = await startWorkers({
     role: flags.queue as QueueRole, queues: { rollout: flags.rolloutQueue, update: flags.updateQueue },
     address: flags.address, namespace: flags.namespace,
     resources: createResources({ provider: flags.provider as Provider | undefined }),
   });
-  log.info({ queue: flags.queue, rollout: flags.rolloutQueue, update: flags.updateQueue, pid: process.pid }, 'worker ready');
+  log.info({ queue: flags.queue, rollout: flags.rolloutQueue, update: flags.updateQueue, provider: flags.provider ?? 'per run', pid: process.pid }, 'worker ready');
   const stop = () => {
     log.info('worker shutting down after its running activities');
     void running.shutdown();
@@ -52,6 +54,7 @@ export function registerWorker(program: Command): void {
     .option('--update-queue <name>', 'name of the update task queue (the workflows run there too)', 'update')
     .option('--address <host:port>', 'Temporal frontend (default: the local dev server)')
     .option('--namespace <name>', 'Temporal namespace', 'default')
-    .option('--provider <name>', `execution provider of the update worker's models: ${PROVIDERS.join(', ')}`)
+    .option('--provider <name>', `execution provider of this worker's engines (${PROVIDERS.join(', ')}), overriding the run's ` +
+      'rolloutProvider / updateProvider for the queues it polls')
     .action(worker);
 }
