@@ -102,6 +102,8 @@ function reduce(op: string, x: Value, axes: readonly number[], keepdims: boolean
 export const reduceSum = (x: Value, axes: readonly number[], keepdims = true): Value => reduce('ReduceSum', x, axes, keepdims);
 export const reduceMax = (x: Value, axes: readonly number[], keepdims = true): Value => reduce('ReduceMax', x, axes, keepdims);
 export const reduceMean = (x: Value, axes: readonly number[], keepdims = true): Value => reduce('ReduceMean', x, axes, keepdims);
+/** log Σ exp over `axes`; onnxruntime's kernel subtracts the maximum first (stable at any magnitude). */
+export const reduceLogSumExp = (x: Value, axes: readonly number[], keepdims = true): Value => reduce('ReduceLogSumExp', x, axes, keepdims);
 
 export function argMax(x: Value, axis: number, keepdims = false): Value {
   const ax = normAxis(axis, x.rank);

@@ -58,3 +58,32 @@ export function logSoftmax(x: Value): Value {
   const z = o.sub(x, o.stopGradient(o.reduceMax(x, [-1])));
   return o.sub(z, o.log(o.reduceSum(o.exp(z), [-1])));
 }
+
+/**
+ * The LM head and the per-row statistics the losses read, as one composite with its backward written
+ * out: for h [N, D] and the head weight w [V, D], x = h·wᵀ [N, V], returns [N, 2] = (log p(target), entropy)
+ * per row, targets [N, 1]. Only x and the per-row lse and entropy live from the forward to the backward
+ * (the chain rule through log-softmax, exp and the entropy's product would keep five [N, V] tensors and
+ * make a dozen more). With lp = x − lse and p = exp(lp), for upstream (gl, gH):
+ *   d/dx log p(t) = onehot(t) − p,   d/dx H = −p·(lp + H),
+ *   dx = p·(−gH·(lp + H) − gl) + onehot(t)·gl.
+ * The backward recomputes lp and p from x (lp as x + (−lse), which onnxruntime's common-subexpression
+ * elimination cannot merge with the forward's x − lse, so the forward's [N, V] temporaries die in the
+ * forward); dx is then two Gemms (dh = dx·w, dw = dxᵀ·h).
+ */
+export function headStats(h: Value, w: Value, targets: Value): Value {
+  const x = o.gemm(h, w, 0, 1); // [N, V]
+  const lse = o.reduceLogSumExp(x, [1]); // [N, 1]
+  const lp = o.sub(x, lse);
+  const entropy = o.neg(o.reduceSum(o.mul(o.exp(lp), lp), [1])); // [N, 1]
+  const logp = o.sub(o.gatherElements(x, targets, 1), lse); // [N, 1]
+  const out = o.concat([logp, entropy], 1);
+  return h.graph.defineGradient(out, [h, w], (g) => {
+    const [gl, gH] = o.split(g, [1, 1], 1); // [N, 1] each
+    const lp2 = o.add(x, o.neg(lse));
+    const p = o.exp(lp2);
+    const t = o.mul(o.add(o.mul(o.add(lp2, entropy), o.neg(gH)), o.neg(gl)), p);
+    const dx = o.scatterElementsAdd(t, targets, gl, 1); // [N, V]
+    return [o.gemm(dx, w), o.gemm(dx, h, 1, 0)];
+  });
+}

@@ -246,8 +246,11 @@ export function forward(m: Model, inp: Inputs): Value {
   return rmsNorm(x, m.w.norm, m.cfg.rmsNormEps);
 }
 
+/** The LM head's [V, D] weight: lm_head, or the embedding when tied. */
+export const headWeight = (m: Model): Value => m.w.lm_head ?? m.w.embed;
+
 export function lmLogits(m: Model, h: Value): Value {
-  return o.gemm(h, m.w.lm_head ?? m.w.embed, 0, 1); // [N, V]
+  return o.gemm(h, headWeight(m), 0, 1); // [N, V]
 }
 
 export function values(m: Model, h: Value): Value {

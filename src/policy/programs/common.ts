@@ -5,7 +5,8 @@
 import type { Graph, Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import { type Layout, groupsOf } from '../model/layout.ts';
-import { type Model, forward, logSoftmax } from '../model/transformer.ts';
+import { headStats } from '../model/composite.ts';
+import { type Model, forward, headWeight } from '../model/transformer.ts';
 import type { Groups } from './adamw.ts';
 
 /** `<prefix>_<group>` inputs, one per non-empty group (an actor's LoRA adapters have no `vectors`). */
@@ -53,19 +54,18 @@ export function encode(model: Model, s: SequenceInputs): Value {
 }
 
 /**
- * logits / T with T fed as the scalar input `inv_temperature` (1/T): log-probs must be those of
- * the distribution tokens were sampled from (verl divides by the rollout temperature too).
+ * Per row: log-prob of `targets` [B, T] and entropy of the next-token distribution of logits / T, with
+ * 1/T fed as the scalar input `inv_temperature` (log-probs must be those of the distribution tokens were
+ * sampled from; verl divides by the rollout temperature too). 1/T scales the hidden states [N, D]
+ * rather than the logits [N, V] (at T = 1 the two are the same numbers), and the LM head, log-softmax
+ * and entropy are one composite (composite.headStats) that holds one [N, V] tensor across the backward.
  */
-export function temper(logits: Value): Value {
-  return o.mul(logits, logits.graph.input('inv_temperature', logits.dtype, []));
-}
-
-/** Per row: log-prob of `targets` and entropy of the distribution; logits [B·T, V], targets [B, T]. */
-export function tokenStats(logits: Value, targets: Value): { logp: Value; entropy: Value } {
+export function tokenStats(model: Model, hidden: Value, targets: Value): { logp: Value; entropy: Value } {
   const [B, T] = targets.shape;
-  const logProbs = logSoftmax(logits); // [N, V]
-  const logp = o.reshape(o.gatherElements(logProbs, o.reshape(targets, [B * T, 1]), 1), [B, T]);
-  const entropy = o.reshape(o.neg(o.reduceSum(o.mul(o.exp(logProbs), logProbs), [1], false)), [B, T]);
+  const g = hidden.graph;
+  const scaled = o.mul(hidden, g.input('inv_temperature', hidden.dtype, []));
+  const stats = headStats(scaled, headWeight(model), o.reshape(targets, [B * T, 1])); // [N, 2]
+  const [logp, entropy] = o.split(stats, [1, 1], 1).map((s) => o.reshape(s, [B, T]));
   return { logp, entropy };
 }
 

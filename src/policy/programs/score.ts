@@ -6,8 +6,8 @@
 import { type FloatDType, Graph } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { Layout } from '../model/layout.ts';
-import { lmLogits, values, weightInputs } from '../model/transformer.ts';
-import { encode, sequenceInputs, temper, tokenStats } from './common.ts';
+import { values, weightInputs } from '../model/transformer.ts';
+import { encode, sequenceInputs, tokenStats } from './common.ts';
 import type { TrainShape } from './train.ts';
 
 export function buildScoreGraph(layout: Layout, s: TrainShape, float: FloatDType = 'float32'): Graph {
@@ -19,7 +19,7 @@ export function buildScoreGraph(layout: Layout, s: TrainShape, float: FloatDType
     g.output('values', o.reshape(values(model, hidden), [B, T]));
     return g;
   }
-  const { logp, entropy } = tokenStats(temper(lmLogits(model, hidden)), g.input('targets', 'int64', [B, T]));
+  const { logp, entropy } = tokenStats(model, hidden, g.input('targets', 'int64', [B, T]));
   g.output('logprobs', logp);
   g.output('entropy', entropy);
   return g;
