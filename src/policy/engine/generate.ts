@@ -6,7 +6,8 @@
  * the batch runs until every row has stopped or hit maxNewTokens.
  */
 import { ConfigError } from '../../errors.ts';
-import { type PrefillShape, cacheName, stepName } from '../programs/generate.ts';
+import type { ModelConfig } from '../io/config.ts';
+import { type DecodeShape, type PrefillShape, cacheName, stepName } from '../programs/generate.ts';
 import { positionsOf } from '../programs/batch.ts';
 import { SamplingRng } from '../sampling/rng.ts';
 import { type SamplingOptions, TokenSampler } from '../sampling/sampler.ts';
@@ -90,18 +91,16 @@ export async function generate(
   if (n === 0 || req.prompts.some((p) => p.length === 0)) throw new ConfigError('prompts', 'need at least one non-empty prompt');
   if (!(req.maxNewTokens >= 1)) throw new ConfigError('maxNewTokens', 'must be >= 1');
   if (req.stopStrings?.length && !tokenizer) throw new ConfigError('stopStrings', 'need a tokenizer on the policy');
-  const T = up(Math.max(...req.prompts.map((p) => p.length)), req.promptMultiple ?? 16);
-  const S = up(T + req.maxNewTokens, 32);
-  const B = batchBucket(n); // rows beyond n are one-token dummies, finished from the start
+  const { prefill: prefillShape, decode: decodeShape } = generationShapes(cfg, req, attentionBudget);
+  const [T, S, B] = [prefillShape.promptLen, decodeShape.cacheLen, decodeShape.batch]; // rows beyond n are one-token dummies, finished from the start
   const rows = new Rows(B, req.maxNewTokens, new Set(req.stopTokenIds ?? cfg.eosTokenIds), req.stopStrings ?? [], tokenizer);
   rows.out.slice(n).forEach((r) => (r.done = true));
   const step = new Stepper(req, B, cfg.vocabSize);
   const prompts = [...req.prompts, ...Array<number[]>(B - n).fill([0])];
   const { lastPos, slotMask } = promptFeeds(prompts, T, S);
-  const chunk = largestDivisor(B, (r) => r * cfg.numHeads * T * T <= attentionBudget);
-  let { out, caches } = await prefill(programs, params, prompts, { batch: chunk, promptLen: T, cacheLen: S }, step);
+  let { out, caches } = await prefill(programs, params, prompts, prefillShape, step);
   rows.push(...step.pick(out));
-  const decode = await programs.decode({ batch: B, cacheLen: S });
+  const decode = await programs.decode(decodeShape);
   const { numLayers: L, numKvHeads: K, headDim: E } = cfg;
   const steps = Object.fromEntries([...Array(L).keys()].flatMap((i) => (['k', 'v'] as const).map((kind) =>
     [stepName(kind, i), floatTensor(new Float32Array(B * K * E), [B, K, 1, E])])));
@@ -120,6 +119,18 @@ export async function generate(
     rows.push(...step.pick(out));
   }
   return rows.out.slice(0, n).map(({ done: _, ...g }) => g);
+}
+
+/**
+ * The programs a request runs: the prefill over prompts padded to a multiple of promptMultiple, in row
+ * chunks whose attention scores (rows·H·T²) fit the budget, and the decode step over the batch bucket.
+ */
+export function generationShapes(cfg: ModelConfig, req: GenerateRequest, attentionBudget = Infinity): { prefill: PrefillShape; decode: DecodeShape } {
+  const T = up(Math.max(...req.prompts.map((p) => p.length)), req.promptMultiple ?? 16);
+  const S = up(T + req.maxNewTokens, 32);
+  const B = batchBucket(req.prompts.length);
+  const chunk = largestDivisor(B, (r) => r * cfg.numHeads * T * T <= attentionBudget);
+  return { prefill: { batch: chunk, promptLen: T, cacheLen: S }, decode: { batch: B, cacheLen: S } };
 }
 
 /**

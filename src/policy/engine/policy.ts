@@ -8,8 +8,9 @@
  */
 import { ConfigError } from '../../errors.ts';
 import type { ModelConfig } from '../io/config.ts';
-import { GROUPS, type Layout, type Role, buildLayout } from '../model/layout.ts';
+import { GROUPS, type Layout, type Role, buildLayout, paramCount } from '../model/layout.ts';
 import type { Tensor } from '../io/dtype.ts';
+import { initParamsParallel } from '../model/init-parallel.ts';
 import type { LoraSpec } from '../model/lora.ts';
 import { type Packed, clonePacked, fromNamed, initParams, zerosLike } from '../model/params.ts';
 import type { AdamWSpec } from '../programs/adamw.ts';
@@ -19,10 +20,10 @@ import {
 import { type LossSpec, lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import { only, sequenceFeeds, weightFeeds } from './feeds.ts';
-import { type GenerateRequest, type Generation, generate } from './generate.ts';
+import { type GenerateRequest, type Generation, generate, generationShapes } from './generate.ts';
 import { ProgramCache } from './programs.ts';
 import { type Provider, defaultThreads } from './session.ts';
-import { type OptimizerBuffers, type TrainContext, trainStep } from './train.ts';
+import { type OptimizerBuffers, type TrainContext, trainStep, trainStepInPlace } from './train.ts';
 
 export interface PolicyOptions {
   readonly config: ModelConfig;
@@ -57,6 +58,12 @@ export interface PolicyOptions {
    * (default ATTENTION_BUDGET).
    */
   readonly attentionBudget?: number;
+  /**
+   * Update params and moments in place (engine/train.ts trainStepInPlace): one gradient buffer and no
+   * spare copy of params and moments, so a step holds 4 parameter-sized buffers instead of 8 or more.
+   * Default: when the trained parameters number IN_PLACE_MIN_PARAMS or more.
+   */
+  readonly inPlaceOptimizer?: boolean;
 }
 
 /**
@@ -64,6 +71,9 @@ export interface PolicyOptions {
  * vocabularies then stay within a few GB (the loss holds several logits-sized tensors at once).
  */
 export const ATTENTION_BUDGET = 1 << 24;
+
+/** 2^24 trained parameters (64 MB per copy): from here on a spare copy of params and moments costs more than the one-graph step saves. */
+export const IN_PLACE_MIN_PARAMS = 1 << 24;
 
 export interface TrainStepOptions {
   readonly loss: LossSpec;
@@ -120,6 +130,26 @@ export class Policy {
     this.packed = p;
   }
 
+  /**
+   * Draws the initial parameters (and a LoRA policy's frozen base) on several threads, unless they are
+   * set already; the values are the same as the lazy initialisation on first use (initParams), which
+   * every operation otherwise starts with. Operations call it first, so a 0.5B model's 500M draws are
+   * shared across the cores instead of run on one.
+   */
+  async initialize(): Promise<void> {
+    const threads = this.options.threads ?? defaultThreads();
+    const seed = this.options.seed ?? 0;
+    if (!this.packed) {
+      const p = await initParamsParallel(this.layout, seed, threads);
+      this.packed ??= p; // setParams may have run meanwhile
+    }
+    const frozen = this.layout.frozen;
+    if (frozen && !this.frozenBase) {
+      const p = await initParamsParallel(frozen, seed, threads);
+      this.frozenBase ??= p;
+    }
+  }
+
   /** Replaces the parameters with a copy of `p` (or `p` itself with copy = false: the policy then owns it). */
   setParams(p: Packed, copy = true): void {
     for (const g of GROUPS) {
@@ -171,6 +201,7 @@ export class Policy {
   }
 
   private async runTrainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics> {
+    await this.initialize();
     const def = lossDef(opts.loss);
     if ((def.head === 'value') !== (this.role === 'critic')) {
       throw new ConfigError('loss.kind', `${opts.loss.kind} does not fit a ${this.role}`);
@@ -179,6 +210,14 @@ export class Policy {
     checkBatch(batch, ['lossMask', ...fields]);
     const bucket = this.bucket(batch);
     this.moments ??= { m: zerosLike(this.layout), v: zerosLike(this.layout) };
+    if (this.options.inPlaceOptimizer ?? paramCount(this.layout) >= IN_PLACE_MIN_PARAMS) {
+      this.spare = null;
+      const ctx = { layout: this.layout, frozen: this.getBase(), programs: this.programs, rows: this.rowsPerCall(bucket), scratch: this.scratch };
+      const grads = (this.scratch.grads ??= zerosLike(this.layout));
+      const metrics = await trainStepInPlace(ctx, { params: this.params, ...this.moments }, grads, this.step + 1, batch, bucket, opts);
+      if (metrics.skipped === 0) this.step++;
+      return metrics;
+    }
     const spare = (this.spare ??= { params: zerosLike(this.layout), m: zerosLike(this.layout), v: zerosLike(this.layout) });
     const ctx = { layout: this.layout, frozen: this.getBase(), programs: this.programs, rows: this.rowsPerCall(bucket), scratch: this.scratch };
     const state = { params: this.params, ...this.moments };
@@ -205,6 +244,7 @@ export class Policy {
   }
 
   private async runScore(batch: SequenceBatch, temperature: number): Promise<ScoreResult> {
+    await this.initialize();
     checkBatch(batch);
     const bucket = this.bucket(batch);
     const rows = this.rowsPerCall(bucket);
@@ -229,7 +269,16 @@ export class Policy {
     if (this.role !== 'actor') throw new ConfigError('role', 'only an actor generates');
     const budget = this.options.attentionBudget ?? ATTENTION_BUDGET;
     // With LoRA the programs apply the adapters unmerged: merging would need a second base-sized buffer.
-    return this.exclusive(() => generate(this.programs, weightFeeds(this.layout, this.params, this.getBase()), req, this.options.tokenizer, budget));
+    return this.exclusive(async () => {
+      await this.initialize();
+      return generate(this.programs, weightFeeds(this.layout, this.params, this.getBase()), req, this.options.tokenizer, budget);
+    });
+  }
+
+  /** Compiles the programs `generate(req)` would run (prefill and decode for its shapes) without running them. */
+  compileGenerate(req: GenerateRequest): Promise<void> {
+    const shapes = generationShapes(this.layout.config, req, this.options.attentionBudget ?? ATTENTION_BUDGET);
+    return this.exclusive(async () => void (await Promise.all([this.programs.prefill(shapes.prefill), this.programs.decode(shapes.decode)])));
   }
 
   /** Frees every compiled program and its onnxruntime memory; later calls compile what they need again. */

@@ -5,12 +5,13 @@
  */
 import { log } from '../../log.ts';
 import type { Graph } from '../graph/graph.ts';
+import { toOnnx } from '../graph/onnx.ts';
 import type { Layout } from '../model/layout.ts';
-import { type AdamWSpec, DEFAULT_ADAMW } from '../programs/adamw.ts';
+import { type AdamWSpec, DEFAULT_ADAMW, buildAdamwChunkGraph, buildSumSquaresGraph } from '../programs/adamw.ts';
 import { type DecodeShape, type PrefillShape, buildDecodeGraph, buildPrefillGraph } from '../programs/generate.ts';
 import type { LossSpec } from '../programs/loss.ts';
 import { buildScoreGraph } from '../programs/score.ts';
-import { type TrainShape, buildApplyGraph, buildGradGraph, buildTrainGraph } from '../programs/train.ts';
+import { type TrainGraph, type TrainShape, buildApplyGraph, buildGradGraph, buildTrainGraph, buildViewGradGraph } from '../programs/train.ts';
 import { type Session, type SessionOptions, createSession } from './session.ts';
 
 export interface TrainProgram {
@@ -28,9 +29,19 @@ async function releaseProgram(p: Promise<unknown>): Promise<void> {
   await s?.release();
 }
 
+/** One compile: what was built, its live node count, and seconds to build + serialise the graph and create the session. */
+export interface CompileRecord {
+  readonly kind: string;
+  readonly nodes: number;
+  readonly buildSeconds: number;
+  readonly sessionSeconds: number;
+}
+
 export class ProgramCache {
   /** Insertion order = recency (a hit moves its key to the end), so the first key is the LRU one. */
   private readonly programs = new Map<string, Promise<unknown>>();
+  /** Every compile so far, in order (benchmarks report compile time from it). */
+  readonly compiles: CompileRecord[] = [];
 
   constructor(
     readonly layout: Layout,
@@ -43,38 +54,44 @@ export class ProgramCache {
   }
 
   train(shape: TrainShape, loss: LossSpec, optim: AdamWSpec): Promise<TrainProgram> {
-    return this.get(['train', shape, loss, optim], async () => {
-      const t = buildTrainGraph(this.layout, { ...shape, loss, optim });
-      return { session: await this.compile('train', t.graph), lossInputs: t.lossInputs, metricNames: t.metricNames };
-    });
+    return this.get(['train', shape, loss, optim], () => this.compileTrain('train', () => buildTrainGraph(this.layout, { ...shape, loss, optim })));
   }
 
   /** Micro-batch gradient accumulation (see train.ts). */
   grad(shape: TrainShape, loss: LossSpec): Promise<TrainProgram> {
-    return this.get(['grad', shape, loss], async () => {
-      const t = buildGradGraph(this.layout, { ...shape, loss, optim: DEFAULT_ADAMW });
-      return { session: await this.compile('grad', t.graph), lossInputs: t.lossInputs, metricNames: t.metricNames };
-    });
+    return this.get(['grad', shape, loss], () => this.compileTrain('grad', () => buildGradGraph(this.layout, { ...shape, loss, optim: DEFAULT_ADAMW })));
   }
 
   /** Clipping + AdamW on an accumulated gradient. */
   apply(optim: AdamWSpec): Promise<TrainProgram> {
-    return this.get(['apply', optim], async () => {
-      const t = buildApplyGraph(this.layout, optim);
-      return { session: await this.compile('apply', t.graph), lossInputs: [], metricNames: t.metricNames };
-    });
+    return this.get(['apply', optim], () => this.compileTrain('apply', () => buildApplyGraph(this.layout, optim)));
+  }
+
+  /** One (micro-)batch's per-view gradients, written (or with `accumulate` added) in place (see train.ts). */
+  viewGrad(shape: TrainShape, loss: LossSpec, accumulate: boolean): Promise<TrainProgram> {
+    return this.get(['viewGrad', shape, loss, accumulate], () => this.compileTrain('viewGrad', () => buildViewGradGraph(this.layout, { ...shape, loss, optim: DEFAULT_ADAMW }, accumulate)));
+  }
+
+  /** AdamW on one chunk of `size` floats, outputs bound to the inputs' memory. */
+  adamwChunk(size: number, optim: AdamWSpec): Promise<Session> {
+    return this.get(['adamwChunk', size, optim], () => this.compile('adamwChunk', () => buildAdamwChunkGraph(size, optim)));
+  }
+
+  /** Σ g² of each row of a [rows, width] chunk. */
+  sumSquares(rows: number, width: number): Promise<Session> {
+    return this.get(['sumSquares', rows, width], () => this.compile('sumSquares', () => buildSumSquaresGraph(rows, width)));
   }
 
   score(shape: TrainShape): Promise<Session> {
-    return this.get(['score', shape], () => this.compile('score', buildScoreGraph(this.layout, shape)));
+    return this.get(['score', shape], () => this.compile('score', () => buildScoreGraph(this.layout, shape)));
   }
 
   prefill(shape: PrefillShape): Promise<Session> {
-    return this.get(['prefill', shape], () => this.compile('prefill', buildPrefillGraph(this.layout, shape)));
+    return this.get(['prefill', shape], () => this.compile('prefill', () => buildPrefillGraph(this.layout, shape)));
   }
 
   decode(shape: DecodeShape): Promise<Session> {
-    return this.get(['decode', shape], () => this.compile('decode', buildDecodeGraph(this.layout, shape)));
+    return this.get(['decode', shape], () => this.compile('decode', () => buildDecodeGraph(this.layout, shape)));
   }
 
   /** Releases every session (onnxruntime frees their memory). */
@@ -106,10 +123,22 @@ export class ProgramCache {
     return p;
   }
 
-  private async compile(kind: string, graph: Graph): Promise<Session> {
+  private async compileTrain(kind: string, build: () => TrainGraph): Promise<TrainProgram> {
+    let t: TrainGraph | null = null;
+    const session = await this.compile(kind, () => (t = build()).graph);
+    return { session, lossInputs: t!.lossInputs, metricNames: t!.metricNames };
+  }
+
+  /** Builds the graph (autodiff included), serialises it and creates its session, recording the time of each part. */
+  private async compile(kind: string, build: () => Graph): Promise<Session> {
     const t0 = performance.now();
-    const session = await createSession(graph, this.options);
-    log.debug({ kind, nodes: graph.nodes.length, ms: Math.round(performance.now() - t0) }, 'compiled policy program');
+    const graph = build();
+    const bytes = toOnnx(graph);
+    const t1 = performance.now();
+    const session = await createSession(bytes, this.options);
+    const record = { kind, nodes: graph.nodes.length, buildSeconds: (t1 - t0) / 1000, sessionSeconds: (performance.now() - t1) / 1000 };
+    this.compiles.push(record);
+    log.debug({ ...record, bytes: bytes.length }, 'compiled policy program');
     return session;
   }
 }

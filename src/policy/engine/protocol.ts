@@ -27,6 +27,8 @@ export interface EngineInit {
   readonly arena?: boolean;
   readonly maxPrograms?: number;
   readonly attentionBudget?: number;
+  /** See PolicyOptions.inPlaceOptimizer. */
+  readonly inPlaceOptimizer?: boolean;
   /** tokenizer.json (+ tokenizer_config.json) contents, for stop strings. */
   readonly tokenizerFiles?: Readonly<Record<string, string>>;
 }

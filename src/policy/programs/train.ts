@@ -102,6 +102,24 @@ export function buildGradGraph(layout: Layout, spec: TrainProgramSpec): TrainGra
   return { graph: g, lossInputs, metricNames: names };
 }
 
+/**
+ * One (micro-)batch's gradient per trained view, for the in-place optimizer (engine/train.ts): outputs
+ * `grad.<key>` (the view's shape), which the runner binds to that view's place in one packed gradient
+ * buffer, so no packed copy is made in-graph. With `accumulate`, each output is `acc.<key>` + the
+ * gradient, and the runner binds input and output to the same memory (the Add is the input's only
+ * reader). Metrics are this micro-batch's share of the sums, as buildGradGraph's.
+ */
+export function buildViewGradGraph(layout: Layout, spec: TrainProgramSpec, accumulate: boolean): TrainGraph {
+  const g = new Graph(spec.float ?? 'float32');
+  const model = weightInputs(g, layout);
+  const { loss, metrics, lossInputs, tokens } = buildLoss(g, model, spec);
+  const grads = grad(loss, layout.views.map((v) => model.w[v.key]));
+  layout.views.forEach((v, i) => g.output(`grad.${v.key}`, accumulate ? o.add(g.input(`acc.${v.key}`, g.float, v.shape), grads[i]) : grads[i]));
+  const { names, vector } = metricsVector({ loss, ...metrics, tokens });
+  g.output('metrics', vector);
+  return { graph: g, lossInputs, metricNames: names };
+}
+
 /** Clipping + AdamW on an accumulated gradient (inputs `grad_<group>`); metrics grad_norm, skipped. */
 export function buildApplyGraph(layout: Layout, optim: AdamWSpec, float: FloatDType = 'float32'): TrainGraph {
   const g = new Graph(float);
