@@ -40,8 +40,10 @@ export interface PolicyOptions {
   /** Spin idle onnxruntime threads (default true; see SessionOptions.spin). */
   readonly spin?: boolean;
   /**
-   * Keep each program's onnxruntime memory arena at its peak (default true). false returns memory
-   * after every call, at ~20% more train_step CPU time (page faults), measured on the bench model.
+   * Keep each program's onnxruntime memory arena at its peak (default: for models below ARENA_MAX_PARAMS).
+   * false returns memory after every call, at ~20% more train_step CPU time (page faults), measured on the
+   * bench model. At 0.5B the arena's power-of-two growth (and the memory pattern's second block beside
+   * the first run's chunks) took a 4x512 step past 23 GB, where the same step peaks at 14.4 GB without it.
    */
   readonly arena?: boolean;
   /** Sequence lengths are padded up to a multiple of this so programs are reused (default 32). */
@@ -71,6 +73,9 @@ export interface PolicyOptions {
  * vocabularies then stay within a few GB (the loss holds several logits-sized tensors at once).
  */
 export const ATTENTION_BUDGET = 1 << 24;
+
+/** 2^25 parameters (base included): from here on programs run without onnxruntime's memory arena (see PolicyOptions.arena). */
+export const ARENA_MAX_PARAMS = 1 << 25;
 
 /** 2^24 trained parameters (64 MB per copy): from here on a spare copy of params and moments costs more than the one-graph step saves. */
 export const IN_PLACE_MIN_PARAMS = 1 << 24;
@@ -109,7 +114,9 @@ export class Policy {
 
   constructor(readonly options: PolicyOptions) {
     this.layout = buildLayout(options.config, options.role ?? 'actor', options.lora ?? null);
-    const session = { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin, arena: options.arena };
+    const params = paramCount(this.layout) + (this.layout.frozen ? paramCount(this.layout.frozen) : 0);
+    const arena = options.arena ?? params < ARENA_MAX_PARAMS;
+    const session = { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin, arena };
     this.programs = new ProgramCache(this.layout, session, options.maxPrograms);
   }
 

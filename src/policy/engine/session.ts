@@ -36,6 +36,18 @@ export function defaultThreads(): number {
   return Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
 }
 
+/**
+ * STARPO_ORT_PROFILE=<prefix>: onnxruntime's per-node profile (JSON, written when the session is released)
+ * and its optimised graph (.onnx) for every session, under that prefix. A debugging aid: the engine
+ * README's 0.5B section read where time and memory go from these.
+ */
+let profiled = 0;
+function profiling(): Partial<ort.InferenceSession.SessionOptions> {
+  const prefix = process.env.STARPO_ORT_PROFILE;
+  if (!prefix) return {};
+  return { enableProfiling: true, profileFilePrefix: prefix, optimizedModelFilePath: `${prefix}_${process.pid}_${profiled++}.onnx` };
+}
+
 export async function createSession(model: Graph | Uint8Array, opts: SessionOptions = {}): Promise<Session> {
   const bytes = model instanceof Uint8Array ? model : toOnnx(model);
   const provider = opts.provider ?? 'cpu';
@@ -49,6 +61,7 @@ export async function createSession(model: Graph | Uint8Array, opts: SessionOpti
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     enableCpuMemArena: opts.arena ?? true,
+    ...profiling(),
     // Parallel loops hand out shrinking blocks instead of one per thread, so a thread delayed by another
     // process does not hold up the rest: train_step 1-2% faster on this shared 2-core machine (4 runs).
     extra: { session: { intra_op: { allow_spinning: opts.spin === false ? '0' : '1' }, dynamic_block_base: '4' } },

@@ -62,28 +62,34 @@ export function logSoftmax(x: Value): Value {
 /**
  * The LM head and the per-row statistics the losses read, as one composite with its backward written
  * out: for h [N, D] and the head weight w [V, D], x = h·wᵀ [N, V], returns [N, 2] = (log p(target), entropy)
- * per row, targets [N, 1]. Only x and the per-row lse and entropy live from the forward to the backward
- * (the chain rule through log-softmax, exp and the entropy's product would keep five [N, V] tensors and
- * make a dozen more). With lp = x − lse and p = exp(lp), for upstream (gl, gH):
- *   d/dx log p(t) = onehot(t) − p,   d/dx H = −p·(lp + H),
- *   dx = p·(−gH·(lp + H) − gl) + onehot(t)·gl.
- * The backward recomputes lp and p from x (lp as x + (−lse), which onnxruntime's common-subexpression
- * elimination cannot merge with the forward's x − lse, so the forward's [N, V] temporaries die in the
- * forward); dx is then two Gemms (dh = dx·w, dw = dxᵀ·h).
+ * per row, targets [N, 1]. The chain rule through log-softmax, exp and the entropy's product kept five
+ * [N, V] tensors across the backward and made a dozen more; here, with p = softmax(x) (one fused kernel)
+ * and lse = max(x) − log max(p) (the largest p is 1/Σe^(x − max): never underflows; two reductions
+ * instead of a log-sum-exp pass), log p(t) = x_t − lse and H = lse − Σ p·x (a batched dot product, no
+ * [N, V] temporary). For upstream (gl, gH):
+ *   d/dx log p(t) = onehot(t) − p,   d/dx H = −p·(x − lse + H),
+ *   dx = p·(−gH·x + gH·(lse − H) − gl) + onehot(t)·gl.
+ * onnxruntime runs Add/Mul/Exp out of place (measured: an elementwise chain over [N, V] holds two
+ * buffers), so passes are what cost memory. Without the entropy's gradient (`entropyGrad` false: SFT,
+ * or PPO with entropyCoef 0, where it is a metric or multiplied by 0), the backward keeps only p and
+ * is dx = p·(−gl) + onehot·gl: two [N, V] buffers at any time (x and p in the forward, p and dx in the
+ * backward). With it, x and p both cross to the backward and its three passes hold one more.
+ * dx is then two Gemms (dh = dx·w, dw = dxᵀ·h).
  */
-export function headStats(h: Value, w: Value, targets: Value): Value {
+export function headStats(h: Value, w: Value, targets: Value, entropyGrad: boolean): Value {
+  const [N, V] = [h.shape[0], w.shape[0]];
   const x = o.gemm(h, w, 0, 1); // [N, V]
-  const lse = o.reduceLogSumExp(x, [1]); // [N, 1]
-  const lp = o.sub(x, lse);
-  const entropy = o.neg(o.reduceSum(o.mul(o.exp(lp), lp), [1])); // [N, 1]
+  const p = o.softmax(x);
+  const lse = o.sub(o.reduceMax(x, [1]), o.log(o.reduceMax(p, [1]))); // [N, 1]
+  const dot = o.reshape(o.matmul(o.reshape(p, [N, 1, V]), o.reshape(x, [N, V, 1])), [N, 1]); // Σ p·x
+  const entropy = o.sub(lse, dot);
   const logp = o.sub(o.gatherElements(x, targets, 1), lse); // [N, 1]
   const out = o.concat([logp, entropy], 1);
   return h.graph.defineGradient(out, [h, w], (g) => {
     const [gl, gH] = o.split(g, [1, 1], 1); // [N, 1] each
-    const lp2 = o.add(x, o.neg(lse));
-    const p = o.exp(lp2);
-    const t = o.mul(o.add(o.mul(o.add(lp2, entropy), o.neg(gH)), o.neg(gl)), p);
-    const dx = o.scatterElementsAdd(t, targets, gl, 1); // [N, V]
+    const perRow = entropyGrad ? o.sub(o.mul(gH, o.sub(lse, entropy)), gl) : o.neg(gl); // gH·(lse − H) − gl
+    const coefficient = entropyGrad ? o.add(o.mul(x, o.neg(gH)), perRow) : perRow;
+    const dx = o.scatterElementsAdd(o.mul(p, coefficient), targets, gl, 1); // [N, V]
     return [o.gemm(dx, w), o.gemm(dx, h, 1, 0)];
   });
 }

@@ -137,6 +137,14 @@ const sft: LossDef<SftLoss> = {
   },
 };
 
+/**
+ * Whether the loss differentiates the entropy (PPO's entropy bonus with a non-zero coefficient); SFT reads
+ * it as a metric and a value loss has none. Without it the LM head's backward keeps one [N, V] tensor less.
+ */
+export function entropyInLoss(spec: LossSpec): boolean {
+  return spec.kind === 'ppo' && spec.entropyCoef !== 0;
+}
+
 /** The registry: one definition per loss kind. */
 export const LOSSES: { readonly [K in LossKind]: LossDef<Extract<LossSpec, { kind: K }>> } = { ppo, value, sft };
 

@@ -17,7 +17,7 @@ import { type GroupName, type Layout, groupsOf } from '../model/layout.ts';
 import { type Model, values, weightInputs } from '../model/transformer.ts';
 import { type AdamWSpec, type Groups, adamw } from './adamw.ts';
 import { encode, groupInputs, metricsVector, sequenceInputs, tokenStats } from './common.ts';
-import { type LossSpec, lossDef } from './loss.ts';
+import { type LossSpec, entropyInLoss, lossDef } from './loss.ts';
 
 export interface TrainShape {
   readonly batch: number;
@@ -50,7 +50,7 @@ export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const norm = { tokens: g.input('token_count', g.float, []), sequences: g.input('sequence_count', g.float, []) };
   const hidden = encode(model, seq);
   const head = def.head === 'lm'
-    ? tokenStats(model, hidden, targets)
+    ? tokenStats(model, hidden, targets, entropyInLoss(spec.loss))
     : { values: o.reshape(values(model, hidden), [B, T]) };
   const { loss, metrics } = def.build(spec.loss, { ...head, mask, inputs, norm });
   return { loss, metrics, lossInputs, tokens: o.reduceSum(mask, [0, 1], false) };
