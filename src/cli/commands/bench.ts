@@ -5,7 +5,15 @@ import { ConfigError } from '../../errors.ts';
  * Benchmarks print JSON lines (one measurement each) and compare side by side within one run,
  * because these machines are shared and noisy. Each is loaded lazily: most pull in heavy modules.
  */
-const BENCHES: Record<string, { description: string; run: () => Promise<void> }> = {
+interface BenchOptions {
+  readonly quick?: boolean;
+  readonly cases?: string;
+  readonly models?: string;
+  readonly steps?: string;
+  readonly sides?: string;
+}
+
+const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) => Promise<void> }> = {
   learning: {
     description: 'tiny models from scratch vs the oracle ceiling (STARPO_BENCH_CASES=bandit,sokoban,… to pick)',
     run: async () => (await import('./bench-learning.ts')).benchLearning(),
@@ -18,6 +26,10 @@ const BENCHES: Record<string, { description: string; run: () => Promise<void> }>
     description: 'MatMul roofline, train_step tokens/s and share of the roofline, the same step in PyTorch, generate with vs without KV cache (STARPO_BENCH_CASES=train_step,pytorch,… to pick)',
     run: async () => (await import('./bench-engine.ts')).benchEngine(),
   },
+  scale: {
+    description: 'Qwen2.5-0.5B and Qwen3-0.6B shapes beside PyTorch eager + transformers: init, compile, train_step (4x512, 1x1024; full and LoRA r 16), peak RSS, generate (--quick: ~43M shapes; --cases, --models, --steps, --sides)',
+    run: async (opts) => (await import('./bench-scale.ts')).benchScale(opts),
+  },
   tools: {
     description: 'toolmath from scratch: accuracy with vs without tools, OTC vs plain correctness (calls per correct answer)',
     run: async () => (await import('./bench-tools.ts')).benchTools(),
@@ -29,9 +41,14 @@ export function registerBench(program: Command): void {
   program.command('bench')
     .argument('<name>', `which benchmark: ${Object.keys(BENCHES).join(', ') || '(none yet)'}`)
     .description('Run a benchmark and print its measurements as JSON lines')
-    .action(async (name: string) => {
+    .option('--quick', 'scale: the ~43M-parameter shapes instead of 0.5B')
+    .option('--cases <list>', 'scale: comma-separated cases (as STARPO_BENCH_CASES)')
+    .option('--models <list>', 'scale: comma-separated models')
+    .option('--steps <n>', 'scale: train steps per process (the first compiles; default 3)')
+    .option('--sides <list>', 'scale: starpo,pytorch (default both)')
+    .action(async (name: string, opts: BenchOptions) => {
       const bench = BENCHES[name];
       if (!bench) throw new ConfigError('bench', `unknown benchmark "${name}"; known: ${Object.keys(BENCHES).join(', ')}`);
-      await bench.run();
+      await bench.run(opts);
     });
 }

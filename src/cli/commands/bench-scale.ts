@@ -1,0 +1,322 @@
+/**
+ * `starpo bench scale`: starpo beside PyTorch eager + transformers at the real 0.5B shapes, as JSON lines.
+ *
+ * Models (random init from the published config.json, float32): Qwen2.5-0.5B (494M parameters) and
+ * Qwen3-0.6B (596M); `--quick` uses ~43M-parameter shapes of the same two architectures (same vocabulary).
+ * Cases (STARPO_BENCH_CASES or --cases, comma-separated): train_step on 4x512 and 1x1024 tokens, full
+ * fine-tune and LoRA r 16 (alpha 32, q/k/v/o/gate/up/down), SFT token-mean cross-entropy, clip 1.0,
+ * AdamW lr 1e-5 — `4x512-full`, `4x512-lora`, `1x1024-full`, `1x1024-lora` — and `generate`: greedy,
+ * 16 prompts of 512 tokens + 64 new tokens, KV cache on both sides. --models picks models.
+ *
+ * Every measurement runs in its own child process per side (RSS is per process), the two sides one
+ * after the other, never at once; before each child the bench waits (polling every 30 s, up to 20 min)
+ * until the machine has STARPO_BENCH_MIN_AVAILABLE_GB available (20 at full size, 8 with --quick). Each line
+ * has both figures, the ratio starpo / PyTorch, what "better" means and the target, and the machine's load
+ * (os.loadavg before the child, the mean 1-minute load sampled while it ran) and available memory
+ * (before, and the least while it ran) per side. Lines: `init` (seconds: starpo's packed-parameter
+ * init vs the model's construction), `compile` (starpo's graph build + session creation; PyTorch has
+ * none: 0), `train_step` (best of the steps after the first), `peak_rss` (bytes: VmHWM of the
+ * child), `lora_rss_vs_full` (LoRA's peak RSS over full fine-tuning's at that shape), `generate`
+ * (new tokens per second of one timed call after compile / warm-up).
+ *
+ *   npx starpo bench scale [--quick] [--cases 4x512-full,generate] [--models qwen2.5-0.5b]
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ConfigError } from '../../errors.ts';
+import { Policy } from '../../policy/engine/policy.ts';
+import { parseModelConfig } from '../../policy/io/config.ts';
+import { paramCount } from '../../policy/model/layout.ts';
+import type { LoraSpec } from '../../policy/model/lora.ts';
+import { torchPython } from './bench-engine.ts';
+
+const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
+const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
+const GB = 2 ** 30;
+
+const QWEN25_05B = {
+  architectures: ['Qwen2ForCausalLM'], attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151643, hidden_act: 'silu',
+  hidden_size: 896, initializer_range: 0.02, intermediate_size: 4864, max_position_embeddings: 32768, max_window_layers: 24,
+  model_type: 'qwen2', num_attention_heads: 14, num_hidden_layers: 24, num_key_value_heads: 2, rms_norm_eps: 1e-6,
+  rope_theta: 1000000.0, sliding_window: 32768, tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.40.1',
+  use_cache: true, use_sliding_window: false, vocab_size: 151936,
+};
+const QWEN3_06B = {
+  architectures: ['Qwen3ForCausalLM'], attention_bias: false, attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151645,
+  head_dim: 128, hidden_act: 'silu', hidden_size: 1024, initializer_range: 0.02, intermediate_size: 3072,
+  max_position_embeddings: 40960, max_window_layers: 28, model_type: 'qwen3', num_attention_heads: 16, num_hidden_layers: 28,
+  num_key_value_heads: 8, rms_norm_eps: 1e-6, rope_scaling: null, rope_theta: 1000000, sliding_window: null,
+  tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.51.0', use_cache: true, use_sliding_window: false,
+  vocab_size: 151936,
+};
+/** The --quick shapes: same architectures and vocabulary, width 256, 4 layers (~43M parameters, 39M of them the embedding). */
+const QUICK = { hidden_size: 256, num_hidden_layers: 4, max_window_layers: 4 };
+const MODELS: Record<string, Record<string, unknown>> = {
+  'qwen2.5-0.5b': QWEN25_05B,
+  'qwen3-0.6b': QWEN3_06B,
+  'qwen2.5-quick': { ...QWEN25_05B, ...QUICK, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 1024 },
+  'qwen3-quick': { ...QWEN3_06B, ...QUICK, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 768 },
+};
+
+const LORA: LoraSpec = { rank: 16, alpha: 32, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] };
+const CASES = ['4x512-full', '4x512-lora', '1x1024-full', '1x1024-lora', 'generate'] as const;
+type Case = (typeof CASES)[number];
+const GENERATE = { prompts: 16, promptLen: 512, newTokens: 64 };
+
+/** What one child process measures. */
+interface ChildSpec {
+  readonly mode: 'train' | 'generate';
+  readonly config: Record<string, unknown>;
+  readonly threads: number;
+  readonly batch?: number;
+  readonly seq?: number;
+  readonly steps?: number;
+  readonly lora?: boolean;
+}
+
+interface ChildResult {
+  readonly initSeconds: number;
+  readonly stepCpuSeconds?: number[];
+  readonly compileSeconds?: number;
+  readonly stepSeconds?: number[];
+  readonly losses?: number[];
+  readonly generateSeconds?: number;
+  readonly tokensPerSecond?: number;
+  readonly peakRssBytes: number;
+  readonly params: number;
+  readonly trainedParams?: number;
+  readonly [k: string]: unknown;
+}
+
+interface Machine {
+  readonly loadBefore: number[];
+  readonly meanLoad1: number;
+  readonly availableGBBefore: number;
+  readonly minAvailableGB: number;
+  readonly waitedSeconds: number;
+  readonly memoryWaitTimedOut?: true;
+}
+
+/** MemAvailable from /proc/meminfo (what a new process can get without swapping), else os.freemem(). */
+export function availableBytes(): number {
+  try {
+    const m = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return os.freemem();
+}
+
+/** The child's peak resident set (VmHWM), in bytes. */
+function peakRss(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) * 1024 : process.resourceUsage().maxRSS * 1024;
+}
+
+const tokensFor = (n: number, V: number, salt = 0) => Int32Array.from({ length: n }, (_, i) => (i * 7919 + salt * 104729) % V);
+
+/** The starpo side of one measurement, in this (child) process. */
+async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
+  const config = parseModelConfig(Object.fromEntries(Object.entries(spec.config).filter(([k]) => k !== 'architectures' && k !== 'torch_dtype' && k !== 'transformers_version')));
+  const t0 = performance.now();
+  const policy = new Policy({ config, seed: 1, threads: spec.threads, ...(spec.lora ? { lora: LORA } : {}) });
+  await policy.initialize();
+  const initSeconds = (performance.now() - t0) / 1000;
+  const params = paramCount(policy.layout.frozen ?? policy.layout) + (policy.layout.frozen ? paramCount(policy.layout) : 0);
+  const compileSeconds = () => policy.programs.compiles.reduce((s, c) => s + c.buildSeconds + c.sessionSeconds, 0);
+  if (spec.mode === 'train') {
+    const [B, T] = [spec.batch!, spec.seq!];
+    const n = B * T;
+    const batch = { batch: B, seqLen: T, tokens: tokensFor(n, config.vocabSize), attentionMask: new Float32Array(n).fill(1), lossMask: new Float32Array(n).fill(1) };
+    const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
+    const stepSeconds: number[] = [];
+    const stepCpuSeconds: number[] = [];
+    const losses: number[] = [];
+    for (let i = 0; i < (spec.steps ?? 3); i++) {
+      const [s0, c0] = [performance.now(), process.cpuUsage()];
+      const m = await policy.trainStep(batch, opts);
+      const c = process.cpuUsage(c0);
+      stepSeconds.push((performance.now() - s0) / 1000);
+      stepCpuSeconds.push((c.user + c.system) / 1e6);
+      losses.push(m.loss);
+    }
+    return {
+      initSeconds, compileSeconds: compileSeconds(), compiles: policy.programs.compiles, stepSeconds, stepCpuSeconds, losses, peakRssBytes: peakRss(),
+      params, trainedParams: paramCount(policy.layout),
+    };
+  }
+  const all = tokensFor(GENERATE.prompts * GENERATE.promptLen, config.vocabSize, 1); // the PyTorch side's prompts too
+  const prompts = Array.from({ length: GENERATE.prompts }, (_, b) => Array.from(all.subarray(b * GENERATE.promptLen, (b + 1) * GENERATE.promptLen)));
+  const req = { prompts, maxNewTokens: GENERATE.newTokens, stopTokenIds: [] };
+  await policy.compileGenerate(req);
+  const g0 = performance.now();
+  const gens = await policy.generate(req);
+  const generateSeconds = (performance.now() - g0) / 1000;
+  if (gens.some((g) => g.tokens.length !== GENERATE.newTokens)) throw new Error('a row stopped early');
+  return {
+    initSeconds, compileSeconds: compileSeconds(), compiles: policy.programs.compiles, generateSeconds,
+    tokensPerSecond: (GENERATE.prompts * GENERATE.newTokens) / generateSeconds, firstTokens: gens.map((g) => g.tokens.slice(0, 4)),
+    peakRssBytes: peakRss(), params,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits (polling every 30 s, up to 20 min) until `needGB` is available; returns how long it waited. */
+async function waitForMemory(needGB: number): Promise<{ waited: number; timedOut: boolean }> {
+  const start = performance.now();
+  while (availableBytes() / GB < needGB) {
+    if (performance.now() - start > 20 * 60e3) return { waited: (performance.now() - start) / 1000, timedOut: true };
+    process.stderr.write(`bench scale: ${round(availableBytes() / GB, 1)} GB available, waiting for ${needGB} GB\n`);
+    await sleep(30e3);
+  }
+  return { waited: (performance.now() - start) / 1000, timedOut: false };
+}
+
+/** Runs one child (starpo or PyTorch) and returns its JSON result with the machine's state around it. */
+async function runChild(side: 'starpo' | 'pytorch', spec: ChildSpec, needGB: number): Promise<{ result: ChildResult; machine: Machine }> {
+  const { waited, timedOut } = await waitForMemory(needGB);
+  const loadBefore = os.loadavg().map((x) => round(x, 2));
+  const availableGBBefore = round(availableBytes() / GB, 2);
+  let [loadSum, samples, minAvailable] = [0, 0, availableBytes()];
+  const sampler = setInterval(() => {
+    loadSum += os.loadavg()[0];
+    samples++;
+    minAvailable = Math.min(minAvailable, availableBytes());
+  }, 5000);
+  try {
+    const text = await spawnJson(side, spec);
+    const result = JSON.parse(text) as ChildResult;
+    const machine: Machine = {
+      loadBefore, meanLoad1: round(samples ? loadSum / samples : os.loadavg()[0], 2), availableGBBefore,
+      minAvailableGB: round(minAvailable / GB, 2), waitedSeconds: round(waited, 0), ...(timedOut ? { memoryWaitTimedOut: true as const } : {}),
+    };
+    return { result, machine };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+let workDir: string | null = null;
+
+function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string> {
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  let cmd: string;
+  let args: string[];
+  if (side === 'starpo') {
+    [cmd, args] = [process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', JSON.stringify(spec)]];
+  } else {
+    const python = torchPython();
+    if (!python) throw new ConfigError('pytorch', 'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)');
+    workDir ??= mkdtempSync(path.join(os.tmpdir(), 'starpo-scale-'));
+    const cfgPath = path.join(workDir, 'config.json');
+    writeFileSync(cfgPath, JSON.stringify(spec.config));
+    const common = ['--config', cfgPath, '--threads', String(spec.threads)];
+    args = [path.join(root, 'scripts/torch_scale.py'), spec.mode, ...common];
+    if (spec.mode === 'train') args.push('--batch', String(spec.batch), '--seq', String(spec.seq), '--steps', String(spec.steps ?? 3), '--lora', spec.lora ? String(LORA.rank) : '0');
+    else args.push('--prompts', String(GENERATE.prompts), '--prompt-len', String(GENERATE.promptLen), '--new', String(GENERATE.newTokens));
+    cmd = python;
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const line = out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1);
+      if (code === 0 && line) resolve(line);
+      else reject(new Error(`${side} child (${spec.mode}) exited with ${code}: ${err.trim().split('\n').slice(-8).join('\n')}`));
+    });
+  });
+}
+
+interface Options {
+  readonly quick?: boolean;
+  readonly cases?: string;
+  readonly models?: string;
+  readonly steps?: string;
+  readonly sides?: string;
+}
+
+/** The best (least disturbed) of the steps after the first (which compiles). */
+const bestStep = (r: ChildResult): number => Math.min(...(r.stepSeconds!.length > 1 ? r.stepSeconds!.slice(1) : r.stepSeconds!));
+
+export async function benchScale(opts: Options = {}): Promise<void> {
+  const quick = opts.quick ?? process.env.STARPO_BENCH_QUICK === '1';
+  const picked = (opts.cases ?? process.env.STARPO_BENCH_CASES)?.split(',').map((x) => x.trim()) ?? [...CASES];
+  const unknown = picked.filter((c) => !(CASES as readonly string[]).includes(c));
+  if (unknown.length) throw new ConfigError('cases', `unknown scale cases ${unknown.join(', ')}; known: ${CASES.join(', ')}`);
+  const models = opts.models?.split(',').map((m) => m.trim()) ?? (quick ? ['qwen2.5-quick', 'qwen3-quick'] : ['qwen2.5-0.5b', 'qwen3-0.6b']);
+  const badModel = models.find((m) => !MODELS[m]);
+  if (badModel) throw new ConfigError('models', `unknown model ${badModel}; known: ${Object.keys(MODELS).join(', ')}`);
+  const sides = (opts.sides?.split(',') ?? ['starpo', 'pytorch']) as ('starpo' | 'pytorch')[];
+  const steps = Number(opts.steps ?? 3);
+  const needGB = Number(process.env.STARPO_BENCH_MIN_AVAILABLE_GB ?? (quick ? 8 : 20));
+  const threads = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+  for (const model of models) {
+    const config = MODELS[model];
+    const fullRss = new Map<string, Partial<Record<'starpo' | 'pytorch', number>>>();
+    let initDone = false;
+    for (const c of picked as Case[]) {
+      const spec: ChildSpec = c === 'generate'
+        ? { mode: 'generate', config, threads }
+        : { mode: 'train', config, threads, batch: Number(c.split('x')[0]), seq: Number(c.split('x')[1].split('-')[0]), steps, lora: c.endsWith('lora') };
+      const runs: Partial<Record<'starpo' | 'pytorch', { result: ChildResult; machine: Machine }>> = {};
+      for (const side of sides) {
+        try {
+          runs[side] = await runChild(side, spec, needGB);
+        } catch (err) {
+          emit({ bench: 'scale', model, case: c, side, error: String((err as Error).message ?? err).slice(0, 2000) });
+        }
+      }
+      const [s, p] = [runs.starpo, runs.pytorch];
+      const base = { bench: 'scale', model, params: s?.result.params ?? p?.result.params, case: c };
+      const machine = { starpo: s?.machine ?? null, pytorch: p?.machine ?? null };
+      const line = (measurement: string, unit: string, better: 'lower' | 'higher', sv: number | null, pv: number | null, target: string | null, extra: Record<string, unknown> = {}) => {
+        const ratio = sv !== null && pv !== null && pv > 0 ? round(sv / pv, 3) : null;
+        const met = target === null || ratio === null ? null : target.startsWith('<=') ? ratio <= Number(target.slice(2)) : ratio >= Number(target.slice(2));
+        emit({ ...base, measurement, unit, better, starpo: sv === null ? null : round(sv, 3), pytorch: pv === null ? null : round(pv, 3), ratio, target, met, ...extra, machine });
+      };
+      const val = <T>(r: { result: ChildResult } | undefined, f: (x: ChildResult) => T): T | null => (r ? f(r.result) : null);
+      if (!initDone && (s || p)) {
+        line('init', 's', 'lower', val(s, (r) => r.initSeconds), val(p, (r) => r.initSeconds), null, { targetSeconds: 5, metSeconds: s ? s.result.initSeconds <= 5 : null });
+        initDone = true;
+      }
+      if (s) line('compile', 's', 'lower', s.result.compileSeconds ?? null, p ? 0 : null, null, { programs: (s.result.compiles as unknown[] | undefined) ?? [] });
+      if (spec.mode === 'train') {
+        line('train_step', 's', 'lower', val(s, bestStep), val(p, bestStep), '<=1', {
+          steps: { starpo: val(s, (r) => r.stepSeconds!.map((x) => round(x))), pytorch: val(p, (r) => r.stepSeconds!.map((x) => round(x))) },
+          cpuSeconds: { starpo: val(s, (r) => r.stepCpuSeconds!.map((x) => round(x))), pytorch: val(p, (r) => r.stepCpuSeconds!.map((x) => round(x))) },
+          loss: { starpo: val(s, (r) => r.losses?.[0]), pytorch: val(p, (r) => r.losses?.[0]) },
+          trainedParams: { starpo: val(s, (r) => r.trainedParams), pytorch: val(p, (r) => r.trainedParams) },
+        });
+        line('peak_rss', 'bytes', 'lower', val(s, (r) => r.peakRssBytes), val(p, (r) => r.peakRssBytes), '<=1');
+        const shape = c.split('-')[0];
+        if (!spec.lora) fullRss.set(shape, { starpo: s?.result.peakRssBytes, pytorch: p?.result.peakRssBytes });
+        else if (fullRss.has(shape)) {
+          const full = fullRss.get(shape)!;
+          const frac = (side: 'starpo' | 'pytorch') => (runs[side] && full[side] ? round(runs[side]!.result.peakRssBytes / full[side]!, 3) : null);
+          emit({ ...base, measurement: 'lora_rss_vs_full', unit: 'fraction', better: 'lower', starpo: frac('starpo'), pytorch: frac('pytorch'), target: 'starpo <= 0.6', met: frac('starpo') === null ? null : frac('starpo')! <= 0.6 });
+        }
+      } else {
+        line('generate', 'tokens/s', 'higher', val(s, (r) => r.tokensPerSecond!), val(p, (r) => r.tokensPerSecond!), '>=1', {
+          seconds: { starpo: val(s, (r) => round(r.generateSeconds!)), pytorch: val(p, (r) => round(r.generateSeconds!)) }, ...GENERATE,
+        });
+        line('peak_rss', 'bytes', 'lower', val(s, (r) => r.peakRssBytes), val(p, (r) => r.peakRssBytes), '<=1');
+      }
+    }
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === '--child') {
+  const spec = JSON.parse(process.argv[3]) as ChildSpec;
+  const result = await starpoChild(spec);
+  process.stdout.write(`${JSON.stringify({ side: 'starpo', ...result })}\n`);
+  process.exit(0);
+}
