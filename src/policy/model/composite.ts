@@ -23,6 +23,54 @@ export function siluFusedGrad(x: Value): Value {
 }
 
 /**
+ * A scalar 1 that depends on `g` (0·g[0] + 1), to make a backward recompute (a) wait for the upstream
+ * gradient, so onnxruntime does not run it inside the forward, and (b) differ from the forward's nodes,
+ * so its common-subexpression elimination does not merge the two (either would keep the forward's
+ * tensor alive after all). x · one is x exactly.
+ */
+export function oneAfter(g: Value): Value {
+  return o.add(o.mul(o.slice(o.reshape(g, [-1]), 0, 0, 1), 0), 1); // [1]
+}
+
+/**
+ * SwiGLU's product silu(x)·u with its backward written out, keeping x and u for it (not σ(x) and
+ * silu(x), which the chain rule keeps besides u): the backward recomputes σ and silu from x, one
+ * [N, I] tensor fewer per layer across the backward for three more passes over it in the backward.
+ * dx = g·u·(σ + y − y·σ) with y = x·σ, du = g·y.
+ */
+export function swiglu(x: Value, u: Value): Value {
+  // onnxruntime fuses x·σ(x) into one com.microsoft QuickGelu kernel (one pass), which has no float64
+  // version: float64 graphs (the gradient checks) spell silu as x / (1 + e^−x), which it leaves alone.
+  const silu = x.dtype === 'float64' ? o.div(x, o.add(o.exp(o.neg(x)), 1)) : o.mul(x, o.sigmoid(x));
+  const h = o.mul(silu, u);
+  return x.graph.defineGradient(h, [x, u], (g) => {
+    const xr = o.mul(x, oneAfter(g));
+    const s = o.sigmoid(xr);
+    const y = o.mul(xr, s);
+    return [o.mul(o.mul(g, u), o.add(s, o.sub(y, o.mul(y, s)))), o.mul(g, y)];
+  });
+}
+
+/**
+ * Attention weights p = softmax(q·kᵀ + bias) and the weighted values p·v, with a backward that
+ * recomputes p from q and k (kept for their own gradients anyway) instead of keeping it: one
+ * [B, K, G·T, S] tensor per layer fewer across the backward (59 MB per layer at Qwen2.5-0.5B's 14 heads
+ * and 1024 tokens) for one more q·kᵀ, bias add and softmax per layer in the backward. The recompute's
+ * q is q · oneAfter(g), so p is bit for bit the forward's. `scores` adds the bias and applies softmax
+ * to q·kᵀ [B, K, G·T, S]; dS = p·(dp − Σ dp·p), dq = dS·k, dk = dSᵀ·q, dv = pᵀ·g.
+ */
+export function attendRecomputed(q: Value, k: Value, v: Value, probs: (scores: Value) => Value): Value {
+  const weights = (qq: Value) => probs(o.matmul(qq, o.transposeLast(k)));
+  const y = o.matmul(weights(q), v); // [B, K, G·T, E]
+  return q.graph.defineGradient(y, [q, k, v], (g) => {
+    const p = weights(o.mul(q, oneAfter(g)));
+    const dp = o.matmul(g, o.transposeLast(v));
+    const ds = o.mul(p, o.sub(dp, o.reduceSum(o.mul(dp, p), [-1])));
+    return [o.matmul(ds, k), o.matmul(o.transposeLast(ds), q), o.matmul(o.transposeLast(p), g)];
+  });
+}
+
+/**
  * HF rotate_half rotary embedding: x·cos + cat(−x2, x1)·sin over the halves of the last axis. The
  * reference for the ONNX RotaryEmbedding op, and what float64 graphs (gradient checks) use.
  */

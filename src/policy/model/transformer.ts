@@ -172,9 +172,12 @@ function rotaryTables(m: Model, positions: Value, maxPosition: number): { q: Rot
  * over [2048, 256] 1.0 vs 2.0 ms. Log-softmax stays composite: the fused kernel was slower
  * (391 vs 360 ms over [2048, 32768]). SiLU uses a composite with a written-out backward (4 passes
  * over the activation instead of 6), rotary embedding the ONNX RotaryEmbedding op (float32 graphs).
+ * `recompute`: the attention weights and SwiGLU's σ(gate), silu(gate) are recomputed in the backward
+ * instead of kept (composite.attendRecomputed, composite.swiglu): measured at Qwen2.5-0.5B, 1x1024, see
+ * the engine README's 0.5B section.
  * `kernels` selects the plain composites instead (read at graph build; the tests compare both).
  */
-export const kernels = { softmax: true, rmsNorm: true, silu: true, rope: true };
+export const kernels = { softmax: true, rmsNorm: true, silu: true, rope: true, recompute: true };
 const softmax = (x: Value): Value => (kernels.softmax ? o.softmax(x) : composite.softmax(x));
 const rmsNorm = (x: Value, w: Value, eps: number): Value =>
   kernels.rmsNorm ? o.rmsNormalization(x, w, eps) : composite.rmsNorm(x, w, eps);
@@ -205,6 +208,10 @@ function qkNorm(m: Model, i: number, which: 'q' | 'k', x: Value): Value {
 /** softmax(q·kᵀ + bias)·v over [B, K, S, E] keys and values → [B, K, G, T, E]. */
 function attend(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Value {
   const [B, T, S, E] = [c.B, c.T, k.shape[2], k.shape[3]];
+  if (kernels.recompute) {
+    const probs = (scores: Value) => o.reshape(softmax(o.add(o.reshape(scores, [B, K, G, T, S]), c.bias)), [B, K, G * T, S]);
+    return o.reshape(composite.attendRecomputed(qh, k, v, probs), [B, K, G, T, E]);
+  }
   const scores = o.reshape(composite.matmulTransB(qh, k), [B, K, G, T, S]);
   const p = o.reshape(softmax(o.add(scores, c.bias)), [B, K, G * T, S]); // one Add per layer: cheaper than Where
   return o.reshape(o.matmul(p, v), [B, K, G, T, E]);
@@ -228,7 +235,7 @@ function attendPastAndNow(qh: Value, past: { k: Value; v: Value }, kh: Value, vh
 
 function mlp(m: Model, i: number, x: Value): Value {
   const [gate, up] = [linear(m, x, `${i}.gate`), linear(m, x, `${i}.up`)]; // [N, I] each
-  return linear(m, o.mul(silu(gate), up), `${i}.down`); // [N, D]
+  return linear(m, kernels.recompute ? composite.swiglu(gate, up) : o.mul(silu(gate), up), `${i}.down`); // [N, D]
 }
 
 function block(m: Model, i: number, x: Value, c: Ctx): Value {
