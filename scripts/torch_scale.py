@@ -8,7 +8,8 @@ hub: HF_HUB_OFFLINE=1), float32, eager attention, on the CPU with --threads intr
               backward, clip_grad_norm_(1.0), torch.optim.AdamW (lr 1e-5, betas 0.9/0.999, eps 1e-8, weight
               decay 0.01 on 2-D weights, 0 on norms and biases: what starpo does). With --lora R the base is
               frozen and q/k/v/o/gate/up/down get LoRA adapters as PEFT builds them (A ~ kaiming_uniform(a=sqrt 5),
-              B = 0, y = base(x) + (alpha/r)·B(A(x)), dropout 0); only the adapters train.
+              B = 0, y = base(x) + (alpha/r)·B(A(x)), dropout 0); only the adapters train. With --micro R the
+              batch runs R rows per forward/backward, gradients accumulated (the same step, less memory).
     generate  greedy generation with the KV cache (generate, use_cache=True) of --new tokens for --prompts
               prompts of --prompt-len tokens (no stop token: every row generates --new tokens), after one
               small warm-up generate; tokens/s = prompts · new / seconds of the timed call.
@@ -98,20 +99,28 @@ def train(args):
               {'params': [p for p in trained if p.dim() < 2], 'weight_decay': 0.0}]
     opt = torch.optim.AdamW([g for g in groups if g['params']], lr=1e-5, betas=(0.9, 0.999), eps=1e-8)
     tokens = tokens_for(args.batch, args.seq, config.vocab_size)
+    rows = args.micro or args.batch
     losses, wall, cpu = [], [], []
     for _ in range(args.steps):
         t0, c0 = time.perf_counter(), time.process_time()
-        out = model(input_ids=tokens, labels=tokens, use_cache=False)
         opt.zero_grad(set_to_none=True)
-        out.loss.backward()
+        total = 0.0
+        for start in range(0, args.batch, rows):
+            chunk = tokens[start:start + rows]
+            out = model(input_ids=chunk, labels=chunk, use_cache=False)
+            # every row has seq - 1 targets, so the chunk's token-mean weighs rows / batch of the whole batch's
+            loss = out.loss * (chunk.shape[0] / args.batch)
+            loss.backward()
+            total += loss.item()
+            del out, loss
         torch.nn.utils.clip_grad_norm_(trained, 1.0)
         opt.step()
-        losses.append(out.loss.item())
-        del out
+        losses.append(total)
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     return {'initSeconds': init_s, 'params': sum(p.numel() for p in model.parameters()),
-            'trainedParams': sum(p.numel() for p in trained), 'stepSeconds': wall, 'stepCpuSeconds': cpu, 'losses': losses}
+            'trainedParams': sum(p.numel() for p in trained), 'stepSeconds': wall, 'stepCpuSeconds': cpu, 'losses': losses,
+            'microRows': args.micro or None}
 
 
 @torch.inference_mode()
@@ -143,6 +152,7 @@ def main():
     ap.add_argument('--seq', type=int, default=512)
     ap.add_argument('--steps', type=int, default=3)
     ap.add_argument('--lora', type=int, default=0)
+    ap.add_argument('--micro', type=int, default=0, help='rows per forward/backward (gradient accumulation); 0 = the whole batch')
     ap.add_argument('--prompts', type=int, default=16)
     ap.add_argument('--prompt-len', type=int, default=512)
     ap.add_argument('--new', type=int, default=64)

@@ -10,7 +10,10 @@
  *
  * Every measurement runs in its own child process per side (RSS is per process), the two sides one
  * after the other, never at once; before each child the bench waits (polling every 30 s, up to 20 min)
- * until the machine has STARPO_BENCH_MIN_AVAILABLE_GB available (20 at full size, 8 with --quick). Each line
+ * until the machine has STARPO_BENCH_MIN_AVAILABLE_GB available (20 at full size, 8 with --quick). The
+ * machine is shared, so each child gets oom_score_adj 1000 and is ended when less than
+ * STARPO_BENCH_KILL_BELOW_GB (0.75) stays available. When PyTorch's whole-batch step fails (it does not
+ * fit), the same step runs again with gradient accumulation over rows (`pytorchVariant` says so). Each line
  * has both figures, the ratio starpo / PyTorch, what "better" means and the target, and the machine's load
  * (os.loadavg before the child, the mean 1-minute load sampled while it ran) and available memory
  * (before, and the least while it ran) per side. Lines: `init` (seconds: starpo's packed-parameter
@@ -75,6 +78,8 @@ interface ChildSpec {
   readonly seq?: number;
   readonly steps?: number;
   readonly lora?: boolean;
+  /** PyTorch only: rows per forward/backward (gradient accumulation). */
+  readonly micro?: number;
 }
 
 interface ChildResult {
@@ -203,6 +208,9 @@ async function runChild(side: 'starpo' | 'pytorch', spec: ChildSpec, needGB: num
 
 let workDir: string | null = null;
 
+/** A child is ended when the machine's available memory falls below this (GB). */
+const KILL_BELOW_GB = Number(process.env.STARPO_BENCH_KILL_BELOW_GB ?? 0.75);
+
 function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string> {
   const root = fileURLToPath(new URL('../../../', import.meta.url));
   let cmd: string;
@@ -217,21 +225,40 @@ function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string>
     writeFileSync(cfgPath, JSON.stringify(spec.config));
     const common = ['--config', cfgPath, '--threads', String(spec.threads)];
     args = [path.join(root, 'scripts/torch_scale.py'), spec.mode, ...common];
-    if (spec.mode === 'train') args.push('--batch', String(spec.batch), '--seq', String(spec.seq), '--steps', String(spec.steps ?? 3), '--lora', spec.lora ? String(LORA.rank) : '0');
+    if (spec.mode === 'train') {
+      args.push('--batch', String(spec.batch), '--seq', String(spec.seq), '--steps', String(spec.steps ?? 3), '--lora', spec.lora ? String(LORA.rank) : '0');
+      if (spec.micro) args.push('--micro', String(spec.micro));
+    }
     else args.push('--prompts', String(GENERATE.prompts), '--prompt-len', String(GENERATE.promptLen), '--new', String(GENERATE.newTokens));
     cmd = python;
   }
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: root, env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The machine is shared: if memory runs out, the kernel should take this child, not someone else's
+    // process, and below KILL_BELOW_GB available the bench ends the child itself (reported as an error).
+    try {
+      writeFileSync(`/proc/${child.pid}/oom_score_adj`, '1000');
+    } catch {
+      // not Linux, or not allowed: the watchdog below still applies
+    }
+    let killed: string | null = null;
+    const watchdog = setInterval(() => {
+      const gb = availableBytes() / GB;
+      if (gb < KILL_BELOW_GB && !killed) {
+        killed = `killed by the bench: ${round(gb, 2)} GB available (below ${KILL_BELOW_GB})`;
+        child.kill('SIGKILL');
+      }
+    }, 500);
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
     child.on('error', reject);
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
+      clearInterval(watchdog);
       const line = out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1);
       if (code === 0 && line) resolve(line);
-      else reject(new Error(`${side} child (${spec.mode}) exited with ${code}: ${err.trim().split('\n').slice(-8).join('\n')}`));
+      else reject(new Error(`${side} child (${spec.mode}) exited with ${code ?? signal}${killed ? ` (${killed})` : ''}: ${err.trim().split('\n').slice(-8).join('\n')}`));
     });
   });
 }
@@ -268,15 +295,25 @@ export async function benchScale(opts: Options = {}): Promise<void> {
         ? { mode: 'generate', config, threads }
         : { mode: 'train', config, threads, batch: Number(c.split('x')[0]), seq: Number(c.split('x')[1].split('-')[0]), steps, lora: c.endsWith('lora') };
       const runs: Partial<Record<'starpo' | 'pytorch', { result: ChildResult; machine: Machine }>> = {};
+      let pytorchVariant: string | null = null;
       for (const side of sides) {
         try {
           runs[side] = await runChild(side, spec, needGB);
         } catch (err) {
-          emit({ bench: 'scale', model, case: c, side, error: String((err as Error).message ?? err).slice(0, 2000) });
+          const message = String((err as Error).message ?? err).slice(0, 2000);
+          emit({ bench: 'scale', model, case: c, side, error: message });
+          if (side !== 'pytorch' || spec.mode !== 'train' || spec.batch === 1) continue;
+          // The whole batch did not fit in one forward/backward: the same step with gradient accumulation over rows.
+          try {
+            runs.pytorch = await runChild('pytorch', { ...spec, micro: 1 }, needGB);
+            pytorchVariant = `gradient accumulation, 1 row per forward/backward (the whole batch failed: ${message.split('\n')[0].slice(0, 200)})`;
+          } catch (err2) {
+            emit({ bench: 'scale', model, case: c, side, micro: 1, error: String((err2 as Error).message ?? err2).slice(0, 2000) });
+          }
         }
       }
       const [s, p] = [runs.starpo, runs.pytorch];
-      const base = { bench: 'scale', model, params: s?.result.params ?? p?.result.params, case: c };
+      const base = { bench: 'scale', model, params: s?.result.params ?? p?.result.params, case: c, ...(pytorchVariant ? { pytorchVariant } : {}) };
       const machine = { starpo: s?.machine ?? null, pytorch: p?.machine ?? null };
       const line = (measurement: string, unit: string, better: 'lower' | 'higher', sv: number | null, pv: number | null, target: string | null, extra: Record<string, unknown> = {}) => {
         const ratio = sv !== null && pv !== null && pv > 0 ? round(sv / pv, 3) : null;
