@@ -16,7 +16,9 @@ export interface CountdownConfig extends EnvConfigBase {
   maxTarget: number;
 }
 
-// TinyZero's scores (SPEC §2): right value with the right numbers; right numbers but wrong value.
+// RAGEN's scores (SPEC §2): 1 for the right value with the right numbers; 0.1 for the right numbers whatever
+// the value, the numbers read as every digit run of the answer, parsed or not (TinyZero instead pays 0.1 for
+// any extracted wrong answer).
 const CORRECT = 1;
 const RIGHT_NUMBERS = 0.1;
 
@@ -66,8 +68,8 @@ export class CountdownEnv implements Env {
     const inst = this.current();
     if (this.answer !== null) throw episodeOver(this.type);
     this.answer = action;
-    const { value, numbers } = evaluateExpression(action);
-    const rightNumbers = sameMultiset(numbers, inst.numbers);
+    const { value } = evaluateExpression(action);
+    const rightNumbers = sameMultiset((action.match(/\d+/g) ?? []).map(Number), inst.numbers);
     this.correct = rightNumbers && value !== null && value.den === 1n && value.num === BigInt(inst.target);
     const reward = this.correct ? CORRECT : rightNumbers ? RIGHT_NUMBERS : 0;
     return {
@@ -99,7 +101,7 @@ export class CountdownEnv implements Env {
   }
 }
 
-/** Registry entry. Defaults: 3–4 numbers in [1, 99], target in [1, 100] (TinyZero-like). */
+/** Registry entry. Defaults: 3–4 numbers in [1, 99], target in [1, 100] (TinyZero-like instances). */
 export const COUNTDOWN: EnvDefinition<CountdownConfig> = {
   defaults: {
     type: 'countdown', minNumbers: 3, maxNumbers: 4, maxNumber: 99, minTarget: 1, maxTarget: 100,

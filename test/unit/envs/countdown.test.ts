@@ -33,6 +33,19 @@ test('rewards: 1 for the target with the numbers, 0.1 for the numbers only, 0 ot
   assert.deepEqual(play('(5-3)*(8+1)+6'), [0, false]);
 });
 
+test('the right numbers earn 0.1 even when the answer does not parse to the end (RAGEN reads every digit run)', () => {
+  const env = (numbers: number[], target: number) => {
+    const e = new CountdownEnv(COUNTDOWN.defaults);
+    e.load({ target, numbers });
+    return e;
+  };
+  assert.equal(env([2, 3, 4], 14).step('2(3+4)').reward, 0.1);
+  assert.equal(env([1, 2, 3], 15).step('1 2+3').reward, 0.1);
+  assert.equal(env([2, 3], 8).step('2**3').reward, 0.1, '** is not in the grammar: the right numbers, no value');
+  assert.equal(env([7, 2], 3).step('7//2').reward, 0.1);
+  assert.equal(env([7, 2], 3).step('7//2//2').reward, 0);
+});
+
 test('only digits, operators, parentheses and spaces are an action', () => {
   const env = new CountdownEnv(COUNTDOWN.defaults);
   assert.deepEqual([' 1 + 2 ', 'one', '3 = 3', '()', ''].map((t) => env.matchAction(t)), ['1 + 2', null, null, null, null]);
