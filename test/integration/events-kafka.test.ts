@@ -81,7 +81,8 @@ test('undecodable records are reported with partition and offset and skipped; v1
   await log.append([runEvent('L0'), trajectory('L0', 1)]);
   const v1 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v1'), 1);
   const current = schemaRegistry().current.fingerprint;
-  const oldTrajectory = { ...trajectory('L0', 3), split: 'val' }; // v1 has no split: it reads back as 'train'
+  // v1 has no split and no token ids: they read back as 'train' and empty
+  const oldTrajectory = { ...trajectory('L0', 3), split: 'val' };
   const producer = kafka.producer();
   await producer.connect();
   await producer.send({ topic, messages: [
@@ -93,7 +94,8 @@ test('undecodable records are reported with partition and offset and skipped; v1
   await log.append([iterationEvent('L0', 1)]);
   await log.close();
   const { events, problems } = await collect(createKafkaEventReader({ topic }), 'run-1');
-  assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1), trajectory('L0', 3), iterationEvent('L0', 1)]);
+  const resolvedV1 = { ...trajectory('L0', 3), tokenIds: [], tokenRoles: '' };
+  assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1), resolvedV1, iterationEvent('L0', 1)]);
   const reported = problems.map((p) => [p.kind, p.partition, p.offset]);
   assert.deepEqual(reported, [['undecodable', 0, '2'], ['unknown-schema', 0, '3']]);
 });
