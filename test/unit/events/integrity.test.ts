@@ -5,19 +5,25 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CorruptDataError } from '../../../src/errors.ts';
 import { createLocalEventLog } from '../../../src/events/local-log.ts';
 import { createLocalEventReader } from '../../../src/events/local-reader.ts';
 import { replay } from '../../../src/events/replay.ts';
-import { INDEX_FILE } from '../../../src/events/segment-index.ts';
+import { encodeBlock, encodeHeader } from '../../../src/events/avro-container.ts';
+import { schemaRegistry } from '../../../src/events/schemas.ts';
 import type { ReadProblem, StarpoEvent } from '../../../src/events/types.ts';
-import { iterationEvent, runEvent, trajectory } from './fixtures.ts';
+import { hugeTurnsRecord, iterationEvent, runEvent, trajectory } from './fixtures.ts';
 
 const root = () => mkdtempSync(join(tmpdir(), 'starpo-integrity-'));
 const eventsOf = (dir: string) => join(dir, 'run-1', 'events');
+/** The run's segment index (written as one SHA-256-checked line per durable range). */
+const INDEX_FILE = 'segments.index';
 const segment = (dir: string, n: number) => join(eventsOf(dir), `${String(n).padStart(8, '0')}.avro`);
 
 /** Three writers, three segments: 2 + 1 + 2 events. */
@@ -128,4 +134,24 @@ test('a writer never reuses the number of an indexed segment whose file is gone'
   await log.append([trajectory('L0', 3)]);
   await log.close();
   assert.deepEqual(await damage(dir), ['missing-segment', segment(dir, 3), 0, 3]);
+});
+
+test('reading a block whose record claims 2^31 − 1 array items fails promptly with one line', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'starpo-bounds-'));
+  mkdirSync(eventsOf(dir), { recursive: true });
+  const sync = randomBytes(16);
+  const header = encodeHeader(JSON.stringify(schemaRegistry().current.json), sync); // the pre-index format
+  writeFileSync(segment(dir, 1), Buffer.concat([header, encodeBlock([hugeTurnsRecord()], sync)]));
+  const reader = fileURLToPath(new URL('../../../src/events/local-reader.ts', import.meta.url));
+  const script = `import { createLocalEventReader } from ${JSON.stringify(reader)};\n` +
+    `const reader = createLocalEventReader({ root: ${JSON.stringify(dir)} });\n` +
+    "const events = reader.read('run-1', { onProblem: () => {} });\n" +
+    'try { for await (const e of events) {} }\n' +
+    'catch (err) { console.log(err.name, err.message.split("\\n").length); }\n';
+  writeFileSync(join(dir, 'read.mts'), script);
+  // A child process with a deadline: a reader that trusted the count would spin far past it.
+  const args = ['--import', 'tsx', join(dir, 'read.mts')];
+  const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(run.signal, null, 'the read finished');
+  assert.equal(run.stdout.trim(), 'CorruptDataError 1');
 });
