@@ -62,9 +62,8 @@ const NO_INDEX: ParsedIndex = { entries: [], damage: undefined, tornAt: undefine
 /** Reads one run; `handle` decides after each problem (problems.ts). */
 class RunRead {
   private delivered = 0;
-  constructor(private readonly dir: string, private readonly handle: (p: ReadProblem) => AfterProblem) {}
-
   private legacySeen = false;
+  constructor(private readonly dir: string, private readonly handle: (p: ReadProblem) => AfterProblem) {}
 
   /** Notes go to the handler; the note that segments predate the index, once per read. */
   private readonly report: Report = (problem) => {
@@ -109,14 +108,18 @@ class RunRead {
   private async *segment(
     blocks: AsyncGenerator<StarpoEvent[], ReadProblem | undefined>, indexedEvents?: number,
   ): AsyncGenerator<StarpoEvent, boolean> {
-    for (let step = await blocks.next(); ; step = await blocks.next()) {
-      if (step.done) {
-        if (step.value === undefined) return true;
-        const lost = indexedEvents === undefined ? {} : { eventsLost: indexedEvents - this.delivered };
-        return this.handle({ ...step.value, ...lost }) === 'read-on';
+    try {
+      for (let step = await blocks.next(); ; step = await blocks.next()) {
+        if (step.done) {
+          if (step.value === undefined) return true;
+          const lost = indexedEvents === undefined ? {} : { eventsLost: indexedEvents - this.delivered };
+          return this.handle({ ...step.value, ...lost }) === 'read-on';
+        }
+        if (indexedEvents !== undefined) this.delivered += step.value.length;
+        yield* step.value;
       }
-      if (indexedEvents !== undefined) this.delivered += step.value.length;
-      yield* step.value;
+    } finally {
+      await blocks.return(undefined); // a reader that stops early still closes the segment's file
     }
   }
 }

@@ -58,13 +58,16 @@ export function problemAt(path: string, byteOffset: number, kind: ReadProblemKin
   return { kind, message, where: `${path}@${byteOffset}`, file: path, byteOffset };
 }
 
-async function readRange(file: FileHandle, path: string, range: IndexEntry): Promise<Buffer | ReadProblem> {
-  const bytes = await readAt(file, range.at, range.len);
-  if (bytes.length < range.len) {
+/** The range's bytes once they match its digest; the file's size is checked first, so a length is never trusted. */
+async function readRange(
+  file: FileHandle, size: number, path: string, range: IndexEntry,
+): Promise<Buffer | ReadProblem> {
+  if (range.at + range.len > size) {
     const what = range.at === 0 ? 'its header' : `a block of ${range.n} events`;
-    const why = `the file ends at byte ${range.at + bytes.length}, inside ${what}`;
+    const why = `the file ends at byte ${size}, inside ${what} (bytes ${range.at}-${range.at + range.len})`;
     return problemAt(path, range.at, 'truncated-segment', why);
   }
+  const bytes = await readAt(file, range.at, range.len);
   if (digest(bytes) === range.sha) return bytes;
   if (range.at === 0) return headerMismatch(path, bytes, range.seg);
   return problemAt(path, range.at, 'checksum-mismatch', `a block of ${range.n} events fails its checksum`);
@@ -96,12 +99,12 @@ export async function* readIndexedSegment(
   const { file, size } = opened;
   try {
     if (size === 0) return problemAt(path, 0, 'empty-segment', 'the file is empty');
-    const headerBytes = await readRange(file, path, ranges[0] as IndexEntry);
+    const headerBytes = await readRange(file, size, path, ranges[0] as IndexEntry);
     if (!Buffer.isBuffer(headerBytes)) return headerBytes;
     const header = decodeHeader(headerBytes) as ContainerHeader;
     const writer = headerWriter(header);
     for (const range of ranges.slice(1)) {
-      const bytes = await readRange(file, path, range);
+      const bytes = await readRange(file, size, path, range);
       if (!Buffer.isBuffer(bytes)) return bytes;
       const events = decodeVerified(bytes, header, range, writer, path);
       if (!Array.isArray(events)) return events;

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -154,4 +154,16 @@ test('reading a block whose record claims 2^31 − 1 array items fails promptly 
   const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 60_000 });
   assert.equal(run.signal, null, 'the read finished');
   assert.equal(run.stdout.trim(), 'CorruptDataError 1');
+});
+
+test('an index line claiming a block larger than its file is damage, read without allocating it', async () => {
+  const dir = root();
+  await threeSegments(dir);
+  const path = join(eventsOf(dir), INDEX_FILE);
+  const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+  const last = JSON.parse(lines.at(-1)!.slice(17)) as { seg: number; at: number; len: number };
+  const json = JSON.stringify({ ...last, len: 2 ** 40 });
+  lines[lines.length - 1] = `${createHash('sha256').update(json).digest('hex').slice(0, 16)} ${json}`;
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  assert.deepEqual(await damage(dir), ['truncated-segment', segment(dir, 3), last.at, 2]);
 });
