@@ -54,7 +54,7 @@ test('a changed byte fails the replay with one line naming the segment, the offs
   const bytes = readFileSync(path);
   bytes[bytes.length - 1] ^= 0x01; // the block's sync marker
   writeFileSync(path, bytes);
-  const expected = /^event log damaged \(checksum-mismatch\) at .*\.avro@\d+: a block of 6 events fails its checksum; 6 /;
+  const expected = /^event log damaged \(checksum-mismatch\) at .*\.avro@\d+: a block of 6 events fails its checksum; 6/;
   await assert.rejects(replay(root),
     (err: Error) => err instanceof CorruptDataError && !err.message.includes('\n') && expected.test(err.message));
 });
