@@ -4,6 +4,7 @@
  */
 import type avro from 'avsc';
 import { CorruptDataError, StarpoError } from '../errors.ts';
+import { checkEncoded } from './avro-bounds.ts';
 import { assertSafeId } from './ids.ts';
 import { schemaRegistry, type SchemaVersion } from './schemas.ts';
 import { fromTimestampMillis, toTimestampMillis } from './time.ts';
@@ -90,15 +91,45 @@ export function encodeEvent(event: StarpoEvent, schema: SchemaVersion = schemaRe
   }
 }
 
+/** A writer's schema: its type (for the bounds check) and the resolver that reads it as the current one. */
+export interface WriterSchema {
+  type: avro.Type;
+  resolver: avro.Resolver | undefined;
+}
+
+const writerSchemas = new WeakMap<avro.Type, WriterSchema>();
+
+export function writerSchema(type: avro.Type = schemaRegistry().current.type): WriterSchema {
+  let known = writerSchemas.get(type);
+  if (known === undefined) {
+    known = { type, resolver: schemaRegistry().resolverFor(type) };
+    writerSchemas.set(type, known);
+  }
+  return known;
+}
+
 /**
- * Decodes one record into a current-schema event. `resolver` (from SchemaRegistry.resolverFor) reads
- * bytes written under an older schema; CorruptDataError when the bytes do not parse.
+ * Decodes the record at `pos` of `buf`, written under `writer`, into a current-schema event; returns it
+ * and where the record ends. The bytes are bounds-checked against the writer's schema first
+ * (avro-bounds.ts), so damaged input fails fast. CorruptDataError when they are not such a record.
  */
-export function decodeEvent(bytes: Buffer, resolver?: avro.Resolver): StarpoEvent {
+export function decodeEventAt(
+  buf: Buffer, pos: number, writer: WriterSchema = writerSchema(),
+): { event: StarpoEvent; end: number } {
   try {
-    return fromEnvelope(schemaRegistry().current.type.fromBuffer(bytes, resolver));
+    const end = checkEncoded(writer.type, buf, pos);
+    const { value, offset } = schemaRegistry().current.type.decode(buf, pos, writer.resolver);
+    if (offset !== end) throw new CorruptDataError(`record decodes to byte ${offset}, not ${end}`);
+    return { event: fromEnvelope(value), end };
   } catch (cause) {
     if (cause instanceof CorruptDataError) throw cause;
-    throw new CorruptDataError(`undecodable event (${bytes.length} bytes): ${(cause as Error).message}`, { cause });
+    throw new CorruptDataError(`undecodable event at byte ${pos}: ${(cause as Error).message}`, { cause });
   }
+}
+
+/** Decodes a buffer holding exactly one record written under `writer` (default: the current schema). */
+export function decodeEvent(bytes: Buffer, writer?: avro.Type): StarpoEvent {
+  const { event, end } = decodeEventAt(bytes, 0, writerSchema(writer));
+  if (end !== bytes.length) throw new CorruptDataError(`${bytes.length - end} bytes follow the event's record`);
+  return event;
 }

@@ -8,6 +8,8 @@ export const FINGERPRINT_HEADER = 'starpo-schema-fingerprint';
 /** The event key (event-key.ts), so tools can dedupe or route without decoding the value. */
 export const EVENT_KEY_HEADER = 'starpo-event-key';
 export const EVENT_KIND_HEADER = 'starpo-event-kind';
+/** Hex SHA-256 of the record's value, checked on read (absent on records written before it existed). */
+export const PAYLOAD_DIGEST_HEADER = 'starpo-payload-sha256';
 
 export interface KafkaConnectionOptions {
   /** Default: the local broker (endpoints.kafka.brokers). */

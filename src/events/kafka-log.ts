@@ -1,7 +1,7 @@
 /**
  * The durable event log on Kafka. Records are keyed by run id (one run's events share a partition and
- * stay ordered), carry their schema fingerprint and event key as headers, and are written by an
- * idempotent producer with acks=all, one request in flight, so broker-side retries neither reorder
+ * stay ordered), carry their schema fingerprint, event key and payload digest as headers, and are written
+ * by an idempotent producer with acks=all, one request in flight, so broker-side retries neither reorder
  * nor duplicate. When the brokers stay unreachable past the retry budget, append rejects with a
  * retryable StarpoError; it never drops events silently.
  */
@@ -11,8 +11,10 @@ import { endpoints } from '../services/endpoints.ts';
 import { encodeEvent } from './codec.ts';
 import { eventKey } from './event-key.ts';
 import {
-  createKafka, DEFAULT_TOPIC, EVENT_KEY_HEADER, EVENT_KIND_HEADER, FINGERPRINT_HEADER, type KafkaConnectionOptions,
+  createKafka, DEFAULT_TOPIC, EVENT_KEY_HEADER, EVENT_KIND_HEADER, FINGERPRINT_HEADER, PAYLOAD_DIGEST_HEADER,
+  type KafkaConnectionOptions,
 } from './kafka-common.ts';
+import { digest } from './segment-index.ts';
 import { schemaRegistry } from './schemas.ts';
 import type { EventLog, StarpoEvent } from './types.ts';
 
@@ -27,13 +29,21 @@ export interface KafkaEventLogOptions extends KafkaConnectionOptions {
 const COMPRESSION = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP } as const;
 
 function toMessage(event: StarpoEvent, fingerprint: string): Message {
+  const value = encodeEvent(event);
   return {
     key: event.runId,
-    value: encodeEvent(event),
+    value,
     headers: {
       [FINGERPRINT_HEADER]: fingerprint, [EVENT_KEY_HEADER]: eventKey(event), [EVENT_KIND_HEADER]: event.kind,
+      [PAYLOAD_DIGEST_HEADER]: digest(value, 64),
     },
   };
+}
+
+/** Value, key and headers of a message, plus a generous 256 bytes of record overhead (lengths, offsets, attributes). */
+function messageBytes(message: Message): number {
+  const headers = Object.entries(message.headers ?? {}).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
+  return (message.value as Buffer).length + String(message.key ?? '').length + headers + 256;
 }
 
 /** Splits messages, in order, into requests under the byte cap (a record batch over ~1 MiB is refused). */
@@ -42,7 +52,7 @@ export function chunkBySize(messages: readonly Message[], maxBytes: number): Mes
   let current: Message[] = [];
   let bytes = 0;
   for (const message of messages) {
-    const size = (message.value as Buffer).length + 256; // key, headers and record overhead
+    const size = messageBytes(message);
     if (current.length > 0 && bytes + size > maxBytes) {
       chunks.push(current);
       current = [];

@@ -2,8 +2,10 @@
  * Reads one run's events back from the Kafka topic. kafkajs has no manual partition assignment, so each
  * read joins a throw-away consumer group (no offsets committed), consumes the run's partition from the
  * beginning and stops at the end offset captured when the read started: a read is a snapshot, not a
- * tail. Records of other runs are skipped by key; an undecodable record of this run is reported with
- * its partition and offset and skipped.
+ * tail. Records of other runs are skipped by key. A record of this run whose value fails its payload
+ * digest, whose schema is unknown or that does not decode is damage, named by partition and offset: the
+ * read fails, or with `allowPartial` ends there (problems.ts). Records written before the digest header
+ * existed are read as they are, with one note that they are not tamper-evident.
  */
 import { randomUUID } from 'node:crypto';
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
@@ -11,9 +13,10 @@ import { CorruptDataError, StarpoError } from '../errors.ts';
 import { AsyncQueue } from './async-queue.ts';
 import { decodeEvent } from './codec.ts';
 import {
-  createKafka, DEFAULT_TOPIC, FINGERPRINT_HEADER, partitionFor, type KafkaConnectionOptions,
+  createKafka, DEFAULT_TOPIC, FINGERPRINT_HEADER, PAYLOAD_DIGEST_HEADER, partitionFor, type KafkaConnectionOptions,
 } from './kafka-common.ts';
-import { problemHandler } from './problems.ts';
+import { problemHandler, type AfterProblem } from './problems.ts';
+import { digest } from './segment-index.ts';
 import { schemaRegistry } from './schemas.ts';
 import type { EventReader, ReadOptions, ReadProblem, StarpoEvent } from './types.ts';
 
@@ -50,9 +53,14 @@ function decodeMessage(message: KafkaMessage, where: Position): StarpoEvent | Re
     const text = `no known schema has fingerprint ${fingerprint ?? '(missing header)'}`;
     return { kind: 'unknown-schema', message: text, ...where };
   }
+  if (message.value === null) return { kind: 'undecodable', message: 'record has no value', ...where };
+  const sent = message.headers?.[PAYLOAD_DIGEST_HEADER]?.toString();
+  if (sent !== undefined && sent !== digest(message.value, 64)) {
+    const text = `the ${message.value.length}-byte value does not match its digest`;
+    return { kind: 'digest-mismatch', message: text, ...where };
+  }
   try {
-    if (message.value === null) throw new CorruptDataError('record has no value');
-    return decodeEvent(message.value, schemaRegistry().resolverFor(writer.type));
+    return decodeEvent(message.value, writer.type);
   } catch (err) {
     if (!(err instanceof CorruptDataError)) throw err;
     return { kind: 'undecodable', message: err.message, ...where };
@@ -93,7 +101,8 @@ class KafkaEventReader implements EventReader {
 
   /** Handles one fetched batch: other partitions are paused, this one is read up to the snapshot's end. */
   private batchHandler(runId: string, range: Range, queue: AsyncQueue<StarpoEvent>,
-    report: (p: ReadProblem) => void, touch: () => void) {
+    handle: (p: ReadProblem) => AfterProblem, touch: () => void) {
+    let unverifiedNoted = false;
     return async ({ batch, resolveOffset, heartbeat, pause, isRunning }: EachBatchPayload): Promise<void> => {
       if (batch.partition !== range.partition) return void pause();
       for (const message of batch.messages) {
@@ -103,8 +112,13 @@ class KafkaEventReader implements EventReader {
           const { partition } = batch;
           const where = { partition, offset: message.offset, where: `${this.topic}[${partition}]@${message.offset}` };
           const decoded = decodeMessage(message, where);
+          if (!unverifiedNoted && 'runId' in decoded && message.headers?.[PAYLOAD_DIGEST_HEADER] === undefined) {
+            unverifiedNoted = true;
+            const note = 'records written before payload digests are read as they are, not tamper-evident';
+            if (!afterProblem(queue, handle, { kind: 'unverified', message: note, ...where })) return;
+          }
           if ('runId' in decoded) await queue.push(decoded);
-          else report(decoded);
+          else if (!afterProblem(queue, handle, decoded)) return;
         }
         resolveOffset(message.offset);
         if (BigInt(message.offset) + 1n >= range.end) queue.end();
@@ -134,6 +148,19 @@ class KafkaEventReader implements EventReader {
   }
 
   async close(): Promise<void> {}
+}
+
+/** Applies the problem handler's verdict; false when the read ends here (damage: failed, or the intact prefix read). */
+function afterProblem(
+  queue: AsyncQueue<StarpoEvent>, handle: (p: ReadProblem) => AfterProblem, problem: ReadProblem,
+): boolean {
+  try {
+    if (handle(problem) === 'read-on') return true;
+    queue.end();
+  } catch (err) {
+    queue.fail(err);
+  }
+  return false;
 }
 
 /** Reader over the Kafka event log (same topic and brokers as createKafkaEventLog). */

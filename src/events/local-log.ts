@@ -3,7 +3,9 @@
  * Each append writes one block per run and fsyncs it before resolving, so a crash loses at most the
  * batch being written. Every writer starts a new segment file (00000001.avro, 00000002.avro, …)
  * instead of appending to an old one: the old file may end in a torn block, and blocks written after
- * it would be unreachable for readers that stop at the tear.
+ * it would be unreachable for readers that stop at the tear. Each segment carries its sequence number in
+ * its header, and every range written (header, then each block) is listed with its digest in the run's
+ * segment index (segment-index.ts) once it is durable, which makes the log tamper-evident.
  */
 import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +14,7 @@ import { StarpoError } from '../errors.ts';
 import { encodeEvent } from './codec.ts';
 import { encodeBlock, encodeHeader } from './avro-container.ts';
 import { assertSafeId } from './ids.ts';
+import { entryFor, IndexWriter } from './segment-index.ts';
 import { schemaRegistry } from './schemas.ts';
 import type { EventLog, StarpoEvent } from './types.ts';
 
@@ -37,30 +40,49 @@ export async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
-/** One open segment: header written at creation, then one fsynced block per append. */
+/** One open segment: header written at creation, then one fsynced and indexed block per append. */
 class SegmentWriter {
   private broken = false;
   private constructor(
-    readonly path: string, private readonly file: FileHandle, private position: number, private readonly sync: Buffer,
+    readonly path: string, private readonly file: FileHandle, private readonly index: IndexWriter,
+    private readonly seq: number, private position: number, private readonly sync: Buffer,
   ) {}
 
-  /** Creates the next free segment in `dir` (exclusive create, so two writers never share one). */
+  /** Creates the next free segment in `dir` (exclusive create, so two writers never share one) and indexes it. */
   static async create(dir: string): Promise<SegmentWriter> {
     await mkdir(dir, { recursive: true });
-    const taken = (await readdir(dir)).flatMap((f) => SEGMENT_PATTERN.exec(f)?.[1] ?? []).map(Number);
-    for (let seq = Math.max(0, ...taken) + 1; ; seq++) {
-      const path = join(dir, `${String(seq).padStart(8, '0')}.avro`);
-      const file = await open(path, 'wx').catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'EEXIST') return undefined;
-        throw err;
-      });
-      if (file === undefined) continue;
+    const index = await IndexWriter.open(dir); // created before the segment: the directory sync below covers both
+    try {
+      const taken = (await readdir(dir)).flatMap((f) => SEGMENT_PATTERN.exec(f)?.[1] ?? []).map(Number);
+      // The index may name segments whose files are gone: never reuse their numbers.
+      for (let seq = Math.max(index.lastSegment, ...taken) + 1; ; seq++) {
+        const segment = await SegmentWriter.tryCreate(dir, seq, index);
+        if (segment !== undefined) return segment;
+      }
+    } catch (err) {
+      await index.close();
+      throw err;
+    }
+  }
+
+  private static async tryCreate(dir: string, seq: number, index: IndexWriter): Promise<SegmentWriter | undefined> {
+    const path = join(dir, `${String(seq).padStart(8, '0')}.avro`);
+    const file = await open(path, 'wx').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') return undefined;
+      throw err;
+    });
+    if (file === undefined) return undefined;
+    try {
       const sync = randomBytes(16);
-      const header = encodeHeader(JSON.stringify(schemaRegistry().current.json), sync);
+      const header = encodeHeader(JSON.stringify(schemaRegistry().current.json), sync, seq);
       await file.write(header, 0, header.length, 0);
       await file.sync();
       await syncDirectory(dir);
-      return new SegmentWriter(path, file, header.length, sync);
+      await index.append(entryFor(seq, 0, header, 0));
+      return new SegmentWriter(path, file, index, seq, header.length, sync);
+    } catch (err) {
+      await file.close();
+      throw err;
     }
   }
 
@@ -68,21 +90,24 @@ class SegmentWriter {
     return !this.broken;
   }
 
-  /** Writes the records as one block and fsyncs; after a failure the segment is abandoned. */
+  /** Writes the records as one block, fsyncs, then indexes it; after a failure the segment is abandoned. */
   async appendBlock(records: readonly Buffer[]): Promise<void> {
     const block = encodeBlock(records, this.sync);
     try {
       await this.file.write(block, 0, block.length, this.position);
       await this.file.sync();
+      await this.index.append(entryFor(this.seq, this.position, block, records.length));
       this.position += block.length;
     } catch (err) {
-      this.broken = true; // a partial block may sit at `position`; the next append opens a new segment
+      // A partial block (or index line) may be left: unindexed, readers skip it; the next append opens a new segment.
+      this.broken = true;
       throw err;
     }
   }
 
-  close(): Promise<void> {
-    return this.file.close();
+  async close(): Promise<void> {
+    await this.file.close();
+    await this.index.close();
   }
 }
 

@@ -54,17 +54,19 @@ export function replayEvents(events: readonly StarpoEvent[], onDropped?: ReplayO
 
 /**
  * Replay straight from a reader, in two passes so memory stays flat: the first collects the RunEvents
- * (the lineage tree), the second streams the surviving events. Read problems are reported once (second pass).
+ * (the lineage tree), the second streams the surviving events. Read problems are reported once (second pass);
+ * damage fails the first pass, before anything is yielded, unless `allowPartial` (then both read the intact prefix).
  */
 export async function* replay(
   reader: EventReader, runId: string, options: ReplayOptions = {},
 ): AsyncGenerator<StarpoEvent> {
   const runEvents: RunEvent[] = [];
-  for await (const event of reader.read(runId, { onProblem: () => undefined })) {
+  const { allowPartial } = options;
+  for await (const event of reader.read(runId, { onProblem: () => undefined, allowPartial })) {
     if (event.kind === 'run') runEvents.push(event);
   }
   const filter = ReplayFilter.fromRunEvents(runEvents);
-  for await (const event of reader.read(runId, { onProblem: options.onProblem })) {
+  for await (const event of reader.read(runId, { onProblem: options.onProblem, allowPartial })) {
     const verdict = filter.verdict(event);
     if (verdict === 'keep') yield event;
     else options.onDropped?.(event, verdict);

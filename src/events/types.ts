@@ -117,9 +117,18 @@ export type StarpoEvent = RunEvent | TrajectoryEvent | IterationEvent | Checkpoi
 export type EventKind = StarpoEvent['kind'];
 export type EventOfKind<K extends EventKind> = Extract<StarpoEvent, { kind: K }>;
 
-/** Something a reader could not turn into an event; reported, then skipped. */
+/**
+ * What a reader met besides events. Notes leave the log whole: a tail a crash cut off (that append never
+ * resolved), or a log written before starpo checked integrity. Everything else is damage: acknowledged
+ * events are missing or altered, and the reader stops there (see ReadOptions.allowPartial).
+ */
+export type ReadProblemKind =
+  | 'torn-tail' | 'unverified'
+  | 'undecodable' | 'unknown-schema' | 'corrupt-block' | 'checksum-mismatch' | 'digest-mismatch'
+  | 'missing-segment' | 'empty-segment' | 'truncated-segment' | 'reordered-segment' | 'damaged-index' | 'missing-index';
+
 export interface ReadProblem {
-  kind: 'undecodable' | 'unknown-schema' | 'torn-tail' | 'corrupt-block';
+  kind: ReadProblemKind;
   message: string;
   /** Human-readable position, e.g. "starpo.events[0]@42" or "runs/r/events/00000001.avro@1234". */
   where: string;
@@ -127,11 +136,18 @@ export interface ReadProblem {
   offset?: string;
   file?: string;
   byteOffset?: number;
+  /** Acknowledged events the read leaves out from this point on, where the log can tell. */
+  eventsLost?: number;
 }
 
 export interface ReadOptions {
-  /** Called for each record that is skipped; the default logs a warning. */
+  /** Called for each note, and for the damage that ends a partial read; the default logs a warning. */
   onProblem?: (problem: ReadProblem) => void;
+  /**
+   * On damage, end the read there (the events before it are the intact prefix) and report it, instead
+   * of failing with CorruptDataError. Default false.
+   */
+  allowPartial?: boolean;
 }
 
 /** An append-only, durable log of events. */

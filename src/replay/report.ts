@@ -1,8 +1,9 @@
 /**
  * How `starpo replay` shows its result: a table plus notes for people, or JSON lines for tools
- * (one `iteration` line per checked iteration, `problem` lines for skipped records, one `summary` line).
+ * (one `iteration` line per checked iteration, `problem` lines for what the log reader noted, one `summary` line).
  */
 import Table from 'cli-table3';
+import { describeDamage, isDamage } from '../events/problems.ts';
 import { whyNot } from './compare.ts';
 import type { IterationCheck, ReplayOutcome } from './run.ts';
 
@@ -49,7 +50,10 @@ export function renderNotes(outcome: ReplayOutcome): string[] {
   for (const [reason, names] of Object.entries(notRecomputableByReason(outcome))) {
     lines.push(`not recomputable from events (${reason}): ${names.join(', ')}`);
   }
-  for (const p of outcome.problems) lines.push(`skipped ${p.kind} record at ${p.where}: ${p.message}`);
+  for (const p of outcome.problems) {
+    const note = `note: ${p.kind} at ${p.where}: ${p.message}`;
+    lines.push(isDamage(p) ? `WARNING: partial replay, the log ends early: ${describeDamage(p)}` : note);
+  }
   if (unfinished.length > 0) lines.push(`iterations without an IterationEvent (unfinished): ${unfinished.join(', ')}`);
   return lines;
 }

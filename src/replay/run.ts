@@ -4,7 +4,8 @@
  * arrives (the trainer appends them in one batch, trajectories first), recompute the trajectory-derived
  * metrics and compare them with the recorded ones. Trajectories in range also go to the sinks (exports,
  * SFT data) as they stream by, so memory holds one iteration at a time.
- * Undecodable records are collected with their position and skipped: the replay goes on.
+ * Notes about the log (a torn tail, a log too old to be tamper-evident) are collected with their position;
+ * a damaged log fails the replay, or with `allowPartial` replays its intact prefix and lists the damage.
  */
 import { ConfigError } from '../errors.ts';
 import { configFromJSON, type RlConfig } from '../rl/config.ts';
@@ -54,6 +55,8 @@ export interface ReplayRunOptions {
   fallbackConfig?: () => Promise<RlConfig>;
   sinks?: readonly ReplaySink[];
   onIteration?: (check: IterationCheck) => void;
+  /** Replay the intact prefix of a damaged log (the damage listed in `problems`) instead of failing. */
+  allowPartial?: boolean;
 }
 
 type Bucket = { train: TrajectoryEvent[]; val: TrajectoryEvent[] };
@@ -105,7 +108,7 @@ export async function replayRun(o: ReplayRunOptions): Promise<ReplayOutcome> {
   const buckets = new Map<number, Bucket>();
   const inRange = (i: number) => i >= (o.fromIteration ?? 0) && i <= (o.toIteration ?? Infinity);
   const events = replay(o.reader, o.runId, {
-    onProblem: (p) => out.problems.push(p), onDropped: (_, why) => out.dropped[why]++,
+    onProblem: (p) => out.problems.push(p), onDropped: (_, why) => out.dropped[why]++, allowPartial: o.allowPartial,
   });
   for await (const e of events) {
     if (e.kind === 'run') context.offer(e.configJson);

@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import {
-  createKafkaEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent,
+  createKafkaEventReader, createLocalEventReader, replay, type EventReader, type ReplayOptions, type StarpoEvent,
 } from '../events/index.ts';
 import type { KafkaEventReaderOptions } from '../events/kafka-reader.ts';
 import { eventsDir } from '../events/local-log.ts';
@@ -26,6 +26,8 @@ export interface SourceOptions {
   /** Where run ids are looked up (local). Default "runs". */
   runsDir?: string;
   kafka?: KafkaEventReaderOptions;
+  /** Read the intact prefix of a damaged log (with a warning) instead of failing. */
+  allowPartial?: boolean;
 }
 
 export interface ReportSource {
@@ -67,7 +69,7 @@ async function segmentsSignature(ref: RunRef): Promise<string> {
   return stats.join('|');
 }
 
-function localSource(refs: RunRef[]): ReportSource {
+function localSource(refs: RunRef[], read: ReplayOptions): ReportSource {
   const readers = new Map<string, EventReader>();
   const readerFor = (root: string): EventReader => {
     if (!readers.has(root)) readers.set(root, createLocalEventReader({ root }));
@@ -75,18 +77,18 @@ function localSource(refs: RunRef[]): ReportSource {
   };
   return {
     refs,
-    events: (ref) => replay(readerFor(ref.root!), ref.runId),
+    events: (ref) => replay(readerFor(ref.root!), ref.runId, read),
     configJson: (ref) => readFile(join(ref.root!, ref.runId, 'config.json'), 'utf8').catch(() => undefined),
     signature: segmentsSignature,
     close: async () => { await Promise.all([...readers.values()].map((r) => r.close())); },
   };
 }
 
-function kafkaSource(refs: RunRef[], options: KafkaEventReaderOptions): ReportSource {
+function kafkaSource(refs: RunRef[], options: KafkaEventReaderOptions, read: ReplayOptions): ReportSource {
   const reader = createKafkaEventReader(options);
   return {
     refs,
-    events: (ref) => replay(reader, ref.runId),
+    events: (ref) => replay(reader, ref.runId, read),
     configJson: async () => undefined,
     signature: async () => undefined,
     close: () => reader.close(),
@@ -100,5 +102,6 @@ export function openSource(runArgs: readonly string[], options: SourceOptions): 
   if (new Set(ids).size !== ids.length) {
     throw new ConfigError('run', `the same run id appears twice: ${ids.join(', ')}`);
   }
-  return options.kind === 'kafka' ? kafkaSource(refs, options.kafka ?? {}) : localSource(refs);
+  const read = { allowPartial: options.allowPartial };
+  return options.kind === 'kafka' ? kafkaSource(refs, options.kafka ?? {}, read) : localSource(refs, read);
 }

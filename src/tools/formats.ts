@@ -9,7 +9,7 @@
  * inline form) finds no call, and generation simply resumes.
  */
 import { ConfigError, StarpoError } from '../errors.ts';
-import { isJsonObject } from './json.ts';
+import { isJsonObject, jsonDepth, MAX_JSON_DEPTH } from './json.ts';
 import type { ToolCall } from './types.ts';
 
 export type ToolFormatName = 'code-fence' | 'code-inline' | 'function-call';
@@ -107,8 +107,14 @@ const functionCall: ToolFormat = {
       : wrongKind('function-call', call),
 };
 
-/** {"name": string, "arguments": object (optional, default {})}; anything else is an invalid call. */
+/**
+ * {"name": string, "arguments": object (optional, default {})}; anything else is an invalid call, and so is
+ * JSON nested deeper than MAX_JSON_DEPTH (checked before parsing, in one pass over the text).
+ */
 export function parseFunctionCall(raw: string): ToolCall {
+  if (jsonDepth(raw) > MAX_JSON_DEPTH) {
+    return { kind: 'invalid', raw, reason: `JSON nests deeper than ${MAX_JSON_DEPTH} levels` };
+  }
   let value: unknown;
   try {
     value = JSON.parse(raw);

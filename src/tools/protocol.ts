@@ -116,6 +116,9 @@ function absorb(row: ToolRow, g: Generation, request: GenerateRequest, options: 
     row.end('stop', request.stopStrings);
     return null;
   }
+  // Most pauses that hold no call are ruled out on the text since the previous pause; only the rest pay
+  // for decoding the whole segment (which a call then ends): linear in the turn's length.
+  if (options.format.lastCall(row.windowText()) === null) return null;
   return options.format.lastCall(row.segmentText());
 }
 
@@ -124,15 +127,17 @@ async function runCall(
   row: ToolRow, found: FoundCall, executor: ToolExecutor, request: GenerateRequest, options: ToolTurnOptions,
 ): Promise<void> {
   row.markCall(found);
-  const executed = row.calls.filter((c) => c.executed).length;
+  const { executed } = row;
   if (executed >= options.maxCalls || room(row, request, options) <= 0) {
     row.calls.push(record(found.call, null, ''));
     if (executed >= options.maxCalls && options.limitNotice && !row.noticeGiven) {
       row.noticeGiven = true;
       append(row, `tool call limit reached (${options.maxCalls} per response); the call was not run`, request, options);
     }
+    if (!row.done) row.splitSegment();
     return;
   }
+  row.executed++;
   const result = await execute(executor, found.call);
   const shown = showResult(result, options.keepChars ?? KEEP_CHARS);
   row.calls.push(record(found.call, result, shown));

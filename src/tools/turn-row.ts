@@ -2,6 +2,9 @@
  * One assistant turn with tools, as it grows: the ids appended after the assistant header (model-written,
  * mask 1, and tool results, mask 0), their sampling log-probs, the calls made, and the text split into
  * model and tool segments. The protocol loop (protocol.ts) drives it; this module only keeps the books.
+ * Every token is decoded a bounded number of times, so a turn costs time linear in its length however
+ * many pauses and calls it holds: a model segment ends at a tool result or after a call, and a pause is
+ * first checked on the text since the previous pause only (windowText).
  */
 import type { TextTokenizer } from '../agent/types.ts';
 import type { FoundCall } from './formats.ts';
@@ -46,22 +49,34 @@ export class ToolRow {
   private segmentStart = 0;
   /** Calls found so far in the current model segment. */
   private spans: { start: number; end: number }[] = [];
+  /** The prompt followed by every id so far: the next round's prompt, grown in place. */
+  private readonly context: number[];
+  /** Where the previous and the current generation round's ids start in `tokens`. */
+  private previousRound = 0;
+  private currentRound = 0;
+  /** Calls that ran (the per-response limit counts these). */
+  executed = 0;
   written = 0;
   rounds = 0;
   noticeGiven = false;
   done = false;
   finish: 'stop' | 'length' = 'length';
 
-  constructor(readonly prompt: readonly number[], readonly seed: number, private readonly tokenizer: TextTokenizer) {}
+  constructor(readonly prompt: readonly number[], readonly seed: number, private readonly tokenizer: TextTokenizer) {
+    this.context = prompt.slice();
+  }
 
   /** Tokens this row occupies in the model's context now. */
   get contextLength(): number {
     return this.prompt.length + this.tokens.length;
   }
 
-  /** The prompt of the next generation round: the turn's prompt plus everything appended so far. */
-  nextPrompt(): number[] {
-    return this.prompt.concat(this.tokens);
+  /**
+   * The prompt of the next generation round: the turn's prompt plus everything appended so far. The same
+   * array grows from round to round (no copy per round); a backend reads it during its call only.
+   */
+  nextPrompt(): readonly number[] {
+    return this.context;
   }
 
   encode(text: string): number[] {
@@ -73,17 +88,36 @@ export class ToolRow {
   }
 
   addModel(ids: readonly number[], logprobs: readonly number[]): void {
+    this.previousRound = this.currentRound;
+    this.currentRound = this.tokens.length;
     for (let i = 0; i < ids.length; i++) {
       this.tokens.push(ids[i] as number);
+      this.context.push(ids[i] as number);
       this.mask.push(1);
       this.logprobs.push(logprobs[i] ?? 0);
     }
     this.written += ids.length;
   }
 
-  /** The model text since the last tool result (may span several rounds after false pauses). */
+  /** The model text since the last tool result or call (may span several rounds after false pauses). */
   segmentText(): string {
     return this.tokenizer.decode(this.tokens.slice(this.segmentStart));
+  }
+
+  /**
+   * The segment's text from the token before the previous round on. Every earlier round of the segment
+   * ended in a pause that held no call, so a call ending in this round starts inside this window (each
+   * format's opener is found at or after the previous stop): no call here means no call in segmentText().
+   */
+  windowText(): string {
+    return this.tokenizer.decode(this.tokens.slice(Math.max(this.segmentStart, this.previousRound - 1)));
+  }
+
+  /** Ends the model segment after a call that appended nothing (not run), so later searches start after it. */
+  splitSegment(): void {
+    if (this.spans.length === 0) return; // already closed by an appended notice
+    this.closeSegment(this.segmentText());
+    this.segmentStart = this.tokens.length;
   }
 
   /** Notes a call in the current model segment (offsets in segmentText()). */
@@ -97,6 +131,7 @@ export class ToolRow {
     this.segments.push({ text, model: false, calls: [] });
     for (const id of ids) {
       this.tokens.push(id);
+      this.context.push(id);
       this.mask.push(0);
       this.logprobs.push(0);
     }

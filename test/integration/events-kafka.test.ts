@@ -1,17 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
 import { endpoints } from '../../src/services/endpoints.ts';
 import { createKafkaEventLog } from '../../src/events/kafka-log.ts';
 import { createKafkaEventReader } from '../../src/events/kafka-reader.ts';
-import { EVENT_KEY_HEADER, FINGERPRINT_HEADER } from '../../src/events/kafka-common.ts';
+import { EVENT_KEY_HEADER, FINGERPRINT_HEADER, PAYLOAD_DIGEST_HEADER } from '../../src/events/kafka-common.ts';
 import { encodeEvent } from '../../src/events/codec.ts';
 import { eventKey } from '../../src/events/event-key.ts';
 import { replay, replayEvents } from '../../src/events/replay.ts';
 import { loadSchemaVersion, schemaRegistry, SCHEMA_DIR } from '../../src/events/schemas.ts';
-import { StarpoError } from '../../src/errors.ts';
+import { CorruptDataError, StarpoError } from '../../src/errors.ts';
 import type { EventReader, ReadProblem, StarpoEvent } from '../../src/events/types.ts';
 import { iterationEvent, runEvent, trajectory } from '../unit/events/fixtures.ts';
 
@@ -19,14 +19,25 @@ const kafka = new Kafka({ clientId: 'events-test', brokers: endpoints.kafka.brok
 const freshTopic = () => `events-test-${randomUUID()}`;
 const T60 = { timeout: 60_000 };
 const T30 = { timeout: 30_000 };
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 type Collected = { events: StarpoEvent[]; problems: ReadProblem[] };
 
-async function collect(reader: EventReader, runId: string): Promise<Collected> {
+async function collect(reader: EventReader, runId: string, allowPartial = false): Promise<Collected> {
   const events: StarpoEvent[] = [];
   const problems: ReadProblem[] = [];
-  for await (const e of reader.read(runId, { onProblem: (p) => problems.push(p) })) events.push(e);
+  for await (const e of reader.read(runId, { onProblem: (p) => problems.push(p), allowPartial })) events.push(e);
   return { events, problems };
+}
+
+/** Sends raw messages keyed 'run-1', as a foreign or older producer would. */
+type RawMessage = { value: Buffer; headers: Record<string, string> };
+
+async function produceRaw(topic: string, messages: RawMessage[]): Promise<void> {
+  const producer = kafka.producer();
+  await producer.connect();
+  await producer.send({ topic, messages: messages.map((m) => ({ key: 'run-1', ...m })) });
+  await producer.disconnect();
 }
 
 /** Every record in the topic, straight from a plain consumer. */
@@ -54,7 +65,8 @@ function interleaved(): StarpoEvent[] {
   return events.slice(0, 300);
 }
 
-test('three hundred events of two runs read back per run, in order, with key and schema headers', T60, async () => {
+test('three hundred events of two runs read back per run, in order, with key, schema and digest headers', T60,
+  async () => {
   const topic = freshTopic();
   const log = createKafkaEventLog({ topic, numPartitions: 3 });
   const events = interleaved();
@@ -72,32 +84,58 @@ test('three hundred events of two runs read back per run, in order, with key and
   for (const message of raw) {
     assert.equal(message.headers?.[FINGERPRINT_HEADER]?.toString(), schemaRegistry().current.fingerprint);
     assert.equal(byKey.get(message.headers![EVENT_KEY_HEADER]!.toString()), message.key!.toString());
+    assert.equal(message.headers?.[PAYLOAD_DIGEST_HEADER]?.toString(), sha256(message.value!));
   }
 });
 
-test('undecodable records are reported with partition and offset and skipped; v1 records resolve', T60, async () => {
+test('v1 records written before payload digests resolve, noted once as not tamper-evident', T60, async () => {
   const topic = freshTopic();
   const log = createKafkaEventLog({ topic, numPartitions: 1 });
   await log.append([runEvent('L0'), trajectory('L0', 1)]);
   const v1 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v1'), 1);
-  const current = schemaRegistry().current.fingerprint;
   // v1 has no split and no token ids: they read back as 'train' and empty
   const oldTrajectory = { ...trajectory('L0', 3), split: 'val' };
-  const producer = kafka.producer();
-  await producer.connect();
-  await producer.send({ topic, messages: [
-    { key: 'run-1', value: Buffer.from('not avro'), headers: { [FINGERPRINT_HEADER]: current } },
-    { key: 'run-1', value: encodeEvent(trajectory('L0', 2)), headers: { [FINGERPRINT_HEADER]: '00'.repeat(32) } },
-    { key: 'run-1', value: encodeEvent(oldTrajectory, v1), headers: { [FINGERPRINT_HEADER]: v1.fingerprint } },
-  ] });
-  await producer.disconnect();
+  const old = { value: encodeEvent(oldTrajectory, v1), headers: { [FINGERPRINT_HEADER]: v1.fingerprint } };
+  await produceRaw(topic, [old, old]);
   await log.append([iterationEvent('L0', 1)]);
   await log.close();
   const { events, problems } = await collect(createKafkaEventReader({ topic }), 'run-1');
   const resolvedV1 = { ...trajectory('L0', 3), tokenIds: [], tokenRoles: '' };
-  assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1), resolvedV1, iterationEvent('L0', 1)]);
-  const reported = problems.map((p) => [p.kind, p.partition, p.offset]);
-  assert.deepEqual(reported, [['undecodable', 0, '2'], ['unknown-schema', 0, '3']]);
+  assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1), resolvedV1, resolvedV1, iterationEvent('L0', 1)]);
+  assert.deepEqual(problems.map((p) => [p.kind, p.partition, p.offset]), [['unverified', 0, '2']]);
+});
+
+test('a record failing its digest fails the read by offset; allowPartial reads those before it', T60, async () => {
+  const topic = freshTopic();
+  const log = createKafkaEventLog({ topic, numPartitions: 1 });
+  await log.append([runEvent('L0'), trajectory('L0', 1)]);
+  const value = encodeEvent(trajectory('L0', 2));
+  const sent = sha256(value);
+  value[value.length - 2] ^= 0x01; // decodes fine, into a different event
+  const current = schemaRegistry().current.fingerprint;
+  await produceRaw(topic, [{ value, headers: { [FINGERPRINT_HEADER]: current, [PAYLOAD_DIGEST_HEADER]: sent } }]);
+  await log.append([iterationEvent('L0', 1)]);
+  await log.close();
+  await assert.rejects(collect(createKafkaEventReader({ topic }), 'run-1'),
+    (err: Error) => err instanceof CorruptDataError && err.message.includes(`(digest-mismatch) at ${topic}[0]@2`));
+  const { events, problems } = await collect(createKafkaEventReader({ topic }), 'run-1', true);
+  assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1)]);
+  assert.deepEqual(problems.map((p) => [p.kind, p.offset]), [['digest-mismatch', '2']]);
+});
+
+test('undecodable records and unknown schemas are damage, named by partition and offset', T60, async () => {
+  const topic = freshTopic();
+  const log = createKafkaEventLog({ topic, numPartitions: 1 });
+  await log.append([runEvent('L0')]);
+  await produceRaw(topic, [
+    { value: Buffer.from('not avro'), headers: { [FINGERPRINT_HEADER]: schemaRegistry().current.fingerprint } },
+    { value: encodeEvent(trajectory('L0', 2)), headers: { [FINGERPRINT_HEADER]: '00'.repeat(32) } },
+  ]);
+  await log.close();
+  await assert.rejects(collect(createKafkaEventReader({ topic }), 'run-1'),
+    /^CorruptDataError: event log damaged \(undecodable\) at .*\[0\]@1: /);
+  const { problems } = await collect(createKafkaEventReader({ topic }), 'run-1', true);
+  assert.deepEqual(problems.map((p) => [p.kind, p.offset]), [['undecodable', '1']]);
 });
 
 test('replay over Kafka keeps the surviving lineage and drops duplicates', { timeout: 60_000 }, async () => {

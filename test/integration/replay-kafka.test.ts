@@ -20,25 +20,29 @@ async function produceGarbage(topic: string): Promise<void> {
   await producer.disconnect();
 }
 
-async function replayKafka(topic: string): Promise<{ code: number; out: Record<string, unknown>[] }> {
+type Replayed = { code: number; out: Record<string, unknown>[] };
+
+async function replayKafka(topic: string, allowPartial = false): Promise<Replayed> {
   const lines: string[] = [];
   const flags = { source: 'kafka', runsDir: 'runs', select: 'successful', split: 'all', topic, json: true };
+  Object.assign(flags, { allowPartial });
   const code = await replayCommand('r', flags, (l) => lines.push(l));
   return { code, out: lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
 const T60 = { timeout: 60_000 };
 
-test('replay from Kafka recomputes the metrics and reports an undecodable record by offset', T60, async () => {
+test('replay from Kafka fails at an undecodable record; --allow-partial replays the prefix', T60, async () => {
   const topic = `replay-test-${randomUUID()}`;
   const log = createKafkaEventLog({ topic, numPartitions: 1 });
-  await log.append([runEvent, ...ITERATION_1.slice(0, 2)]);
+  await log.append([runEvent, ...ITERATION_1, iterationEvent(RECORDED)]);
   await produceGarbage(topic);
-  await log.append([...ITERATION_1.slice(2), iterationEvent(RECORDED)]);
+  await log.append([...ITERATION_1.map((e) => ({ ...e, iteration: 2 }))]);
   await log.close();
-  const { code, out } = await replayKafka(topic);
+  await assert.rejects(replayKafka(topic), /event log damaged \(undecodable\) at .*\[0\]@6: /);
+  const { code, out } = await replayKafka(topic, true);
   assert.deepEqual(out.map((j) => j.type), ['iteration', 'problem', 'summary']);
-  assert.deepEqual([code, out[0].ok, out[1].kind, out[1].partition, out[1].offset], [0, true, 'undecodable', 0, '3']);
+  assert.deepEqual([code, out[0].ok, out[1].kind, out[1].partition, out[1].offset], [0, true, 'undecodable', 0, '6']);
 });
 
 test('replay from Kafka keeps the surviving lineage only: nothing lost, nothing counted twice', T60, async () => {

@@ -21,6 +21,7 @@ export interface ReplayFlags {
   json?: boolean;
   brokers?: string;
   topic?: string;
+  allowPartial?: boolean;
 }
 
 /** Where the events come from (a registry, not a branch). */
@@ -72,7 +73,7 @@ export async function replayCommand(
   const reader = source(loc, flags);
   try {
     const outcome = await replayRun({
-      reader, runId: loc.runId, ...range, fallbackConfig: () => readRunConfig(loc),
+      reader, runId: loc.runId, ...range, fallbackConfig: () => readRunConfig(loc), allowPartial: flags.allowPartial,
       sinks: sinks.map((s) => ({ write: (e, setup) => (inSplit(e) ? s.write(e, setup) : Promise.resolve()) })),
     });
     for (const s of sinks) await s.close();
@@ -101,6 +102,8 @@ export function registerReplay(program: Command): void {
     .option('--split <split>', 'trajectories exported: train, val or all', 'all')
     .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the local broker)')
     .option('--topic <topic>', 'Kafka topic (default: starpo.events)')
+    .option('--allow-partial', 'when the event log is damaged, replay the events before the damage (with a warning) ' +
+      'instead of failing')
     .option('--json', 'JSON lines instead of a table')
     .action(async (run: string, flags: ReplayFlags) => { process.exitCode = await replayCommand(run, flags); });
 }

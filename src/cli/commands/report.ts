@@ -13,6 +13,7 @@ interface ReportFlags {
   topic?: string;
   trajectoryIterations: string;
   title?: string;
+  allowPartial?: boolean;
 }
 
 export function sourceKind(value: string): SourceKind {
@@ -20,13 +21,14 @@ export function sourceKind(value: string): SourceKind {
   return value;
 }
 
-type SourceFlags = Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic'>;
+type SourceFlags = Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic' | 'allowPartial'>;
 
 export function sourceFor(runs: readonly string[], flags: SourceFlags): ReportSource {
   const kafka = {
     ...(flags.brokers && { brokers: flags.brokers.split(',') }), ...(flags.topic && { topic: flags.topic }),
   };
-  return openSource(runs, { kind: sourceKind(flags.source), runsDir: flags.runsDir, kafka });
+  const { runsDir, allowPartial } = flags;
+  return openSource(runs, { kind: sourceKind(flags.source), runsDir, kafka, allowPartial });
 }
 
 export function nonNegativeInt(flag: string, value: string): number {
@@ -72,5 +74,7 @@ export function registerReport(program: Command): void {
     .option('--topic <name>', 'Kafka topic (default: starpo.events)')
     .option('--trajectory-iterations <n>', 'iterations whose trajectories the file keeps, evenly spread', '12')
     .option('--title <text>', 'page title')
+    .option('--allow-partial', 'when an event log is damaged, report the events before the damage (with a warning) ' +
+      'instead of failing')
     .action(report);
 }

@@ -7,6 +7,11 @@
 // permission model denies fs, child processes, workers, addons and WASI; network modules are disabled here;
 // and the user code sees none of it: a new context has only ECMAScript built-ins plus a console made inside
 // that context, with string code generation and WebAssembly off, so no host object is reachable from it.
+// Calls cannot reach each other. Work can outlive a call only if the host runs context code later: the
+// built-ins that ask it to (FinalizationRegistry cleanups, a platform task; WeakRef's kept-alive targets;
+// Atomics.waitAsync; WebAssembly's async compiles) are deleted from every context, and promise jobs stay in
+// the context's own microtask queue (microtaskMode 'afterEvaluate'), drained within the call's time limit
+// and never entered again once the call returns. The context is then dropped.
 import dgram from 'node:dgram';
 import net from 'node:net';
 import vm from 'node:vm';
@@ -68,6 +73,9 @@ const PRELUDE = `(function (limit) {
 })`;
 
 const DESCRIBE = new vm.Script('__starpoDescribe(__starpoError)');
+const DELETED = ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'FinalizationRegistry', 'WeakRef'];
+// What V8 throws when an ArrayBuffer cannot get memory: the process's data limit (the parent's RLIMIT_DATA).
+const OUT_OF_MEMORY = /^RangeError: Array buffer allocation failed$/;
 
 function freshContext(maxOutputChars) {
   const ctx = vm.createContext(Object.create(null), {
@@ -75,7 +83,7 @@ function freshContext(maxOutputChars) {
     microtaskMode: 'afterEvaluate',
   });
   // Intrinsics that only widen the attack surface; arithmetic, strings, BigInt, Map/Set and JSON stay.
-  vm.runInContext('delete globalThis.WebAssembly; delete globalThis.SharedArrayBuffer; delete globalThis.Atomics', ctx);
+  vm.runInContext(DELETED.map((name) => `delete globalThis.${name};`).join(' '), ctx);
   const take = vm.runInContext(PRELUDE, ctx)(maxOutputChars);
   return { ctx, take };
 }
@@ -115,7 +123,9 @@ function run(request) {
     if (errorKind(err) === 'timeout') {
       return { ok: false, output: '', error: `TimeoutError: ran longer than ${timeoutMs} ms`, errorKind: 'timeout' };
     }
-    return { ok: false, output: lastOutput(take).output, error: describe(ctx, err, timeoutMs), errorKind: 'runtime' };
+    const error = describe(ctx, err, timeoutMs);
+    const kind = OUT_OF_MEMORY.test(error) ? 'memory' : 'runtime';
+    return { ok: false, output: lastOutput(take).output, error, errorKind: kind };
   }
   const { output, over } = lastOutput(take);
   if (over) {

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { replayCommand, type ReplayFlags } from '../../../src/cli/commands/replay.ts';
+import { CorruptDataError } from '../../../src/errors.ts';
 import { RECORDED, writeRun } from '../replay/fixtures.ts';
 
 const flags = (root: string, more: Partial<ReplayFlags> = {}): ReplayFlags =>
@@ -44,6 +45,28 @@ test('an undecodable record is reported with its position and skipped', async ()
   const problem = JSON.parse(lines[1]);
   assert.deepEqual([code, problem.type, problem.kind], [0, 'problem', 'torn-tail']);
   assert.ok(problem.where.endsWith(`00000001.avro@${problem.byteOffset}`));
+});
+
+test('a changed byte fails the replay with one line naming the segment, the offset and the events lost', async () => {
+  const root = tempRoot();
+  await writeRun(root);
+  const path = join(root, 'r', 'events', '00000001.avro');
+  const bytes = readFileSync(path);
+  bytes[bytes.length - 1] ^= 0x01; // the block's sync marker
+  writeFileSync(path, bytes);
+  const expected = /^event log damaged \(checksum-mismatch\) at .*\.avro@\d+: a block of 6 events fails its checksum; 6/;
+  await assert.rejects(replay(root),
+    (err: Error) => err instanceof CorruptDataError && !err.message.includes('\n') && expected.test(err.message));
+});
+
+test('an emptied segment fails the replay; --allow-partial replays what precedes it and warns', async () => {
+  const root = tempRoot();
+  await writeRun(root);
+  truncateSync(join(root, 'r', 'events', '00000001.avro'), 0);
+  await assert.rejects(replay(root), /\(empty-segment\) at .*00000001\.avro@0: the file is empty; 6 acknowledged/);
+  const { code, lines } = await replay(root, { allowPartial: true });
+  assert.equal(code, 0);
+  assert.match(lines.join('\n'), /^WARNING: partial replay, the log ends early: event log damaged \(empty-segment\)/m);
 });
 
 test('--export and --sft-dataset write their files and say how many records', async () => {

@@ -27,7 +27,7 @@ test('a v1 trajectory read through the resolver gets the v2 default split "train
   assert.equal(registry.byFingerprint(v1.fingerprint)?.version, 1);
   const event = { ...trajectory('L0', 3), split: 'val' };
   const bytes = encodeEvent(event, v1); // v1 has no split field: it is not written
-  const back = decodeEvent(bytes, registry.resolverFor(v1.type));
+  const back = decodeEvent(bytes, v1.type);
   assert.deepEqual(back, { ...event, split: 'train', tokenIds: [], tokenRoles: '' });
 });
 
@@ -38,15 +38,14 @@ test('a v2 tool call read through the resolver counts as executed (the v3 defaul
   const event = trajectory('L0', 3);
   const { executed: _, ...v2Call } = event.turns[0].toolCalls[0];
   const written = { ...event, turns: event.turns.map((t, i) => (i === 0 ? { ...t, toolCalls: [v2Call] } : t)) };
-  const back = decodeEvent(encodeEvent(written as typeof event, v2), registry.resolverFor(v2.type));
+  const back = decodeEvent(encodeEvent(written as typeof event, v2), v2.type);
   assert.deepEqual(back, { ...event, tokenIds: [], tokenRoles: '' });
 });
 
 test('a v3 trajectory read through the resolver has no tokens (the v4 defaults)', () => {
-  const registry = schemaRegistry();
   const v3 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v3'), 3);
   const { tokenIds: _, tokenRoles: __, ...written } = trajectory('L0', 3);
-  const back = decodeEvent(encodeEvent(written as ReturnType<typeof trajectory>, v3), registry.resolverFor(v3.type));
+  const back = decodeEvent(encodeEvent(written as ReturnType<typeof trajectory>, v3), v3.type);
   assert.deepEqual(back, { ...written, tokenIds: [], tokenRoles: '' });
 });
 

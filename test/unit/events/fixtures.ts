@@ -1,4 +1,5 @@
 /** Hand-written events of every kind, shared by the event tests (and the Kafka integration test). */
+import { encodeEvent } from '../../../src/events/codec.ts';
 import type {
   CheckpointEvent, EchoTrapWarning, IterationEvent, RunEvent, StarpoEvent, TrajectoryEvent, Turn,
 } from '../../../src/events/types.ts';
@@ -67,4 +68,16 @@ export function echoTrap(lineageId: string, iteration: number, runId = 'run-1'):
 export function oneOfEach(lineageId = 'L0'): StarpoEvent[] {
   return [runEvent(lineageId), trajectory(lineageId, 1), iterationEvent(lineageId, 1), checkpointEvent(lineageId, 1),
     echoTrap(lineageId, 1)];
+}
+
+/** Zig-zag varint of 2^31 − 1. */
+const HUGE_COUNT = Buffer.from([0xfe, 0xff, 0xff, 0xff, 0x0f]);
+
+/** A trajectory record whose `turns` array claims 2^31 − 1 items (the count sits where an empty array's 0 is). */
+export function hugeTurnsRecord(): Buffer {
+  const empty = encodeEvent({ ...trajectory('L0', 1), turns: [] });
+  const one = encodeEvent({ ...trajectory('L0', 1), turns: [trajectory('L0', 1).turns[0]!] });
+  let at = 0;
+  while (empty[at] === one[at]) at++;
+  return Buffer.concat([empty.subarray(0, at), HUGE_COUNT, empty.subarray(at + 1)]);
 }

@@ -1,10 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  createReadStream, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync,
-} from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import avro from 'avsc';
 import { createLocalEventLog } from '../../../src/events/local-log.ts';
@@ -13,15 +12,20 @@ import { encodeBlock, encodeHeader } from '../../../src/events/avro-container.ts
 import { encodeEvent } from '../../../src/events/codec.ts';
 import { loadSchemaVersion, SCHEMA_DIR } from '../../../src/events/schemas.ts';
 import type { ReadProblem, StarpoEvent } from '../../../src/events/types.ts';
+import { CorruptDataError } from '../../../src/errors.ts';
 import { iterationEvent, oneOfEach, trajectory } from './fixtures.ts';
 
 const root = () => mkdtempSync(join(tmpdir(), 'starpo-events-'));
+/** Two segments written by the local log before it had an index (commit 8acec68), see its README. */
+const LEGACY_LOG = fileURLToPath(new URL('../../fixtures/events/legacy-log/', import.meta.url));
 
-async function readAll(dir: string, runId = 'run-1'): Promise<{ events: StarpoEvent[]; problems: ReadProblem[] }> {
+async function readAll(
+  dir: string, runId = 'run-1', allowPartial = false,
+): Promise<{ events: StarpoEvent[]; problems: ReadProblem[] }> {
   const problems: ReadProblem[] = [];
   const events: StarpoEvent[] = [];
   const reader = createLocalEventReader({ root: dir });
-  for await (const e of reader.read(runId, { onProblem: (p) => problems.push(p) })) events.push(e);
+  for await (const e of reader.read(runId, { onProblem: (p) => problems.push(p), allowPartial })) events.push(e);
   return { events, problems };
 }
 
@@ -41,7 +45,7 @@ test('appended batches read back in order, one segment per writer', async () => 
   const dir = root();
   await write(dir, oneOfEach(), [trajectory('L0', 2)]);
   await write(dir, [iterationEvent('L0', 2)]);
-  assert.deepEqual(readdirSync(join(dir, 'run-1', 'events')), ['00000001.avro', '00000002.avro']);
+  assert.deepEqual(readdirSync(join(dir, 'run-1', 'events')), ['00000001.avro', '00000002.avro', 'segments.index']);
   const { events, problems } = await readAll(dir);
   assert.deepEqual(events, [...oneOfEach(), trajectory('L0', 2), iterationEvent('L0', 2)]);
   assert.deepEqual(problems, []);
@@ -54,20 +58,16 @@ test('events of two runs go to their own folders', async () => {
   assert.deepEqual((await readAll(dir, 'nothing-here')).events, []);
 });
 
-test('a torn tail keeps every complete block before it and is reported with its offset', async () => {
+test('a block a crash cut before it was indexed is a torn tail: every acknowledged block is kept', async () => {
   const dir = root();
-  await write(dir, [trajectory('L0', 1)], [trajectory('L0', 2)]);
-  const firstTwo = statSync(segment(dir)).size;
+  await write(dir, [trajectory('L0', 1)]);
+  const acknowledged = statSync(segment(dir)).size;
   await write(dir, [trajectory('L0', 3)]); // a later segment, written after the "crash", is still read
-  const path = segment(dir);
-  const blockTwo = firstTwo - encodeBlockSize(trajectory('L0', 2));
-  truncateSync(path, firstTwo - 7);
+  const cut = encodeBlock([encodeEvent(trajectory('L0', 2))], Buffer.alloc(16)).subarray(0, 40);
+  writeFileSync(segment(dir), cut, { flag: 'a' });
   const { events, problems } = await readAll(dir);
   assert.deepEqual(events, [trajectory('L0', 1), trajectory('L0', 3)]);
-  assert.equal(problems.length, 1);
-  assert.equal(problems[0].kind, 'torn-tail');
-  assert.equal(problems[0].file, path);
-  assert.equal(problems[0].byteOffset, blockTwo);
+  assert.deepEqual(problems.map((p) => [p.kind, p.file, p.byteOffset]), [['torn-tail', segment(dir), acknowledged]]);
 });
 
 test('zeros left at the end of a file by a crash are a torn tail', async () => {
@@ -79,27 +79,46 @@ test('zeros left at the end of a file by a crash are a torn tail', async () => {
   assert.deepEqual(problems.map((p) => p.kind), ['torn-tail']);
 });
 
-test('a damaged block followed by more data is reported as corrupt and the rest of the file skipped', async () => {
+test('a flipped byte in a block fails the read, naming the segment, the offset and the events lost', async () => {
   const dir = root();
   await write(dir, [trajectory('L0', 1)], [trajectory('L0', 2)], [trajectory('L0', 3)]);
   const bytes = readFileSync(segment(dir));
-  const secondSync = bytes.length - encodeBlockSize(trajectory('L0', 3)) - 1; // last byte of block two's sync marker
-  bytes[secondSync] ^= 0xff;
+  const blockThree = bytes.length - encodeBlockSize(trajectory('L0', 3));
+  bytes[blockThree - 1] ^= 0xff; // last byte of block two's sync marker
   writeFileSync(segment(dir), bytes);
-  const { events, problems } = await readAll(dir);
-  assert.deepEqual(events, [trajectory('L0', 1)]);
-  assert.deepEqual(problems.map((p) => p.kind), ['corrupt-block']);
+  const blockTwo = blockThree - encodeBlockSize(trajectory('L0', 2));
+  await assert.rejects(readAll(dir), (err: Error) => err instanceof CorruptDataError && err.message ===
+    `event log damaged (checksum-mismatch) at ${segment(dir)}@${blockTwo}: a block of 1 events fails its checksum; ` +
+    '2 acknowledged events from there on are lost (replay and report read the intact prefix with --allow-partial)');
 });
 
-test('a file written with the v1 schema reads back with v2 defaults', async () => {
+test('with allowPartial a damaged log gives its intact prefix and reports the damage', async () => {
+  const dir = root();
+  await write(dir, [trajectory('L0', 1)], [trajectory('L0', 2)], [trajectory('L0', 3)]);
+  const bytes = readFileSync(segment(dir));
+  bytes[bytes.length - 5] ^= 0x01;
+  writeFileSync(segment(dir), bytes);
+  const { events, problems } = await readAll(dir, 'run-1', true);
+  assert.deepEqual(events, [trajectory('L0', 1), trajectory('L0', 2)]);
+  assert.deepEqual(problems.map((p) => [p.kind, p.eventsLost]), [['checksum-mismatch', 1]]);
+});
+
+test('a log from before the segment index (no checksums, no index) reads, noted as not tamper-evident', async () => {
+  const { events, problems } = await readAll(LEGACY_LOG);
+  assert.deepEqual(events, [...oneOfEach(), trajectory('L0', 2), iterationEvent('L0', 2), trajectory('L0', 3)]);
+  const first = join(LEGACY_LOG, 'run-1', 'events', '00000001.avro');
+  assert.deepEqual(problems.map((p) => [p.kind, p.file]), [['unverified', first]]);
+});
+
+test('a file written with the v1 schema (before the index) reads back with v2 defaults', async () => {
   const dir = root();
   const v1 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v1'), 1);
   const sync = randomBytes(16);
   const event = trajectory('L0', 1);
-  await write(dir, [iterationEvent('L0', 1)]); // creates the folder; the v1 file becomes segment 2
-  writeFileSync(segment(dir, 2), Buffer.concat([encodeHeader(JSON.stringify(v1.json), sync),
+  mkdirSync(join(dir, 'run-1', 'events'), { recursive: true });
+  writeFileSync(segment(dir, 1), Buffer.concat([encodeHeader(JSON.stringify(v1.json), sync),
     encodeBlock([encodeEvent({ ...event, split: 'val' }, v1)], sync)]));
-  assert.deepEqual((await readAll(dir)).events, [iterationEvent('L0', 1), { ...event, split: 'train', tokenIds: [], tokenRoles: '' }]);
+  assert.deepEqual((await readAll(dir)).events, [{ ...event, split: 'train', tokenIds: [], tokenRoles: '' }]);
 });
 
 test('the segments are standard Avro container files that avsc itself decodes', async () => {

@@ -69,3 +69,12 @@ test('a multi-line fence is refused where a newline ends the turn; unknown forma
   checkFormatForChat(fence, '<|im_end|>');
   assert.throws(() => toolFormat('python'), /unknown tool format "python"/);
 });
+
+test('a call nested deeper than 32 levels is an invalid call, found without parsing it', () => {
+  const deep = (n: number) => `{"name":"f","arguments":{"a":${'['.repeat(n)}${']'.repeat(n)}}}`;
+  assert.equal(parseFunctionCall(deep(30)).kind, 'function');
+  const reason = 'JSON nests deeper than 32 levels';
+  assert.deepEqual(parseFunctionCall(deep(31)), { kind: 'invalid', raw: deep(31), reason });
+  const inString = '{"name":"f","arguments":{"s":"[[[[{{{{\\"[[[["}}';
+  assert.equal(parseFunctionCall(inString).kind, 'function', 'brackets in strings do not count');
+});

@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateWithTools, roundSeed, type ToolTurnOptions } from '../../../src/tools/protocol.ts';
-import { TOOL_FORMATS } from '../../../src/tools/formats.ts';
+import { TOOL_FORMATS, type ToolFormatName } from '../../../src/tools/formats.ts';
+import { toolCallEvents } from '../../../src/tools/events.ts';
+import type { TextTokenizer } from '../../../src/agent/types.ts';
 import type { ToolCall, ToolExecutor, ToolResult } from '../../../src/tools/types.ts';
 import { charTokenizer } from '../agent/char-tokenizer.ts';
-import { scriptedBackend } from './scripted.ts';
+import { scriptedBackend, streamingBackend } from './scripted.ts';
 
 const STOP = '<|im_end|>';
 
@@ -155,4 +157,41 @@ test('rows are batched per round: only rows still writing are asked again', asyn
   assert.deepEqual(backend.requests.map((q) => q.prompts.length), [2, 1]);
   assert.equal(rows[0].text, 'plain' + STOP);
   assert.equal(rows[1].text, '```js\nx\n```\n```output\n1\n```\nthen' + STOP);
+});
+
+/** A char tokenizer that counts the ids it decodes: the protocol's own work per turn. */
+function countingTokenizer(): TextTokenizer & { decoded: number } {
+  const base = charTokenizer();
+  const counting = { encode: base.encode, decoded: 0, decode: (ids: readonly number[]) => base.decode(ids) };
+  counting.decode = (ids) => { counting.decoded += ids.length; return base.decode(ids); };
+  return counting;
+}
+
+async function playStreaming(script: string, format: ToolFormatName, maxCalls: number) {
+  const tokenizer = countingTokenizer();
+  const exec = tableExecutor({});
+  const [row] = await generateWithTools(streamingBackend(tokenizer, script), {
+    prompts: [tokenizer.encode('Q:')], maxNewTokens: 10 * script.length, rowSeeds: [1], stopStrings: [STOP],
+  }, [exec], tokenizer, { format: TOOL_FORMATS[format], maxCalls });
+  return { row: row!, decodedPerChar: tokenizer.decoded / script.length };
+}
+
+test('a turn of thousands of calls and false pauses decodes each token a bounded number of times', async () => {
+  const fn = '<tool_call>{"name":"f","arguments":{}}</tool_call>';
+  const many = await playStreaming(fn.repeat(3000) + '</tool_call>'.repeat(3000) + 'end' + STOP, 'function-call', 4);
+  assert.equal(many.row.calls.length, 3000);
+  assert.ok(many.decodedPerChar < 8, `decoded ${many.decodedPerChar} ids per char written`);
+  const inline = await playStreaming('```js 1```'.repeat(3000) + 'end' + STOP, 'code-inline', 2);
+  assert.equal(inline.row.calls.filter((c) => c.executed).length, 2);
+  assert.ok(inline.decodedPerChar < 8, `decoded ${inline.decodedPerChar} ids per char written`);
+});
+
+test('a call nested 4,000 levels deep is a failed call and its turn converts to events', async () => {
+  const deep = `<tool_call>{"name":"f","arguments":{"a":${'['.repeat(4000)}${']'.repeat(4000)}}}</tool_call>`;
+  const { row } = await playStreaming(deep + 'done' + STOP, 'function-call', 4);
+  const shown = 'invalid tool call: JSON nests deeper than 32 levels';
+  assert.deepEqual(row.calls.map((c) => [c.kind, c.shown]), [['invalid', shown]]);
+  assert.deepEqual(toolCallEvents(row.calls), [
+    { name: '', input: '', output: 'invalid tool call: JSON nests deeper than 32 levels', ok: false, executed: true },
+  ]);
 });

@@ -78,3 +78,25 @@ export function scriptedBackend(tokenizer: TextTokenizer, scripts: Map<string, s
     },
   };
 }
+
+/**
+ * One row writing `script` one char per token, stopping like the engine at the first stop string, with a cost
+ * per call linear in what it writes (it never reads the prompt): for measuring the protocol's own work.
+ */
+export function streamingBackend(
+  tokenizer: TextTokenizer, script: string,
+): (request: GenerateRequest) => Promise<Generation[]> {
+  let cursor = 0;
+  return async (request) => {
+    const limit = Math.min(script.length, cursor + request.maxNewTokens);
+    let end = limit;
+    for (const stop of request.stopStrings) {
+      const at = script.indexOf(stop, cursor);
+      if (at >= 0 && at + stop.length < end) end = at + stop.length;
+    }
+    const tokens = tokenizer.encode(script.slice(cursor, end));
+    cursor = end;
+    const finishReason = end < limit || cursor === script.length ? 'stop' as const : 'length' as const;
+    return [{ tokens, logprobs: tokens.map(() => -0.5), finishReason }];
+  };
+}

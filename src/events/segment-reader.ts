@@ -1,0 +1,208 @@
+/**
+ * Reading one segment file of the local log. An indexed segment is read range by range as the index lists
+ * them, each range's digest checked before a byte of it is decoded; a segment from before the index is
+ * scanned block by block as the container format allows. Either way a block's events are decoded in full
+ * (bounds-checked against the writer's schema first, avro-bounds.ts) before any is yielded, and the
+ * generator returns the damage that ended it, if any, for the caller to handle.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import avro from 'avsc';
+import { CorruptDataError } from '../errors.ts';
+import {
+  decodeHeader, openContainer, parseBlock, readAt, readBlocks, type Block, type ContainerHeader,
+} from './avro-container.ts';
+import { decodeEventAt, writerSchema, type WriterSchema } from './codec.ts';
+import { digest, type IndexEntry } from './segment-index.ts';
+import type { ReadProblem, ReadProblemKind, StarpoEvent } from './types.ts';
+
+const writers = new Map<string, WriterSchema>();
+
+/** The header's schema, parsed once per distinct schema text. */
+function headerWriter(header: ContainerHeader): WriterSchema {
+  let known = writers.get(header.schemaJson);
+  if (known === undefined) {
+    try {
+      known = writerSchema(avro.Type.forSchema(JSON.parse(header.schemaJson) as avro.Schema));
+    } catch (cause) {
+      throw new CorruptDataError(`the header's schema does not parse: ${(cause as Error).message}`, { cause });
+    }
+    if (writers.size < 64) writers.set(header.schemaJson, known); // a handful of schema versions in practice
+  }
+  return known;
+}
+
+/** Every event of the block, or CorruptDataError: the records must decode one after another and fill it exactly. */
+export function decodeRecords(block: Block, writer: WriterSchema): StarpoEvent[] {
+  const events: StarpoEvent[] = [];
+  let pos = 0;
+  for (let i = 0; i < block.count; i++) {
+    try {
+      const { event, end } = decodeEventAt(block.data, pos, writer);
+      events.push(event);
+      pos = end;
+    } catch (cause) {
+      const why = `record ${i} of ${block.count} does not decode: ${(cause as Error).message}`;
+      throw new CorruptDataError(why, { cause });
+    }
+  }
+  const extra = block.data.length - pos;
+  if (extra !== 0) throw new CorruptDataError(`${extra} bytes follow the block's records`);
+  return events;
+}
+
+export type Report = (problem: ReadProblem) => void;
+
+export const UNLISTED = 'a segment the index does not list (its writer stopped before indexing it)';
+
+export function problemAt(path: string, byteOffset: number, kind: ReadProblemKind, message: string): ReadProblem {
+  return { kind, message, where: `${path}@${byteOffset}`, file: path, byteOffset };
+}
+
+/** The range's bytes once they match its digest; the file's size is checked first, so a length is never trusted. */
+async function readRange(
+  file: FileHandle, size: number, path: string, range: IndexEntry,
+): Promise<Buffer | ReadProblem> {
+  if (range.at + range.len > size) {
+    const what = range.at === 0 ? 'its header' : `a block of ${range.n} events`;
+    const why = `the file ends at byte ${size}, inside ${what} (bytes ${range.at}-${range.at + range.len})`;
+    return problemAt(path, range.at, 'truncated-segment', why);
+  }
+  const bytes = await readAt(file, range.at, range.len);
+  if (digest(bytes) === range.sha) return bytes;
+  if (range.at === 0) return headerMismatch(path, bytes, range.seg);
+  return problemAt(path, range.at, 'checksum-mismatch', `a block of ${range.n} events fails its checksum`);
+}
+
+/** A header that fails its checksum: another segment's (files swapped or renamed), or damaged. */
+function headerMismatch(path: string, bytes: Buffer, seq: number): ReadProblem {
+  let holds: number | undefined;
+  try {
+    holds = decodeHeader(bytes)?.segment;
+  } catch {
+    holds = undefined;
+  }
+  if (holds !== undefined && holds !== seq) {
+    return problemAt(path, 0, 'reordered-segment', `the file holds segment ${holds}, the index expects segment ${seq}`);
+  }
+  return problemAt(path, 0, 'checksum-mismatch', 'the header fails its checksum');
+}
+
+/**
+ * Yields the events of an indexed segment, range by range; returns the damage that stopped it, if any.
+ * Bytes after the last indexed block (an append a crash cut before it was indexed) are reported as a note.
+ */
+export async function* readIndexedSegment(
+  path: string, ranges: readonly IndexEntry[], report: Report,
+): AsyncGenerator<StarpoEvent[], ReadProblem | undefined> {
+  const opened = await openSegmentFile(path);
+  if ('kind' in opened) return opened;
+  const { file, size } = opened;
+  try {
+    if (size === 0) return problemAt(path, 0, 'empty-segment', 'the file is empty');
+    const headerBytes = await readRange(file, size, path, ranges[0] as IndexEntry);
+    if (!Buffer.isBuffer(headerBytes)) return headerBytes;
+    const header = decodeHeader(headerBytes) as ContainerHeader;
+    const writer = headerWriter(header);
+    for (const range of ranges.slice(1)) {
+      const bytes = await readRange(file, size, path, range);
+      if (!Buffer.isBuffer(bytes)) return bytes;
+      const events = decodeVerified(bytes, header, range, writer, path);
+      if (!Array.isArray(events)) return events;
+      yield events;
+    }
+    const end = (ranges.at(-1) as IndexEntry).at + (ranges.at(-1) as IndexEntry).len;
+    if (size > end) report(problemAt(path, end, 'torn-tail', `${size - end} bytes after the last indexed block`));
+    return undefined;
+  } finally {
+    await file.close();
+  }
+}
+
+function decodeVerified(
+  bytes: Buffer, header: ContainerHeader, range: IndexEntry, writer: WriterSchema, path: string,
+): StarpoEvent[] | ReadProblem {
+  try {
+    const block = parseBlock(bytes, header, range.at);
+    if (block.count !== range.n) {
+      throw new CorruptDataError(`block holds ${block.count} events, the index says ${range.n}`);
+    }
+    return decodeRecords(block, writer);
+  } catch (err) {
+    if (!(err instanceof CorruptDataError)) throw err;
+    return problemAt(path, range.at, 'corrupt-block', err.message);
+  }
+}
+
+async function openSegmentFile(path: string): Promise<{ file: FileHandle; size: number } | ReadProblem> {
+  const file = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (file === undefined) return problemAt(path, 0, 'missing-segment', 'the index lists it; the file is gone');
+  return { file, size: (await file.stat()).size };
+}
+
+/** How a segment without index entries relates to the run's index. */
+export type Unindexed = 'no-index' | 'index-lacks-it' | 'index-damaged';
+
+/**
+ * Yields the events of a segment from before the index, block by block; returns the damage that stopped it.
+ * It is reported as not tamper-evident (a note), and so is a torn tail. A segment that carries a sequence
+ * number belongs in an index: with no index at all that is damage (the index is gone); when the index
+ * lacks it, a writer stopped before indexing it and it holds no acknowledged events (a note; skipped);
+ * after the index's damage (already reported) it is skipped.
+ */
+export async function* readUnindexedSegment(
+  path: string, unindexed: Unindexed, report: Report,
+): AsyncGenerator<StarpoEvent[], ReadProblem | undefined> {
+  const opened = await openContainer(path).catch((err: unknown) => {
+    if (err instanceof CorruptDataError) return problemAt(path, 0, 'corrupt-block', err.message);
+    throw err;
+  });
+  if ('kind' in opened) return opened;
+  const { file, header, size } = opened;
+  try {
+    if (header === undefined) {
+      if (size > 0) report(problemAt(path, 0, 'torn-tail', 'the file ends inside its header'));
+      return undefined;
+    }
+    if (header.segment !== undefined) {
+      if (unindexed === 'no-index') return problemAt(path, 0, 'missing-index', 'an indexed segment, no index');
+      if (unindexed === 'index-lacks-it') report(problemAt(path, 0, 'torn-tail', UNLISTED));
+      return undefined;
+    }
+    report(problemAt(path, 0, 'unverified', 'segments written before the segment index carry no checksums: ' +
+      'their events are read as they are, not tamper-evident'));
+    return yield* scanBlocks(file, header, size, path, report);
+  } finally {
+    await file.close();
+  }
+}
+
+async function* scanBlocks(
+  file: FileHandle, header: ContainerHeader, size: number, path: string, report: Report,
+): AsyncGenerator<StarpoEvent[], ReadProblem | undefined> {
+  let writer: WriterSchema;
+  try {
+    writer = headerWriter(header);
+  } catch (err) {
+    return problemAt(path, 0, 'corrupt-block', (err as Error).message);
+  }
+  const blocks = readBlocks(file, header, size);
+  for (let step = await blocks.next(); ; step = await blocks.next()) {
+    if (step.done) {
+      const end = step.value;
+      if (end.ok) return undefined;
+      const problem = problemAt(path, end.byteOffset, end.kind, end.message);
+      if (end.kind === 'corrupt-block') return problem;
+      report(problem);
+      return undefined;
+    }
+    try {
+      yield decodeRecords(step.value, writer);
+    } catch (err) {
+      if (!(err instanceof CorruptDataError)) throw err;
+      return problemAt(path, step.value.offset, 'corrupt-block', err.message);
+    }
+  }
+}
