@@ -24,8 +24,9 @@ function commandOf(args: readonly string[]): string {
   return named === undefined ? 'starpo' : `starpo ${named}`;
 }
 
-/** Commander's own exits that are not failures (help and version shown on request). */
-const QUIET = new Set(['commander.helpDisplayed', 'commander.version']);
+/** Commander's own exits that are not failures: help and version shown on request (`starpo help train` included). */
+const quiet = (err: CommanderError): boolean => err.code === 'commander.helpDisplayed' ||
+  err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0);
 
 async function main(args: readonly string[]): Promise<void> {
   let command = 'starpo';
@@ -33,7 +34,7 @@ async function main(args: readonly string[]): Promise<void> {
     command = commandOf(args);
     await program.parseAsync(args, { from: 'user' });
   } catch (err) {
-    if (err instanceof CommanderError && QUIET.has(err.code)) return;
+    if (err instanceof CommanderError && quiet(err)) return;
     // `starpo` alone: commander has printed the help; no command is a usage error.
     if (err instanceof CommanderError && err.code === 'commander.help') process.exitCode = 2;
     else process.exitCode = reportFailure(err, command);

@@ -89,6 +89,8 @@ test('an unknown command or flag is a usage error (exit 2) that prints no help',
   }
   const r = starpo(['train', '--nosuch']);
   assert.deepEqual([r.status, r.line], [2, "starpo: unknown option '--nosuch' — see `starpo train --help`"]);
+  const help = starpo(['help', 'train']); // help asked for is no error
+  assert.deepEqual([help.status, help.stdout.split('\n')[0]], [0, 'Usage: starpo train [options]']);
 });
 
 test('every command that names a missing run fails with one line, never an empty success', () => {
