@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { join } from 'node:path';
 import { ConfigError, StarpoError } from '../../errors.ts';
 import { createKafkaEventReader, type EventReader, type TrajectoryEvent } from '../../events/index.ts';
+import { DEFAULT_TOPIC } from '../../events/kafka-common.ts';
 import { openTrajectoryExport, type TrajectorySink } from '../../replay/export.ts';
 import {
   iterationFlag, localRunEvents, readRunConfig, requireRun, runLocation, type RunLocation,
@@ -24,13 +24,17 @@ export interface ReplayFlags {
   topic?: string;
 }
 
-/** Where the events come from (a registry, not a branch); a local run must exist before its log is read. */
+/**
+ * Where the events come from (a registry, not a branch). A missing run is an error, never an empty replay:
+ * a local run's directory must exist; on Kafka, where a run is only its events, a run with none is unknown.
+ */
 const SOURCES: Record<string, (loc: RunLocation, flags: ReplayFlags) => Promise<EventReader>> = {
   files: async (loc) => { await requireRun(loc); return localRunEvents(loc.root); },
-  kafka: async (_, flags) => createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
+  kafka: async (_, flags) => nonEmpty(createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
+    `Kafka topic ${flags.topic ?? DEFAULT_TOPIC}`),
 };
 
-/** The reader, failing when the run has no event at all: a run id no log knows is an error, not an empty run. */
+/** The reader, failing when the run has no event at all. */
 function nonEmpty(reader: EventReader, where: string): EventReader {
   return {
     async *read(runId, options) {
@@ -81,8 +85,7 @@ export async function replayCommand(
     toIteration: iterationFlag('--to-iteration', flags.toIteration),
   };
   const inSplit = (e: TrajectoryEvent) => flags.split === 'all' || e.split === flags.split;
-  const where = flags.source === 'kafka' ? 'the Kafka topic' : join(loc.root, loc.runId);
-  const reader = nonEmpty(await source(loc, flags), where);
+  const reader = await source(loc, flags);
   let sinks: TrajectorySink[] = [];
   try {
     sinks = await openSinks(flags);
