@@ -63,7 +63,7 @@ export function envDefinition(config: { type: string }): EnvDefinition<EnvConfig
  */
 export function resolveEnvConfig(input: EnvConfigInput): EnvConfig {
   const partial: ({ type: string } & Record<string, unknown>) | undefined =
-    typeof input === 'string' ? ENV_PRESETS[input] : { ...input };
+    typeof input === 'string' ? (Object.hasOwn(ENV_PRESETS, input) ? ENV_PRESETS[input] : undefined) : { ...input };
   if (!partial) {
     throw new ConfigError('env', `unknown preset "${String(input)}"; known: ${Object.keys(ENV_PRESETS).join(', ')}`);
   }

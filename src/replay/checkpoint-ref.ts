@@ -3,10 +3,10 @@
  * surviving history (the newest checkpoint, or the named iteration's in the lineage that owns it).
  */
 import { ConfigError } from '../errors.ts';
-import { createLocalEventReader, ownerOf } from '../events/index.ts';
+import { ownerOf } from '../events/index.ts';
 import type { CheckpointId, CheckpointInfo } from '../storage/index.ts';
 import { continuePlan, readLineageStarts, survivingPlan } from './lineage.ts';
-import { runLocation, type RunLocation } from './location.ts';
+import { localRunEvents, runLocation, type RunLocation } from './location.ts';
 
 export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation & { iteration?: number } {
   const at = ref.lastIndexOf('@');
@@ -23,7 +23,7 @@ export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation &
 export async function chooseCheckpoint(
   loc: RunLocation, checkpoints: readonly CheckpointInfo[], iteration?: number,
 ): Promise<CheckpointId> {
-  const reader = createLocalEventReader({ root: loc.root });
+  const reader = localRunEvents(loc.root);
   const starts = await readLineageStarts(reader, loc.runId).finally(() => reader.close());
   if (iteration === undefined) return continuePlan(loc.runId, starts, checkpoints).from;
   const lineageId = ownerOf(survivingPlan(starts), iteration);

@@ -11,6 +11,7 @@ import { runValidation, validationSeeds } from '../rl/iteration.ts';
 import { openSandbox, toolTurns } from '../rl/tool-use.ts';
 import { basename, resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
+import { checkCapacity } from '../rl/capacity.ts';
 import { resolveConfig } from '../rl/config.ts';
 import { loadPretrained } from '../rl/models.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
@@ -49,11 +50,12 @@ export interface EvalResult {
   oracleSuccess: number;
 }
 
-/** The run's config with the evaluation's environment, seeds and temperature. */
+/** The run's config with the evaluation's environment, seeds, samples and temperature, checked like any config. */
 function evalConfig(c: RlConfig, o: EvalOptions): RlConfig {
   const env = o.env ?? c.env;
   resolveEnvConfig(env); // unknown presets fail here, naming the known ones
-  return { ...c, env, valSeeds: o.seeds ?? c.valSeeds, valTemperature: o.temperature ?? c.valTemperature };
+  const valTemperature = o.temperature ?? c.valTemperature;
+  return resolveConfig({ file: { ...c, env, valSeeds: o.seeds ?? c.valSeeds, valSamples: o.samples ?? 1, valTemperature } });
 }
 
 export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
@@ -75,8 +77,9 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
 
 async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
   load: (actor: Policy, run: RunModel) => Promise<unknown>): Promise<EvalResult> {
-  const samples = o.samples ?? 1;
+  const samples = c.valSamples;
   const run = await resolveRunModel(c);
+  checkCapacity(c, run.modelConfig, run.lora, { training: false });
   const actor = new Policy({
     config: run.modelConfig, role: 'actor', seed: c.seed, tokenizer: run.tokenizer, lora: run.lora ?? undefined,
     threads: c.threads > 0 ? c.threads : undefined,

@@ -7,11 +7,12 @@ import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import {
-  createKafkaEventReader, createLocalEventReader, replay, type EventReader, type ReplayOptions, type StarpoEvent,
+  createKafkaEventReader, replay, type EventReader, type ReplayOptions, type StarpoEvent,
 } from '../events/index.ts';
 import type { KafkaEventReaderOptions } from '../events/kafka-reader.ts';
 import { eventsDir } from '../events/local-log.ts';
 import { ConfigError } from '../errors.ts';
+import { checkRunId, localRunEvents } from '../replay/location.ts';
 
 export type SourceKind = 'local' | 'kafka';
 
@@ -53,8 +54,8 @@ export function resolveRunRef(arg: string, kind: SourceKind, runsDir = 'runs'): 
   const trimmed = arg.replace(/[\\/]+$/, '');
   const isDir = trimmed.includes('/') || trimmed.includes(sep)
     || (existsSync(trimmed) && statSync(trimmed).isDirectory());
-  if (!isDir) return { runId: trimmed, root: resolve(runsDir) };
-  return { runId: basename(trimmed), root: dirname(resolve(trimmed)) };
+  if (!isDir) return { runId: checkRunId(trimmed, 'run'), root: resolve(runsDir) };
+  return { runId: checkRunId(basename(trimmed), 'run'), root: dirname(resolve(trimmed)) };
 }
 
 async function segmentsSignature(ref: RunRef): Promise<string> {
@@ -72,7 +73,7 @@ async function segmentsSignature(ref: RunRef): Promise<string> {
 function localSource(refs: RunRef[], read: ReplayOptions): ReportSource {
   const readers = new Map<string, EventReader>();
   const readerFor = (root: string): EventReader => {
-    if (!readers.has(root)) readers.set(root, createLocalEventReader({ root }));
+    if (!readers.has(root)) readers.set(root, localRunEvents(root));
     return readers.get(root)!;
   };
   return {

@@ -25,14 +25,15 @@ export interface IntField extends Documented {
   readonly kind: 'int';
   readonly default: number;
   readonly min: number;
-  readonly max?: number;
+  /** Inclusive; every count has one (see COUNT_MAX). */
+  readonly max: number;
 }
 export interface NumberField extends Documented {
   readonly kind: 'number';
   readonly default: number;
-  /** Inclusive bounds unless the matching `open*` flag is set. */
+  /** Inclusive bounds unless the matching `open*` flag is set; every number has a max (see NUMBER_MAX). */
   readonly min?: number;
-  readonly max?: number;
+  readonly max: number;
   readonly openMin?: boolean;
   readonly openMax?: boolean;
 }
@@ -53,17 +54,32 @@ export interface StringField extends Documented {
 }
 export type Field = IntField | NumberField | BoolField | EnumField | StringField;
 
-const int = (def: number, min: number, doc: string, max?: number): IntField => ({
+/**
+ * Upper bounds where a field names none of its own. Every value is bounded, so a typo such as
+ * `envGroups=1e9` is refused by its field before anything is written instead of exhausting memory later;
+ * fields the engine sizes buffers by carry tighter bounds, and src/rl/capacity.ts checks their product
+ * against this machine's memory. Seeds are 32-bit (SEED_MAX): larger ones would wrap onto another run's.
+ */
+export const COUNT_MAX = 1_000_000;
+export const NUMBER_MAX = 1e6;
+export const SEED_MAX = 2 ** 32 - 1;
+/** Rollouts per batch, tokens per sequence, model widths: sizes the engine allocates buffers by. */
+const BATCH_MAX = 65_536;
+const CONTEXT_MAX = 131_072;
+
+const int = (def: number, min: number, doc: string, max = COUNT_MAX): IntField => ({
   kind: 'int',
   default: def,
   min,
   max,
   doc,
 });
-const num = (def: number, range: Omit<NumberField, 'kind' | 'default' | 'doc'>, doc: string): NumberField => ({
+type NumberRange = Omit<NumberField, 'kind' | 'default' | 'doc' | 'max'> & { readonly max?: number };
+const num = (def: number, range: NumberRange, doc: string): NumberField => ({
   kind: 'number',
   default: def,
   ...range,
+  max: range.max ?? NUMBER_MAX,
   doc,
 });
 const bool = (def: boolean, doc: string): BoolField => ({ kind: 'bool', default: def, doc });
@@ -93,15 +109,15 @@ export const FIELDS = {
   loraDropout: num(0, { min: 0, max: 0 }, 'LoRA dropout: must be 0 (dropout would make runs non-deterministic).'),
   loraTargets: str('q,k,v,o,gate,up,down', 'LoRA targets: projections given adapters (q, k, v, o, gate, up, down).',
     ['q', 'k', 'v', 'o', 'gate', 'up', 'down']),
-  modelLayers: int(2, 1, 'Decoder layers of a model trained from scratch (ignored when loading a checkpoint).'),
-  modelHidden: int(64, 8, 'Hidden size of a model trained from scratch.'),
-  modelHeads: int(4, 1, 'Attention heads (hidden size must divide evenly).'),
-  modelKvHeads: int(2, 1, 'Key/value heads (grouped-query attention; must divide modelHeads).'),
-  modelFfn: int(192, 8, 'SwiGLU intermediate size.'),
-  modelContext: int(1024, 64, 'Longest token sequence (prompt + all turns) the model accepts.'),
-  maxResponseTokens: int(24, 1, 'Tokens one assistant turn may write before it is cut (compact answers are short).'),
+  modelLayers: int(2, 1, 'Decoder layers of a model trained from scratch (ignored when loading a checkpoint).', 1024),
+  modelHidden: int(64, 8, 'Hidden size of a model trained from scratch.', BATCH_MAX),
+  modelHeads: int(4, 1, 'Attention heads (hidden size must divide evenly).', 4096),
+  modelKvHeads: int(2, 1, 'Key/value heads (grouped-query attention; must divide modelHeads).', 4096),
+  modelFfn: int(192, 8, 'SwiGLU intermediate size.', 4 * BATCH_MAX),
+  modelContext: int(1024, 64, 'Longest token sequence (prompt + all turns) the model accepts.', CONTEXT_MAX),
+  maxResponseTokens: int(24, 1, 'Tokens one assistant turn may write before it is cut (compact answers are short).', CONTEXT_MAX),
   topP: num(1, { ...positive, max: 1 }, 'Nucleus sampling mass for rollouts; 1 = off (published).'),
-  topK: int(0, 0, 'Top-k sampling for rollouts; 0 = off (published).'),
+  topK: int(0, 0, 'Top-k sampling for rollouts; 0 = off (published).', 1 << 20),
   valEvery: int(5, 0, 'Validate every this many iterations (and at the end); 0 = only at the end.'),
   checkpointEvery: int(1, 1, 'Write a checkpoint every this many iterations (a crash loses at most this many).'),
   keepLastCheckpoints: int(3, 1, 'Retention: keep the newest this many checkpoints ...'),
@@ -109,9 +125,9 @@ export const FIELDS = {
   sftSteps: int(0, 0, 'Supervised warm-start steps on demonstration episodes before RL (0 = none); tiny scratch models need it.'),
   sftPolicy: oneOf(['expert', 'random'] as const, 'expert', 'Demonstrations: solver-optimal (expert) or random legal actions (teaches only the format).'),
   sftEpisodes: int(512, 1, 'Demonstration episodes generated for the warm-start (seeds disjoint from training and validation).'),
-  sftBatchSize: int(32, 1, 'Episodes per warm-start optimiser step.'),
+  sftBatchSize: int(32, 1, 'Episodes per warm-start optimiser step.', BATCH_MAX),
   sftLr: num(1e-3, positive, 'Warm-start learning rate (cross-entropy on the model-written tokens).'),
-  threads: int(0, 0, 'onnxruntime intra-op threads; 0 = one per core. Fix it for bitwise-reproducible runs.'),
+  threads: int(0, 0, 'onnxruntime intra-op threads; 0 = one per core. Fix it for bitwise-reproducible runs.', 1024),
   rolloutProvider: oneOf(PROVIDER_NAMES, 'cpu',
     'Execution provider of the rollout and validation engines: cpu, cuda or webgpu (`starpo doctor` says which work here; ' +
     '`starpo worker --provider` overrides it for that worker). No fallback: a session that cannot get it fails. Runs on ' +
@@ -121,14 +137,14 @@ export const FIELDS = {
     'on the durable update worker while rollouts stay on CPU workers. The embedded driver trains and samples one actor, so ' +
     'there it must equal rolloutProvider.'),
   // Rollout shape
-  envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.'),
-  groupSize: int(16, 1, 'Rollouts per group (M), all from the same seed; 8 × 16 = 128 trajectories. Published: 16.'),
+  envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.', BATCH_MAX),
+  groupSize: int(16, 1, 'Rollouts per group (M), all from the same seed; 8 × 16 = 128 trajectories. Published: 16.', BATCH_MAX),
   iterations: int(200, 1, 'Training iterations (rollout → update cycles). Published: 200.'),
-  seed: int(0, 0, 'Run seed: environment seeds, sampling and initialisation derive from it.'),
+  seed: int(0, 0, 'Run seed: environment seeds, sampling and initialisation derive from it.', SEED_MAX),
   trainTemperature: num(1.0, positive, 'Sampling temperature for training rollouts; 1.0 samples the policy itself.'),
   valTemperature: num(0.5, { min: 0 }, 'Sampling temperature for validation (0 = greedy). Published: 0.5.'),
   valSeeds: int(256, 1, 'Fixed validation seeds (episodes). Published: 256.'),
-  valSamples: int(1, 1, 'Samples per validation seed; pass@k is reported for k = 1 and k = valSamples.'),
+  valSamples: int(1, 1, 'Samples per validation seed; pass@k is reported for k = 1 and k = valSamples.', 1024),
   maxTurns: int(0, 0, "Assistant turns per episode; 0 = the environment preset's own (paper: 5 Sokoban/FrozenLake, 1 Bandit)."),
   maxActionsPerTurn: int(0, 0, "Actions kept from one answer; 0 = the preset's own (paper: 5; 6 was best for Sokoban)."),
   maxActionsPerTrajectory: int(0, 0, "Actions executed per episode; 0 = the preset's own (paper: 10)."),
@@ -143,7 +159,7 @@ export const FIELDS = {
   tools: oneOf(TOOL_USE_NAMES, 'none',
     'Tool-call format the agent may use inside a turn: none; code-fence or code-inline (JavaScript in the sandbox; ' +
     'code-inline for the compact chat, whose turn ends at a newline); function-call (the environment\'s functions).'),
-  toolMaxCalls: int(4, 1, 'C: tool calls run per response; later calls are recorded, not run.'),
+  toolMaxCalls: int(4, 1, 'C: tool calls run per response; later calls are recorded, not run.', 1024),
   toolLimitNotice: bool(false, 'Append a notice to a response that wrote calls past toolMaxCalls.'),
   toolReward: oneOf(['env', ...TOOL_REWARD_NAMES] as const, 'env',
     "Reward of a tool run: env = the environment's own; torl, toolrl, tool-n1, artist, otc = SPEC §6 rules " +
@@ -153,7 +169,7 @@ export const FIELDS = {
     "ToolRL / ARTIST format term: which structure counts as well-formed (auto = each reward's own default)."),
   otcC: num(1, positive, 'OTC: smoothing constant c of cos(m·π/(2m+c)) when the best correct answer used no call.'),
   sandboxProcesses: int(2, 1, 'Sandbox child processes (calls of one generation round run side by side).', 64),
-  sandboxTimeoutMs: int(2000, 10, 'CPU time per code call (ms); past it the call fails with a timeout.'),
+  sandboxTimeoutMs: int(2000, 10, 'CPU time per code call (ms); past it the call fails with a timeout.', 600_000),
   sftExtraToolCalls: int(0, 0,
     'Tool demonstrations repeat a call 0..n extra times (uniform per turn), as untuned models over-call; ' +
     'what OTC is meant to remove. 0 = the minimal calls.'),
@@ -163,7 +179,7 @@ export const FIELDS = {
   filterBandLow: num(0, unit, 'accuracy-band: keep groups with mean success strictly above this (ZeroTIR: 0).'),
   filterBandHigh: num(0.8, unit, 'accuracy-band: ... and strictly below this (ZeroTIR: 0.8).'),
   dynamicSampling: bool(false, 'DAPO: drop groups with all-equal returns and sample more groups to refill the batch.'),
-  dynamicSamplingMaxTries: int(10, 1, 'DAPO: most sampling rounds per iteration before training on what was found.'),
+  dynamicSamplingMaxTries: int(10, 1, 'DAPO: most sampling rounds per iteration before training on what was found.', 1000),
   // Advantages
   advantage: oneOf(ADVANTAGE_NAMES, 'gae', 'Advantage estimator. StarPO-S: GAE with a critic.'),
   gamma: num(1, unit, 'Per-assistant-token discount of GAE and REINFORCE++. Published: 1 (episodic, short).'),
@@ -190,7 +206,7 @@ export const FIELDS = {
   adamEps: num(1e-8, positive, 'AdamW ε (PyTorch default).'),
   weightDecay: num(0.01, { min: 0 }, 'AdamW decoupled weight decay. Published: 0.01.'),
   gradClip: num(1.0, positive, 'Gradient-norm clip; a non-finite norm skips the step. Published: 1.0.'),
-  miniBatchSize: int(32, 1, 'Trajectories per optimiser step. Published: 32.'),
+  miniBatchSize: int(32, 1, 'Trajectories per optimiser step. Published: 32.', BATCH_MAX),
   ppoEpochs: int(1, 1, 'Passes over each rollout batch. Published: 1.'),
   onlineK: int(
     0,

@@ -50,9 +50,14 @@ export function suggestField(key: string): FieldName | null {
   return best;
 }
 
+/** Whether `key` names a field: an own property of the table, so `toString` or `constructor` is not one. */
+export function isFieldName(key: string): key is FieldName {
+  return Object.hasOwn(FIELDS, key);
+}
+
 function fieldName(raw: string): FieldName {
   const key = normaliseKey(raw);
-  if (key in FIELDS) return key as FieldName;
+  if (isFieldName(key)) return key;
   const hint = suggestField(key);
   throw new ConfigError(raw, `unknown key${hint ? `; did you mean "${hint}"?` : ''}`);
 }
@@ -124,7 +129,7 @@ function flattenFile(json: unknown, prefix = ''): [FieldName, unknown][] {
   return Object.entries(json).flatMap(([k, v]): [FieldName, unknown][] => {
     const path = prefix ? `${prefix}.${k}` : k;
     const isObject = typeof v === 'object' && v !== null && !Array.isArray(v);
-    return isObject && !(normaliseKey(path) in FIELDS) ? flattenFile(v, path) : [[fieldName(path), v]];
+    return isObject && !isFieldName(normaliseKey(path)) ? flattenFile(v, path) : [[fieldName(path), v]];
   });
 }
 
@@ -137,7 +142,7 @@ function parseOverride(flag: string): [FieldName, unknown] {
 
 export function resolveConfig(input: ResolveConfigInput = {}): RlConfig {
   const preset = input.preset ?? 'starpo-s';
-  if (!(preset in PRESETS)) {
+  if (!Object.hasOwn(PRESETS, preset)) {
     throw new ConfigError('preset', `unknown preset "${preset}"; one of ${Object.keys(PRESETS).join(', ')}`);
   }
   const layers: [FieldName, unknown][] = [

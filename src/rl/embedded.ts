@@ -3,26 +3,24 @@
  * container files and checkpoints to local files under `<root>/<run-id>/`. Per iteration the events
  * are appended before the checkpoint, so a crash loses at most the current iteration; a resumed run
  * redoes it deterministically (same seeds, same weights) and replay drops the duplicate events by key.
+ * Everything is validated before the first write, and one process writes a run at a time (run-setup.ts).
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { canonicalConfigJSON, configFromJSON, type RlConfig } from './config.ts';
+import { canonicalConfigJSON, type RlConfig } from './config.ts';
 import { EchoTrapDetector } from './echo-trap.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
-import { checkEmbeddedProvider, closeModels, createModels, loadPretrained } from './models.ts';
+import { closeModels, createModels, loadPretrained } from './models.ts';
 import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
-import { type RunModel, type RunText, resolveRunModel } from './run-model.ts';
+import type { RunModel, RunText } from './run-model.ts';
+import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
 import { sftWarmup } from './sft.ts';
-import { ConfigError } from '../errors.ts';
-import { createLocalEventLog, createLocalEventReader, type EventLog } from '../events/index.ts';
+import { createLocalEventLog, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore, type CheckpointStore } from '../storage/index.ts';
 import { continuePlan, forkPlan, readLineageStarts, ROOT_LINEAGE, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
 import { log } from '../log.ts';
-import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
-import { readRunConfig } from '../replay/location.ts';
+import { localRunEvents } from '../replay/location.ts';
 
 export interface IterationReport {
   iteration: number;
@@ -32,52 +30,46 @@ export interface IterationReport {
   warning: string | null;
 }
 
-export interface EmbeddedOptions {
-  root: string;
-  runId: string;
-  /** New run: the resolved config. Resume: omitted (read from the run directory). */
-  config?: RlConfig;
-  resume?: boolean;
+export interface EmbeddedOptions extends RunStart {
   /** Stop after this iteration (for tests that simulate a crash); default: the config's iterations. */
   stopAfter?: number;
   onIteration?: (report: IterationReport) => void;
+  /** Aborting finishes the current iteration, checkpoints it and returns. */
   signal?: AbortSignal;
-  /** Start a NEW lineage from checkpoint `fromIteration` of the surviving history (implies resume; see replay/lineage.ts). */
-  fork?: { fromIteration: number };
-  /**
-   * New run only: start the actor from another run's checkpoint ("<run-dir>[@iteration]", e.g. a `starpo sft`
-   * run) instead of this config's warm-start; its model settings must match. The critic starts fresh.
-   */
-  initFrom?: string;
+  /** Names this process in the run's lock (default: the kind of start, e.g. "starpo train --resume"). */
+  command?: string;
+}
+
+export interface EmbeddedResult {
+  config: RlConfig;
+  /** The last iteration completed and checkpointed (0: the warm-start only). */
+  lastIteration: number;
+  lineageId: string;
 }
 
 /** Continue the surviving lineage, or fork a new one, from what the run's log and checkpoints hold. */
 async function planResume(o: EmbeddedOptions, store: CheckpointStore): Promise<ResumePlan> {
-  const reader = createLocalEventReader({ root: o.root });
+  const reader = localRunEvents(o.root);
   const starts = await readLineageStarts(reader, o.runId).finally(() => reader.close());
   const checkpoints = await store.list(o.runId);
   return o.fork ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration) : continuePlan(o.runId, starts, checkpoints);
 }
 
-async function loadOrWriteConfig(o: EmbeddedOptions): Promise<{ c: RlConfig; run: RunModel }> {
-  const path = join(o.root, o.runId, 'config.json');
-  if (o.resume || o.fork) {
-    const c = configFromJSON(await readFile(path, 'utf8'));
-    await checkEmbeddedProvider(c);
-    return { c, run: await resolveRunModel(c) };
+const defaultCommand = (o: EmbeddedOptions): string =>
+  (o.fork ? 'starpo resume' : o.resume ? 'starpo train --resume' : 'starpo train');
+
+/** Validates everything (prepareRun, unless the caller did), then holds the run's lock while it trains. */
+export async function trainEmbedded(o: EmbeddedOptions, prepared?: PreparedRun): Promise<EmbeddedResult> {
+  prepared ??= await prepareRun(o);
+  const lock = await openRun(o, prepared.c, o.command ?? defaultCommand(o));
+  try {
+    return await trainPrepared(o, prepared);
+  } finally {
+    await lock.release();
   }
-  if (!o.config) throw new ConfigError('config', 'a new run needs a config');
-  await checkEmbeddedProvider(o.config); // a provider this machine lacks fails before the run directory exists
-  const run = await resolveRunModel(o.config); // so does a bad model directory
-  await mkdir(join(o.root, o.runId), { recursive: true });
-  await writeFile(path, `${canonicalConfigJSON(o.config)}\n`, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-    throw err.code === 'EEXIST' ? new ConfigError('runId', `run ${o.runId} already exists in ${o.root}; use --resume`) : err;
-  });
-  return { c: o.config, run };
 }
 
-export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlConfig; lastIteration: number; lineageId: string }> {
-  const { c, run } = await loadOrWriteConfig(o);
+async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedRun): Promise<EmbeddedResult> {
   const { tokenizer, modelConfig, assets } = run;
   const models = createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
@@ -89,21 +81,22 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
   let ids = { runId: o.runId, lineageId: ROOT_LINEAGE };
   let plan: ResumePlan | null = null;
   let echo = new EchoTrapDetector();
-  let start = 1;
+  let done = 0;
   try {
     if (o.resume || o.fork) {
       plan = await planResume(o, store);
       ids = { runId: o.runId, lineageId: plan.lineageId };
       const state = await loadRunCheckpoint(store, plan.from, saved, assets);
       echo = EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
-      start = state.iteration + 1;
+      done = state.iteration;
       log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
     } else {
-      const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor, assets) : await sftWarmup(c, models.actor, run, sandbox);
+      const sft = initFrom
+        ? await initActorFrom(initFrom, models.actor, assets) : await sftWarmup(c, models.actor, run, sandbox);
       // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
       // after 150 Sokoban steps (measured), memory RL needs.
       await models.actor.releasePrograms();
-      if (c.sftSteps > 0 || o.initFrom) {
+      if (c.sftSteps > 0 || initFrom) {
         // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
         models.actor.setMoments(null, 0);
         models.ref?.setParams(models.actor.getParams());
@@ -112,17 +105,19 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
       await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, assets }, echo);
     }
     await events.append([{ kind: 'run', ...ids, action: plan ? 'RESUMED' : 'STARTED', parentLineageId: plan?.parentLineageId ?? null,
-      fromIteration: start - 1, configJson: canonicalConfigJSON(c), at: new Date() }]);
+      fromIteration: done, configJson: canonicalConfigJSON(c), at: new Date() }]);
     const retained = withoutForkPoints(store, plan?.forkPoints ?? []);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
-    for (let i = start; i <= last && !o.signal?.aborted; i++) {
+    for (let i = done + 1; i <= last && !o.signal?.aborted; i++) {
       await oneIteration(i, c, { ...models, tools }, run, events, echo, ids, o);
-      if (i % c.checkpointEvery === 0 || i === last) {
+      // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
+      if (i % c.checkpointEvery === 0 || i === last || o.signal?.aborted) {
         await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, assets }, echo);
         await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+        done = i;
       }
     }
-    return { config: c, lastIteration: last, lineageId: ids.lineageId };
+    return { config: c, lastIteration: done, lineageId: ids.lineageId };
   } finally {
     await events.close();
     await sandbox?.close();
@@ -157,26 +152,11 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null });
 }
 
-/** The model settings two runs must share for one's weights to start the other. */
-const MODEL_FIELDS = [
-  'model', 'modelLayers', 'modelHidden', 'modelHeads', 'modelKvHeads', 'modelFfn', 'modelContext', 'template', 'chatThinking',
-  'loraRank', 'loraAlpha', 'loraTargets',
-] as const;
-
-/** Loads the actor of checkpoint `ref` into `actor` (critic and optimizer state are not taken). */
-async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor'], assets: RunModel['assets']): Promise<Record<string, number>> {
-  const loc = parseCheckpointRef(ref);
-  const source = await readRunConfig(loc);
-  const differ = MODEL_FIELDS.filter((k) => source[k] !== c[k]);
-  if (differ.length > 0) {
-    const what = differ.map((k) => `${k} ${String(source[k])} there, ${String(c[k])} here`).join('; ');
-    throw new ConfigError('--init-from', `${ref}: the model differs (${what})`);
-  }
-  const store = createLocalCheckpointStore({ root: loc.root });
-  const id = await chooseCheckpoint(loc, await store.list(loc.runId), loc.iteration);
-  await loadRunCheckpoint(store, id, { actor }, assets);
-  log.info({ initFrom: id }, 'actor initialised from a checkpoint');
-  return { 'init/iteration': id.iteration };
+/** Loads the actor of another run's checkpoint into `actor` (critic and optimizer state are not taken). */
+async function initActorFrom(from: CheckpointSource, actor: Models['actor'], assets: RunModel['assets']): Promise<Record<string, number>> {
+  await loadRunCheckpoint(createLocalCheckpointStore({ root: from.root }), from.id, { actor }, assets);
+  log.info({ initFrom: from.id }, 'actor initialised from a checkpoint');
+  return { 'init/iteration': from.id.iteration };
 }
 
 /** The run's fixed pieces a checkpoint writes beside the weights. */

@@ -10,7 +10,8 @@ import { dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { syncDirectory } from '../events/local-log.ts';
-import { CheckpointConflictError, CheckpointNotFoundError } from './errors.ts';
+import { CorruptDataError } from '../errors.ts';
+import { CheckpointConflictError, CheckpointNotFoundError, checkpointLabel } from './errors.ts';
 import { DigestCounter, digestBytes, type ContentDigest } from './hash.ts';
 import { checkpointPrefix, checkpointsPrefix, iterationDir, MANIFEST_NAME, assertFileNames } from './layout.ts';
 import { buildManifest, parseManifest, sameContent, selectFiles, serializeManifest, verifyDigest } from './manifest.ts';
@@ -46,13 +47,21 @@ async function copyDurably(from: string, to: string): Promise<ContentDigest> {
   return counter.digest();
 }
 
+/** Writes through a file handle or a stream fail without a path (ENOSPC, EIO); name the file they were writing. */
+function naming<T>(path: string, write: Promise<T>): Promise<T> {
+  return write.catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof Error && typeof err.code === 'string' && err.path === undefined) err.path = path;
+    throw err;
+  });
+}
+
 async function writeInput(dir: string, input: CheckpointFileInput): Promise<ManifestFile> {
   const target = join(dir, input.name);
   if ('bytes' in input) {
-    await writeDurably(target, input.bytes);
+    await naming(target, writeDurably(target, input.bytes));
     return { name: input.name, key: input.name, ...digestBytes(input.bytes) };
   }
-  return { name: input.name, key: input.name, ...(await copyDurably(input.path, target)) };
+  return { name: input.name, key: input.name, ...(await naming(target, copyDurably(input.path, target))) };
 }
 
 async function readManifestAt(dir: string, id: CheckpointId): Promise<CheckpointManifest | undefined> {
@@ -87,7 +96,8 @@ class LocalCheckpointStore implements CheckpointStore {
       const entries: ManifestFile[] = [];
       for (const input of files) entries.push(await writeInput(temp, input));
       const manifest = buildManifest(id, entries);
-      await writeDurably(join(temp, MANIFEST_NAME), serializeManifest(manifest)); // last: the commit record
+      const manifestPath = join(temp, MANIFEST_NAME);
+      await naming(manifestPath, writeDurably(manifestPath, serializeManifest(manifest))); // last: the commit record
       await syncDirectory(temp);
       return await this.publish(id, temp, manifest);
     } finally {
@@ -141,6 +151,12 @@ class LocalCheckpointStore implements CheckpointStore {
     id: CheckpointId, dir: string, entry: ManifestFile, toDirectory?: string,
   ): Promise<LoadedFile> {
     const source = join(dir, entry.key);
+    await stat(source).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      throw new CorruptDataError(`checkpoint ${checkpointLabel(id)}: file ${entry.name} is listed in its manifest ` +
+        `but missing from ${dir}; an earlier checkpoint k still resumes: starpo resume <run> --from-iteration k`,
+      { details: { ...id, file: entry.name } });
+    });
     if (toDirectory === undefined) {
       const bytes = await readFile(source);
       verifyDigest(id, entry, digestBytes(bytes));

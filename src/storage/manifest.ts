@@ -24,7 +24,12 @@ function isManifestFile(f: unknown): f is ManifestFile {
     typeof e.sha256 === 'string' && /^[0-9a-f]{64}$/.test(e.sha256);
 }
 
-/** Parses and checks a stored manifest; CorruptDataError when it is not one, or belongs elsewhere. */
+/**
+ * Parses and checks a stored manifest; CorruptDataError when it is not one, or belongs elsewhere. Its files
+ * are named relative to the checkpoint, and its run id is the one it was written under: a run directory
+ * copied or renamed is the run its location names, so only the lineage and iteration (its place within the
+ * run) must match.
+ */
 export function parseManifest(bytes: Buffer, id: CheckpointId): CheckpointManifest {
   let value: CheckpointManifest;
   try {
@@ -33,7 +38,7 @@ export function parseManifest(bytes: Buffer, id: CheckpointId): CheckpointManife
     throw new CorruptDataError(`checkpoint ${checkpointLabel(id)}: manifest is not JSON`, { cause });
   }
   const valid = value?.format === MANIFEST_FORMAT && Array.isArray(value.files) && value.files.every(isManifestFile) &&
-    value.runId === id.runId && value.lineageId === id.lineageId && value.iteration === id.iteration;
+    typeof value.runId === 'string' && value.lineageId === id.lineageId && value.iteration === id.iteration;
   if (!valid) {
     throw new CorruptDataError(`checkpoint ${checkpointLabel(id)}: manifest is malformed or names another checkpoint`);
   }

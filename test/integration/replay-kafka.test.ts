@@ -59,3 +59,13 @@ test('replay from Kafka keeps the surviving lineage only: nothing lost, nothing 
   assert.deepEqual([code, out[0].lineageId, out[0].ok, summary.trajectories], [0, 'r1', true, 4]);
   assert.deepEqual(summary.dropped, { duplicate: 0, superseded: 5 });
 });
+
+test('replay of a run id the topic holds no event of fails, naming the topic, instead of replaying nothing', T60, async () => {
+  const topic = `replay-test-${randomUUID()}`;
+  const log = createKafkaEventLog({ topic, numPartitions: 1 });
+  await log.append([runEvent, ...ITERATION_1, iterationEvent(RECORDED)]);
+  await log.close();
+  const flags = { source: 'kafka', runsDir: 'runs', select: 'successful', split: 'all', topic };
+  await assert.rejects(replayCommand('nope', flags, () => undefined),
+    new RegExp(`^StarpoError: run nope: no events in Kafka topic ${topic} \\(check the run id and --source\\)$`));
+});

@@ -47,7 +47,7 @@ export function registerBench(program: Command): void {
     .option('--steps <n>', 'scale: train steps per process (the first compiles; default 3)')
     .option('--sides <list>', 'scale: starpo,pytorch (default both)')
     .action(async (name: string, opts: BenchOptions) => {
-      const bench = BENCHES[name];
+      const bench = Object.hasOwn(BENCHES, name) ? BENCHES[name] : undefined;
       if (!bench) throw new ConfigError('bench', `unknown benchmark "${name}"; known: ${Object.keys(BENCHES).join(', ')}`);
       await bench.run(opts);
     });

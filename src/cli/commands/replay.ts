@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../../errors.ts';
-import {
-  createKafkaEventReader, createLocalEventReader, type EventReader, type TrajectoryEvent,
-} from '../../events/index.ts';
+import { ConfigError, StarpoError } from '../../errors.ts';
+import { createKafkaEventReader, type EventReader, type TrajectoryEvent } from '../../events/index.ts';
+import { DEFAULT_TOPIC } from '../../events/kafka-common.ts';
 import { openTrajectoryExport, type TrajectorySink } from '../../replay/export.ts';
-import { iterationFlag, readRunConfig, runLocation, type RunLocation } from '../../replay/location.ts';
+import {
+  iterationFlag, localRunEvents, readRunConfig, requireRun, runLocation, type RunLocation,
+} from '../../replay/location.ts';
 import { jsonLines, failedIterations, renderNotes, renderTable } from '../../replay/report.ts';
 import { replayRun, type ReplayOutcome } from '../../replay/run.ts';
 import { openSftDataset, parseSelection } from '../../replay/sft-dataset.ts';
@@ -24,11 +25,27 @@ export interface ReplayFlags {
   allowPartial?: boolean;
 }
 
-/** Where the events come from (a registry, not a branch). */
-const SOURCES: Record<string, (loc: RunLocation, flags: ReplayFlags) => EventReader> = {
-  files: (loc) => createLocalEventReader({ root: loc.root }),
-  kafka: (_, flags) => createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
+/**
+ * Where the events come from (a registry, not a branch). A missing run is an error, never an empty replay:
+ * a local run's directory must exist; on Kafka, where a run is only its events, a run with none is unknown.
+ */
+const SOURCES: Record<string, (loc: RunLocation, flags: ReplayFlags) => Promise<EventReader>> = {
+  files: async (loc) => { await requireRun(loc); return localRunEvents(loc.root); },
+  kafka: async (_, flags) => nonEmpty(createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
+    `Kafka topic ${flags.topic ?? DEFAULT_TOPIC}`),
 };
+
+/** The reader, failing when the run has no event at all. */
+function nonEmpty(reader: EventReader, where: string): EventReader {
+  return {
+    async *read(runId, options) {
+      let count = 0;
+      for await (const e of reader.read(runId, options)) { count++; yield e; }
+      if (count === 0) throw new StarpoError(`run ${runId}: no events in ${where} (check the run id and --source)`);
+    },
+    close: () => reader.close(),
+  };
+}
 
 const SPLITS = ['train', 'val', 'all'];
 
@@ -61,17 +78,18 @@ function print(
 export async function replayCommand(
   run: string, flags: ReplayFlags, say: (line: string) => void = console.log,
 ): Promise<number> {
-  const source = SOURCES[flags.source];
+  const source = Object.hasOwn(SOURCES, flags.source) ? SOURCES[flags.source] : undefined;
   if (!source) throw new ConfigError('--source', `"${flags.source}": one of ${Object.keys(SOURCES).join(', ')}`);
   const loc = runLocation(run, flags.runsDir);
   const range = {
     fromIteration: iterationFlag('--from-iteration', flags.fromIteration),
     toIteration: iterationFlag('--to-iteration', flags.toIteration),
   };
-  const sinks = await openSinks(flags);
   const inSplit = (e: TrajectoryEvent) => flags.split === 'all' || e.split === flags.split;
-  const reader = source(loc, flags);
+  const reader = await source(loc, flags);
+  let sinks: TrajectorySink[] = [];
   try {
+    sinks = await openSinks(flags);
     const outcome = await replayRun({
       reader, runId: loc.runId, ...range, fallbackConfig: () => readRunConfig(loc), allowPartial: flags.allowPartial,
       sinks: sinks.map((s) => ({ write: (e, setup) => (inSplit(e) ? s.write(e, setup) : Promise.resolve()) })),

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { ConfigError } from '../../errors.ts';
 import { openSource, writeReport, type SourceKind } from '../../report/index.ts';
 import type { ReportSource } from '../../report/source.ts';
+import { requireRun } from '../../replay/location.ts';
 
 interface ReportFlags {
   runsDir: string;
@@ -47,6 +48,7 @@ function defaultOut(source: ReportSource): string {
 async function report(runs: string[], flags: ReportFlags): Promise<void> {
   const source = sourceFor(runs, flags);
   try {
+    for (const ref of source.refs) if (ref.root) await requireRun({ root: ref.root, runId: ref.runId });
     const out = flags.out ?? defaultOut(source);
     const pngDir = flags.png === true ? out.replace(/\.html?$/i, '') + '-charts' : flags.png || undefined;
     const written = await writeReport({

@@ -4,7 +4,8 @@ import { trainEmbedded } from '../../rl/embedded.ts';
 import { validationSeeds } from '../../rl/iteration.ts';
 import { demonstrations } from '../../rl/sft.ts';
 import { openSandbox } from '../../rl/tool-use.ts';
-import { resolveRunModel } from '../../rl/run-model.ts';
+import { prepareRun } from '../../rl/run-setup.ts';
+import { checkRunId } from '../../replay/location.ts';
 import { writeRecords } from '../../agent/index.ts';
 import { modelOverride } from './train.ts';
 
@@ -28,14 +29,16 @@ async function sft(flags: SftFlags): Promise<void> {
   const config = resolveConfig({ overrides: [
     ...modelOverride(flags.model), `env=${flags.env}`, `sftSteps=${flags.steps}`, `sftEpisodes=${flags.episodes}`, `sftPolicy=${flags.policy}`, ...flags.set,
   ] });
+  const runId = checkRunId(flags.runId ?? `sft-${new Date().toISOString().replace(/[:.]/g, '-')}`, '--run-id');
+  const start = { root: flags.runsDir, runId, config, stopAfter: 0, command: 'starpo sft' };
+  const prepared = await prepareRun(start); // everything is checked before the dataset or the run is written
   if (flags.dataset) {
     const sandbox = openSandbox(config);
-    const demos = await demonstrations(config, await resolveRunModel(config), sandbox).finally(() => sandbox?.close());
+    const demos = await demonstrations(config, prepared.run, sandbox).finally(() => sandbox?.close());
     await writeRecords(flags.dataset, demos.map((d) => d.record));
     console.log(`wrote ${demos.length} demonstrations to ${flags.dataset} (${config.sftEpisodes - demos.length} seeds without one skipped)`);
   }
-  const runId = flags.runId ?? `sft-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  await trainEmbedded({ root: flags.runsDir, runId, config, stopAfter: 0 });
+  await trainEmbedded(start, prepared);
   console.log(`run ${runId}: warm-started policy saved as checkpoint 0 in ${flags.runsDir}/${runId}/ ` +
     `(validation seeds: ${validationSeeds(config).length}); continue with RL: starpo train --resume ${flags.runsDir}/${runId}`);
 }

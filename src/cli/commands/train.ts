@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, resolve as resolvePath } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import { canonicalConfigJSON, resolveConfig } from '../../rl/config.ts';
 import { PRESET_NAMES, type PresetName } from '../../rl/presets.ts';
 import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
-import { resolveRunModel } from '../../rl/run-model.ts';
+import { prepareRun } from '../../rl/run-setup.ts';
+import { checkRunId, runLocation, type RunLocation } from '../../replay/location.ts';
 import { ConfigError } from '../../errors.ts';
 
 interface TrainFlags {
@@ -18,6 +19,8 @@ interface TrainFlags {
   runsDir: string;
   resume?: string;
   initFrom?: string;
+  restart?: boolean;
+  dryRun?: boolean;
   durable?: boolean;
   model?: string;
 }
@@ -56,37 +59,63 @@ function progressBar(): { update: (r: IterationReport) => void; stop: () => void
   };
 }
 
-async function train(flags: TrainFlags): Promise<void> {
+/** The run the flags name: `--resume <run-dir>`, or a new run `--run-id` (default: a timestamp) under `--runs-dir`. */
+function runOf(flags: TrainFlags): RunLocation {
+  if (flags.resume !== undefined) return runLocation(flags.resume, flags.runsDir);
+  const runId = flags.runId ?? new Date().toISOString().replace(/[:.]/g, '-');
+  return { root: flags.runsDir, runId: checkRunId(runId, '--run-id') };
+}
+
+/** Flags that only make sense for a new embedded run. */
+function checkCombinations(flags: TrainFlags): void {
   if (flags.preset && !PRESET_NAMES.includes(flags.preset as PresetName)) {
     throw new ConfigError('--preset', `unknown preset "${flags.preset}"; one of ${PRESET_NAMES.join(', ')}`);
   }
+  const resume = flags.resume !== undefined;
+  if (flags.initFrom && (resume || flags.durable)) {
+    throw new ConfigError('--init-from', 'starts a new embedded run; it cannot be combined with --resume or --durable');
+  }
+  if (flags.restart && (resume || flags.durable)) {
+    throw new ConfigError('--restart', 'starts a new embedded run over; it cannot be combined with --resume or --durable');
+  }
+  if (flags.dryRun && flags.durable) throw new ConfigError('--dry-run', 'checks embedded runs; drop --durable');
+  if (flags.durable && resume) {
+    throw new ConfigError('--resume', 'a durable run resumes with `starpo resume <run> --from-iteration k --durable`');
+  }
+}
+
+async function train(flags: TrainFlags): Promise<void> {
+  checkCombinations(flags);
   const overrides = [
     ...modelOverride(flags.model), ...flags.set, ...(flags.env ? [`env=${flags.env}`] : []),
     ...(flags.iterations ? [`iterations=${flags.iterations}`] : []),
   ];
   const resume = flags.resume !== undefined;
+  const { root, runId } = runOf(flags);
   const config = resume ? undefined : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
-  const runId = resume ? basename(flags.resume!) : flags.runId ?? `${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const root = resume ? dirname(flags.resume!) : flags.runsDir;
-  if (flags.initFrom && (resume || flags.durable)) {
-    throw new ConfigError('--init-from', 'starts a new embedded run; it cannot be combined with --resume or --durable');
-  }
   if (flags.durable) {
-    if (!config) throw new ConfigError('--resume', 'a durable run resumes with `starpo resume <run> --from-iteration k --durable`');
-    await (await import('../../durable/train.ts')).trainDurable(config, { runId });
+    await (await import('../../durable/train.ts')).trainDurable(config!, { runId });
     return;
   }
-  if (config) {
-    await resolveRunModel(config); // a bad model directory is reported before the config is shown as saved
-    console.log(`resolved config (saved as ${root}/${runId}/config.json):\n${canonicalConfigJSON(config)}`);
+  const start = { root, runId, config, resume, initFrom: flags.initFrom, restart: flags.restart };
+  const prepared = await prepareRun(start);
+  const dir = join(root, runId);
+  if (flags.dryRun) {
+    console.log(`resolved config:\n${canonicalConfigJSON(prepared.c)}`);
+    console.log(`dry run: run ${runId} in ${dir} would ${resume ? 'resume' : 'start'}; every check passed, nothing was written`);
+    return;
   }
+  if (config) console.log(`resolved config (saved as ${join(dir, 'config.json')}):\n${canonicalConfigJSON(config)}`);
   const bar = progressBar();
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, then stops; a second Ctrl-C exits at once.
   process.once('SIGINT', () => { controller.abort(); process.once('SIGINT', () => process.exit(130)); });
-  const out = await trainEmbedded({ root, runId, config, resume, initFrom: flags.initFrom, onIteration: bar.update, signal: controller.signal })
-    .finally(bar.stop);
-  console.log(`run ${runId}: finished iteration ${out.lastIteration}; events and checkpoints in ${root}/${runId}/`);
+  const out = await trainEmbedded({ ...start, onIteration: bar.update, signal: controller.signal }, prepared).finally(bar.stop);
+  const { iterations } = out.config;
+  if (out.lastIteration < iterations) {
+    console.log(`run ${runId}: stopped after iteration ${out.lastIteration} of ${iterations} (checkpointed); ` +
+      `continue with: starpo train --resume ${dir}`);
+  } else console.log(`run ${runId}: finished iteration ${out.lastIteration}; events and checkpoints in ${dir}/`);
 }
 
 export function registerTrain(program: Command): void {
@@ -101,6 +130,8 @@ export function registerTrain(program: Command): void {
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--resume <run-dir>', 'continue runs/<run-id> from its last checkpoint')
     .option('--init-from <run-dir[@iteration]>', "new run whose actor starts from another run's checkpoint (e.g. a starpo sft run) instead of its own warm-start")
+    .option('--restart', 'start a new run under --run-id over one that stopped before its first checkpoint (its warm-start)')
+    .option('--dry-run', 'resolve and validate everything (config, run id, model, memory), print the config, write nothing')
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
     .option('--model <dir>', 'Hugging Face model directory to train (its tokenizer, chat template and weights); default: a tiny model from scratch')
     .action(train);

@@ -12,7 +12,7 @@ const lastLine = (s: string): string => s.trim().split('\n').at(-1) ?? '';
 test('a worker asked for an unknown provider stops with one starpo: line', () => {
   const r = starpo(['worker', '--queue', 'update', '--provider', 'rocm']);
   assert.equal(r.status, 1);
-  assert.equal(lastLine(r.stderr), 'starpo: config --provider: must be one of cpu, cuda, webgpu, got "rocm"');
+  assert.equal(lastLine(r.stderr), 'starpo: config --provider — must be one of cpu, cuda, webgpu, got "rocm"');
 });
 
 test('a worker asked for a GPU provider this machine cannot give stops before connecting, saying why', { timeout: 90_000 }, (t) => {
@@ -20,5 +20,5 @@ test('a worker asked for a GPU provider this machine cannot give stops before co
   if (!blocked) return t.skip('cuda may work here');
   const r = starpo(['worker', '--queue', 'update', '--provider', 'cuda']);
   assert.equal(r.status, 1);
-  assert.equal(lastLine(r.stderr), `starpo: execution provider "cuda" is unavailable: CUDA provider ${blocked.detail}`);
+  assert.equal(lastLine(r.stderr), `starpo: execution provider "cuda" is unavailable — CUDA provider ${blocked.detail}`);
 });

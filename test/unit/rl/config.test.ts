@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors.ts';
-import { canonicalConfigJSON, configFromJSON, DEFAULTS, resolveConfig, trainedBatchSize } from '../../../src/rl/config.ts';
+import { canonicalConfigJSON, configFromJSON, DEFAULTS, FIELDS, resolveConfig, trainedBatchSize } from '../../../src/rl/config.ts';
 import { PRESET_NAMES } from '../../../src/rl/presets.ts';
 
 /** Asserts that `fn` throws a ConfigError for `field` whose message matches `message`. */
@@ -42,12 +42,37 @@ test('an unknown key is rejected with a suggestion', () => {
 });
 
 test('wrong types and out-of-range values name the field', () => {
-  throwsField(() => resolveConfig({ file: { envGroups: '8' } }), 'envGroups', /must be an integer ≥ 1, got "8"/);
+  throwsField(() => resolveConfig({ file: { envGroups: '8' } }), 'envGroups', /must be an integer in \[1, 65536\], got "8"/);
   throwsField(() => resolveConfig({ overrides: ['groupSize=2.5'] }), 'groupSize', /integer/);
   throwsField(() => resolveConfig({ overrides: ['clipLow=1'] }), 'clipLow', /must be a number in \(0, 1\), got 1/);
   throwsField(() => resolveConfig({ overrides: ['critic=yes'] }), 'critic', /true or false/);
   throwsField(() => resolveConfig({ overrides: ['filter=top'] }), 'filter', /one of "top-std"/);
   throwsField(() => resolveConfig({ overrides: ['formatPenalty=0.1'] }), 'formatPenalty', /≤ 0/);
+});
+
+test('every number has an upper bound, so sizes past what the engine can hold are refused by their field', () => {
+  for (const [name, f] of Object.entries(FIELDS)) {
+    if (f.kind === 'int' || f.kind === 'number') assert.ok(Number.isFinite(f.max), `${name} has no finite max`);
+  }
+  throwsField(() => resolveConfig({ overrides: ['envGroups=1e9'] }), 'envGroups', /in \[1, 65536\], got 1000000000$/);
+  throwsField(() => resolveConfig({ overrides: ['modelHidden=1000000'] }), 'modelHidden', /in \[8, 65536\], got 1000000$/);
+  throwsField(() => resolveConfig({ overrides: ['maxResponseTokens=1e9'] }), 'maxResponseTokens', /in \[1, 131072\]/);
+  throwsField(() => resolveConfig({ file: { lrActor: 1e300 } }), 'lrActor', /must be a number in \(0, 1000000\], got 1e\+300$/);
+});
+
+test('seeds are integers in [0, 2^32): 2^32 would wrap onto seed 0 and is refused', () => {
+  assert.equal(resolveConfig({ overrides: ['seed=4294967295'] }).seed, 4294967295);
+  throwsField(() => resolveConfig({ overrides: ['seed=4294967296'] }), 'seed', /must be an integer in \[0, 4294967295\], got 4294967296$/);
+  throwsField(() => resolveConfig({ overrides: ['seed=1e30'] }), 'seed', /got 1e\+30$/);
+  throwsField(() => resolveConfig({ overrides: ['seed=-1'] }), 'seed', /got -1$/);
+});
+
+test('keys named like Object.prototype members are unknown, not fields', () => {
+  for (const key of ['toString', 'constructor', 'hasOwnProperty', 'valueOf']) {
+    throwsField(() => resolveConfig({ overrides: [`${key}=1`] }), key, /unknown key/);
+    throwsField(() => resolveConfig({ file: { [key]: 1 } }), key, /unknown key/);
+  }
+  throwsField(() => resolveConfig({ preset: 'toString' as never }), 'preset', /unknown preset "toString"/);
 });
 
 test('cross-field rules name the field to change', () => {

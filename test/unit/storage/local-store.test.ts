@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalCheckpointStore } from '../../../src/storage/local-store.ts';
@@ -108,4 +108,23 @@ test('a store opened from a file URI saves under that directory', async () => {
   const saved = await store.save('run-1', 'L0', 1, [{ name: 'model.bin', bytes: weights }]);
   assert.equal(saved.uri, `file://${ckptDir(root, 'L0', 1)}/`);
   assert.deepEqual(readFileSync(join(ckptDir(root, 'L0', 1), 'model.bin')), weights);
+});
+
+test('a run directory copied under another name loads its checkpoints (manifests name files relative to them)', async () => {
+  const { root, store } = fresh();
+  await store.save('run-1', 'L0', 2, [{ name: 'model.bin', bytes: weights }]);
+  cpSync(join(root, 'run-1'), join(root, 'copy'), { recursive: true });
+  const loaded = await store.load('copy', 'L0', 2);
+  assert.deepEqual(loaded.files[0].bytes, weights);
+  assert.equal(loaded.manifest.runId, 'run-1');
+  assert.deepEqual((await store.list('copy')).map((c) => [c.runId, c.iteration]), [['copy', 2]]);
+});
+
+test('a file the manifest lists but the directory lacks is a CorruptDataError naming it, not a raw ENOENT', async () => {
+  const { root, store } = fresh();
+  await store.save('run-1', 'L0', 4, [{ name: 'model.bin', bytes: weights }, { name: 'optimizer.bin', bytes: weights }]);
+  rmSync(join(ckptDir(root, 'L0', 4), 'optimizer.bin'));
+  await assert.rejects(store.load('run-1', 'L0', 4, { toDirectory: join(root, 'out') }), (e: unknown) =>
+    e instanceof CorruptDataError && e.message === 'checkpoint run-1/L0@4: file optimizer.bin is listed in its manifest ' +
+      `but missing from ${ckptDir(root, 'L0', 4)}/; an earlier checkpoint k still resumes: starpo resume <run> --from-iteration k`);
 });
