@@ -20,6 +20,7 @@ interface TrainFlags {
   initFrom?: string;
   durable?: boolean;
   model?: string;
+  agent?: string;
 }
 
 /** `--model <dir>` as the config override `model=<absolute dir>` (the run may be resumed from elsewhere). */
@@ -61,7 +62,8 @@ async function train(flags: TrainFlags): Promise<void> {
     throw new ConfigError('--preset', `unknown preset "${flags.preset}"; one of ${PRESET_NAMES.join(', ')}`);
   }
   const overrides = [
-    ...modelOverride(flags.model), ...flags.set, ...(flags.env ? [`env=${flags.env}`] : []),
+    ...modelOverride(flags.model), ...(flags.agent === undefined ? [] : [`agent=${flags.agent}`]), ...flags.set,
+    ...(flags.env ? [`env=${flags.env}`] : []),
     ...(flags.iterations ? [`iterations=${flags.iterations}`] : []),
   ];
   const resume = flags.resume !== undefined;
@@ -103,5 +105,6 @@ export function registerTrain(program: Command): void {
     .option('--init-from <run-dir[@iteration]>', "new run whose actor starts from another run's checkpoint (e.g. a starpo sft run) instead of its own warm-start")
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
     .option('--model <dir>', 'Hugging Face model directory to train (its tokenizer, chat template and weights); default: a tiny model from scratch')
+    .option('--agent <command>', 'train an external agent program: run once per episode against an OpenAI-compatible gateway (README "Train an existing agent")')
     .action(train);
 }
