@@ -5,8 +5,9 @@
  * each number once and hits the target, 0.1 = right numbers, wrong value, 0 otherwise) and reports the reward.
  *
  * Trained by starpo (see README "Train an existing agent"):
- *   npx starpo train --model <qwen3-dir> --agent "npx tsx examples/countdown-agent/agent.ts" --preset grpo --set critic=false
- * Against a standalone gateway (`npx starpo gateway --model <dir>`): STARPO_BASE_URL=http://127.0.0.1:8000/v1 npx tsx agent.ts
+ *   npx starpo train --model <qwen3-dir> --agent "npx tsx examples/countdown-agent/agent.ts" --preset grpo
+ * Against a standalone gateway (`npx starpo gateway --model <dir>`):
+ *   STARPO_BASE_URL=http://127.0.0.1:8000/v1 npx tsx examples/countdown-agent/agent.ts
  */
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
@@ -99,11 +100,14 @@ function score(answer: string, numbers: readonly number[], target: number): numb
 
 async function solve(numbers: number[], target: number): Promise<string> {
   const messages: ChatCompletionMessageParam[] = [
-    { role: 'system', content: 'You solve Countdown puzzles. Check arithmetic with the calculator. End with <answer>expression</answer>.' },
-    { role: 'user', content: `Numbers: ${numbers.join(', ')}. Target: ${target}. Use each number exactly once with + - * / ( ).` },
+    { role: 'system', content: 'You solve Countdown puzzles. Check arithmetic with the calculator. '
+      + 'End with <answer>expression</answer>.' },
+    { role: 'user', content: `Numbers: ${numbers.join(', ')}. Target: ${target}. `
+      + 'Use each number exactly once with + - * / ( ).' },
   ];
   for (let call = 0; call < MAX_CALLS; call++) {
-    const reply = (await client.chat.completions.create({ model: 'policy', messages, tools: [CALCULATOR] })).choices[0].message;
+    const completion = await client.chat.completions.create({ model: 'policy', messages, tools: [CALCULATOR] });
+    const reply = completion.choices[0].message;
     messages.push(reply);
     const calls = (reply.tool_calls ?? []).filter((c) => c.type === 'function');
     if (calls.length === 0) return /<answer>([\s\S]*?)<\/answer>/.exec(reply.content ?? '')?.[1] ?? reply.content ?? '';
@@ -116,10 +120,9 @@ async function main(): Promise<void> {
   const { numbers, target } = puzzle(Number(process.env.STARPO_TASK_SEED ?? 0));
   const reward = score(await solve(numbers, target), numbers, target);
   if (process.env.STARPO_REWARD_URL) {
-    const res = await fetch(process.env.STARPO_REWARD_URL, {
-      method: 'POST', headers: { authorization: `Bearer ${process.env.STARPO_EPISODE_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ reward, success: reward === 1 }),
-    });
+    const headers = { authorization: `Bearer ${process.env.STARPO_EPISODE_TOKEN}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({ reward, success: reward === 1 });
+    const res = await fetch(process.env.STARPO_REWARD_URL, { method: 'POST', headers, body });
     if (!res.ok) throw new Error(`reward report failed: ${res.status} ${await res.text()}`);
   }
   console.log(JSON.stringify({ numbers, target, reward }));

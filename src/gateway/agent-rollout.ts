@@ -39,14 +39,16 @@ export interface AgentRolloutSpec {
 /** The environment name agent trajectories carry in events. */
 export const AGENT_ENV_NAME = 'agent';
 
-type AgentFields = Pick<RlConfig, 'agent' | 'agentConcurrency' | 'agentRetries' | 'agentTimeoutMs' | 'agentMerge' | 'topP' | 'topK' |
-  'maxResponseTokens' | 'modelContext'>;
+type AgentFields = Pick<RlConfig, 'agent' | 'agentConcurrency' | 'agentRetries' | 'agentTimeoutMs' | 'agentMerge' |
+  'topP' | 'topK' | 'maxResponseTokens' | 'modelContext'>;
+type Played = Pick<AgentRolloutSpec, 'seeds' | 'groupIds' | 'groupSize' | 'temperature' | 'samplingSeed' | 'split' |
+  'iteration'>;
 
-export function agentRolloutSpec(c: AgentFields, o: Pick<AgentRolloutSpec, 'seeds' | 'groupIds' | 'groupSize' | 'temperature' |
-  'samplingSeed' | 'split' | 'iteration'>): AgentRolloutSpec {
+export function agentRolloutSpec(c: AgentFields, o: Played): AgentRolloutSpec {
   return {
-    ...o, command: c.agent, topP: c.topP, topK: c.topK, maxResponseTokens: c.maxResponseTokens, maxContext: c.modelContext,
-    concurrency: c.agentConcurrency, retries: c.agentRetries, timeoutMs: c.agentTimeoutMs, merge: c.agentMerge,
+    ...o, command: c.agent, topP: c.topP, topK: c.topK, maxResponseTokens: c.maxResponseTokens,
+    maxContext: c.modelContext, concurrency: c.agentConcurrency, retries: c.agentRetries, timeoutMs: c.agentTimeoutMs,
+    merge: c.agentMerge,
   };
 }
 
@@ -75,7 +77,8 @@ function toTrajectories(results: readonly EpisodeResult[], spec: AgentRolloutSpe
   });
 }
 
-export async function agentRollout(spec: AgentRolloutSpec, policy: GenerationBackend, text: RunText): Promise<Trajectory[]> {
+export async function agentRollout(spec: AgentRolloutSpec, policy: GenerationBackend,
+  text: RunText): Promise<Trajectory[]> {
   const gateway = await startGateway({
     backend: policy, tokenizer: text.tokenizer, chat: text.chat, modelName: 'starpo-policy', maxContext: spec.maxContext,
     defaultMaxTokens: spec.maxResponseTokens, maxTokensCap: spec.maxResponseTokens,

@@ -41,12 +41,14 @@ export interface EpisodeResult {
 }
 
 /** The environment an agent process gets (besides the runner's own). */
-export function agentEnv(gatewayUrl: string, episode: Episode, task: AgentTask, s: AgentRunSettings, attempt: number): Record<string, string> {
+export function agentEnv(gatewayUrl: string, episode: Episode, task: AgentTask, s: AgentRunSettings,
+  attempt: number): Record<string, string> {
   return {
     STARPO_BASE_URL: gatewayUrl, STARPO_EPISODE_ID: episode.id, STARPO_EPISODE_TOKEN: episode.token,
-    STARPO_REWARD_URL: `${gatewayUrl}/episodes/${encodeURIComponent(episode.id)}/reward`, STARPO_TASK_SEED: String(task.seed),
-    STARPO_GROUP: String(task.group), STARPO_ROLLOUT_INDEX: String(task.index), STARPO_ATTEMPT: String(attempt),
-    STARPO_SPLIT: s.split, STARPO_ITERATION: String(s.iteration), OPENAI_BASE_URL: gatewayUrl, OPENAI_API_KEY: episode.token,
+    STARPO_REWARD_URL: `${gatewayUrl}/episodes/${encodeURIComponent(episode.id)}/reward`,
+    STARPO_TASK_SEED: String(task.seed), STARPO_GROUP: String(task.group), STARPO_ROLLOUT_INDEX: String(task.index),
+    STARPO_ATTEMPT: String(attempt), STARPO_SPLIT: s.split, STARPO_ITERATION: String(s.iteration),
+    OPENAI_BASE_URL: gatewayUrl, OPENAI_API_KEY: episode.token,
   };
 }
 
@@ -59,6 +61,7 @@ interface Exit {
 
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
+  live.delete(pid);
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {
@@ -66,12 +69,17 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
+/** Process groups of running agents: each is its own group (detached), so the trainer ends them if it exits first. */
+const live = new Set<number>();
+process.once('exit', () => { for (const pid of live) killGroup(pid); });
+
 /** Runs the command to its exit (or the timeout), then kills whatever of its process group is left. */
 function runProcess(command: string, env: Record<string, string>, s: AgentRunSettings): Promise<Exit> {
   return new Promise((resolve) => {
     const child = spawn('/bin/sh', ['-c', command], {
       cwd: s.cwd, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (child.pid !== undefined) live.add(child.pid);
     let output = '';
     const keep = (b: Buffer) => { output = (output + b.toString('utf8')).slice(-4000); };
     child.stdout!.on('data', keep);
@@ -94,14 +102,15 @@ const describeExit = (e: Exit): string =>
 async function runEpisode(gateway: Gateway, task: AgentTask, s: AgentRunSettings): Promise<EpisodeResult> {
   let discardedCalls = 0;
   for (let attempt = 0; ; attempt++) {
-    const episode = gateway.episodes.issue(`${s.split}${s.iteration}-g${task.group}-r${task.index}-a${attempt}`, { ...task, attempt });
+    const id = `${s.split}${s.iteration}-g${task.group}-r${task.index}-a${attempt}`;
+    const episode = gateway.episodes.issue(id, { ...task, attempt });
     const exit = await runProcess(s.command, agentEnv(gateway.url, episode, task, s, attempt), s);
     await episode.settled();
     if (episode.failure) throw episode.failure;
     if (exit.code === 0 && !exit.timedOut) return { task, episode, attempts: attempt + 1, discardedCalls };
     discardedCalls += gateway.episodes.discard(episode);
     const why = describeExit(exit);
-    log.warn({ episode: episode.id, why, output: exit.output.slice(-500) }, 'agent episode failed; its calls are discarded');
+    log.warn({ episode: id, why, output: exit.output.slice(-500) }, 'agent episode failed; its calls are discarded');
     if (attempt >= s.retries) {
       throw new AgentError(`agent episode ${task.group}/${task.index} failed ${attempt + 1} time(s), last: ${why}; ` +
         `its output ended: ${JSON.stringify(exit.output.slice(-300))}`);
@@ -110,7 +119,8 @@ async function runEpisode(gateway: Gateway, task: AgentTask, s: AgentRunSettings
 }
 
 /** Plays every task (at most `concurrency` at once) and returns their results in task order. */
-export async function runAgentEpisodes(gateway: Gateway, tasks: readonly AgentTask[], s: AgentRunSettings): Promise<EpisodeResult[]> {
+export async function runAgentEpisodes(gateway: Gateway, tasks: readonly AgentTask[],
+  s: AgentRunSettings): Promise<EpisodeResult[]> {
   const results = new Array<EpisodeResult>(tasks.length);
   let next = 0;
   let failed: unknown = null;

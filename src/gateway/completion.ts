@@ -61,20 +61,23 @@ export async function complete(s: CompletionSettings, episode: Episode, request:
   const room = s.maxContext - plan.ids.length;
   if (room < 1) {
     episode.truncated = true;
-    throw new RequestError('messages', `the prompt has ${plan.ids.length} tokens; the model's context is ${s.maxContext}`, 400,
-      'context_length_exceeded');
+    const why = `the prompt has ${plan.ids.length} tokens; the model's context is ${s.maxContext}`;
+    throw new RequestError('messages', why, 400, 'context_length_exceeded');
   }
   const g = await s.batcher.generate({
     prompt: plan.ids, maxNewTokens: Math.min(request.maxTokens ?? s.defaultMaxTokens, s.maxTokensCap, room),
-    sampling: s.sampling ?? { temperature: request.temperature ?? 1, topP: request.topP }, seed: s.rowSeed(episode, ordinal, request),
+    sampling: s.sampling ?? { temperature: request.temperature ?? 1, topP: request.topP },
+    seed: s.rowSeed(episode, ordinal, request),
     stopStrings: request.stop, stopTokenIds: s.chat.stopTokenIds,
   });
   const wroteStop = g.finishReason === 'stop' && s.chat.stopTokenIds.includes(g.tokens[g.tokens.length - 1]);
   const response = s.tokenizer.decode(wroteStop ? g.tokens.slice(0, -1) : g.tokens);
   const text = cutAtStop(response, request.stop);
   const parsed = tools.length > 0 ? parseToolCalls(text) : { content: text, calls: [] };
-  const toolCalls: ToolCallOut[] = parsed.calls.map((c, i) => ({ id: `call_${episode.id}_${ordinal}_${i}`, type: 'function', function: c }));
-  const reply: GatewayMessage = { role: 'assistant', content: parsed.content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+  const toolCalls: ToolCallOut[] =
+    parsed.calls.map((c, i) => ({ id: `call_${episode.id}_${ordinal}_${i}`, type: 'function', function: c }));
+  const reply: GatewayMessage =
+    { role: 'assistant', content: parsed.content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
   const finishReason: FinishReason = toolCalls.length > 0 ? 'tool_calls' : g.finishReason;
   const call: CallRecord = {
     ordinal, id: `chatcmpl-${episode.id}-${ordinal}`, parent: plan.parent, promptIds: plan.ids, promptRoles: plan.roles,
@@ -83,7 +86,9 @@ export async function complete(s: CompletionSettings, episode: Episode, request:
     toolNames: toolCalls.map((c) => c.function.name), diverged: plan.diverged, reward: null,
   };
   episode.commit(call);
-  const tokens = request.logprobs ? g.tokens.map((id, i) => ({ token: s.tokenizer.decode([id]), logprob: g.logprobs[i] })) : [];
-  const usage = { prompt_tokens: plan.ids.length, completion_tokens: g.tokens.length, total_tokens: plan.ids.length + g.tokens.length };
+  const tokens = request.logprobs
+    ? g.tokens.map((id, i) => ({ token: s.tokenizer.decode([id]), logprob: g.logprobs[i] })) : [];
+  const [prompt, written] = [plan.ids.length, g.tokens.length];
+  const usage = { prompt_tokens: prompt, completion_tokens: written, total_tokens: prompt + written };
   return { call, reply, finishReason, usage, tokens };
 }

@@ -27,7 +27,8 @@ export interface GatewayChat {
   continuation(messages: readonly GatewayMessage[], wroteStop: boolean, tools: readonly unknown[]): LabelledIds;
 }
 
-const OWNERS: Record<GatewayMessage['role'], TokenRole> = { system: 'system', user: 'user', tool: 'tool', assistant: 'user' };
+const OWNERS: Record<GatewayMessage['role'], TokenRole> =
+  { system: 'system', user: 'user', tool: 'tool', assistant: 'user' };
 
 /** The messages as labelRendered reads them: each content with its owner. */
 const owned = (messages: readonly GatewayMessage[]): ChatTurnMessage[] =>

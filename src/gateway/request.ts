@@ -8,7 +8,8 @@ import type { ChatMessage } from '../agent/chat-template.ts';
 
 /** Thrown when a request is malformed; the gateway answers 400 with OpenAI's error shape. */
 export class RequestError extends Error {
-  constructor(readonly param: string | null, message: string, readonly status = 400, readonly code: string | null = null) {
+  constructor(readonly param: string | null, message: string, readonly status = 400,
+    readonly code: string | null = null) {
     super(message);
     this.name = 'RequestError';
   }
@@ -61,8 +62,9 @@ function contentText(v: unknown, param: string): string {
   if (typeof v === 'string') return v;
   if (!Array.isArray(v)) fail(param, 'must be a string or an array of text parts');
   return v.map((part, i) => {
-    if (!isObj(part) || part.type !== 'text' || typeof part.text !== 'string') fail(`${param}[${i}]`, 'only text parts are supported');
-    return part.text as string;
+    const text = isObj(part) && part.type === 'text' ? part.text : undefined;
+    if (typeof text !== 'string') fail(`${param}[${i}]`, 'only text parts are supported');
+    return text;
   }).join('');
 }
 
@@ -73,7 +75,8 @@ function toolCallsOf(v: unknown, param: string): ToolCallOut[] | undefined {
     const fn = isObj(call) ? call.function : undefined;
     if (!isObj(fn) || typeof fn.name !== 'string') fail(`${param}[${i}].function.name`, 'must be a string');
     const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {});
-    return { id: typeof call.id === 'string' ? call.id : '', type: 'function' as const, function: { name: fn.name, arguments: args } };
+    const id = typeof call.id === 'string' ? call.id : '';
+    return { id, type: 'function' as const, function: { name: fn.name, arguments: args } };
   });
 }
 
@@ -139,14 +142,15 @@ function refuseUnsupported(body: Obj): void {
   if (isObj(body.logit_bias) && Object.keys(body.logit_bias).length > 0) fail('logit_bias', 'is not supported');
   if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) fail('top_logprobs', 'is not supported');
   const format = isObj(body.response_format) ? body.response_format.type : undefined;
-  if (format !== undefined && format !== 'text') fail('response_format', `type ${JSON.stringify(format)} is not supported (only text)`);
+  if (format !== undefined && format !== 'text') fail('response_format', `${JSON.stringify(format)} is not supported`);
 }
 
 export function parseChatRequest(body: unknown): ChatRequest {
   if (!isObj(body)) fail('body', 'must be a JSON object');
   if (!Array.isArray(body.messages) || body.messages.length === 0) fail('messages', 'must be a non-empty array');
   refuseUnsupported(body);
-  const maxTokens = numberIn(body, 'max_completion_tokens', 1, 2 ** 31, true) ?? numberIn(body, 'max_tokens', 1, 2 ** 31, true);
+  const maxTokens = numberIn(body, 'max_completion_tokens', 1, 2 ** 31, true) ??
+    numberIn(body, 'max_tokens', 1, 2 ** 31, true);
   return {
     model: typeof body.model === 'string' ? body.model : '',
     messages: body.messages.map(messageOf),

@@ -38,7 +38,9 @@ interface Served {
 }
 
 async function servedModel(o: ServeOptions): Promise<Served> {
-  if ((o.checkpoint === undefined) === (o.model === undefined)) throw new ConfigError('--checkpoint', 'give a checkpoint or --model, not both');
+  if ((o.checkpoint === undefined) === (o.model === undefined)) {
+    throw new ConfigError('--checkpoint', 'give a checkpoint or --model, not both');
+  }
   if (o.model !== undefined) {
     const c = resolveConfig({ overrides: [`model=${resolve(o.model)}`, ...(o.overrides ?? [])] });
     const run = await resolveRunModel(c);

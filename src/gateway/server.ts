@@ -101,8 +101,9 @@ const seedOf = (request: ChatRequest): number =>
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const episodes = new EpisodeStore();
   const settings: CompletionSettings = {
-    chat: gatewayChat(o.chat, o.tokenizer), tokenizer: o.tokenizer, batcher: new GenerationBatcher(o.backend, o.maxBatchRows),
-    maxContext: o.maxContext, defaultMaxTokens: o.defaultMaxTokens, maxTokensCap: o.maxTokensCap ?? o.maxContext,
+    chat: gatewayChat(o.chat, o.tokenizer), tokenizer: o.tokenizer,
+    batcher: new GenerationBatcher(o.backend, o.maxBatchRows), maxContext: o.maxContext, defaultMaxTokens: o.defaultMaxTokens,
+    maxTokensCap: o.maxTokensCap ?? o.maxContext,
     sampling: o.sampling ?? null, rowSeed: o.rowSeed ?? ((_, __, request) => seedOf(request)),
   };
   const episodeFor = (req: IncomingMessage): Episode => {
@@ -110,8 +111,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     const found = key === null ? undefined : episodes.find(key);
     if (found) return found;
     if (o.openEpisodes) return episodes.openFor(key ?? 'anonymous');
-    throw new RequestError(null, key === null ? 'no episode token (Authorization: Bearer <token>)' : 'unknown or discarded episode token',
-      401, 'invalid_api_key');
+    const why = key === null ? 'no episode token (Authorization: Bearer <token>)' : 'unknown or discarded episode token';
+    throw new RequestError(null, why, 401, 'invalid_api_key');
   };
   const ownEpisode = (req: IncomingMessage, id: string): Episode => {
     const episode = episodeFor(req);
@@ -122,6 +123,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const episode = episodeFor(req);
     const request = parseChatRequest(await readJson(req));
+    const sent = delivered(res); // listening from the start: the client may go away during generation
     await episode.track((async () => {
       let c;
       try {
@@ -131,10 +133,14 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
         throw err;
       }
       const created = Math.floor(Date.now() / 1000);
-      const sent = delivered(res);
+      if (res.destroyed) {
+        episode.drop(c.call);
+        return;
+      }
       if (request.stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-        for (const chunk of streamChunks(c, o.modelName, created, request.includeUsage)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        const chunks = streamChunks(c, o.modelName, created, request.includeUsage);
+        for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
         res.end('data: [DONE]\n\n');
       } else {
         sendJson(res, 200, completionBody(c, o.modelName, created));
@@ -146,12 +152,13 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   async function reward(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
     const episode = ownEpisode(req, id);
     const body = await readJson(req) as Record<string, unknown>;
-    if (typeof body.reward !== 'number' || !Number.isFinite(body.reward)) throw new RequestError('reward', 'must be a finite number');
-    if (body.call !== undefined && typeof body.call !== 'string') throw new RequestError('call', 'must be a completion id');
-    if (body.success !== undefined && typeof body.success !== 'boolean') throw new RequestError('success', 'must be a boolean');
+    const { reward: r, call, success } = body;
+    if (typeof r !== 'number' || !Number.isFinite(r)) throw new RequestError('reward', 'must be a finite number');
+    if (call !== undefined && typeof call !== 'string') throw new RequestError('call', 'must be a completion id');
+    if (success !== undefined && typeof success !== 'boolean') throw new RequestError('success', 'must be a boolean');
     await episode.settled(); // a call still being served gets its reward too
     try {
-      episode.setReward(body.reward, { callId: body.call as string | undefined, success: body.success as boolean | undefined });
+      episode.setReward(r, { callId: call, success });
     } catch (err) {
       throw new RequestError('call', (err as Error).message, 404);
     }

@@ -78,6 +78,7 @@ function chainTrajectory(chain: readonly CallRecord[], outcome: Outcome, truncat
   };
 }
 
-export function episodeTrajectories(calls: readonly CallRecord[], mode: MergeMode, outcome: Outcome, truncated = false): EpisodeTrajectory[] {
+export function episodeTrajectories(calls: readonly CallRecord[], mode: MergeMode, outcome: Outcome,
+  truncated = false): EpisodeTrajectory[] {
   return chainsOf(calls, mode).map((chain) => chainTrajectory(chain, outcome, truncated));
 }

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { RlConfig } from '../../src/rl/config.ts';
 import { trainEmbedded } from '../../src/rl/embedded.ts';
-import { createEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent } from '../../src/events/index.ts';
+import {
+  createEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent,
+} from '../../src/events/index.ts';
 import { createCheckpointStore } from '../../src/storage/index.ts';
 import { followRun, submitRun } from '../../src/durable/client.ts';
 import { startLocalStack, uniqueId } from '../../src/durable/harness.ts';
@@ -31,14 +33,16 @@ async function events(reader: EventReader, runId: string): Promise<StarpoEvent[]
 }
 
 const metricsOf = (es: StarpoEvent[]) => es.flatMap((e) => (e.kind === 'iteration' ? [e.metrics] : []));
-const trainKeys = (es: StarpoEvent[]) => es.flatMap((e) => (e.kind === 'trajectory' && e.split === 'train' ? [`${e.iteration}/${e.group}/${e.rolloutIndex}`] : []));
+const trainKeys = (es: StarpoEvent[]) =>
+  es.flatMap((e) => (e.kind === 'trajectory' && e.split === 'train' ? [`${e.iteration}/${e.group}/${e.rolloutIndex}`] : []));
 
 async function durableRun(c: RlConfig, label: string): Promise<{ durable: StarpoEvent[]; actor: Buffer }> {
   const stack = await startLocalStack({ label });
   try {
     const runId = uniqueId(label);
     const options = { queues: stack.queues, rolloutShards: 2, chunkGroups: 1 };
-    const { handle } = await submitRun(c, { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events, options });
+    const where = { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events };
+    const { handle } = await submitRun(c, { ...where, options });
     assert.equal((await followRun(handle, () => undefined, 500)).lastIteration, 2);
     const loaded = await createCheckpointStore(stack.storeUri).load(runId, 'main', 2);
     const actor = loaded.files.find((f) => f.name === 'actor.model.safetensors')!.bytes!;
@@ -55,7 +59,9 @@ async function embeddedRun(c: RlConfig): Promise<{ embedded: StarpoEvent[]; acto
   return { embedded: await events(createLocalEventReader({ root }), 'r'), actor };
 }
 
-test('the example Countdown agent trains the same durable as embedded', { timeout: 600_000 }, async () => {
+const SLOW = { timeout: 600_000 };
+
+test('the example Countdown agent trains the same durable as embedded', SLOW, async () => {
   const c = agentConfig(await model, EXAMPLE_AGENT);
   const { embedded, actor } = await embeddedRun(c);
   const run = await durableRun(c, 'agent');
@@ -64,7 +70,7 @@ test('the example Countdown agent trains the same durable as embedded', { timeou
   assert.ok(run.actor.equals(actor), 'checkpoint 2 holds the embedded run\'s actor');
 });
 
-test('agents killed mid-episode inside rollout activities: the durable run equals the embedded one without kills', { timeout: 600_000 }, async () => {
+test('agents killed mid-episode in rollout activities: the durable run equals the embedded one without kills', SLOW, async () => {
   const { embedded, actor } = await embeddedRun(agentConfig(await model, SCRIPTED_AGENT));
   const run = await durableRun(agentConfig(await model, `AGENT_KILL=odd ${SCRIPTED_AGENT}`), 'agentkill');
   const train = run.durable.flatMap((e) => (e.kind === 'trajectory' && e.split === 'train' ? [e] : []));

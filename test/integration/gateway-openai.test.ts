@@ -27,7 +27,7 @@ after(async () => {
 
 const ask = { model: 'whatever', messages: [{ role: 'user' as const, content: 'Add 2 and 3.' }], tools: [CALC_TOOL], seed: 7 };
 
-test('the SDK gets the same completion from the model streamed and not (same seed), with usage, and lists the model', async () => {
+test('the SDK gets the same completion from the model streamed and not (same seed), with usage; lists the model', async () => {
   const client = new OpenAI({ baseURL: served.url, apiKey: 'agent-1' });
   const whole = await client.chat.completions.create(ask);
   const stream = await client.chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } });
@@ -47,31 +47,36 @@ test('the SDK gets the same completion from the model streamed and not (same see
 
 test('tool calls reach the SDK as tool_calls, streamed (accumulated by the SDK) and not', async () => {
   const reply = 'Let me compute.\n<tool_call>\n{"name": "calc", "arguments": {"expr": "2+3"}}\n</tool_call><|im_end|>';
-  const gateway = await startGateway({ backend: scripted([reply]), tokenizer, chat: qwen3Chat(), modelName: 'm', maxContext: 2048,
-    defaultMaxTokens: 64, openEpisodes: true });
+  const gateway = await startGateway({
+    backend: scripted([reply]), tokenizer, chat: qwen3Chat(), modelName: 'm', maxContext: 2048, defaultMaxTokens: 64, openEpisodes: true,
+  });
   try {
     const client = new OpenAI({ baseURL: gateway.url, apiKey: 'k' });
     const whole = (await client.chat.completions.create(ask)).choices[0];
     const streamed = await client.chat.completions.stream(ask).finalChatCompletion();
     assert.equal(whole.finish_reason, 'tool_calls');
     assert.deepEqual(whole.message.content, 'Let me compute.');
-    assert.deepEqual(whole.message.tool_calls!.map((c) => c.type === 'function' && [c.function.name, c.function.arguments]),
-      [['calc', '{"expr":"2+3"}']]);
-    assert.deepEqual([streamed.choices[0].message.content, streamed.choices[0].message.tool_calls!.length], ['Let me compute.', 1]);
+    const calls = whole.message.tool_calls!.map((c) => c.type === 'function' && [c.function.name, c.function.arguments]);
+    assert.deepEqual(calls, [['calc', '{"expr":"2+3"}']]);
+    const { message } = streamed.choices[0];
+    assert.deepEqual([message.content, message.tool_calls!.length], ['Let me compute.', 1]);
     assert.equal(streamed.choices[0].finish_reason, 'tool_calls');
   } finally {
     await gateway.close();
   }
 });
 
-test('errors reach the SDK as its typed errors: unknown token 401, bad parameter 400, prompt past the context 400', async () => {
-  const trainer = await startGateway({ backend: scripted(['x']), tokenizer, chat: qwen3Chat(), modelName: 'm', maxContext: 40, defaultMaxTokens: 4 });
+test('errors reach the SDK typed: unknown token 401, bad parameter 400, prompt past the context 400', async () => {
+  const trainer = await startGateway({
+    backend: scripted(['x']), tokenizer, chat: qwen3Chat(), modelName: 'm', maxContext: 40, defaultMaxTokens: 4,
+  });
+  type BadRequest = InstanceType<typeof OpenAI.BadRequestError>;
   try {
     const stranger = new OpenAI({ baseURL: trainer.url, apiKey: 'not-issued', maxRetries: 0 });
     await assert.rejects(stranger.chat.completions.create(ask), OpenAI.AuthenticationError);
     const client = new OpenAI({ baseURL: trainer.url, apiKey: trainer.episodes.issue('e').token, maxRetries: 0 });
-    await assert.rejects(client.chat.completions.create({ ...ask, n: 3 }), (e: InstanceType<typeof OpenAI.BadRequestError>) => e.param === 'n');
-    await assert.rejects(client.chat.completions.create(ask), (e: InstanceType<typeof OpenAI.BadRequestError>) => e.code === 'context_length_exceeded');
+    await assert.rejects(client.chat.completions.create({ ...ask, n: 3 }), (e: BadRequest) => e.param === 'n');
+    await assert.rejects(client.chat.completions.create(ask), (e: BadRequest) => e.code === 'context_length_exceeded');
   } finally {
     await trainer.close();
   }
@@ -82,9 +87,11 @@ test('a reward reported over HTTP lands on the episode, whose trajectories the g
   const done = await client.chat.completions.create(ask);
   const id = served.episodes.find('agent-2')!.id;
   const headers = { authorization: 'Bearer agent-2' };
-  const posted = await fetch(`${served.url}/episodes/${id}/reward`, { method: 'POST', headers, body: JSON.stringify({ reward: 0.5 }) });
+  const body = JSON.stringify({ reward: 0.5 });
+  const posted = await fetch(`${served.url}/episodes/${id}/reward`, { method: 'POST', headers, body });
   assert.deepEqual(await posted.json(), { id, reward: 0.5, success: null });
-  const episode = await (await fetch(`${served.url}/episodes/${id}`, { headers })).json() as { trajectories: { return: number; ids: number[] }[] };
+  type Described = { trajectories: { return: number; ids: number[] }[] };
+  const episode = await (await fetch(`${served.url}/episodes/${id}`, { headers })).json() as Described;
   assert.deepEqual(episode.trajectories.map((t) => [t.return, t.ids.length]), [[0.5, done.usage!.total_tokens]]);
   const other = await fetch(`${served.url}/episodes/${id}`, { headers: { authorization: 'Bearer agent-1' } });
   assert.equal(other.status, 403);

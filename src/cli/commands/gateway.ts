@@ -14,7 +14,9 @@ interface GatewayFlags {
 
 function intFlag(name: string, text: string, min: number): number {
   const n = Number(text);
-  if (text.trim() === '' || !Number.isInteger(n) || n < min) throw new ConfigError(name, `must be an integer ≥ ${min}, got "${text}"`);
+  if (text.trim() === '' || !Number.isInteger(n) || n < min) {
+    throw new ConfigError(name, `must be an integer ≥ ${min}, got "${text}"`);
+  }
   return n;
 }
 
@@ -30,11 +32,12 @@ async function gateway(flags: GatewayFlags): Promise<void> {
 
 export function registerGateway(program: Command): void {
   program.command('gateway')
-    .description('Serve a model or a run checkpoint as an OpenAI-compatible chat-completions API (on 127.0.0.1), recording every call')
+    .description('Serve a model or a run checkpoint as an OpenAI-compatible chat-completions API, recording every call')
     .option('--model <dir>', 'Hugging Face model directory, served with its own weights')
     .option('--checkpoint <run-dir[@iteration]>', "instead: a run's actor (default: its newest checkpoint)")
     .option('--runs-dir <dir>', 'where runs live, for a bare run id', 'runs')
-    .option('--set <key=value>', 'config overrides (modelContext, chatThinking, threads, …; repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--set <key=value>', 'config overrides (modelContext, chatThinking, threads, …; repeatable)',
+      (v: string, acc: string[]) => [...acc, v], [])
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0 = any free one)', '8000')
     .option('--max-tokens <n>', 'new tokens of a request that sets no max_tokens', '512')
