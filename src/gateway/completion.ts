@@ -5,6 +5,7 @@
  * taken like "auto" (the gateway does not constrain decoding).
  */
 import type { TextTokenizer } from '../agent/types.ts';
+import { log } from '../log.ts';
 import type { GenerationBatcher } from './batcher.ts';
 import type { CallRecord, Episode, FinishReason } from './episodes.ts';
 import type { GatewayChat } from './prompt.ts';
@@ -58,6 +59,9 @@ export async function complete(s: CompletionSettings, episode: Episode, request:
   const ordinal = episode.nextOrdinal();
   const tools = request.toolChoice === 'none' ? [] : request.tools;
   const plan = planPrompt(episode, request.messages, tools, s.chat);
+  if (plan.diverged) {
+    log.warn({ episode: episode.id, call: ordinal }, 'the client sent back a reply the model did not write; the prompt is re-rendered');
+  }
   const room = s.maxContext - plan.ids.length;
   if (room < 1) {
     episode.truncated = true;
