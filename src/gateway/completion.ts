@@ -74,8 +74,11 @@ export async function complete(s: CompletionSettings, episode: Episode, request:
     seed: s.rowSeed(episode, ordinal, request),
     stopStrings: request.stop, stopTokenIds: s.chat.stopTokenIds,
   });
-  const wroteStop = g.finishReason === 'stop' && s.chat.stopTokenIds.includes(g.tokens[g.tokens.length - 1]);
-  const response = s.tokenizer.decode(wroteStop ? g.tokens.slice(0, -1) : g.tokens);
+  const last = g.tokens[g.tokens.length - 1];
+  const endedByEos = g.finishReason === 'stop' && s.chat.stopTokenIds.includes(last);
+  // Only the template's own stop closes the turn; after another eos the template's close still follows.
+  const wroteStop = endedByEos && s.tokenizer.decode([last]) === s.chat.stop;
+  const response = s.tokenizer.decode(endedByEos ? g.tokens.slice(0, -1) : g.tokens);
   const text = cutAtStop(response, request.stop);
   const parsed = tools.length > 0 ? parseToolCalls(text) : { content: text, calls: [] };
   const toolCalls: ToolCallOut[] =

@@ -26,7 +26,7 @@ export interface Scripted extends GenerationBackend {
   readonly seeds: number[];
 }
 
-/** Replies in order (cycling); a reply ending with <|im_end|> stops with it; log-prob of token i is −(i+1)/8. */
+/** Replies in order (cycling); one ending with a stop token id stops with it; log-prob of token i is −(i+1)/8. */
 export function scripted(replies: readonly string[]): Scripted {
   let n = 0;
   const backend: Scripted = {
@@ -37,7 +37,7 @@ export function scripted(replies: readonly string[]): Scripted {
         backend.prompts.push([...prompt]);
         backend.sampled.push(tokens);
         backend.seeds.push(req.rowSeeds[row]);
-        const finishReason = tokens[tokens.length - 1] === IM_END ? 'stop' as const : 'length' as const;
+        const finishReason = req.stopTokenIds.includes(tokens[tokens.length - 1]) ? 'stop' as const : 'length' as const;
         return { tokens, logprobs: tokens.map((_, i) => -(i + 1) / 8), finishReason };
       });
     },

@@ -83,3 +83,14 @@ test('a reply cut at max_tokens gets the close as template; a stop sequence cuts
   const after = backend.prompts[1].slice(backend.prompts[0].length + 3);
   assert.equal(after[0], IM_END, 'the close the model did not write is the template\'s');
 });
+
+test('a reply ended by another eos than the template\'s stop is still closed by the template', async () => {
+  const backend = scripted(['Done.<|endoftext|>', 'ok<|im_end|>']);
+  const s = settingsFor(backend);
+  const e = new Episode('e', 'k');
+  const first = await complete(s, e, ask([user]));
+  assert.deepEqual([first.reply.content, first.finishReason, first.call.wroteStop], ['Done.', 'stop', false]);
+  await complete(s, e, ask([user, first.reply, { role: 'user', content: 'go on' }]));
+  const after = tokenizer.decode(backend.prompts[1].slice(backend.prompts[0].length));
+  assert.ok(after.startsWith('Done.<|endoftext|><|im_end|>\n<|im_start|>user\ngo on'), after);
+});
