@@ -87,15 +87,17 @@ export interface ScoredBatch {
 /**
  * Stage: the iteration's rollouts, or a shard of them (`groups`: which of the iteration's groups), scored
  * by the run's tool reward when it has one (whole groups are in a shard, as OTC needs). `tools`: the
- * run's turn generator (toolTurns) when its agent calls tools.
+ * run's turn generator (toolTurns) when its agent calls tools. A run whose agent is an external program
+ * (config `agent`) plays its episodes through the OpenAI-compatible gateway instead (src/gateway/agent-rollout.ts).
  */
 export async function rolloutStage(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
   groups?: readonly number[], tools?: TurnGenerator): Promise<Trajectory[]> {
   const ids = groups ?? Array.from({ length: c.envGroups }, (_, g) => g);
   const seeds = ids.map((g) => trainSeed(c, iteration, g));
   if (c.agent) {
-    const played = { seeds, groupIds: ids, groupSize: c.groupSize, temperature: c.trainTemperature };
-    return agentRollout(agentRolloutSpec(c, { ...played, samplingSeed: samplingSeed(c, iteration), split: 'train', iteration }), actor, text);
+    const agentSpec = agentRolloutSpec(c, { seeds, groupIds: ids, groupSize: c.groupSize, temperature: c.trainTemperature,
+      samplingSeed: samplingSeed(c, iteration), split: 'train', iteration });
+    return agentRollout(agentSpec, actor, text);
   }
   const spec = rolloutSpec(c, text.chat, seeds, c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
   const played = await rollout({ ...spec, groupIds: ids, turnGenerator: tools }, actor, text.tokenizer);
