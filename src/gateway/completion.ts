@@ -6,7 +6,7 @@
  */
 import type { TextTokenizer } from '../agent/types.ts';
 import { log } from '../log.ts';
-import type { GenerationBatcher } from './batcher.ts';
+import type { Generated, GenerationBatcher } from './batcher.ts';
 import type { CallRecord, Episode, FinishReason } from './episodes.ts';
 import type { GatewayChat } from './prompt.ts';
 import { planPrompt } from './prompt-plan.ts';
@@ -55,37 +55,51 @@ function cutAtStop(text: string, stops: readonly string[]): string {
   return Number.isFinite(at) ? text.slice(0, at) : text;
 }
 
-export async function complete(s: CompletionSettings, episode: Episode, request: ChatRequest): Promise<Completion> {
-  const ordinal = episode.nextOrdinal();
-  const tools = request.toolChoice === 'none' ? [] : request.tools;
+/** The prompt tokens of a call, refused when they leave no room for a new token. */
+function promptOf(s: CompletionSettings, episode: Episode, request: ChatRequest, tools: readonly unknown[],
+  ordinal: number) {
   const plan = planPrompt(episode, request.messages, tools, s.chat);
   if (plan.diverged) {
-    log.warn({ episode: episode.id, call: ordinal }, 'the client sent back a reply the model did not write; the prompt is re-rendered');
+    log.warn({ episode: episode.id, call: ordinal }, 'a reply sent back is not what the model wrote: prompt re-rendered');
   }
-  const room = s.maxContext - plan.ids.length;
-  if (room < 1) {
+  if (plan.ids.length >= s.maxContext) {
     episode.truncated = true;
     const why = `the prompt has ${plan.ids.length} tokens; the model's context is ${s.maxContext}`;
     throw new RequestError('messages', why, 400, 'context_length_exceeded');
   }
-  const g = await s.batcher.generate({
-    prompt: plan.ids, maxNewTokens: Math.min(request.maxTokens ?? s.defaultMaxTokens, s.maxTokensCap, room),
-    sampling: s.sampling ?? { temperature: request.temperature ?? 1, topP: request.topP },
-    seed: s.rowSeed(episode, ordinal, request),
-    stopStrings: request.stop, stopTokenIds: s.chat.stopTokenIds,
-  });
+  return plan;
+}
+
+/** What the model wrote, as the reply: text less the stop, content and tool calls. */
+function replyOf(s: CompletionSettings, g: Generated, request: ChatRequest, callId: (i: number) => string,
+  parse: boolean) {
   const last = g.tokens[g.tokens.length - 1];
   const endedByEos = g.finishReason === 'stop' && s.chat.stopTokenIds.includes(last);
   // Only the template's own stop closes the turn; after another eos the template's close still follows.
   const wroteStop = endedByEos && s.tokenizer.decode([last]) === s.chat.stop;
   const response = s.tokenizer.decode(endedByEos ? g.tokens.slice(0, -1) : g.tokens);
   const text = cutAtStop(response, request.stop);
-  const parsed = tools.length > 0 ? parseToolCalls(text) : { content: text, calls: [] };
-  const toolCalls: ToolCallOut[] =
-    parsed.calls.map((c, i) => ({ id: `call_${episode.id}_${ordinal}_${i}`, type: 'function', function: c }));
+  const parsed = parse ? parseToolCalls(text) : { content: text, calls: [] };
+  const toolCalls: ToolCallOut[] = parsed.calls.map((c, i) => ({ id: callId(i), type: 'function', function: c }));
   const reply: GatewayMessage =
     { role: 'assistant', content: parsed.content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
   const finishReason: FinishReason = toolCalls.length > 0 ? 'tool_calls' : g.finishReason;
+  return { reply, toolCalls, finishReason, wroteStop, response };
+}
+
+export async function complete(s: CompletionSettings, episode: Episode, request: ChatRequest): Promise<Completion> {
+  const ordinal = episode.nextOrdinal();
+  const tools = request.toolChoice === 'none' ? [] : request.tools;
+  const plan = promptOf(s, episode, request, tools, ordinal);
+  const room = s.maxContext - plan.ids.length;
+  const maxNewTokens = Math.min(request.maxTokens ?? s.defaultMaxTokens, s.maxTokensCap, room);
+  const g = await s.batcher.generate({
+    prompt: plan.ids, maxNewTokens,
+    sampling: s.sampling ?? { temperature: request.temperature ?? 1, topP: request.topP },
+    seed: s.rowSeed(episode, ordinal, request), stopStrings: request.stop, stopTokenIds: s.chat.stopTokenIds,
+  });
+  const { reply, toolCalls, finishReason, wroteStop, response } =
+    replyOf(s, g, request, (i) => `call_${episode.id}_${ordinal}_${i}`, tools.length > 0);
   const call: CallRecord = {
     ordinal, id: `chatcmpl-${episode.id}-${ordinal}`, parent: plan.parent, promptIds: plan.ids, promptRoles: plan.roles,
     sampled: g.tokens, logprobs: g.logprobs, wroteStop, finishReason, conversation: [...request.messages, reply],
