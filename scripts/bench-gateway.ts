@@ -49,7 +49,8 @@ export async function benchGateway(write: (r: Record<string, unknown>) => void =
   const req = (rows: number[][]) => ({ prompts: rows, maxNewTokens: TOKENS, sampling: { temperature: 1 },
     rowSeeds: rows.map((_, i) => i), stopStrings: [], stopTokenIds: [] });
   const client = new OpenAI({ baseURL: gateway.url, apiKey: 'bench' });
-  const ask = (k: number) => client.chat.completions.create({ model: 'bench', messages: [{ role: 'user', content: question(k) }] });
+  const ask = (k: number) =>
+    client.chat.completions.create({ model: 'bench', messages: [{ role: 'user', content: question(k) }] });
   const cases: Record<string, () => Promise<unknown>> = {
     'direct-sequential': async () => { for (const p of ids) await actor.generate(req([p])); },
     'gateway-sequential': async () => { for (let k = 0; k < CALLS; k++) await ask(k); },

@@ -60,7 +60,9 @@ export function textAfterAssistantTurn(template: ChatTemplate, messages: readonl
 
 /** The text after an assistant turn less its stop when the model wrote it (the stop is then among the sampled tokens). */
 export function stripStop(tail: string, stop: string, wroteStop: boolean, name: string): string {
-  if (!tail.startsWith(stop)) throw new StarpoError(`chat template ${name}: an assistant turn no longer closes with ${stop}`);
+  if (!tail.startsWith(stop)) {
+    throw new StarpoError(`chat template ${name}: an assistant turn no longer closes with ${stop}`);
+  }
   return wroteStop ? tail.slice(stop.length) : tail;
 }
 

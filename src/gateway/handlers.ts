@@ -18,7 +18,8 @@ export interface GatewayContext {
   readonly merge: MergeMode;
 }
 
-export type Handler = (ctx: GatewayContext, req: IncomingMessage, res: ServerResponse, arg: string) => Promise<void> | void;
+export type Handler =
+  (ctx: GatewayContext, req: IncomingMessage, res: ServerResponse, arg: string) => Promise<void> | void;
 
 /** The episode a request names; a trainer's gateway knows only the tokens it issued. */
 function episodeFor(ctx: GatewayContext, req: IncomingMessage): Episode {

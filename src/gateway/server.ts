@@ -61,8 +61,8 @@ const seedOf = (request: ChatRequest): number =>
 
 function contextOf(o: GatewayOptions): GatewayContext {
   const settings: CompletionSettings = {
-    chat: gatewayChat(o.chat, o.tokenizer), tokenizer: o.tokenizer, batcher: new GenerationBatcher(o.backend, o.maxBatchRows),
-    maxContext: o.maxContext, defaultMaxTokens: o.defaultMaxTokens, maxTokensCap: o.maxTokensCap ?? o.maxContext,
+    chat: gatewayChat(o.chat, o.tokenizer), tokenizer: o.tokenizer,
+    batcher: new GenerationBatcher(o.backend, o.maxBatchRows), maxContext: o.maxContext, defaultMaxTokens: o.defaultMaxTokens, maxTokensCap: o.maxTokensCap ?? o.maxContext,
     sampling: o.sampling ?? null, rowSeed: o.rowSeed ?? ((_, __, request) => seedOf(request)),
   };
   return { episodes: new EpisodeStore(), settings, modelName: o.modelName, openEpisodes: o.openEpisodes ?? false,

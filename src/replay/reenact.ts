@@ -25,8 +25,8 @@ export interface EpisodeSetup {
 
 export function episodeSetup(c: RlConfig): EpisodeSetup {
   return {
-    env: runEnvConfig(c), template: c.template as TemplateName, formatPenalty: c.formatPenalty, rewardsReplaced: c.toolReward !== 'env',
-    externalAgent: c.agent !== '',
+    env: runEnvConfig(c), template: c.template as TemplateName, formatPenalty: c.formatPenalty,
+    rewardsReplaced: c.toolReward !== 'env', externalAgent: c.agent !== '',
   };
 }
 
@@ -34,7 +34,8 @@ export function episodeSetup(c: RlConfig): EpisodeSetup {
 function asLogged(e: TrajectoryEvent): Reenacted {
   return {
     proposed: e.turns.map((t) => t.validActions), divergence: null,
-    messages: e.turns.flatMap((t): Message[] => [{ role: 'user', content: t.observation }, { role: 'assistant', content: t.response }]),
+    messages: e.turns.flatMap((t): Message[] =>
+      [{ role: 'user', content: t.observation }, { role: 'assistant', content: t.response }]),
     turns: e.turns.map((t) => ({ actions: t.actions, reward: t.envReward + t.formatPenalty })),
   };
 }

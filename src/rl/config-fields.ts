@@ -166,10 +166,11 @@ export const FIELDS = {
   agentConcurrency: int(8, 1, 'Agent processes running at once (per rollout activity in the durable driver).', 4096),
   agentRetries: int(2, 0,
     'Reruns of an episode whose agent process crashed, exited non-zero or timed out; its calls are discarded, once.'),
-  agentTimeoutMs: int(600_000, 1000, 'Wall-clock limit of one agent episode (ms); past it the process group is killed and retried.'),
+  agentTimeoutMs: int(600_000, 1000,
+    'Wall-clock limit of one agent episode (ms); past it the process group is killed and the episode rerun.'),
   agentMerge: oneOf(['prefix', 'transition'] as const, 'prefix',
-    'How an episode\'s calls become trajectories: prefix = a call that continues an earlier one (its prompt extends that ' +
-    'call\'s tokens exactly) joins its trajectory, any other starts one; transition = one trajectory per call.'),
+    'How an episode\'s calls become trajectories: prefix = a call that continues an earlier one (its prompt extends ' +
+    'that call\'s tokens exactly) joins its trajectory, any other starts one; transition = one trajectory per call.'),
   // Filtering and sampling
   filter: oneOf(FILTER_NAMES, 'top-std', 'Rollout filter. StarPO-S keeps the groups whose returns vary most.'),
   filterFraction: num(0.25, { ...positive, max: 1 }, 'Fraction of groups top/bottom-std keep, ⌈fraction·N⌉. Published: 0.25.'),

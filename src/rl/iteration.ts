@@ -211,8 +211,8 @@ export async function runValidation(c: RlConfig, actor: GenerationBackend, text:
   tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; metrics: Record<string, number> }> {
   const spec = rolloutSpec(c, text.chat, validationSeeds(c), samples, c.valTemperature, 777);
   const trajectories = c.agent
-    ? await agentRollout(agentRolloutSpec(c, { seeds: spec.seeds, groupIds: spec.seeds.map((_, g) => g), groupSize: samples,
-      temperature: c.valTemperature, samplingSeed: spec.samplingSeed, split: 'val', iteration: 0 }), actor, text)
+    ? await agentRollout(agentRolloutSpec(c, { seeds: spec.seeds, groupIds: spec.seeds.map((_, g) => g),
+      groupSize: samples, temperature: c.valTemperature, samplingSeed: spec.samplingSeed, split: 'val', iteration: 0 }), actor, text)
     : await rollout({ ...spec, turnGenerator: tools }, actor, text.tokenizer);
   const { batch } = assemble(trajectories);
   const m = {
