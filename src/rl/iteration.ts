@@ -210,9 +210,10 @@ export function iterationMetrics(m: {
 export async function runValidation(c: RlConfig, actor: GenerationBackend, text: RunText, samples = 1,
   tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; metrics: Record<string, number> }> {
   const spec = rolloutSpec(c, text.chat, validationSeeds(c), samples, c.valTemperature, 777);
+  const agentSpec = () => agentRolloutSpec(c, { seeds: spec.seeds, groupIds: spec.seeds.map((_, g) => g), groupSize: samples,
+    temperature: c.valTemperature, samplingSeed: spec.samplingSeed, split: 'val', iteration: 0 });
   const trajectories = c.agent
-    ? await agentRollout(agentRolloutSpec(c, { seeds: spec.seeds, groupIds: spec.seeds.map((_, g) => g),
-      groupSize: samples, temperature: c.valTemperature, samplingSeed: spec.samplingSeed, split: 'val', iteration: 0 }), actor, text)
+    ? await agentRollout(agentSpec(), actor, text)
     : await rollout({ ...spec, turnGenerator: tools }, actor, text.tokenizer);
   const { batch } = assemble(trajectories);
   const m = {
