@@ -1,6 +1,6 @@
 /**
  * `train --agent` end to end in the embedded driver, on a tiny random-init Qwen3 with the real tokenizer and chat
- * template: the example Countdown agent (openai SDK, calculator tool) trains and replays; agents killed
+ * template: the example Countdown agent (openai SDK, calculator tool) trains, replays and reports; agents killed
  * mid-episode are rerun so that the run — trajectories and weights — equals one without kills, every episode
  * counted once; and a run stopped and resumed equals an uninterrupted one.
  */
@@ -12,6 +12,8 @@ import { after, before, test } from 'node:test';
 import { TOKEN_ROLES } from '../../../src/agent/chat-format.ts';
 import { createLocalEventReader, replay, type TrajectoryEvent } from '../../../src/events/index.ts';
 import { replayRun } from '../../../src/replay/run.ts';
+import { loadReport } from '../../../src/report/load.ts';
+import { openSource } from '../../../src/report/source.ts';
 import { trainEmbedded } from '../../../src/rl/embedded.ts';
 import { realTokenizer } from '../agent/real-tokenizers.ts';
 import { agentConfig, EXAMPLE_AGENT as EXAMPLE, SCRIPTED_AGENT as SCRIPTED } from './agent-run-config.ts';
@@ -40,7 +42,7 @@ function timeless({ startedAt: _, finishedAt: __, extras, ...e }: TrajectoryEven
 
 const SLOW = { timeout: 600_000 };
 
-test('the example Countdown agent trains end to end: logged tokens, loss on what the model wrote, replay agrees', SLOW, async () => {
+test('the example Countdown agent trains end to end: logged tokens, loss on what it wrote; replay and report', SLOW, async () => {
   const root = mkdtempSync(join(scratch, 'example-'));
   await trainEmbedded({ root, runId: 'r', config: agentConfig(model, EXAMPLE) });
   const logged = await trajectories(root);
@@ -57,6 +59,9 @@ test('the example Countdown agent trains end to end: logged tokens, loss on what
   const reader = createLocalEventReader({ root });
   const checked = await replayRun({ reader, runId: 'r' }).finally(() => reader.close());
   assert.deepEqual(checked.iterations.map((c) => [c.iteration, c.ok]), [[1, true], [2, true]]);
+  const source = openSource(['r'], { kind: 'local', runsDir: root });
+  const [report] = (await loadReport(source).finally(() => source.close())).runs;
+  assert.deepEqual([report.iterations.length, report.trajectories.length, report.legend, report.oracle], [2, 10, [], null]);
 });
 
 const straight = (() => {
