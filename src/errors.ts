@@ -51,3 +51,10 @@ export class BatchError extends StarpoError {
     super(message, { ...options, retryable: false });
   }
 }
+
+/** Thrown when an external agent program keeps failing an episode (crash, non-zero exit, timeout) past its retries. */
+export class AgentError extends StarpoError {
+  constructor(message: string, options: StarpoErrorOptions = {}) {
+    super(message, { ...options, retryable: false });
+  }
+}

@@ -8,6 +8,7 @@
  * Every piece of text says whose it is (TokenRole), which is what the loss mask and the mask audit read.
  * Everything here is mask 0, never trained, except `stop` when the model itself wrote it.
  */
+import type { ChatTemplate } from './chat-template.ts';
 import type { Message } from './types.ts';
 
 /** Who a token belongs to. Only 'assistant' tokens (what the model wrote) carry loss. */
@@ -40,6 +41,11 @@ export interface ChatFormat {
    * next assistant header when `header`.
    */
   continuation(messages: readonly ChatTurnMessage[], wroteStop: boolean, header: boolean): Piece[];
+  /**
+   * The model's own Jinja template behind this format (absent for the written-out formats): what renders
+   * messages the rollout's turns do not have (tools, tool calls and results) for the OpenAI gateway.
+   */
+  readonly jinja?: { readonly template: ChatTemplate; readonly enableThinking?: boolean };
 }
 
 /** A format whose messages are fixed strings around the content (the hand-written ChatML and compact). */

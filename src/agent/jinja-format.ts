@@ -10,7 +10,7 @@
 import { ConfigError, StarpoError } from '../errors.ts';
 import type { ChatFormat, ChatTurnMessage, Piece, TokenRole } from './chat-format.ts';
 import { nonEmpty } from './chat-format.ts';
-import type { ChatTemplate } from './chat-template.ts';
+import type { ChatMessage, ChatTemplate, RenderOptions } from './chat-template.ts';
 import type { TextTokenizer } from './types.ts';
 
 /** Content no template transforms (no whitespace to trim, no think tags to split on). */
@@ -30,12 +30,9 @@ export interface JinjaFormatOptions {
 export function jinjaChatFormat(o: JinjaFormatOptions): ChatFormat {
   const render = (messages: readonly ChatTurnMessage[], header: boolean) =>
     o.template.render(messages.map(({ role, content }) => ({ role, content })), { addGenerationPrompt: header, enableThinking: o.enableThinking });
-  const afterTurn = (messages: readonly ChatTurnMessage[], header: boolean): string => {
-    const text = render([PROBE_USER, { role: 'assistant', content: MARK }, ...messages], header);
-    const at = text.lastIndexOf(MARK);
-    if (at < 0) throw new StarpoError(`chat template ${o.name}: an assistant message's content is not rendered verbatim`);
-    return text.slice(at + MARK.length);
-  };
+  const afterTurn = (messages: readonly ChatTurnMessage[], header: boolean): string =>
+    textAfterAssistantTurn(o.template, messages.map(({ role, content }) => ({ role, content })),
+      { addGenerationPrompt: header, enableThinking: o.enableThinking }, o.name);
   const stop = closingStop(afterTurn([{ role: 'user', content: 'v' }], false), o);
   return {
     name: o.name,
@@ -43,15 +40,34 @@ export function jinjaChatFormat(o: JinjaFormatOptions): ChatFormat {
     stopTokenIds: [...o.eosTokenIds],
     opening: (messages, header) => labelRendered(render(messages, header), messages),
     continuation(messages, wroteStop, header) {
-      const tail = afterTurn(messages, header);
-      if (!tail.startsWith(stop)) throw new StarpoError(`chat template ${o.name}: an assistant turn no longer closes with ${stop}`);
-      return labelRendered(wroteStop ? tail.slice(stop.length) : tail, messages);
+      return labelRendered(stripStop(afterTurn(messages, header), stop, wroteStop, o.name), messages);
     },
+    jinja: { template: o.template, enableThinking: o.enableThinking },
   };
 }
 
+/**
+ * What a template writes after an assistant turn, whatever the turn held: its close, then `messages`, then the
+ * next header when `options.addGenerationPrompt` — found by rendering a marker as the assistant's content.
+ */
+export function textAfterAssistantTurn(template: ChatTemplate, messages: readonly ChatMessage[], options: RenderOptions,
+  name: string): string {
+  const text = template.render([PROBE_USER, { role: 'assistant', content: MARK }, ...messages], options);
+  const at = text.lastIndexOf(MARK);
+  if (at < 0) throw new StarpoError(`chat template ${name}: an assistant message's content is not rendered verbatim`);
+  return text.slice(at + MARK.length);
+}
+
+/** The text after an assistant turn less its stop when the model wrote it (the stop is then among the sampled tokens). */
+export function stripStop(tail: string, stop: string, wroteStop: boolean, name: string): string {
+  if (!tail.startsWith(stop)) {
+    throw new StarpoError(`chat template ${name}: an assistant turn no longer closes with ${stop}`);
+  }
+  return wroteStop ? tail.slice(stop.length) : tail;
+}
+
 /** The eos token text an assistant turn's close starts with. */
-function closingStop(close: string, o: JinjaFormatOptions): string {
+export function closingStop(close: string, o: Pick<JinjaFormatOptions, 'tokenizer' | 'eosTokenIds'>): string {
   const first = o.tokenizer.encode(close)[0];
   const text = first === undefined ? '' : o.tokenizer.decode([first]);
   if (first === undefined || !o.eosTokenIds.includes(first) || !close.startsWith(text)) {

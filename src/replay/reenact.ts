@@ -19,10 +19,25 @@ export interface EpisodeSetup {
   formatPenalty: number;
   /** A tool reward replaced the environment's rewards in the log (toolReward ≠ env): only actions are compared. */
   rewardsReplaced: boolean;
+  /** The run's agent was an external program (config `agent`): no environment to replay, the log is taken as is. */
+  externalAgent?: boolean;
 }
 
 export function episodeSetup(c: RlConfig): EpisodeSetup {
-  return { env: runEnvConfig(c), template: c.template as TemplateName, formatPenalty: c.formatPenalty, rewardsReplaced: c.toolReward !== 'env' };
+  return {
+    env: runEnvConfig(c), template: c.template as TemplateName, formatPenalty: c.formatPenalty,
+    rewardsReplaced: c.toolReward !== 'env', externalAgent: c.agent !== '',
+  };
+}
+
+/** An external agent's episode as logged: each call's new messages and the model's reply. */
+function asLogged(e: TrajectoryEvent): Reenacted {
+  return {
+    proposed: e.turns.map((t) => t.validActions), divergence: null,
+    messages: e.turns.flatMap((t): Message[] =>
+      [{ role: 'user', content: t.observation }, { role: 'assistant', content: t.response }]),
+    turns: e.turns.map((t) => ({ actions: t.actions, reward: t.envReward + t.formatPenalty })),
+  };
 }
 
 export interface Reenacted {
@@ -54,6 +69,7 @@ function compareTurn(k: number, logged: Turn, played: TurnRecord | null, compare
 }
 
 export function reenact(e: TrajectoryEvent, setup: EpisodeSetup): Reenacted {
+  if (setup.externalAgent) return asLogged(e);
   const template = TEMPLATES[setup.template];
   const episode = new Episode(createEnv(setup.env), setup.env, template, { formatPenalty: -setup.formatPenalty });
   episode.start(e.envSeed);

@@ -46,8 +46,10 @@ function oracleOf(env: EnvConfig, valSeeds: number, config: Partial<RlConfig>): 
   return oracleCache.get(key)!;
 }
 
-/** Legend and oracle ceiling of a run; an unknown or missing environment gives neither. */
+/** Legend and oracle ceiling of a run; an unknown or missing environment (or an external agent) gives neither. */
 export function envInfo(config: Partial<RlConfig>): EnvInfo {
+  // An external agent's episodes play no built-in environment: no grid legend, no oracle ceiling.
+  if (config.agent) return { env: null, legend: [], oracle: null };
   let env: EnvConfig;
   try {
     env = envConfigOf(config);

@@ -173,6 +173,20 @@ export const FIELDS = {
   sftExtraToolCalls: int(0, 0,
     'Tool demonstrations repeat a call 0..n extra times (uniform per turn), as untuned models over-call; ' +
     'what OTC is meant to remove. 0 = the minimal calls.'),
+  // External agents (src/gateway/): the rollout is an agent program's OpenAI-API calls, served by the actor
+  agent: str('',
+    'Command line of an external agent program (run with sh -c), played once per episode instead of the built-in ' +
+    'environment: it gets the gateway URL, an episode token and the task seed in its environment (STARPO_BASE_URL, ' +
+    'STARPO_EPISODE_TOKEN, STARPO_TASK_SEED, and OPENAI_BASE_URL / OPENAI_API_KEY for the openai SDK) and reports its ' +
+    'reward to POST <url>/episodes/<id>/reward. Needs model (the calls go through its chat template). Empty = no agent.'),
+  agentConcurrency: int(8, 1, 'Agent processes running at once (per rollout activity in the durable driver).', 4096),
+  agentRetries: int(2, 0,
+    'Reruns of an episode whose agent process crashed, exited non-zero or timed out; its calls are discarded, once.'),
+  agentTimeoutMs: int(600_000, 1000,
+    'Wall-clock limit of one agent episode (ms); past it the process group is killed and the episode rerun.'),
+  agentMerge: oneOf(['prefix', 'transition'] as const, 'prefix',
+    'How an episode\'s calls become trajectories: prefix = a call that continues an earlier one (its prompt extends ' +
+    'that call\'s tokens exactly) joins its trajectory, any other starts one; transition = one trajectory per call.'),
   // Filtering and sampling
   filter: oneOf(FILTER_NAMES, 'top-std', 'Rollout filter. StarPO-S keeps the groups whose returns vary most.'),
   filterFraction: num(0.25, { ...positive, max: 1 }, 'Fraction of groups top/bottom-std keep, ⌈fraction·N⌉. Published: 0.25.'),

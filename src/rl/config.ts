@@ -9,6 +9,7 @@ import { DEFAULTS, FIELD_NAMES, FIELDS, type Field, type FieldName, type RlConfi
 import { keepCount } from './filters.ts';
 import { PRESETS, type PresetName } from './presets.ts';
 import { validateToolConfig } from './tool-use.ts';
+import { validateAgentConfig } from '../gateway/agent-config.ts';
 
 export { DEFAULTS, FIELDS, FIELD_NAMES, type FieldName, type RlConfig } from './config-fields.ts';
 
@@ -201,6 +202,7 @@ export function validateConfig(c: RlConfig): void {
     throw new ConfigError('onlineK', `${c.onlineK} × miniBatchSize ${c.miniBatchSize} ≠ ${trained} trained`);
   }
   validateToolConfig(c);
+  validateAgentConfig(c);
 }
 
 /** Sorted-key, compact JSON of a resolved config: equal configs give equal strings (save it with the run). */

@@ -21,6 +21,7 @@ import type { ChatFormat, TemplateName } from '../agent/index.ts';
 import type { RunText } from './run-model.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.ts';
+import { agentRollout, agentRolloutSpec } from '../gateway/agent-rollout.ts';
 
 export interface IterationModels {
   actor: Policy;
@@ -86,12 +87,18 @@ export interface ScoredBatch {
 /**
  * Stage: the iteration's rollouts, or a shard of them (`groups`: which of the iteration's groups), scored
  * by the run's tool reward when it has one (whole groups are in a shard, as OTC needs). `tools`: the
- * run's turn generator (toolTurns) when its agent calls tools.
+ * run's turn generator (toolTurns) when its agent calls tools. A run whose agent is an external program
+ * (config `agent`) plays its episodes through the OpenAI-compatible gateway instead (src/gateway/agent-rollout.ts).
  */
 export async function rolloutStage(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
   groups?: readonly number[], tools?: TurnGenerator): Promise<Trajectory[]> {
   const ids = groups ?? Array.from({ length: c.envGroups }, (_, g) => g);
   const seeds = ids.map((g) => trainSeed(c, iteration, g));
+  if (c.agent) {
+    const agentSpec = agentRolloutSpec(c, { seeds, groupIds: ids, groupSize: c.groupSize, temperature: c.trainTemperature,
+      samplingSeed: samplingSeed(c, iteration), split: 'train', iteration });
+    return agentRollout(agentSpec, actor, text);
+  }
   const spec = rolloutSpec(c, text.chat, seeds, c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
   const played = await rollout({ ...spec, groupIds: ids, turnGenerator: tools }, actor, text.tokenizer);
   return rescoreWithToolReward(c, played, text.tokenizer);
@@ -203,7 +210,11 @@ export function iterationMetrics(m: {
 export async function runValidation(c: RlConfig, actor: GenerationBackend, text: RunText, samples = 1,
   tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; metrics: Record<string, number> }> {
   const spec = rolloutSpec(c, text.chat, validationSeeds(c), samples, c.valTemperature, 777);
-  const trajectories = await rollout({ ...spec, turnGenerator: tools }, actor, text.tokenizer);
+  const agentSpec = () => agentRolloutSpec(c, { seeds: spec.seeds, groupIds: spec.seeds.map((_, g) => g), groupSize: samples,
+    temperature: c.valTemperature, samplingSeed: spec.samplingSeed, split: 'val', iteration: 0 });
+  const trajectories = c.agent
+    ? await agentRollout(agentSpec(), actor, text)
+    : await rollout({ ...spec, turnGenerator: tools }, actor, text.tokenizer);
   const { batch } = assemble(trajectories);
   const m = {
     ...batchMetrics({ batch, passK: [...new Set([1, samples])] }),

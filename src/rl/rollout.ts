@@ -61,6 +61,8 @@ export interface Trajectory {
   success: boolean;
   /** Ran into the model's context limit before the episode ended. */
   truncated: boolean;
+  /** Notes the trajectory event carries beside `truncated` (an external agent's episode: attempts, calls, …). */
+  extras?: Record<string, string>;
 }
 
 export interface RolloutSpec {

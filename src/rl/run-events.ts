@@ -13,7 +13,7 @@ export function trajectoryEvents(ids: Ids, iteration: number, policyVersion: num
   return trajectories.map((t) => ({
     kind: 'trajectory', ...ids, iteration, group: t.group, rolloutIndex: t.index, envName: t.env, envSeed: t.seed,
     policyVersion, trajectoryReturn: t.return, success: t.success, startedAt, finishedAt, split,
-    extras: (t.truncated ? { truncated: 'true' } : {}) as Record<string, string>,
+    extras: { ...t.extras, ...(t.truncated ? { truncated: 'true' } : {}) } as Record<string, string>,
     tokenIds: t.ids, tokenRoles: t.roles.join(''),
     turns: t.turns.map((turn) => ({
       observation: turn.observation, response: turn.response, actions: turn.executed, envReward: turn.envReward,

@@ -21,6 +21,7 @@ import { loadTokenizer } from '../policy/tokenizer/load.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
 import { scratchTokenizer } from './vocabulary.ts';
+import { checkAgentChat } from '../gateway/agent-config.ts';
 
 /** What the stages need to turn text into tokens: the tokenizer, and how messages are wrapped. */
 export interface RunText {
@@ -96,7 +97,9 @@ async function pretrainedModel(c: RlConfig): Promise<RunModel> {
   const lora = loraOf(c);
   const assets = { ...dir.assets };
   if (lora) assets[BASE_MODEL_FILE] = `${JSON.stringify({ path: dir.dir, sha256: await weightsFingerprint(dir) }, null, 2)}\n`;
-  return { tokenizer, chat: modelChatFormat(c, dir.assets, tokenizer, eosTokenIds), modelConfig: dir.config, lora, pretrained: dir, assets };
+  const chat = modelChatFormat(c, dir.assets, tokenizer, eosTokenIds);
+  checkAgentChat(c, chat);
+  return { tokenizer, chat, modelConfig: dir.config, lora, pretrained: dir, assets };
 }
 
 /**

@@ -34,6 +34,10 @@ const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) =
     description: 'toolmath from scratch: accuracy with vs without tools, OTC vs plain correctness (calls per correct answer)',
     run: async () => (await import('./bench-tools.ts')).benchTools(),
   },
+  gateway: {
+    description: 'the OpenAI gateway (SDK, HTTP, template) vs the policy\'s generate, sequential and concurrent calls',
+    run: async () => (await import('../../../scripts/bench-gateway.ts')).benchGateway(),
+  },
   envs: { description: 'environment steps/s and Sokoban levels generated/s (one core)', run: async () => (await import('./bench-envs.ts')).benchEnvs() },
 };
 

@@ -23,6 +23,7 @@ interface TrainFlags {
   dryRun?: boolean;
   durable?: boolean;
   model?: string;
+  agent?: string;
 }
 
 /** `--model <dir>` as the config override `model=<absolute dir>` (the run may be resumed from elsewhere). */
@@ -87,7 +88,8 @@ function checkCombinations(flags: TrainFlags): void {
 async function train(flags: TrainFlags): Promise<void> {
   checkCombinations(flags);
   const overrides = [
-    ...modelOverride(flags.model), ...flags.set, ...(flags.env ? [`env=${flags.env}`] : []),
+    ...modelOverride(flags.model), ...(flags.agent === undefined ? [] : [`agent=${flags.agent}`]), ...flags.set,
+    ...(flags.env ? [`env=${flags.env}`] : []),
     ...(flags.iterations ? [`iterations=${flags.iterations}`] : []),
   ];
   const resume = flags.resume !== undefined;
@@ -134,5 +136,6 @@ export function registerTrain(program: Command): void {
     .option('--dry-run', 'resolve and validate everything (config, run id, model, memory), print the config, write nothing')
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
     .option('--model <dir>', 'Hugging Face model directory to train (its tokenizer, chat template and weights); default: a tiny model from scratch')
+    .option('--agent <command>', 'train an external agent program: run once per episode against an OpenAI-compatible gateway (README "Train an existing agent")')
     .action(train);
 }

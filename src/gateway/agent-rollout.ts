@@ -1,0 +1,99 @@
+/**
+ * The rollout of a run whose agent is an external program (config `agent`): N groups × M episodes of the
+ * program, each against a gateway serving the actor, turned into the rollout's trajectories (group, rollout
+ * index, seed, tokens, mask, turns, return) — so the score, reward, filter, advantage and update stages, the
+ * events, replay and report treat them as any rollout's. Both drivers call it through rolloutStage and
+ * runValidation (src/rl/iteration.ts); the durable driver inside its rollout activities, which heartbeat.
+ * Sampling is the run's (temperature, top-p, top-k: the update's old log-probs assume it), each call seeded by
+ * (rollout seed, group, episode, call number, the request's seed).
+ */
+import type { RlConfig } from '../rl/config-fields.ts';
+import type { GenerationBackend, Trajectory } from '../rl/rollout.ts';
+import type { RunText } from '../rl/run-model.ts';
+import { type AgentTask, type EpisodeResult, runAgentEpisodes } from './agent-runner.ts';
+import type { Episode } from './episodes.ts';
+import type { ChatRequest } from './request.ts';
+import { startGateway } from './server.ts';
+import { episodeTrajectories, type MergeMode } from './trajectories.ts';
+
+export interface AgentRolloutSpec {
+  readonly command: string;
+  /** One task seed per group. */
+  readonly seeds: readonly number[];
+  readonly groupIds: readonly number[];
+  readonly groupSize: number;
+  readonly temperature: number;
+  readonly topP?: number;
+  readonly topK?: number;
+  readonly maxResponseTokens: number;
+  readonly maxContext: number;
+  readonly samplingSeed: number;
+  readonly split: 'train' | 'val';
+  readonly iteration: number;
+  readonly concurrency: number;
+  readonly retries: number;
+  readonly timeoutMs: number;
+  readonly merge: MergeMode;
+}
+
+/** The environment name agent trajectories carry in events. */
+export const AGENT_ENV_NAME = 'agent';
+
+type AgentFields = Pick<RlConfig, 'agent' | 'agentConcurrency' | 'agentRetries' | 'agentTimeoutMs' | 'agentMerge' |
+  'topP' | 'topK' | 'maxResponseTokens' | 'modelContext'>;
+type Played = Pick<AgentRolloutSpec, 'seeds' | 'groupIds' | 'groupSize' | 'temperature' | 'samplingSeed' | 'split' |
+  'iteration'>;
+
+export function agentRolloutSpec(c: AgentFields, o: Played): AgentRolloutSpec {
+  return {
+    ...o, command: c.agent, topP: c.topP, topK: c.topK, maxResponseTokens: c.maxResponseTokens,
+    maxContext: c.modelContext, concurrency: c.agentConcurrency, retries: c.agentRetries, timeoutMs: c.agentTimeoutMs,
+    merge: c.agentMerge,
+  };
+}
+
+/** A 32-bit seed from the rollout seed, the episode and the call: identical on every machine and attempt. */
+function callSeed(spec: AgentRolloutSpec, episode: Episode, ordinal: number, request: ChatRequest): number {
+  const task = episode.task!;
+  let h = spec.samplingSeed >>> 0;
+  const asked = request.seed === undefined ? 0 : Number(BigInt.asUintN(32, BigInt(request.seed)));
+  for (const x of [task.group, task.index, ordinal, asked]) h = Math.imul(h ^ (x + 0x9e3779b9), 0x85ebca6b) >>> 0;
+  return (h ^ (h >>> 15)) >>> 0;
+}
+
+/** An episode's trajectories, numbered within their group after the ones before them. */
+function toTrajectories(results: readonly EpisodeResult[], spec: AgentRolloutSpec): Trajectory[] {
+  const next = new Map<number, number>();
+  return results.flatMap(({ task, episode, attempts, discardedCalls }) => {
+    const pieces = episodeTrajectories(episode.calls, spec.merge, episode, episode.truncated);
+    const diverged = episode.calls.filter((c) => c.diverged).length;
+    return pieces.map((t) => {
+      const index = next.get(task.group) ?? 0;
+      next.set(task.group, index + 1);
+      const extras = { episode: String(task.index), attempts: String(attempts), discardedCalls: String(discardedCalls),
+        calls: String(episode.calls.length), ...(diverged > 0 ? { divergedCalls: String(diverged) } : {}) };
+      return { ...t, group: task.group, index, env: AGENT_ENV_NAME, seed: task.seed, extras };
+    });
+  });
+}
+
+export async function agentRollout(spec: AgentRolloutSpec, policy: GenerationBackend,
+  text: RunText): Promise<Trajectory[]> {
+  const gateway = await startGateway({
+    backend: policy, tokenizer: text.tokenizer, chat: text.chat, modelName: 'starpo-policy', maxContext: spec.maxContext,
+    defaultMaxTokens: spec.maxResponseTokens, maxTokensCap: spec.maxResponseTokens,
+    sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK },
+    rowSeed: (episode, ordinal, request) => callSeed(spec, episode, ordinal, request),
+  });
+  try {
+    const tasks: AgentTask[] = spec.seeds.flatMap((seed, g) =>
+      Array.from({ length: spec.groupSize }, (_, index) => ({ group: spec.groupIds[g], index, seed })));
+    const results = await runAgentEpisodes(gateway, tasks, {
+      command: spec.command, concurrency: spec.concurrency, retries: spec.retries, timeoutMs: spec.timeoutMs,
+      split: spec.split, iteration: spec.iteration,
+    });
+    return toTrajectories(results, spec);
+  } finally {
+    await gateway.close();
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * What the gateway tests share: the real Qwen3 tokenizer and chat template (thinking off, so prompts are short),
+ * and a scripted generation backend — the GenerationBackend interface the rollout's tests script too — that
+ * answers each row with the next scripted text and records every prompt and seed it was given.
+ */
+import type { ChatFormat } from '../../../src/agent/chat-format.ts';
+import { GenerationBatcher } from '../../../src/gateway/batcher.ts';
+import type { CompletionSettings } from '../../../src/gateway/completion.ts';
+import { gatewayChat } from '../../../src/gateway/prompt.ts';
+import type { GenerationBackend } from '../../../src/rl/rollout.ts';
+import { modelChatFormat } from '../../../src/rl/run-model.ts';
+import { realTokenizer, realTokenizerFiles } from '../agent/real-tokenizers.ts';
+
+export const tokenizer = realTokenizer('qwen3');
+export const IM_END = 151645;
+
+export function qwen3Chat(thinking: 'on' | 'off' = 'off'): ChatFormat {
+  return modelChatFormat({ chatThinking: thinking }, realTokenizerFiles('qwen3'), tokenizer, [IM_END, 151643]);
+}
+
+export interface Scripted extends GenerationBackend {
+  /** Every prompt generated from, in order. */
+  readonly prompts: number[][];
+  /** Every sampled token list returned, in order. */
+  readonly sampled: number[][];
+  readonly seeds: number[];
+}
+
+/** Replies in order (cycling); one ending with a stop token id stops with it; log-prob of token i is −(i+1)/8. */
+export function scripted(replies: readonly string[]): Scripted {
+  let n = 0;
+  const backend: Scripted = {
+    prompts: [], sampled: [], seeds: [],
+    async generate(req) {
+      return req.prompts.map((prompt, row) => {
+        const tokens = tokenizer.encode(replies[n++ % replies.length]).slice(0, req.maxNewTokens);
+        backend.prompts.push([...prompt]);
+        backend.sampled.push(tokens);
+        backend.seeds.push(req.rowSeeds[row]);
+        const finishReason = req.stopTokenIds.includes(tokens[tokens.length - 1]) ? 'stop' as const : 'length' as const;
+        return { tokens, logprobs: tokens.map((_, i) => -(i + 1) / 8), finishReason };
+      });
+    },
+  };
+  return backend;
+}
+
+/** Completion settings around a backend, as a gateway builds them (request sampling, seed 0 for every call). */
+export function settingsFor(backend: GenerationBackend, maxContext = 4096): CompletionSettings {
+  return {
+    chat: gatewayChat(qwen3Chat(), tokenizer), tokenizer, batcher: new GenerationBatcher(backend), maxContext,
+    defaultMaxTokens: 64, maxTokensCap: 64, sampling: null, rowSeed: () => 0,
+  };
+}
+
+export const CALC_TOOL = {
+  type: 'function', function: {
+    name: 'calc', description: 'Evaluates arithmetic.',
+    parameters: { type: 'object', properties: { expr: { type: 'string' } }, required: ['expr'] },
+  },
+} as const;
