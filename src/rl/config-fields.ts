@@ -100,6 +100,11 @@ export const FIELDS = {
   modelFfn: int(192, 8, 'SwiGLU intermediate size.'),
   modelContext: int(1024, 64, 'Longest token sequence (prompt + all turns) the model accepts.'),
   maxResponseTokens: int(24, 1, 'Tokens one assistant turn may write before it is cut (compact answers are short).'),
+  kvCacheMb: int(1024, 0,
+    "Keys and values the rollout engine keeps between generate calls (MB): a turn prefills only what its row's previous " +
+    "turn lacks (the answer and the new observation), and rows sharing a prefix (a group's first prompt, the system prompt) " +
+    'compute it once. Tokens and log-probs are the same bit for bit at any size (rows that do not fit re-prefill); ' +
+    '0 = every turn re-prefills its whole context.'),
   topP: num(1, { ...positive, max: 1 }, 'Nucleus sampling mass for rollouts; 1 = off (published).'),
   topK: int(0, 0, 'Top-k sampling for rollouts; 0 = off (published).'),
   valEvery: int(5, 0, 'Validate every this many iterations (and at the end); 0 = only at the end.'),
