@@ -186,6 +186,10 @@ export const FIELDS = {
   klEstimator: oneOf(KL_ESTIMATOR_NAMES, 'k1', 'KL estimator: k1 = logp − ref, or the low-variance k3.'),
   lossAggregation: oneOf(LOSS_AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
   valueClip: num(0.5, positive, 'Critic: predictions clipped to v_old ± valueClip in the value loss. Published: 0.5.'),
+  oldLogprobs: oneOf(['recompute', 'behaviour'] as const, 'recompute',
+    "PPO's old log-probs: recomputed by the actor on the trained rows before the update (published), or the log-probs " +
+    'the rollout sampled with (no scoring pass; the metrics logprobs/behaviour_gap_mean|max say how far the two are apart ' +
+    'when recomputing).'),
   critic: bool(true, 'Train a critic (same architecture, separate weights). Required by, and only used by, gae.'),
   // Optimiser
   lrActor: num(1e-6, positive, 'Actor learning rate (constant): 1e-6 for a 0.5B pretrained model; tiny ones need more.'),
