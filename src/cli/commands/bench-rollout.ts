@@ -140,12 +140,15 @@ function report(name: string, trajectories: Trajectory[], samples: Record<string
   for (const [side, xs] of Object.entries(samples)) {
     if (xs.length === 0) continue;
     const s = policies[side] && policies[side].generationStats;
-    const per = (k: 'prefilled' | 'shared' | 'reused' | 'prompt') => s && (s[k] - before[side][k]) / rounds;
+    const per = (k: keyof Policy['generationStats']) => s && round((s[k] - before[side][k]) / rounds);
     emit({
       bench: 'rollout', case: name, side, episodes: trajectories.length, generatedTokens: generated,
       ...(side === 'pytorch' ? {} : { rolloutSeconds: stats(xs.map((x) => x.rollout)), episodesPerSecond: round(trajectories.length / best(side, 'rollout'), 2) }),
       generateSeconds: stats(xs.map((x) => x.generate)), generatedTokensPerSecond: round(generated / best(side, 'generate'), 1),
-      ...(s ? { promptTokens: per('prompt'), prefilledTokens: per('prefilled'), sharedTokens: per('shared'), reusedTokens: per('reused') } : {}),
+      ...(s ? {
+        promptTokens: per('prompt'), prefilledTokens: per('prefilled'), sharedTokens: per('shared'), reusedTokens: per('reused'),
+        meanPrefillSeconds: per('prefillSeconds'), meanDecodeSeconds: per('decodeSeconds'),
+      } : {}),
       ...extra,
     });
   }

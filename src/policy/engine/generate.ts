@@ -116,14 +116,18 @@ export async function generate(
   const prompts = [...req.prompts, ...Array<number[]>(B - n).fill([0])];
   const S = cacheSlots(req);
   const ctx: PrefillContext = { programs, params, multiple: req.promptMultiple ?? 16, attentionBudget, ...memory };
+  const t0 = performance.now();
   if (memory.share !== false) await sharePrefixes(ctx, req.prompts);
   const step = new Stepper(req, B, cfg.vocabSize);
   const { cache, out, starts } = await prefill(ctx, prompts, n, S, step.heads);
   countPrompts(memory.stats, req.prompts, starts);
+  const t1 = performance.now();
   const rows = new Rows(B, req.maxNewTokens, new Set(req.stopTokenIds ?? cfg.eosTokenIds), req.stopStrings ?? [], tokenizer);
   rows.out.slice(n).forEach((r) => (r.done = true));
   rows.push(...step.pick(out));
   await decode(programs, params, cache, prompts, rows, step, memory.stats);
+  memory.stats.prefillSeconds += (t1 - t0) / 1000;
+  memory.stats.decodeSeconds += (performance.now() - t1) / 1000;
   return rows.out.slice(0, n).map(({ done: _, ...g }) => g);
 }
 

@@ -23,9 +23,13 @@ export interface GenerationStats {
   prompt: number;
   /** Row-steps of the decode program (finished rows and padding rows included). */
   decoded: number;
+  /** Wall seconds of the prefills (shared prefixes included) and of the decode loops. */
+  prefillSeconds: number;
+  decodeSeconds: number;
 }
 
-export const emptyStats = (): GenerationStats => ({ prefilled: 0, shared: 0, reused: 0, prompt: 0, decoded: 0 });
+export const emptyStats = (): GenerationStats =>
+  ({ prefilled: 0, shared: 0, reused: 0, prompt: 0, decoded: 0, prefillSeconds: 0, decodeSeconds: 0 });
 
 export interface PrefillContext {
   readonly programs: ProgramCache;
