@@ -9,7 +9,8 @@ starpo (min_new_tokens = max_new_tokens, no eos): the same prompts and at least 
 
 It answers one JSON line per request on stdin, so the benchmark can interleave it with starpo:
     {"turns": [{"prompts": [[ids...], ...], "newTokens": 24}, ...]}
-  → {"seconds": <wall seconds of all the generate calls>, "generated": <new tokens>, "prompt": <prompt tokens>}
+  → {"seconds": <wall seconds of all the generate calls>, "cpuSeconds": <their process CPU seconds>,
+     "generated": <new tokens>, "prompt": <prompt tokens>}
 The first line out describes the setup: {"torch", "transformers", "threads", "attention", "params"}.
 
     python scripts/torch_rollout.py --model-dir DIR --threads 2
@@ -34,7 +35,7 @@ def load(model_dir):
 
 @torch.inference_mode()
 def replay(model, turns, pad_id):
-    seconds, generated, prompt = 0.0, 0, 0
+    seconds, cpu, generated, prompt = 0.0, 0.0, 0, 0
     for turn in turns:
         rows = turn['prompts']
         width = max(len(p) for p in rows)
@@ -44,14 +45,15 @@ def replay(model, turns, pad_id):
             ids[i, width - len(p):] = torch.tensor(p, dtype=torch.int64)
             mask[i, width - len(p):] = 1
         new = turn['newTokens']
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, temperature=1.0, top_k=None, top_p=None,
                              max_new_tokens=new, min_new_tokens=new, use_cache=True, pad_token_id=pad_id, eos_token_id=None)
         seconds += time.perf_counter() - t0
+        cpu += time.process_time() - c0
         assert out.shape[1] == width + new, out.shape
         generated += len(rows) * new
         prompt += sum(len(p) for p in rows)
-    return {'seconds': seconds, 'generated': generated, 'prompt': prompt}
+    return {'seconds': seconds, 'cpuSeconds': cpu, 'generated': generated, 'prompt': prompt}
 
 
 def main():

@@ -14,7 +14,10 @@
  * line times the score stage on every row against the rows StarPO-S's filter keeps. Every line carries the
  * machine's load (os.loadavg) before the case.
  *
- *   npx starpo bench rollout            (STARPO_BENCH_SIZE=4x8 groups x rollouts, STARPO_BENCH_ROUNDS=3)
+ * With one thread (STARPO_BENCH_THREADS=1) the CPU seconds are the work itself, which other processes on a
+ * shared machine barely disturb; wall-clock ratios on a loaded machine swing by several times.
+ *
+ *   npx starpo bench rollout   (STARPO_BENCH_SIZE=4x8 groups x rollouts, STARPO_BENCH_ROUNDS=3, STARPO_BENCH_THREADS=cores)
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -49,11 +52,12 @@ const SIDES: Record<string, { kvCacheMb: number; prefixSharing: boolean }> = {
 };
 
 /** An iteration of Sokoban, 5 turns, N groups × M rollouts (StarPO-S's filter; mini-batches that fit any size). */
-const base = (size: [number, number]) =>
-  ['env=sokoban', 'maxTurns=5', `envGroups=${size[0]}`, `groupSize=${size[1]}`, `miniBatchSize=${size[1]}`];
+const base = (size: [number, number]) => ['env=sokoban', 'maxTurns=5', `envGroups=${size[0]}`, `groupSize=${size[1]}`,
+  `miniBatchSize=${size[1]}`, `threads=${benchThreads()}`];
+const benchThreads = () => Number(process.env.STARPO_BENCH_THREADS ?? os.availableParallelism());
 
 interface Turn { prompts: number[][]; newTokens: number }
-interface Sample { rollout: number; generate: number }
+interface Sample { rollout: number; generate: number; cpu: number }
 
 /** The policy as a rollout backend that times its generate calls and records each call's prompts and longest answer. */
 function recording(policy: Policy, turns: Turn[], time: { generate: number }): GenerationBackend {
@@ -87,7 +91,8 @@ async function startTorch(run: RunModel, policy: Policy, threads: number) {
   const info = await next();
   return {
     info,
-    replay: async (turns: Turn[]) => (child.stdin.write(`${JSON.stringify({ turns })}\n`), (await next()) as { seconds: number }),
+    replay: async (turns: Turn[]) =>
+      (child.stdin.write(`${JSON.stringify({ turns })}\n`), (await next()) as { seconds: number; cpuSeconds: number }),
     close: () => child.stdin.end(),
   };
 }
@@ -101,18 +106,21 @@ async function benchCase(name: string, size: [number, number], rounds: number): 
   const loadBefore = load();
   const c = resolveConfig({ overrides: [...base(size), ...CASES[name]] });
   const run = await resolveRunModel(c);
-  const threads = os.availableParallelism();
+  const threads = benchThreads();
   const policies = Object.fromEntries(Object.entries(SIDES).map(([side, o]) => [side, new Policy({
-    config: run.modelConfig, seed: c.seed, threads, tokenizer: run.tokenizer, kvCacheBytes: o.kvCacheMb * 2 ** 20, prefixSharing: o.prefixSharing,
+    config: run.modelConfig, seed: c.seed, threads, spin: threads > 1, tokenizer: run.tokenizer, kvCacheBytes: o.kvCacheMb * 2 ** 20,
+    prefixSharing: o.prefixSharing,
   })]));
   const spec = rolloutSpec(c, run.chat, trainSeeds(c, 1), c.groupSize, c.trainTemperature, 12345);
   const turns: Turn[] = [];
   const play = async (side: string, record: Turn[] = []) => {
     policies[side].clearGenerationCache(); // as new weights do every iteration: nothing carries over from the last round
     const time = { generate: 0 };
-    const t0 = performance.now();
+    const [t0, c0] = [performance.now(), process.cpuUsage()];
     const trajectories = await rollout(spec, recording(policies[side], record, time), run.tokenizer);
-    return { trajectories, sample: { rollout: (performance.now() - t0) / 1000, generate: time.generate } };
+    const { user, system } = process.cpuUsage(c0);
+    const sample = { rollout: (performance.now() - t0) / 1000, generate: time.generate, cpu: (user + system) / 1e6 };
+    return { trajectories, sample };
   };
   const first = await play('reuse+share', turns); // warm-up (compiles the programs) and the turns PyTorch replays
   const torch = await startTorch(run, policies.reprefill, threads);
@@ -126,10 +134,14 @@ async function benchCase(name: string, size: [number, number], rounds: number): 
       same &&= JSON.stringify(trajectories) === JSON.stringify(first.trajectories);
       samples[side].push(sample);
     }
-    if (torch) samples.pytorch.push({ rollout: NaN, generate: (await torch.replay(turns)).seconds });
+    if (torch && r === 0) { // one replay: PyTorch is the slow side here, and its CPU seconds vary little
+      const { seconds, cpuSeconds } = await torch.replay(turns);
+      samples.pytorch.push({ rollout: NaN, generate: seconds, cpu: cpuSeconds });
+    }
   }
   torch?.close();
-  report(name, first.trajectories, samples, policies, before, rounds, { loadBefore, loadAfter: load(), sameTrajectories: same, torch: torch?.info });
+  const extra = { loadBefore, loadAfter: load(), sameTrajectories: same, torch: torch?.info };
+  report(name, first.trajectories, samples, policies, before, rounds, extra);
   await Promise.all(Object.values(policies).map((p) => p.close()));
 }
 
@@ -143,8 +155,11 @@ function report(name: string, trajectories: Trajectory[], samples: Record<string
     const per = (k: keyof Policy['generationStats']) => s && round((s[k] - before[side][k]) / rounds);
     emit({
       bench: 'rollout', case: name, side, episodes: trajectories.length, generatedTokens: generated,
-      ...(side === 'pytorch' ? {} : { rolloutSeconds: stats(xs.map((x) => x.rollout)), episodesPerSecond: round(trajectories.length / best(side, 'rollout'), 2) }),
+      ...(side === 'pytorch' ? {} : {
+        rolloutSeconds: stats(xs.map((x) => x.rollout)), episodesPerSecond: round(trajectories.length / best(side, 'rollout'), 2),
+      }),
       generateSeconds: stats(xs.map((x) => x.generate)), generatedTokensPerSecond: round(generated / best(side, 'generate'), 1),
+      cpuSeconds: stats(xs.map((x) => x.cpu)), // the rollout's (starpo) or the generate calls' (PyTorch): the work itself
       ...(s ? {
         promptTokens: per('prompt'), prefilledTokens: per('prefilled'), sharedTokens: per('shared'), reusedTokens: per('reused'),
         meanPrefillSeconds: per('prefillSeconds'), meanDecodeSeconds: per('decodeSeconds'),
@@ -157,8 +172,11 @@ function report(name: string, trajectories: Trajectory[], samples: Record<string
     bench: 'rollout_ratio', case: name, target: 'reprefill / reuse+share rollout seconds >= 3 (full template)',
     reuseSpeedup: ratio('reprefill', 'reuse', 'rollout'), reuseShareSpeedup: ratio('reprefill', 'reuse+share', 'rollout'),
     shareOverReuse: ratio('reuse', 'reuse+share', 'rollout'),
+    reuseShareSpeedupCpu: ratio('reprefill', 'reuse+share', 'cpu'),
     ...(samples.pytorch.length ? {
-      pytorchOverStarpoGenerate: ratio('pytorch', 'reuse+share', 'generate'), pytorchOverReprefillGenerate: ratio('pytorch', 'reprefill', 'generate'),
+      pytorchOverStarpoGenerate: ratio('pytorch', 'reuse+share', 'generate'),
+      pytorchOverStarpoCpu: ratio('pytorch', 'reuse+share', 'cpu'),
+      pytorchOverReprefillGenerate: ratio('pytorch', 'reprefill', 'generate'),
     } : { pytorch: 'skipped: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)' }),
     ...extra,
   });
@@ -177,13 +195,15 @@ async function benchScore(size: [number, number], rounds: number): Promise<void>
   await scoreStage(c, all, sides.every, models); // compiles
   for (let r = 0; r < rounds; r++) {
     for (const [side, rows] of Object.entries(sides)) {
-      const t0 = performance.now();
+      const c0 = process.cpuUsage();
       await scoreStage(c, all, rows, models);
-      times[side].push((performance.now() - t0) / 1000);
+      const { user, system } = process.cpuUsage(c0);
+      times[side].push((user + system) / 1e6);
     }
   }
   emit({
-    bench: 'score', rows: { every: sides.every.length, kept: sides.kept.length }, seconds: { every: stats(times.every), kept: stats(times.kept) },
+    bench: 'score', rows: { every: sides.every.length, kept: sides.kept.length },
+    cpuSeconds: { every: stats(times.every), kept: stats(times.kept) },
     speedup: round(Math.min(...times.every) / Math.min(...times.kept), 2), loadBefore, loadAfter: load(),
   });
   await Promise.all([models.actor.close(), models.critic?.close()]);
@@ -192,7 +212,8 @@ async function benchScore(size: [number, number], rounds: number): Promise<void>
 export async function benchRollout(): Promise<void> {
   const size = (process.env.STARPO_BENCH_SIZE ?? '4x8').split('x').map(Number) as [number, number];
   const rounds = Number(process.env.STARPO_BENCH_ROUNDS ?? 3);
-  emit({ bench: 'machine', cpus: os.availableParallelism(), load: load(), size, rounds });
+  const threads = benchThreads();
+  emit({ bench: 'machine', cpus: os.availableParallelism(), threads, load: load(), size, rounds });
   for (const name of Object.keys(CASES)) await benchCase(name, size, rounds);
   await benchScore(size, rounds);
 }
