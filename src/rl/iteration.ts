@@ -107,7 +107,9 @@ export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed 
  * trained rows `rows` (indices into the assembled batch). Scoring a row alone or among others gives the same
  * numbers (the programs' rows are independent), so scoring only these equals scoring all and picking them.
  */
-export async function scoreStage(c: RlConfig, all: AssembledBatch, rows: readonly number[], models: IterationModels): Promise<ScoredBatch> {
+export async function scoreStage(
+  c: RlConfig, all: AssembledBatch, rows: readonly number[], models: IterationModels,
+): Promise<ScoredBatch> {
   const T = all.batch.T;
   const behaviour = takeRows(all.samplingLogprobs, T, rows);
   if (rows.length === 0) return { logprobs: behaviour, metrics: {} };

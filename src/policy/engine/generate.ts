@@ -68,7 +68,8 @@ class Rows {
     stopStrings: readonly string[],
     tokenizer?: Tokenizer,
   ) {
-    this.out = Array.from({ length: n }, () => ({ tokens: [], logprobs: [], entropies: [], finishReason: 'length' as const, done: false }));
+    this.out = Array.from({ length: n }, () =>
+      ({ tokens: [], logprobs: [], entropies: [], finishReason: 'length' as const, done: false }));
     const decode = (ids: readonly number[]) => tokenizer!.decode(ids);
     this.stops = stopStrings.length ? new StopMatcher({ stopStrings, batchSize: n, decode }) : null;
   }
@@ -178,11 +179,14 @@ async function decode(
  * The programs a request runs without a PrefixCache: the extend over whole prompts padded to a multiple of
  * promptMultiple, in row chunks whose attention scores (rows·H·N·S) fit the budget, and the decode step.
  */
-export function generationShapes(cfg: ModelConfig, req: GenerateRequest, attentionBudget = Infinity): { extend: ExtendShape; decode: DecodeShape } {
+export function generationShapes(
+  cfg: ModelConfig, req: GenerateRequest, attentionBudget = Infinity,
+): { extend: ExtendShape; decode: DecodeShape } {
   const B = batchBucket(req.prompts.length);
   const S = cacheSlots(req);
   const prompts = [...req.prompts, ...Array<number[]>(B - req.prompts.length).fill([0])];
-  const { newLen, chunk } = extendShape({ prompts, starts: prompts.map(() => 0) }, cfg.numHeads, S, req.promptMultiple ?? 16, attentionBudget);
+  const rows = { prompts, starts: prompts.map(() => 0) };
+  const { newLen, chunk } = extendShape(rows, cfg.numHeads, S, req.promptMultiple ?? 16, attentionBudget);
   return { extend: { batch: chunk, newLen, cacheLen: S }, decode: { batch: B, cacheLen: S } };
 }
 
@@ -212,7 +216,8 @@ class Stepper {
   }
   pick(out: Record<string, Tensor>): [ArrayLike<number | bigint>, ArrayLike<number>, ArrayLike<number>] {
     if (this.greedy) {
-      return [out.greedy_token.data as BigInt64Array, out.greedy_logprob.data as Float32Array, out.greedy_entropy.data as Float32Array];
+      const f32 = (name: string) => out[name].data as Float32Array;
+      return [out.greedy_token.data as BigInt64Array, f32('greedy_logprob'), f32('greedy_entropy')];
     }
     this.sampler.sampleBatch(out.logits.data as Float32Array, this.options, this.rngs, this.tokens, this.logprobs, this.entropies);
     return [this.tokens, this.logprobs, this.entropies];

@@ -69,7 +69,10 @@ export class BatchCache {
     const { K, E, slots: S } = this;
     return Object.fromEntries(this.names.map((name) => {
       const out = new Float32Array(K * length * E);
-      for (let h = 0; h < K; h++) out.set(this.data[name].subarray((b * K + h) * S * E, ((b * K + h) * S + length) * E), h * length * E);
+      for (let h = 0; h < K; h++) {
+        const at = (b * K + h) * S * E;
+        out.set(this.data[name].subarray(at, at + length * E), h * length * E);
+      }
       return [name, out];
     }));
   }

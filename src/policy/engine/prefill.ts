@@ -103,7 +103,9 @@ async function computeShared(ctx: PrefillContext, keys: readonly (readonly numbe
 }
 
 /** The distinct prefixes (at most `cap` tokens of each prompt) that prompts share and the store lacks MIN_SHARED tokens of. */
-function sharedPrefixes(store: PrefixCache, prompts: readonly (readonly number[])[], cap: (p: readonly number[]) => number): number[][] {
+function sharedPrefixes(
+  store: PrefixCache, prompts: readonly (readonly number[])[], cap: (p: readonly number[]) => number,
+): number[][] {
   const keys = new Map<string, number[]>();
   if (prompts.length < 2) return [];
   sharedLengths(prompts).forEach((n, b) => {

@@ -41,7 +41,8 @@ async function bothWays(c: RlConfig, turnGenerator?: TurnGenerator) {
   return { plain: played[0], reused: played[1], stats: cached!.generationStats };
 }
 
-const SMALL = ['envGroups=2', 'groupSize=3', 'filter=none', 'miniBatchSize=2', 'threads=1', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'maxResponseTokens=10'];
+const SMALL = ['envGroups=2', 'groupSize=3', 'filter=none', 'miniBatchSize=2', 'threads=1', 'modelLayers=1', 'modelHidden=32',
+  'modelFfn=64', 'maxResponseTokens=10'];
 
 test('compact template, model from scratch, 5 turns: the same trajectories, a fraction of the prompt tokens computed', async () => {
   const c = resolveConfig({ overrides: [...SMALL, 'env=sokoban', 'template=compact', 'maxTurns=5', 'modelContext=2048'] });
@@ -51,7 +52,7 @@ test('compact template, model from scratch, 5 turns: the same trajectories, a fr
   assert.ok(stats.prefilled + stats.shared < stats.prompt / 3, JSON.stringify(stats));
 });
 
-test('full template on a tiny Qwen3 with its real tokenizer and chat template: the same trajectories', { timeout: 300_000 }, async () => {
+test('full template on a tiny Qwen3 (real tokenizer, real chat template): the same trajectories', { timeout: 300_000 }, async () => {
   const model = await writeTinyModel(join(scratch, 'qwen3'), 'qwen3');
   const c = resolveConfig({ overrides: [...SMALL, `model=${model}`, 'env=sokoban', 'maxTurns=3', 'groupSize=2'] });
   assert.equal(c.template, 'full');
@@ -69,10 +70,13 @@ const everyVowel: ToolFormat = {
 };
 
 test('tool turns (generation paused at each call, resumed after its result): the same trajectories', async () => {
-  const c = resolveConfig({ overrides: [...SMALL, 'env=sokoban', 'template=compact', 'maxTurns=3', 'modelContext=2048', 'maxResponseTokens=16'] });
+  const c = resolveConfig({
+    overrides: [...SMALL, 'env=sokoban', 'template=compact', 'maxTurns=3', 'modelContext=2048', 'maxResponseTokens=16'],
+  });
+  const { tokenizer } = await resolveRunModel(c);
   const executor: ToolExecutor = { execute: async (call) => ({ ok: true, output: `got ${call.kind === 'code' ? call.code : ''}` }) };
   const tools: TurnGenerator = async (policy, request, envs) => {
-    const rows = await generateWithTools((r) => policy.generate(r), request, envs.map(() => executor), (await resolveRunModel(c)).tokenizer,
+    const rows = await generateWithTools((r) => policy.generate(r), request, envs.map(() => executor), tokenizer,
       { format: everyVowel, maxCalls: 2 });
     return rows.map((r) => ({ ...r, answerText: r.answerText, toolCalls: r.calls }));
   };
