@@ -25,10 +25,10 @@ export function advantageActivity(r: WorkerResources) {
     const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
     const T = all.batch.T;
     const batch = selectRows(all.batch, rows);
-    const values = scored.values ? takeRows(scored.values, T, rows) : undefined;
+    const { values } = scored; // the kept rows' already
     const adv = advantageStage(c, batch, takeRows(tokenRewards, T, rows), values);
-    const metrics = iterationMetrics({ c, trajectories, all: all.batch, kept: batch, keptGroupIds: filtered.keptGroupIds,
-      entropy: scored.entropy, values, adv, stageMetrics: [sampled, filtered.metrics] });
+    const metrics = iterationMetrics({ c, trajectories, all, kept: batch, keptGroupIds: filtered.keptGroupIds,
+      values, adv, stageMetrics: [sampled, filtered.metrics, scored.metrics] });
     const key = keyOf(input, 'advantage', 'advantages.bin');
     const returns = adv.returns ?? undefined;
     await artifacts.put(key, packArtifact({}, { rows: Int32Array.from(rows), advantages: adv.advantages, returns }));

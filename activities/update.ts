@@ -12,7 +12,7 @@ import { saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
 import { asPolicy, type HeldModels } from '../src/durable/model-host.ts';
 import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { selectRows, takeRows } from '../src/rl/batch.ts';
+import { selectRows } from '../src/rl/batch.ts';
 import type { RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
 import { samplingSeed, takeTokenRows } from '../src/rl/iteration.ts';
@@ -43,12 +43,11 @@ async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageI
   const scored = unpackScored(await artifacts.get(input.scored), input.scored);
   const adv = unpackArtifact(await artifacts.get(input.advantage), input.advantage).arrays;
   const rows = Array.from(adv.rows);
-  const pick = (xs?: Float32Array) => (xs ? takeRows(xs, all.batch.T, rows) : undefined);
   const batch = selectRows(all.batch, rows);
-  return {
+  return { // the scores are the kept rows' already, in this order
     tokens: takeTokenRows(all.tokens, rows, batch.lossMask), advantages: adv.advantages as Float32Array,
-    oldLogprobs: pick(scored.logprobs)!, refLogprobs: pick(scored.refLogprobs), returns: adv.returns as Float32Array | undefined,
-    oldValues: pick(scored.values),
+    oldLogprobs: scored.logprobs, refLogprobs: scored.refLogprobs, returns: adv.returns as Float32Array | undefined,
+    oldValues: scored.values,
   };
 }
 

@@ -2,7 +2,8 @@
  * One training iteration as a chain of activities, passing artifact keys only:
  *   rollout shards [─► planSampling ─► more shards …] ─► score ‖ reward ‖ filter ─► advantage
  *   ─► update (checkpoint i) ─► [validate] ─► checkpoint
- * Score, reward and filter read only the trajectories, so they run side by side.
+ * Score, reward and filter read only the trajectories (and the sampling plan), so they run side by side;
+ * score derives the filter's kept rows itself and scores only those.
  */
 import {
   shardGroups, validatesAt, type CheckpointRef, type DurableOptions, type RunPlan, type Stage, type StageInput,
@@ -55,7 +56,7 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
   const { rollout, sampling } = await stage('rollout', () => sample(a, base, options, plan));
   const batch = { ...base, rollout };
   const [scored, rewards, kept] = await stage('score', () =>
-    Promise.all([a.update.score(batch), a.update.reward(batch), a.update.filter({ ...batch, sampling })]));
+    Promise.all([a.update.score({ ...batch, sampling }), a.update.reward(batch), a.update.filter({ ...batch, sampling })]));
   const adv = await stage('advantage', () =>
     a.update.advantage({ ...batch, scored: scored.key, rewards: rewards.key, kept: kept.key, sampling }));
   const updated = await stage('update', () =>

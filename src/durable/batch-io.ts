@@ -38,10 +38,12 @@ export async function loadBatch(artifacts: ArtifactStore, keys: readonly string[
   return { trajectories, all: assemble(trajectories) };
 }
 
+/** The trained rows' scores ([rows, T] each, in the order of their row indices) with the stage's metrics. */
 export const packScored = (s: ScoredBatch): Buffer =>
-  packArtifact({}, { logprobs: s.logprobs, entropy: s.entropy, values: s.values, refLogprobs: s.refLogprobs });
+  packArtifact({ metrics: s.metrics }, { logprobs: s.logprobs, values: s.values, refLogprobs: s.refLogprobs });
 
 export function unpackScored(bytes: Buffer, key: string): ScoredBatch {
-  const a = unpackArtifact(bytes, key).arrays as Record<string, Float32Array>;
-  return { logprobs: a.logprobs, entropy: a.entropy, values: a.values, refLogprobs: a.refLogprobs };
+  const { meta, arrays } = unpackArtifact<{ metrics: Record<string, number> }>(bytes, key);
+  const a = arrays as Record<string, Float32Array>;
+  return { logprobs: a.logprobs, values: a.values, refLogprobs: a.refLogprobs, metrics: meta.metrics };
 }

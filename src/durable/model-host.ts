@@ -91,12 +91,15 @@ export class ModelHost {
     const threads = c.threads > 0 ? c.threads : undefined;
     const all = this.roles === 'all';
     const provider = this.providerFor(c);
-    const signature = JSON.stringify({ config, threads, provider, critic: all && c.critic, ref: all && c.klCoef > 0, seed: c.seed, lora: run.lora });
+    const kvCacheBytes = c.kvCacheMb * 2 ** 20;
+    const signature = JSON.stringify({
+      config, threads, provider, critic: all && c.critic, ref: all && c.klCoef > 0, seed: c.seed, lora: run.lora, kvCacheBytes,
+    });
     if (this.models && this.signature === signature && !fresh) return this.models;
     await this.close();
     const start = (role: 'actor' | 'critic', seed: number) => PolicyEngine.start({
       config, role, seed, threads, provider, tokenizerFiles: role === 'actor' ? run.assets : undefined,
-      lora: run.lora ?? undefined,
+      lora: run.lora ?? undefined, kvCacheBytes: role === 'actor' ? kvCacheBytes : undefined,
     });
     // The seeds of rl/models.ts createModels, so a fresh start is the embedded driver's initialisation.
     const [actor, critic, ref] = await Promise.all([

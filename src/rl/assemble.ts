@@ -12,6 +12,8 @@ export interface AssembledBatch {
   tokens: TrainBatch;
   /** [B, T] sampling log-probs of the model-written tokens (0 elsewhere). */
   samplingLogprobs: Float32Array;
+  /** [B, T] entropy of each model-written token's sampling distribution (0 elsewhere); null when a trajectory has none. */
+  samplingEntropy: Float32Array | null;
 }
 
 export function trajectoryRecord(t: Trajectory): TrajectoryRecord {
@@ -46,5 +48,8 @@ export function assemble(trajectories: readonly Trajectory[]): AssembledBatch {
   const { batch: B, seqLen: T, lossMask } = tokens;
   const samplingLogprobs = new Float32Array(B * T);
   trajectories.forEach((t, b) => samplingLogprobs.set(t.logprobs, b * T));
-  return { batch: { B, T, trajectories: trajectories.map(trajectoryRecord), lossMask }, tokens, samplingLogprobs };
+  const samplingEntropy = trajectories.every((t) => t.entropy) ? new Float32Array(B * T) : null;
+  if (samplingEntropy) trajectories.forEach((t, b) => samplingEntropy.set(t.entropy!, b * T));
+  const batch = { B, T, trajectories: trajectories.map(trajectoryRecord), lossMask };
+  return { batch, tokens, samplingLogprobs, samplingEntropy };
 }

@@ -116,6 +116,11 @@ export const FIELDS = {
   modelFfn: int(192, 8, 'SwiGLU intermediate size.', 4 * BATCH_MAX),
   modelContext: int(1024, 64, 'Longest token sequence (prompt + all turns) the model accepts.', CONTEXT_MAX),
   maxResponseTokens: int(24, 1, 'Tokens one assistant turn may write before it is cut (compact answers are short).', CONTEXT_MAX),
+  kvCacheMb: int(1024, 0,
+    "Keys and values the rollout engine keeps between generate calls (MB): a turn prefills only what its row's previous " +
+    "turn lacks (the answer and the new observation), and rows sharing a prefix (a group's first prompt, the system prompt) " +
+    'compute it once. Tokens and log-probs are the same bit for bit at any size (rows that do not fit re-prefill); ' +
+    '0 = every turn re-prefills its whole context.', 1 << 20),
   topP: num(1, { ...positive, max: 1 }, 'Nucleus sampling mass for rollouts; 1 = off (published).'),
   topK: int(0, 0, 'Top-k sampling for rollouts; 0 = off (published).', 1 << 20),
   valEvery: int(5, 0, 'Validate every this many iterations (and at the end); 0 = only at the end.'),
@@ -211,6 +216,10 @@ export const FIELDS = {
   klEstimator: oneOf(KL_ESTIMATOR_NAMES, 'k1', 'KL estimator: k1 = logp − ref, or the low-variance k3.'),
   lossAggregation: oneOf(LOSS_AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
   valueClip: num(0.5, positive, 'Critic: predictions clipped to v_old ± valueClip in the value loss. Published: 0.5.'),
+  oldLogprobs: oneOf(['recompute', 'behaviour'] as const, 'recompute',
+    "PPO's old log-probs: recomputed by the actor on the trained rows before the update (published), or the log-probs " +
+    'the rollout sampled with (no scoring pass; the metrics logprobs/behaviour_gap_mean|max say how far the two are apart ' +
+    'when recomputing).'),
   critic: bool(true, 'Train a critic (same architecture, separate weights). Required by, and only used by, gae.'),
   // Optimiser
   lrActor: num(1e-6, positive, 'Actor learning rate (constant): 1e-6 for a 0.5B pretrained model; tiny ones need more.'),

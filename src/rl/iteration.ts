@@ -1,16 +1,17 @@
 /**
- * One training iteration as a chain of stages — rollout → score → reward → filter → advantage →
+ * One training iteration as a chain of stages — rollout → reward → filter → score → advantage →
  * update — each a call into a pure function or the policy engine, timed separately. The same
- * chain runs in the embedded driver and, stage by stage, as Temporal activities.
+ * chain runs in the embedded driver and, stage by stage, as Temporal activities. Only the rows the
+ * filter keeps are scored: metrics over every row (entropy) come from the rollout's own outputs.
  */
 import { performance } from 'node:perf_hooks';
-import { assemble, trajectoryRecord } from './assemble.ts';
+import { type AssembledBatch, assemble, trajectoryRecord } from './assemble.ts';
 import { planDynamicSampling } from './dynamic-sampling.ts';
 import { computeAdvantages, type AdvantageOutput } from './advantages.ts';
 import { type Batch, rowsOfGroups, selectRows, takeRows } from './batch.ts';
 import type { RlConfig } from './config.ts';
 import { FILTERS, type FilterOutput } from './filters.ts';
-import { batchMetrics, explainedVariance } from './metrics.ts';
+import { batchMetrics, behaviourGap, explainedVariance } from './metrics.ts';
 import { placeRewards } from './reward.ts';
 import { rollout, type GenerationBackend, type RolloutSpec, type Trajectory } from './rollout.ts';
 import { updateStage } from './update.ts';
@@ -76,12 +77,14 @@ class Stopwatch {
   }
 }
 
-/** Per-token [B, T] model outputs on the assembled batch, aligned with its rows and tokens. */
+/** Per-token [rows, T] model outputs for the trained rows (in the order of `trainedRows`), aligned with their tokens. */
 export interface ScoredBatch {
+  /** Old log-probs: recomputed by the actor, or the rollout's sampling log-probs (oldLogprobs = behaviour). */
   logprobs: Float32Array;
-  entropy: Float32Array;
   values?: Float32Array;
   refLogprobs?: Float32Array;
+  /** logprobs/behaviour_gap_* when recomputed. */
+  metrics: Record<string, number>;
 }
 
 /**
@@ -106,12 +109,28 @@ export async function rolloutStage(c: RlConfig, iteration: number, actor: Genera
 
 export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed * 7919 + iteration * 104_729) >>> 0;
 
-/** Stage: old log-probs and entropy (actor), values (critic) and reference log-probs (KL), for every row. */
-export async function scoreStage(c: RlConfig, tokens: TrainBatch, models: IterationModels): Promise<ScoredBatch> {
-  const actor = await models.actor.score(tokens, c.trainTemperature);
+/**
+ * Stage: old log-probs (actor, or the rollout's own), values (critic) and reference log-probs (KL) of the
+ * trained rows `rows` (indices into the assembled batch). Scoring a row alone or among others gives the same
+ * numbers (the programs' rows are independent), so scoring only these equals scoring all and picking them.
+ */
+export async function scoreStage(
+  c: RlConfig, all: AssembledBatch, rows: readonly number[], models: IterationModels,
+): Promise<ScoredBatch> {
+  const T = all.batch.T;
+  const behaviour = takeRows(all.samplingLogprobs, T, rows);
+  if (rows.length === 0) return { logprobs: behaviour, metrics: {} };
+  const tokens = takeTokenRows(all.tokens, rows, takeRows(all.tokens.lossMask, T, rows));
+  const recompute = c.oldLogprobs === 'recompute';
+  const logprobs = recompute ? (await models.actor.score(tokens, c.trainTemperature)).logprobs! : behaviour;
   const values = models.critic ? (await models.critic.score(tokens)).values : undefined;
   const refLogprobs = models.ref ? (await models.ref.score(tokens, c.trainTemperature)).logprobs : undefined;
-  return { logprobs: actor.logprobs!, entropy: actor.entropy!, values, refLogprobs };
+  return { logprobs, values, refLogprobs, metrics: recompute ? behaviourGap(logprobs, behaviour, tokens.lossMask) : {} };
+}
+
+/** The rows (indices into the batch, ascending) of the groups the filter keeps: the rows scored and trained. */
+export function trainedRows(c: RlConfig, batch: Batch, informative?: readonly string[]): number[] {
+  return rowsOfGroups(batch.trajectories, filterStage(c, batch, informative).keptGroupIds);
 }
 
 /**
@@ -166,38 +185,40 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   const sampled = await clock.time('rollout', () => sampleGroups(c, iteration, models.actor, text, tools));
   const { trajectories } = sampled;
   const all = assemble(trajectories);
-  const scored = await clock.time('score', () => scoreStage(c, all.tokens, models));
   const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
   const filtered = await clock.time('filter', () => filterStage(c, all.batch, sampled.informative));
   const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
+  const scored = await clock.time('score', () => scoreStage(c, all, rows, models));
   const T = all.batch.T;
-  const pick = (xs?: Float32Array) => (xs ? takeRows(xs, T, rows) : undefined);
   const batch = selectRows(all.batch, rows);
   const tokens = takeTokenRows(all.tokens, rows, batch.lossMask);
-  const values = pick(scored.values);
+  const { values } = scored;
   const adv = await clock.time('advantage', () => advantageStage(c, batch, takeRows(tokenRewards, T, rows), values));
   const train = rows.length === 0 ? {} : await clock.time('update', () => updateStage({
-    tokens, advantages: adv.advantages, oldLogprobs: pick(scored.logprobs)!, refLogprobs: pick(scored.refLogprobs),
+    tokens, advantages: adv.advantages, oldLogprobs: scored.logprobs, refLogprobs: scored.refLogprobs,
     returns: adv.returns ?? undefined, oldValues: values,
   }, models, c, samplingSeed(c, iteration)));
   const metrics = {
-    ...iterationMetrics({ c, trajectories, all: all.batch, kept: batch, keptGroupIds: filtered.keptGroupIds, entropy: scored.entropy,
-      values, adv, stageMetrics: [sampled.metrics, filtered.metrics] }),
+    ...iterationMetrics({ c, trajectories, all, kept: batch, keptGroupIds: filtered.keptGroupIds, values, adv,
+      stageMetrics: [sampled.metrics, filtered.metrics, scored.metrics] }),
     ...train,
   };
   return { trajectories, metrics, timingsMs: clock.ms };
 }
 
 /**
- * An iteration's metrics before the update, one definition for both drivers: outcome metrics over every
- * trajectory, explained variance over the trained (kept) rows, then the stages' own metrics.
+ * An iteration's metrics before the update, one definition for both drivers: outcome metrics and the
+ * sampling entropy over every trajectory, explained variance over the trained (kept) rows, then the
+ * stages' own metrics.
  */
 export function iterationMetrics(m: {
-  c: RlConfig; trajectories: readonly Trajectory[]; all: Batch; kept: Batch; keptGroupIds: readonly string[];
-  entropy: Float32Array; values?: Float32Array; adv: AdvantageOutput; stageMetrics: Record<string, number>[];
+  c: RlConfig; trajectories: readonly Trajectory[]; all: AssembledBatch; kept: Batch; keptGroupIds: readonly string[];
+  values?: Float32Array; adv: AdvantageOutput; stageMetrics: Record<string, number>[];
 }): Record<string, number> {
+  const passK = [1, Math.min(4, m.c.groupSize)];
+  const entropy = m.all.samplingEntropy ?? undefined;
   return {
-    ...batchMetrics({ batch: m.all, keptGroupIds: m.keptGroupIds, passK: [1, Math.min(4, m.c.groupSize)], entropy: m.entropy }),
+    ...batchMetrics({ batch: m.all.batch, keptGroupIds: m.keptGroupIds, passK, entropy }),
     ...(m.values && m.adv.returns ? { 'values/explained_variance': explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
     ...toolMetricsOf(m.c, m.trajectories.map(toolOutcomeOf)),
     ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics,

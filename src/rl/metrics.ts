@@ -10,7 +10,10 @@
  *   actions/effective_ratio Σ state-changing actions / Σ proposed actions
  *   format_penalty_rate     fraction of turns that received a format penalty
  *   values/explained_variance  1 − Var(R − V)/(Var(R) + 1e-5) over masked tokens, sample variances (veRL)
- *   entropy/mean            token mean of the policy entropy over the mask
+ *   entropy/mean            token mean over the mask of the entropy of each token's sampling distribution, as the
+ *                           rollout computed it (every trajectory, trained or not)
+ *   logprobs/behaviour_gap_mean|max  mean and max over the trained rows' mask of |old log-prob recomputed by the
+ *                           actor − log-prob the rollout sampled with| (only when old log-probs are recomputed)
  */
 import { type Batch, groupRows, rowsOfGroups, trajectoryReturn } from './batch.ts';
 import { BatchError } from '../errors.ts';
@@ -57,6 +60,13 @@ export function batchMetrics(input: BatchMetricsInput): Record<string, number> {
   if (values && returns) metrics['values/explained_variance'] = explainedVariance(values, returns, batch.lossMask);
   if (entropy) metrics['entropy/mean'] = maskedMean(entropy, batch.lossMask);
   return metrics;
+}
+
+/** How far the recomputed old log-probs are from the behaviour (sampling) log-probs, over the mask. */
+export function behaviourGap(recomputed: Numbers, behaviour: Numbers, mask: Numbers): Record<string, number> {
+  const sampled = masked(behaviour, mask);
+  const gaps = masked(recomputed, mask).map((x, i) => Math.abs(x - sampled[i]));
+  return { 'logprobs/behaviour_gap_mean': mean(gaps), 'logprobs/behaviour_gap_max': gaps.reduce((m, g) => Math.max(m, g), 0) };
 }
 
 function outcomeMetrics(input: BatchMetricsInput): Record<string, number> {

@@ -16,7 +16,7 @@ export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokeni
   const threads = c.threads > 0 ? c.threads : undefined;
   const lora = loraOf(c) ?? undefined;
   const provider = embeddedProvider(c);
-  const actor = new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora, provider });
+  const actor = new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora, provider, kvCacheBytes: c.kvCacheMb * 2 ** 20 });
   const critic = c.critic ? new Policy({ config, role: 'critic', seed: c.seed + 1, threads, tokenizer, lora, provider }) : null;
   const ref = c.klCoef > 0 ? new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora, provider }) : null;
   return { actor, critic, ref };

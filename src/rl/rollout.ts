@@ -22,7 +22,7 @@ export interface GenerationBackend {
     stopStrings: readonly string[];
     /** Token ids that end a turn; the rollout passes none, so a turn ends only at the chat format's stop text. */
     stopTokenIds: readonly number[];
-  }): Promise<{ tokens: number[]; logprobs: number[]; finishReason: 'stop' | 'length' }[]>;
+  }): Promise<{ tokens: number[]; logprobs: number[]; entropies?: number[]; finishReason: 'stop' | 'length' }[]>;
 }
 
 export interface RolloutTurn {
@@ -55,6 +55,11 @@ export interface Trajectory {
   roles: number[];
   /** Sampling log-prob of each model-written token (aligned with ids; 0 elsewhere). */
   logprobs: number[];
+  /**
+   * Entropy of the distribution each model-written token was sampled from (aligned with ids; 0 elsewhere);
+   * absent when the generation backend reports none (scripted policies).
+   */
+  entropy?: number[];
   turns: RolloutTurn[];
   promptTokens: number;
   return: number;
@@ -97,8 +102,8 @@ interface Live {
   index: number;
   episode: Episode;
   ctx: ContextBuilder;
-  /** Where each turn's generated tokens start, with their sampling log-probs (and tool-turn extras). */
-  sampled: { start: number; logprobs: number[]; toolCalls?: ToolCallRecord[] }[];
+  /** Where each turn's generated tokens start, with their sampling log-probs and entropies (and tool-turn extras). */
+  sampled: { start: number; logprobs: number[]; entropies?: number[]; toolCalls?: ToolCallRecord[] }[];
   truncated: boolean;
 }
 
@@ -155,7 +160,7 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
       const text = g.answerText ?? tokenizer.decode(g.tokens);
       // Stopped by the format's own stop (another eos, or the length limit, gets the stop as template).
       const wroteStop = g.finishReason === 'stop' && tokenizer.decode(g.tokens).endsWith(stop);
-      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs, toolCalls: g.toolCalls });
+      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs, entropies: g.entropies, toolCalls: g.toolCalls });
       l.ctx.addResponse(g.tokens, wroteStop, g.mask); // tool results: mask 0, not trained
       const record = l.episode.respond(wroteStop && text.endsWith(stop) ? text.slice(0, -stop.length) : text);
       l.ctx.addUser(record.userMessage, 'observation');
@@ -168,6 +173,8 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   const built = l.ctx.build();
   const logprobs = new Array<number>(built.ids.length).fill(0);
   for (const { start, logprobs: lps } of l.sampled) lps.forEach((lp, i) => { logprobs[start + i] = lp; });
+  const entropy = l.sampled.every((s) => s.entropies) ? new Array<number>(built.ids.length).fill(0) : undefined;
+  if (entropy) for (const { start, entropies } of l.sampled) entropies!.forEach((h, i) => { entropy[start + i] = h; });
   const turns = l.episode.turns.map((t, k): RolloutTurn => ({
     observation: t.anchor, response: t.response, actions: t.parsed.actions, executed: t.executed,
     actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.effective,
@@ -177,7 +184,7 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   }));
   return {
     group: l.group, index: l.index, env: spec.env.type, seed: l.seed, ids: built.ids, mask: built.mask, roles: built.roles,
-    logprobs, turns, promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
+    logprobs, ...(entropy ? { entropy } : {}), turns, promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
     return: turns.reduce((s, t) => s + t.envReward + t.formatPenalty, 0), success: l.episode.success, truncated: l.truncated,
   };
 }

@@ -30,6 +30,7 @@ export interface GenerateRequest {
 export interface Generation {
   tokens: number[];
   logprobs: number[];
+  entropies?: number[];
   finishReason: 'stop' | 'length';
 }
 
@@ -106,7 +107,7 @@ function absorb(row: ToolRow, g: Generation, request: GenerateRequest, options: 
   row.rounds++;
   const allowed = room(row, request, options);
   const ids = g.tokens.length > allowed ? g.tokens.slice(0, allowed) : g.tokens;
-  row.addModel(ids, g.logprobs);
+  row.addModel(ids, g.logprobs, g.entropies);
   if (ids.length < g.tokens.length || g.finishReason === 'length') {
     row.end('length', request.stopStrings);
     return null;

@@ -25,6 +25,8 @@ export type GenerateRequest = Parameters<GenerationBackend['generate']>[0];
 export interface TurnGeneration {
   tokens: number[];
   logprobs: number[];
+  /** Entropy of each model-written token's sampling distribution (0 on tool results), when the backend reports it. */
+  entropies?: number[];
   finishReason: 'stop' | 'length';
   /** Loss mask of `tokens` when not all of them are model-written (0 on tool results). */
   mask?: number[];
@@ -60,7 +62,7 @@ export function toolTurnGenerator(settings: ToolTurnSettings): TurnGenerator {
       maxContext: settings.maxContext,
     });
     return rows.map((r) => ({
-      tokens: r.tokens, logprobs: r.logprobs, finishReason: r.finishReason, mask: r.mask, answerText: r.answerText,
+      tokens: r.tokens, logprobs: r.logprobs, entropies: r.entropies, finishReason: r.finishReason, mask: r.mask, answerText: r.answerText,
       toolCalls: r.calls,
     }));
   };

@@ -26,6 +26,8 @@ export interface ToolGeneration {
   mask: number[];
   /** Sampling log-prob of each model-written id; 0 on tool-result ids. */
   logprobs: number[];
+  /** Entropy of each model-written id's sampling distribution, 0 on tool-result ids; absent when a round reported none. */
+  entropies?: number[];
   /** 'stop': the tokens end with the turn stop the model wrote; 'length': cut at a budget. */
   finishReason: 'stop' | 'length';
   /** All of it decoded, tool results included (what the context holds). */
@@ -43,6 +45,8 @@ export class ToolRow {
   readonly tokens: number[] = [];
   readonly mask: number[] = [];
   readonly logprobs: number[] = [];
+  /** null once a round came without entropies. */
+  private entropies: number[] | null = [];
   readonly calls: ToolCallRecord[] = [];
   private readonly segments: Segment[] = [];
   /** Index in `tokens` where the current model segment starts. */
@@ -87,14 +91,16 @@ export class ToolRow {
     return this.tokenizer.decode(ids);
   }
 
-  addModel(ids: readonly number[], logprobs: readonly number[]): void {
+  addModel(ids: readonly number[], logprobs: readonly number[], entropies?: readonly number[]): void {
     this.previousRound = this.currentRound;
     this.currentRound = this.tokens.length;
+    if (!entropies) this.entropies = null;
     for (let i = 0; i < ids.length; i++) {
       this.tokens.push(ids[i] as number);
       this.context.push(ids[i] as number);
       this.mask.push(1);
       this.logprobs.push(logprobs[i] ?? 0);
+      this.entropies?.push(entropies![i] ?? 0);
     }
     this.written += ids.length;
   }
@@ -134,6 +140,7 @@ export class ToolRow {
       this.context.push(id);
       this.mask.push(0);
       this.logprobs.push(0);
+      this.entropies?.push(0);
     }
     this.segmentStart = this.tokens.length;
   }
@@ -153,7 +160,8 @@ export class ToolRow {
   result(): ToolGeneration {
     const model = this.segments.filter((s) => s.model);
     return {
-      tokens: this.tokens.slice(), mask: this.mask.slice(), logprobs: this.logprobs.slice(), finishReason: this.finish,
+      tokens: this.tokens.slice(), mask: this.mask.slice(), logprobs: this.logprobs.slice(),
+      ...(this.entropies ? { entropies: this.entropies.slice() } : {}), finishReason: this.finish,
       text: this.tokenizer.decode(this.tokens),
       modelText: model.map((s) => s.text).join(''),
       answerText: model.map(withoutCalls).join(''),

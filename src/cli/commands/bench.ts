@@ -30,6 +30,11 @@ const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) =
     description: 'Qwen2.5-0.5B and Qwen3-0.6B shapes beside PyTorch eager + transformers: init, compile, train_step (4x512, 1x1024; full and LoRA r 16), peak RSS, generate (--quick: ~43M shapes; --cases, --models, --steps, --sides)',
     run: async (opts) => (await import('./bench-scale.ts')).benchScale(opts),
   },
+  rollout: {
+    description: 'Sokoban rollouts (full template and compact, 5 turns): re-prefill vs KV cache kept across turns vs + shared prefixes, ' +
+      'beside transformers generate on the same turns; the score stage on every row vs the kept rows (STARPO_BENCH_SIZE=4x8)',
+    run: async () => (await import('./bench-rollout.ts')).benchRollout(),
+  },
   tools: {
     description: 'toolmath from scratch: accuracy with vs without tools, OTC vs plain correctness (calls per correct answer)',
     run: async () => (await import('./bench-tools.ts')).benchTools(),

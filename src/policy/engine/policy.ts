@@ -21,6 +21,8 @@ import { type LossSpec, lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import { only, sequenceFeeds, weightFeeds } from './feeds.ts';
 import { type GenerateRequest, type Generation, generate, generationShapes } from './generate.ts';
+import { type GenerationStats, emptyStats } from './prefill.ts';
+import { PrefixCache } from './prefix-cache.ts';
 import { ProgramCache } from './programs.ts';
 import { type Provider, defaultThreads } from './session.ts';
 import { type OptimizerBuffers, type TrainContext, trainStep, trainStepInPlace } from './train.ts';
@@ -66,6 +68,14 @@ export interface PolicyOptions {
    * Default: when the trained parameters number IN_PLACE_MIN_PARAMS or more.
    */
   readonly inPlaceOptimizer?: boolean;
+  /**
+   * Bytes of keys and values kept between generate calls (engine/prefix-cache.ts): a rollout's rows then
+   * prefill only what their previous turn's prompt lacks, and rows sharing a prefix compute it once.
+   * The tokens and log-probs are those of a full prefill bit for bit. Default 0: every prompt prefilled whole.
+   */
+  readonly kvCacheBytes?: number;
+  /** With kvCacheBytes: compute once the prefixes several rows of a call share (default true; false to measure the gain). */
+  readonly prefixSharing?: boolean;
 }
 
 /**
@@ -109,6 +119,10 @@ export class Policy {
   private spare: OptimizerBuffers | null = null;
   private readonly scratch: TrainContext['scratch'] = {};
   private lock: Promise<unknown> = Promise.resolve();
+  /** Prefixes' keys and values under the current weights (cleared whenever they change); null = none kept. */
+  private readonly prefixes: PrefixCache | null;
+  /** Token counts of every generate call so far. */
+  readonly generationStats: GenerationStats = emptyStats();
   /** Optimizer steps taken (skipped steps do not count). */
   step = 0;
 
@@ -118,6 +132,8 @@ export class Policy {
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
     const session = { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin, arena };
     this.programs = new ProgramCache(this.layout, session, options.maxPrograms);
+    const kvBytes = options.kvCacheBytes ?? 0;
+    this.prefixes = kvBytes > 0 ? new PrefixCache(Math.floor(kvBytes / 4)) : null;
   }
 
   get role(): Role {
@@ -135,6 +151,7 @@ export class Policy {
 
   private set params(p: Packed) {
     this.packed = p;
+    this.prefixes?.clear();
   }
 
   /**
@@ -182,6 +199,7 @@ export class Policy {
     if (!frozen) throw new ConfigError('lora', 'setBase is for a LoRA policy; set a full model with setParams or importState');
     const { packed, unused } = fromNamed(frozen, weights instanceof Map ? Object.fromEntries(weights) : (weights as Record<string, Tensor>));
     this.frozenBase = packed;
+    this.prefixes?.clear();
     return { unused };
   }
 
@@ -209,6 +227,7 @@ export class Policy {
 
   private async runTrainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics> {
     await this.initialize();
+    this.prefixes?.clear(); // the step may change the weights in place
     const def = lossDef(opts.loss);
     if ((def.head === 'value') !== (this.role === 'critic')) {
       throw new ConfigError('loss.kind', `${opts.loss.kind} does not fit a ${this.role}`);
@@ -278,14 +297,20 @@ export class Policy {
     // With LoRA the programs apply the adapters unmerged: merging would need a second base-sized buffer.
     return this.exclusive(async () => {
       await this.initialize();
-      return generate(this.programs, weightFeeds(this.layout, this.params, this.getBase()), req, this.options.tokenizer, budget);
+      const memory = { store: this.prefixes, stats: this.generationStats, share: this.options.prefixSharing ?? true };
+      return generate(this.programs, weightFeeds(this.layout, this.params, this.getBase()), req, this.options.tokenizer, budget, memory);
     });
   }
 
-  /** Compiles the programs `generate(req)` would run (prefill and decode for its shapes) without running them. */
+  /** Compiles the programs `generate(req)` would run without a PrefixCache (extend and decode) without running them. */
   compileGenerate(req: GenerateRequest): Promise<void> {
     const shapes = generationShapes(this.layout.config, req, this.options.attentionBudget ?? ATTENTION_BUDGET);
-    return this.exclusive(async () => void (await Promise.all([this.programs.prefill(shapes.prefill), this.programs.decode(shapes.decode)])));
+    return this.exclusive(async () => void (await Promise.all([this.programs.extend(shapes.extend), this.programs.decode(shapes.decode)])));
+  }
+
+  /** Drops the keys and values kept between generate calls (they are dropped anyway when the weights change). */
+  clearGenerationCache(): void {
+    this.prefixes?.clear();
   }
 
   /** Frees every compiled program and its onnxruntime memory; later calls compile what they need again. */

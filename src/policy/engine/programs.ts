@@ -8,7 +8,7 @@ import type { Graph } from '../graph/graph.ts';
 import { toOnnx } from '../graph/onnx.ts';
 import type { Layout } from '../model/layout.ts';
 import { type AdamWSpec, DEFAULT_ADAMW, buildAdamwChunkGraph, buildSumSquaresGraph } from '../programs/adamw.ts';
-import { type DecodeShape, type PrefillShape, buildDecodeGraph, buildPrefillGraph } from '../programs/generate.ts';
+import { type DecodeShape, type ExtendShape, buildDecodeGraph, buildExtendGraph } from '../programs/generate.ts';
 import type { LossSpec } from '../programs/loss.ts';
 import { buildScoreGraph } from '../programs/score.ts';
 import { type TrainGraph, type TrainShape, buildApplyGraph, buildGradGraph, buildTrainGraph, buildViewGradGraph } from '../programs/train.ts';
@@ -86,8 +86,8 @@ export class ProgramCache {
     return this.get(['score', shape], () => this.compile('score', () => buildScoreGraph(this.layout, shape)));
   }
 
-  prefill(shape: PrefillShape): Promise<Session> {
-    return this.get(['prefill', shape], () => this.compile('prefill', () => buildPrefillGraph(this.layout, shape)));
+  extend(shape: ExtendShape): Promise<Session> {
+    return this.get(['extend', shape], () => this.compile('extend', () => buildExtendGraph(this.layout, shape)));
   }
 
   decode(shape: DecodeShape): Promise<Session> {

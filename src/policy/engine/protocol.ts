@@ -29,6 +29,9 @@ export interface EngineInit {
   readonly attentionBudget?: number;
   /** See PolicyOptions.inPlaceOptimizer. */
   readonly inPlaceOptimizer?: boolean;
+  /** See PolicyOptions.kvCacheBytes and prefixSharing. */
+  readonly kvCacheBytes?: number;
+  readonly prefixSharing?: boolean;
   /** tokenizer.json (+ tokenizer_config.json) contents, for stop strings. */
   readonly tokenizerFiles?: Readonly<Record<string, string>>;
 }

@@ -1,24 +1,28 @@
 /**
- * Greedy generation without a KV cache: every step runs the prefill program over the whole
- * prefix. It is the baseline the cached decode is measured against, and a second way of computing
- * the same tokens.
+ * Greedy generation without a KV cache: every step prefills the whole prefix afresh (the extend program
+ * over an empty cache). It is the baseline the cached decode is measured against, and a second way of
+ * computing the same tokens.
  */
-import { promptFeeds } from './generate.ts';
+import { extend } from './extend.ts';
+import { BatchCache } from './kv-cache.ts';
 import { type Policy, weightFeeds } from './policy.ts';
+import { batchBucket } from './prefill.ts';
 
 export interface GreedyStep {
   readonly tokens: number[];
   readonly logprobs: number[];
 }
 
-/** Greedy next token and its log-prob for each left-padded prefix (prefix lengths padded to `multiple`). */
+/** Greedy next token and its log-prob for each prefix (new tokens padded to `multiple`). */
 export async function greedyNext(policy: Policy, prefixes: readonly (readonly number[])[], multiple = 1): Promise<GreedyStep> {
-  const T = Math.ceil(Math.max(...prefixes.map((p) => p.length)) / multiple) * multiple;
-  const session = await policy.programs.prefill({ batch: prefixes.length, promptLen: T, cacheLen: T });
-  const feeds = { ...weightFeeds(policy.layout, policy.getParams(), policy.getBase()), ...promptFeeds(prefixes, T, T).feeds };
-  const out = await session.run(feeds, ['greedy_token', 'greedy_logprob']);
-  const tokens = Array.from(out.greedy_token.data as BigInt64Array, Number);
-  return { tokens, logprobs: Array.from(out.greedy_logprob.data as Float32Array) };
+  const n = prefixes.length;
+  const prompts = [...prefixes, ...Array<number[]>(batchBucket(n) - n).fill([0])];
+  const cache = new BatchCache(policy.layout.config, prompts.length, Math.ceil((Math.max(...prefixes.map((p) => p.length)) + 1) / 32) * 32);
+  const params = weightFeeds(policy.layout, policy.getParams(), policy.getBase());
+  const starts = prompts.map(() => 0);
+  const out = await extend(policy.programs, params, cache, { prompts, starts }, multiple, Infinity, ['greedy_token', 'greedy_logprob']);
+  const tokens = Array.from(out.greedy_token.data as BigInt64Array, Number).slice(0, n);
+  return { tokens, logprobs: Array.from(out.greedy_logprob.data as Float32Array).slice(0, n) };
 }
 
 /** maxNewTokens greedy tokens per prompt, recomputing the full prefix each step (no stop tokens). */

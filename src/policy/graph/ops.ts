@@ -173,8 +173,15 @@ export function gatherElements(data: Value, indices: Value, axis: number): Value
 
 /** data with updates added at indices along axis (repeated indices accumulate). */
 export function scatterElementsAdd(data: Value, indices: Value, updates: Value, axis: number): Value {
-  const ax = normAxis(axis, data.rank);
-  const attrs = { axis: ax, reduction: 'add' };
+  return scatterElements(data, indices, updates, axis, 'add');
+}
+
+/** A copy of data with updates written (or with 'add' added) at indices along axis; no gradient rule for 'none'. */
+export function scatterElements(data: Value, indices: Value, updates: Value, axis: number, reduction: 'none' | 'add' = 'none'): Value {
+  if (indices.rank !== data.rank || updates.shape.some((d, i) => d !== indices.shape[i])) {
+    fail('ScatterElements', 'indices and updates must have one shape, of the rank of data', data, indices, updates);
+  }
+  const attrs = { axis: normAxis(axis, data.rank), reduction };
   return data.graph.node('ScatterElements', [data, indices, updates], attrs, [{ dtype: data.dtype, shape: data.shape }])[0];
 }
 

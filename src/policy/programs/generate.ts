@@ -1,21 +1,31 @@
 /**
- * Generation graphs: a prefill over left-padded prompts that fills a key/value cache, and a
- * decode step that appends one token per row. The cache is one [B, K, S, E] tensor per layer for
- * keys and one for values (S = cache slots). The decode step only reads the cache: each row's query
- * attends the slots written so far and its own new key in one softmax, and the step outputs just the
- * new keys and values [B, K, 1, E], which the caller writes into the slot (left padding aligns the
- * prompts' ends, so every row writes the same slot). Returning a whole updated cache instead made every
- * step copy all of it: 2·L·B·K·S·E floats, the step's largest memory traffic at long contexts.
+ * Generation graphs over a position-aligned key/value cache: one [B, K, S, E] tensor per layer for keys
+ * and one for values, where a row's token at position p lives in slot p (no left padding). Two programs:
+ *
+ * - extend: the next tokens of every row (a whole prompt, or only what was appended since the row's
+ *   cached prefix) attend the cache's earlier slots and each other. Their keys and values are scattered
+ *   into a copy of the cache at their positions before attention, so every query attends one row of S
+ *   slots in position order, the real keys a prefix of it. A token's keys and values are therefore the
+ *   same numbers whichever call computed them and whatever else the call held: reductions over slots see
+ *   the same values in the same places, followed only by masked slots, which add exact zeros
+ *   (see engine/README.md: a cache kept across turns gives the tokens of a full re-prefill bit for bit).
+ *   Outputs: the head on each row's last new token, and the new tokens' keys and values [B, K, N, E],
+ *   which the caller writes into its cache at their slots.
+ * - decode: one token per row. It only reads the cache: the query attends the slots written so far and
+ *   its own new key in one softmax, and the step outputs just the new keys and values [B, K, 1, E], which
+ *   the caller writes into the row's slot. Returning a whole updated cache instead made every step copy
+ *   all of it: 2·L·B·K·S·E floats, the step's largest memory traffic at long contexts.
  */
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { Layout } from '../model/layout.ts';
 import { type Model, forward, lmLogits, weightInputs } from '../model/transformer.ts';
-import { causalAllowed, slotAllowed } from './common.ts';
+import { slotAllowed } from './common.ts';
 
-export interface PrefillShape {
+export interface ExtendShape {
   readonly batch: number;
-  readonly promptLen: number;
+  /** New tokens per row (N), padded. */
+  readonly newLen: number;
   readonly cacheLen: number;
 }
 
@@ -28,36 +38,48 @@ export const cacheName = (kind: 'k' | 'v', layer: number): string => `cache_${ki
 /** The decode step's own keys or values of a layer, [B, K, 1, E]. */
 export const stepName = (kind: 'k' | 'v', layer: number): string => `step_${kind}_${layer}`;
 
-/** Outputs of both graphs besides the caches: logits, and the greedy token with its log-prob. */
+/** Outputs of both graphs besides the caches: logits, and the greedy token with its log-prob and the entropy. */
 function heads(g: Graph, model: Model, last: Value): void {
+  const B = last.shape[0];
   const logits = lmLogits(model, last); // [B, V]
   const max = o.reduceMax(logits, [1]); // [B, 1]
   const lse = o.add(max, o.log(o.reduceSum(o.exp(o.sub(logits, max)), [1]))); // [B, 1]
   g.output('logits', logits);
   g.output('greedy_token', o.argMax(logits, 1)); // [B] int64
-  g.output('greedy_logprob', o.reshape(o.sub(max, lse), [last.shape[0]])); // [B]
+  g.output('greedy_logprob', o.reshape(o.sub(max, lse), [B])); // [B]
+  const meanLogit = o.reduceSum(o.mul(o.exp(o.sub(logits, lse)), logits), [1]); // Σ p·x, [B, 1]
+  g.output('greedy_entropy', o.reshape(o.sub(lse, meanLogit), [B])); // only computed when fetched
 }
 
-export function buildPrefillGraph(layout: Layout, s: PrefillShape, float: FloatDType = 'float32'): Graph {
+/** The new tokens' keys or values of a layer from extend, [B, K, N, E]. */
+export const newName = (kind: 'k' | 'v', layer: number): string => `new_${kind}_${layer}`;
+
+/**
+ * Inputs: tokens and positions [B, N] (a row's new tokens first, then padding whose position the caller
+ * sets to a slot no real token of the call uses), `last` [B] (flat index b·N + i of each row's last real
+ * new token) and the caches, whose slots below each row's first new position hold its earlier tokens.
+ */
+export function buildExtendGraph(layout: Layout, s: ExtendShape, float: FloatDType = 'float32'): Graph {
   const g = new Graph(float);
-  const { batch: B, promptLen: T, cacheLen: S } = s;
+  const { batch: B, newLen: N, cacheLen: S } = s;
+  const { numKvHeads: K, headDim: E, numLayers: L } = layout.config;
   const model = weightInputs(g, layout);
-  const tokens = g.input('tokens', 'int64', [B, T]);
-  const positions = g.input('positions', 'int64', [B, T]);
-  const mask = g.input('attention_mask', g.float, [B, T]);
-  const caches: [number, Value, Value][] = [];
+  const tokens = g.input('tokens', 'int64', [B, N]);
+  const positions = g.input('positions', 'int64', [B, N]);
+  const last = g.input('last', 'int64', [B]);
+  const past = [...Array(L).keys()].map((i) => ({
+    k: g.input(cacheName('k', i), g.float, [B, K, S, E]), v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
+  }));
+  const slots = o.expand(o.reshape(positions, [B, 1, N, 1]), [B, K, N, E]);
   const kv = (layer: number, k: Value, v: Value) => {
-    const padTo = (x: Value) => (S === T ? o.identity(x) : o.pad(x, [0, 0, 0, 0, 0, 0, S - T, 0])); // [B, K, S, E]
-    caches.push([layer, padTo(k), padTo(v)]);
-    return { k, v };
+    g.output(newName('k', layer), k);
+    g.output(newName('v', layer), v);
+    return { k: o.scatterElements(past[layer].k, slots, k, 2), v: o.scatterElements(past[layer].v, slots, v, 2) };
   };
-  const hidden = forward(model, { tokens, positions, allowed: causalAllowed(mask), kv, maxPosition: S });
-  const last = o.reshape(o.slice(o.reshape(hidden, [B, T, -1]), 1, T - 1, T), [B, -1]); // [B, D]: prompts end at T-1
-  heads(g, model, last);
-  for (const [layer, k, v] of caches) {
-    g.output(cacheName('k', layer), k);
-    g.output(cacheName('v', layer), v);
-  }
+  const slotIndex = g.constant(Array.from({ length: S }, (_, i) => i), 'int64', [1, 1, 1, 1, S]);
+  const allowed = o.greaterOrEqual(o.reshape(positions, [B, 1, 1, N, 1]), slotIndex); // causal by position
+  const hidden = forward(model, { tokens, positions, allowed, kv, maxPosition: S }); // [B·N, D]
+  heads(g, model, o.gather(hidden, last)); // [B, D]
   return g;
 }
 

@@ -26,6 +26,8 @@ export interface SampleResult {
   readonly token: number;
   /** log softmax(logits / T)[token] (T = 1 when greedy); see the module comment. */
   readonly logProb: number;
+  /** Entropy of softmax(logits / T) (T = 1 when greedy), the distribution logProb is taken from. */
+  readonly entropy: number;
 }
 
 export class TokenSampler {
@@ -36,6 +38,7 @@ export class TokenSampler {
   /** The top-p nucleus, most likely first, when it is popped off a heap. */
   private readonly picked: Int32Array;
   private logProb = 0;
+  private entropy = 0;
 
   constructor(readonly vocabSize: number) {
     this.weights = new Float64Array(vocabSize);
@@ -47,12 +50,13 @@ export class TokenSampler {
   sample(logits: Float32Array, options: SamplingOptions, rng: SamplingRng, offset = 0): SampleResult {
     checkOptions(options);
     const token = this.sampleRow(logits, offset, options, rng);
-    return { token, logProb: this.logProb };
+    return { token, logProb: this.logProb, entropy: this.entropy };
   }
 
   /**
-   * Samples every row of a [batch, vocabSize] matrix into `tokens` and `logProbs`. One generator is drawn from
-   * row after row; an array gives each row its own (so a row's draws do not depend on the batch it is in).
+   * Samples every row of a [batch, vocabSize] matrix into `tokens` and `logProbs` (and each distribution's
+   * entropy into `entropies`). One generator is drawn from row after row; an array gives each row its own
+   * (so a row's draws do not depend on the batch it is in).
    */
   sampleBatch(
     logits: Float32Array,
@@ -60,6 +64,7 @@ export class TokenSampler {
     rng: SamplingRng | readonly SamplingRng[],
     tokens: Int32Array,
     logProbs: Float32Array,
+    entropies?: Float32Array,
   ): void {
     checkOptions(options);
     const batch = tokens.length;
@@ -76,6 +81,7 @@ export class TokenSampler {
       const r = Array.isArray(rng) ? rng[b] : (rng as SamplingRng);
       tokens[b] = this.sampleRow(logits, b * this.vocabSize, options, r);
       logProbs[b] = this.logProb;
+      if (entropies) entropies[b] = this.entropy;
     }
   }
 
@@ -96,10 +102,16 @@ export class TokenSampler {
     const invT = greedy ? 1 : 1 / options.temperature;
     const w = this.weights;
     let sum = 0;
-    for (let i = 0; i < V; i++) sum += w[i] = Math.exp((logits[offset + i] - max) * invT);
+    let weighted = 0;
+    for (let i = 0; i < V; i++) {
+      const z = (logits[offset + i] - max) * invT;
+      sum += w[i] = Math.exp(z);
+      if (w[i] > 0) weighted += w[i] * z; // a masked (−∞) token adds nothing, not 0·−∞
+    }
     const logSum = Math.log(sum);
     const token = greedy ? argmax : this.draw(options, sum, rng);
     this.logProb = (logits[offset + token] - max) * invT - logSum;
+    this.entropy = logSum - weighted / sum; // −Σ p log p with p = w / sum, log p = z − log sum
     return token;
   }
 

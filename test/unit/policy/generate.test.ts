@@ -24,15 +24,17 @@ test('greedy generation with the KV cache returns the tokens and log-probs of fu
   }
 });
 
-test('score agrees with the log-probs generate reports (greedy and sampled at temperature 0.7)', async () => {
+test('score agrees with the log-probs and entropies generate reports (greedy and sampled at temperature 0.7)', async () => {
   for (const sampling of [{ temperature: 0 }, { temperature: 0.7, topK: 10 }]) {
     const gens = await policy.generate({ prompts: PROMPTS, maxNewTokens: 6, sampling, seed: 11, stopTokenIds: [] });
     const T = Math.max(...PROMPTS.map((p, b) => p.length + gens[b].tokens.length));
     const tokens = new Int32Array(PROMPTS.length * T);
     const mask = new Float32Array(PROMPTS.length * T);
     PROMPTS.forEach((p, b) => [...p, ...gens[b].tokens].forEach((t, i) => ((tokens[b * T + i] = t), (mask[b * T + i] = 1))));
-    const { logprobs } = await policy.score({ batch: PROMPTS.length, seqLen: T, tokens, attentionMask: mask }, sampling.temperature || 1);
-    gens.forEach((g, b) => g.logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - logprobs![b * T + PROMPTS[b].length + i]) < 1e-4)));
+    const { logprobs, entropy } = await policy.score({ batch: PROMPTS.length, seqLen: T, tokens, attentionMask: mask }, sampling.temperature || 1);
+    const at = (b: number, i: number) => b * T + PROMPTS[b].length + i;
+    gens.forEach((g, b) => g.logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - logprobs![at(b, i)]) < 1e-4)));
+    gens.forEach((g, b) => g.entropies.forEach((h, i) => assert.ok(Math.abs(h - entropy![at(b, i)]) < 1e-4, `${h} ${entropy![at(b, i)]}`)));
   }
 });
 
@@ -43,7 +45,9 @@ test('sampling is reproducible per seed and rows stop at a stop token', async ()
   const stopAt = a[1].tokens[4];
   const stopped = await policy.generate({ ...req, stopTokenIds: [stopAt] });
   const first = a[1].tokens.indexOf(stopAt);
-  assert.deepEqual(stopped[1], { tokens: a[1].tokens.slice(0, first + 1), logprobs: a[1].logprobs.slice(0, first + 1), finishReason: 'stop', stopString: undefined });
+  const cut = (xs: number[]) => xs.slice(0, first + 1);
+  const expected = { tokens: cut(a[1].tokens), logprobs: cut(a[1].logprobs), entropies: cut(a[1].entropies), finishReason: 'stop' };
+  assert.deepEqual(stopped[1], { ...expected, stopString: undefined });
 });
 
 test('a stop string ends a row once the decoded continuation contains it', async () => {
@@ -61,7 +65,7 @@ test('a stop string ends a row once the decoded continuation contains it', async
 });
 
 test('generation pads the batch to a bucket and the program cache stays bounded', async () => {
-  assert.deepEqual([1, 3, 5, 9, 60, 65, 100].map(batchBucket), [1, 4, 8, 16, 64, 96, 128]);
+  assert.deepEqual([1, 3, 5, 9, 60, 65, 100].map(batchBucket), [2, 4, 8, 16, 64, 96, 128]);
   const cache = new ProgramCache(policy.layout, { threads: 1 }, 2);
   for (const seqLen of [4, 8, 12]) await cache.score({ batch: 1, seqLen });
   assert.equal(cache.size, 2);
@@ -70,14 +74,12 @@ test('generation pads the batch to a bucket and the program cache stays bounded'
   assert.equal(gens.length, 3);
 });
 
-test('prefill in row chunks (small attention budget) generates what one prefill does', async () => {
-  const chunked = new Policy({ config, seed: 3, threads: 1, attentionBudget: 4 * 16 * 16 }); // one row per prefill call
+test('prefill in row chunks (small attention budget) generates what one prefill does, bit for bit', async () => {
+  const chunked = new Policy({ config, seed: 3, threads: 1, attentionBudget: 4 * 16 * 32 }); // two rows per prefill call
   chunked.setParams(policy.getParams());
   for (const sampling of [{ temperature: 0 }, { temperature: 1 }]) {
     const req = { prompts: PROMPTS, maxNewTokens: 6, sampling, seed: 9, stopTokenIds: [] };
-    const [a, b] = [await chunked.generate(req), await policy.generate(req)];
-    assert.deepEqual(a.map((g) => g.tokens), b.map((g) => g.tokens));
-    a.forEach((g, i) => g.logprobs.forEach((lp, j) => assert.ok(Math.abs(lp - b[i].logprobs[j]) < 1e-5))); // Gemm blocking differs
+    assert.deepEqual(await chunked.generate(req), await policy.generate(req));
   }
   await chunked.close();
 });

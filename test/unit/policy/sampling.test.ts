@@ -142,3 +142,12 @@ test('batched sampling equals row-by-row sampling with the same generators', () 
     /do not agree/,
   );
 });
+
+test('the entropy reported is that of softmax(logits / T), the distribution sampled from (T = 1 when greedy)', () => {
+  const rng = SamplingRng.fromSeed(1, 0);
+  const logits = Float32Array.of(0, Math.log(3), -Infinity); // p = 1/4, 3/4, 0
+  const h = -(0.25 * Math.log(0.25) + 0.75 * Math.log(0.75));
+  assert.ok(Math.abs(sampleToken(logits, { temperature: 1 }, rng).entropy - h) < 1e-7);
+  assert.ok(Math.abs(sampleToken(logits, { temperature: 0 }, rng).entropy - h) < 1e-7);
+  assert.ok(Math.abs(sampleToken(Float32Array.of(0, 2 * Math.log(3)), { temperature: 2 }, rng).entropy - h) < 1e-7);
+});

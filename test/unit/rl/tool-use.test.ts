@@ -145,7 +145,7 @@ test('the rollout stage scores whole groups with the tool reward; the iteration 
   }
   const all = assemble(trajectories);
   const calls = trajectories.map((t) => t.turns.flatMap((x) => x.toolCalls ?? []).length);
-  const m = iterationMetrics({ c, trajectories, all: all.batch, kept: all.batch, keptGroupIds: [], entropy: new Float32Array(all.batch.B * all.batch.T),
+  const m = iterationMetrics({ c, trajectories, all, kept: all.batch, keptGroupIds: [],
     adv: { advantages: new Float32Array(0), returns: null, metrics: {} }, stageMetrics: [] });
   assert.equal(m['tool/calls'], calls.reduce((a, b) => a + b, 0));
   assert.equal(m['tool/calls_per_response'], m['tool/calls'] / 4);

@@ -1,0 +1,79 @@
+/**
+ * A generation call's key/value cache on the host: per layer one [B, K, S, E] buffer of keys and one of
+ * values (programs/generate.ts cacheName), position-aligned: row b's token at position p is in slot p.
+ * The programs read it as zero-copy tensors; new keys and values are written into it here, in place.
+ */
+import type { ModelConfig } from '../io/config.ts';
+import { cacheName } from '../programs/generate.ts';
+import { type Tensor, floatTensor } from './session.ts';
+
+/** One row's cached prefix: per cache name, [K, length, E] floats (keys and values of positions 0 … length−1). */
+export type RowKv = Record<string, Float32Array>;
+
+export class BatchCache {
+  readonly names: string[];
+  readonly data: Record<string, Float32Array>;
+  private readonly K: number;
+  private readonly E: number;
+
+  constructor(cfg: ModelConfig, readonly batch: number, readonly slots: number) {
+    [this.K, this.E] = [cfg.numKvHeads, cfg.headDim];
+    this.names = [...Array(cfg.numLayers).keys()].flatMap((i) => [cacheName('k', i), cacheName('v', i)]);
+    const size = batch * this.K * slots * this.E;
+    this.data = Object.fromEntries(this.names.map((n) => [n, new Float32Array(size)]));
+  }
+
+  /** Floats one token takes in one cache tensor (all key/value heads of a layer's keys or values). */
+  get floatsPerSlot(): number {
+    return this.K * this.E;
+  }
+
+  /** Zero-copy tensors of rows [from, from + rows), as program inputs. */
+  tensors(from = 0, rows = this.batch): Record<string, Tensor> {
+    const block = this.K * this.slots * this.E;
+    return Object.fromEntries(this.names.map((n) => [n, floatTensor(this.data[n].subarray(from * block, (from + rows) * block),
+      [rows, this.K, this.slots, this.E])]));
+  }
+
+  /**
+   * Writes `counts[b]` consecutive tokens' keys and values of `fresh` (per cache name, [rows, K, N, E] for
+   * rows `from`…) into slots starts[b] … of their rows.
+   */
+  write(fresh: Record<string, Float32Array>, N: number, from: number, starts: readonly number[], counts: readonly number[]): void {
+    const { K, E, slots: S } = this;
+    for (const name of this.names) {
+      const src = fresh[name];
+      const dst = this.data[name];
+      for (let r = 0; r * K * N * E < src.length; r++) {
+        const b = from + r;
+        for (let h = 0; h < K; h++) {
+          const at = ((r * K + h) * N) * E;
+          dst.set(src.subarray(at, at + counts[b] * E), ((b * K + h) * S + starts[b]) * E);
+        }
+      }
+    }
+  }
+
+  /** Copies `length` leading slots of a row's cached prefix into row b. */
+  load(b: number, kv: RowKv, length: number): void {
+    const { K, E, slots: S } = this;
+    for (const name of this.names) {
+      const src = kv[name];
+      const stored = src.length / (K * E);
+      for (let h = 0; h < K; h++) this.data[name].set(src.subarray(h * stored * E, (h * stored + length) * E), (b * K + h) * S * E);
+    }
+  }
+
+  /** Row b's slots 0 … length−1 as a prefix of its own. */
+  save(b: number, length: number): RowKv {
+    const { K, E, slots: S } = this;
+    return Object.fromEntries(this.names.map((name) => {
+      const out = new Float32Array(K * length * E);
+      for (let h = 0; h < K; h++) {
+        const at = (b * K + h) * S * E;
+        out.set(this.data[name].subarray(at, at + length * E), h * length * E);
+      }
+      return [name, out];
+    }));
+  }
+}
