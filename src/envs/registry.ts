@@ -31,8 +31,12 @@ export const ENV_PRESETS: Record<string, { type: EnvType } & Record<string, unkn
   'bandit-engineer': { type: 'bandit', lowArm: 'Engineer', highArm: 'Teacher' },
   /** Roles swapped: the name that sounds risky-and-rich is the safe arm. */
   'bandit-reversed': { type: 'bandit', lowArm: 'Dragon', highArm: 'Phoenix' },
+  /** Simple Sokoban, levels as RAGEN generates them (the default generator). */
   sokoban: { type: 'sokoban' },
+  /** gym-sokoban's levels: no player walk after reverse play, so markedly easier (src/envs/README.md). */
+  'sokoban-gym': { type: 'sokoban', generator: 'gym-sokoban' },
   'sokoban-large': { type: 'sokoban', width: 8, height: 8, boxes: 2 },
+  'sokoban-large-gym': { type: 'sokoban', width: 8, height: 8, boxes: 2, generator: 'gym-sokoban' },
   'sokoban-revocab': { type: 'sokoban', vocabulary: 'alternative' },
   frozenlake: { type: 'frozenlake' },
   countdown: { type: 'countdown' },

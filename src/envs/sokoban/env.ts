@@ -2,7 +2,7 @@ import { StarpoError } from '../../errors.ts';
 import { episodeOver, vocabularyMatcher } from '../common.ts';
 import { Prng } from '../prng.ts';
 import type { Env, EnvConfigBase, EnvSnapshot, StepResult, TaskDescription } from '../types.ts';
-import { generateLevel } from './generate.ts';
+import { generateLevel, type SokobanGenerator } from './generate.ts';
 import {
   TARGET, VOCABULARIES, WALL, legendOf, renderRows, type SokobanLevel, type SokobanSymbols,
   type SokobanVocabulary,
@@ -17,6 +17,8 @@ export interface SokobanConfig extends EnvConfigBase {
   boxes: number;
   /** Depth limit of the generator's reverse-play search. */
   searchDepth: number;
+  /** Level generation: RAGEN's (reverse play by pulls, then a 1–3 step player walk) or gym-sokoban's (generate.ts). */
+  generator: SokobanGenerator;
   /** Internal step cap: the episode ends (unsuccessfully) after this many steps. */
   maxSteps: number;
   /** Symbols of the rendering; the legend follows the vocabulary. */
@@ -33,6 +35,12 @@ const INSTRUCTION =
   'You are solving the Sokoban puzzle. You are the player and you need to push all boxes to targets. ' +
   'When you are right next to a box, you can push it by moving in the same direction. ' +
   'You cannot push a box through a wall, and you cannot pull a box.';
+
+/** The level of `seed` under a config's size and generator. */
+export function sokobanLevel(c: SokobanConfig, seed: number): SokobanLevel {
+  const { width, height, boxes, searchDepth, generator } = c;
+  return generateLevel(new Prng(seed), { width, height, boxes, searchDepth, generator });
+}
 
 export class SokobanEnv implements Env {
   readonly type = 'sokoban';
@@ -64,8 +72,7 @@ export class SokobanEnv implements Env {
   }
 
   reset(seed: number): string {
-    const { width, height, boxes, searchDepth } = this.config;
-    return this.load(generateLevel(new Prng(seed), { width, height, boxes, searchDepth }));
+    return this.load(sokobanLevel(this.config, seed));
   }
 
   /** Starts an episode on a given level (hand-written levels in tests, solver checks). */
