@@ -35,7 +35,8 @@ export const ENV_PRESETS: Record<string, { type: EnvType } & Record<string, unkn
   sokoban: { type: 'sokoban' },
   /** gym-sokoban's levels: no player walk after reverse play, so markedly easier (src/envs/README.md). */
   'sokoban-gym': { type: 'sokoban', generator: 'gym-sokoban' },
-  'sokoban-large': { type: 'sokoban', width: 8, height: 8, boxes: 2 },
+  /** RAGEN's LargerSokoban: 8×8, 2 boxes, its reverse-play depth limit of 10 (config/envs.yaml there). */
+  'sokoban-large': { type: 'sokoban', width: 8, height: 8, boxes: 2, searchDepth: 10 },
   'sokoban-large-gym': { type: 'sokoban', width: 8, height: 8, boxes: 2, generator: 'gym-sokoban' },
   'sokoban-revocab': { type: 'sokoban', vocabulary: 'alternative' },
   frozenlake: { type: 'frozenlake' },
