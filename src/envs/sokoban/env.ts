@@ -1,5 +1,6 @@
 import { StarpoError } from '../../errors.ts';
 import { episodeOver, vocabularyMatcher } from '../common.ts';
+import { coordinateHint, coordinateText, formatObservation, type ObservationFormat } from '../coordinates.ts';
 import { Prng } from '../prng.ts';
 import type { Env, EnvConfigBase, EnvSnapshot, StepResult, TaskDescription } from '../types.ts';
 import { generateLevel, type SokobanGenerator } from './generate.ts';
@@ -23,6 +24,8 @@ export interface SokobanConfig extends EnvConfigBase {
   maxSteps: number;
   /** Symbols of the rendering; the legend follows the vocabulary. */
   vocabulary: SokobanVocabulary;
+  /** What the agent sees: the grid, RAGEN-2's coordinate list, or both (CoordSokoban: grid-coord). */
+  observation: ObservationFormat;
 }
 
 // gym-sokoban's reward scheme (SPEC §2).
@@ -68,7 +71,9 @@ export class SokobanEnv implements Env {
   }
 
   describe(): TaskDescription {
-    return { env: this.type, instruction: INSTRUCTION, legend: legendOf(this.symbols), actions: MOVES, actionHint: 'Up' };
+    const { observation, height, width } = this.config;
+    const instruction = INSTRUCTION + coordinateHint(observation, height, width, 'the walls, targets, boxes and the player');
+    return { env: this.type, instruction, legend: legendOf(this.symbols), actions: MOVES, actionHint: 'Up' };
   }
 
   reset(seed: number): string {
@@ -132,7 +137,21 @@ export class SokobanEnv implements Env {
   }
 
   render(): string {
-    return renderRows(this.current(), this.boxAt, this.player, this.symbols).join('\n');
+    const level = this.current();
+    const grid = () => renderRows(level, this.boxAt, this.player, this.symbols).join('\n');
+    return formatObservation(this.config.observation, grid, () => this.coordinates(level));
+  }
+
+  /** RAGEN-2's entity lists: every target (covered or not), boxes off and on targets, the player. */
+  private coordinates(level: SokobanLevel): string {
+    const cells = Array.from(level.cells.keys());
+    const box = (onTarget: boolean) => cells.filter((i) => this.boxAt[i] && (level.cells[i] === TARGET) === onTarget);
+    const onTarget = level.cells[this.player] === TARGET;
+    return coordinateText(level.height, level.width, [
+      ['Walls', cells.filter((i) => level.cells[i] === WALL)], ['Targets', cells.filter((i) => level.cells[i] === TARGET)],
+      ['Boxes', box(false)], ['Boxes on target', box(true)],
+      ['Player', onTarget ? [] : [this.player]], ['Player on target', onTarget ? [this.player] : []],
+    ]);
   }
 
   anchor(): string {

@@ -1,4 +1,5 @@
 import { actionHorizon, checkBudget, checkInteger } from '../common.ts';
+import { checkObservationFormat } from '../coordinates.ts';
 import { ConfigError } from '../../errors.ts';
 import type { EnvDefinition } from '../types.ts';
 import { SokobanEnv, sokobanLevel, type SokobanConfig } from './env.ts';
@@ -14,7 +15,7 @@ export { SokobanEnv, sokobanLevel, type SokobanConfig } from './env.ts';
  */
 export const SOKOBAN: EnvDefinition<SokobanConfig> = {
   defaults: {
-    type: 'sokoban', width: 6, height: 6, boxes: 1, searchDepth: 300, generator: 'ragen', maxSteps: 100, vocabulary: 'standard',
+    type: 'sokoban', width: 6, height: 6, boxes: 1, searchDepth: 300, generator: 'ragen', maxSteps: 100, vocabulary: 'standard', observation: 'grid',
     maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerTrajectory: 10,
   },
   validate(c) {
@@ -27,6 +28,7 @@ export const SOKOBAN: EnvDefinition<SokobanConfig> = {
     checkInteger('env.searchDepth', c.searchDepth, 2, 100000);
     checkInteger('env.maxSteps', c.maxSteps, 1, 100000);
     if (!(c.vocabulary in VOCABULARIES)) throw new ConfigError('env.vocabulary', `unknown vocabulary "${c.vocabulary}"`);
+    checkObservationFormat('env.observation', c.observation);
     if (!SOKOBAN_GENERATORS.includes(c.generator)) {
       throw new ConfigError('env.generator', `must be one of ${SOKOBAN_GENERATORS.join(', ')}, got ${String(c.generator)}`);
     }

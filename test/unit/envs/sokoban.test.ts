@@ -158,3 +158,19 @@ test('the oracle reports the shortest solution and whether it fits the budget', 
   const tight = SOKOBAN.oracle!({ ...CONFIG, maxActionsPerTrajectory: 4 }, 0);
   assert.equal(tight.success, 0);
 });
+
+test("grid-coord renders RAGEN-2's coordinate list (every target, boxes off and on them) above the grid", () => {
+  const env = envOn(['######', '#P_XO#', '#X_√O#', '######'], { ...CONFIG, width: 6, height: 4, observation: 'grid-coord' });
+  assert.equal(env.render(), 'Coordinates: \nBoard size: 4 rows x 6 cols (zero-indexed).\n' +
+    'Walls: (0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (1, 5), (2, 0), (2, 5), ' +
+    '(3, 0), (3, 1), (3, 2), (3, 3), (3, 4), (3, 5)\nTargets: (1, 4), (2, 3), (2, 4)\nBoxes: (1, 3), (2, 1)\n' +
+    'Boxes on target: (2, 3)\nPlayer: (1, 1)\nGrid Map: \n######\n#P_XO#\n#X_√O#\n######');
+  const coord = envOn(['#####', '#OP_#', '#X_√#', '#_OX#', '#####'], { ...CONFIG, observation: 'coord' });
+  coord.step('Left');
+  assert.match(coord.render(), /\nPlayer on target: \(1, 1\)$/);
+  assert.match(coord.describe().instruction, /coordinates of the walls, targets, boxes and the player, .* \(5, 5\)\.$/);
+});
+
+test('an unknown observation format is rejected naming env.observation', () => {
+  assert.throws(() => SOKOBAN.validate({ ...CONFIG, observation: 'ascii' as SokobanConfig['observation'] }), /env\.observation/);
+});
