@@ -115,7 +115,7 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
   const keep = informative && new Set(informative);
   return FILTERS[c.filter]({
     trajectories: keep ? batch.trajectories.filter((t) => keep.has(t.groupId)) : batch.trajectories,
-    params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh] },
+    params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh], topP: c.filterTopP, topPEps: c.filterTopPEps },
   });
 }
 
