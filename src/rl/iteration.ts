@@ -142,7 +142,10 @@ export async function sampleGroups(c: RlConfig, iteration: number, actor: Genera
 export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32Array, values?: Float32Array): AdvantageOutput {
   return computeAdvantages({
     batch, tokenRewards, values, estimator: c.advantage, whiten: c.whitenAdvantages,
-    params: { gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega },
+    params: {
+      gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega,
+      gigpoForm: c.gigpoForm,
+    },
   });
 }
 
