@@ -1,24 +1,29 @@
 /**
  * score (task queue "update"): old log-probs and entropy (actor), values (critic) and reference
- * log-probs of every token of the iteration's batch, under the policy the rollout used.
+ * log-probs of every token of the iteration's batch, under the policy the rollout used; when due, also
+ * RAGEN-2's collapse probe with the same actor, kept as a small artifact the advantage and checkpoint
+ * stages read (collapseProbeKey).
  */
 import { activity } from '../src/durable/boundary.ts';
-import { keyOf, loadBatch, packScored, policyId } from '../src/durable/batch-io.ts';
+import { collapseProbeKey, json, keyOf, loadBatch, packScored, policyId } from '../src/durable/batch-io.ts';
 import { asPolicy } from '../src/durable/model-host.ts';
 import type { ArtifactResult, BatchInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { scoreStage } from '../src/rl/iteration.ts';
+import { collapseStage, scoreStage } from '../src/rl/iteration.ts';
 
 export function scoreActivity(r: WorkerResources) {
   return activity('score', async (input: BatchInput): Promise<ArtifactResult> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
-    const { all } = await loadBatch(artifacts, input.rollout);
-    const scored = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), (m) => scoreStage(c, all.tokens, {
-      actor: asPolicy(m.actor), critic: m.critic && asPolicy(m.critic), ref: m.ref && asPolicy(m.ref),
-    }));
+    const { trajectories, all } = await loadBatch(artifacts, input.rollout);
+    const [scored, probe] = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), async (m) => {
+      const actor = asPolicy(m.actor);
+      const out = await scoreStage(c, all.tokens, { actor, critic: m.critic && asPolicy(m.critic), ref: m.ref && asPolicy(m.ref) });
+      return [out, await collapseStage(c, input.iteration, trajectories, actor)] as const;
+    });
     const key = keyOf(input, 'score', 'scored.bin');
     await artifacts.put(key, packScored(scored));
+    if (probe) await artifacts.put(collapseProbeKey(input), json(probe));
     return { key };
   });
 }

@@ -42,8 +42,10 @@ export function renderNotes(outcome: ReplayOutcome): string[] {
   const agreement = failed.length === 0
     ? 'every recomputed metric equals the recorded one'
     : `${failed.length} iterations disagree: ${failed.join(', ')}`;
+  const specs = [...new Set(outcome.iterations.map((c) => c.envSpecId).filter((id) => id !== ''))];
   const lines = [
     `${outcome.iterations.length} iterations, ${outcome.trajectories} trajectories replayed; ${agreement}`,
+    ...(specs.length > 0 ? [`environment spec: ${specs.join(', ')}`] : []),
     `events left out by replay: ${dropped.duplicate} duplicates, ${dropped.superseded} of superseded lineages`,
   ];
   for (const [reason, names] of Object.entries(notRecomputableByReason(outcome))) {

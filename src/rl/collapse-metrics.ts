@@ -15,22 +15,9 @@
  * RAGEN-2's EMA-normalised z-scores carry state across steps and are not reported. Pure: the probe holds
  * the matrices, so replay recomputes every metric from the event log.
  */
+import type { CollapseProbe } from '../events/types.ts';
 
-export interface CollapseProbe {
-  /** Sampled pairs (rows) and distinct prompts (columns), N ≥ 2. */
-  rows: number;
-  columns: number;
-  /** [rows · columns] row-major: per-token mean and per-sequence sum of log p(z_row | x_column). */
-  meanLogProb: number[];
-  sumLogProb: number[];
-  /** The column of each row's own prompt. */
-  columnOfRow: number[];
-  /** Per column: an id shared by columns whose prompts are the same tokens (first-appearance order). */
-  columnSignature: number[];
-  /** Trajectories of the batch, and those with a non-empty first response (before sampling). */
-  firstTurnTotal: number;
-  firstTurnValid: number;
-}
+export type { CollapseProbe } from '../events/types.ts';
 
 const STD_EPS = 1e-3;
 const K_VALUES = [2, 4, 8] as const;

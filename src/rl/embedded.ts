@@ -3,23 +3,33 @@
  * container files and checkpoints to local files under `<root>/<run-id>/`. Per iteration the events
  * are appended before the checkpoint, so a crash loses at most the current iteration; a resumed run
  * redoes it deterministically (same seeds, same weights) and replay drops the duplicate events by key.
+ * When the Echo-Trap detector fires and onCollapse is stop or fork (collapse-action.ts), that iteration is
+ * checkpointed with the decision in its trainer state; then the run ends, or rewinds to a checkpoint
+ * before the first warning sign and goes on as a new lineage (a FORKED RunEvent says why and what changed).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from './config.ts';
-import { EchoTrapDetector } from './echo-trap.ts';
+import { EchoTrapDetector, type EchoTrapWarning } from './echo-trap.ts';
+import { collapseAction, forkLineageId, forkPointBefore, lineageConfig, type CollapseAction } from './collapse-action.ts';
+import { runEnvConfig } from './run-env.ts';
+import { envSpecId } from '../envs/index.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { checkEmbeddedProvider, closeModels, createModels, loadPretrained } from './models.ts';
-import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
+import { loadRunCheckpoint, saveRunCheckpoint, trainerState, type Models, type TrainerState } from './run-checkpoint.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import { type RunModel, type RunText, resolveRunModel } from './run-model.ts';
 import { sftWarmup } from './sft.ts';
 import { ConfigError } from '../errors.ts';
-import { createLocalEventLog, createLocalEventReader, type EventLog } from '../events/index.ts';
-import { applyRetention, createLocalCheckpointStore, type CheckpointStore } from '../storage/index.ts';
-import { continuePlan, forkPlan, readLineageStarts, ROOT_LINEAGE, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
+import {
+  createLocalEventLog, createLocalEventReader, type EventLog, type LineageStart, type RunEvent,
+} from '../events/index.ts';
+import { applyRetention, createLocalCheckpointStore, type CheckpointId, type CheckpointStore } from '../storage/index.ts';
+import {
+  continuePlan, forkPlan, readLineageStarts, ROOT_LINEAGE, survivingCheckpoints, survivingPlan, withoutForkPoints, type ResumePlan,
+} from '../replay/lineage.ts';
 import { log } from '../log.ts';
 import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
 import { readRunConfig } from '../replay/location.ts';
@@ -30,6 +40,8 @@ export interface IterationReport {
   metrics: Record<string, number>;
   timingsMs: Record<string, number>;
   warning: string | null;
+  /** The lineage that wrote the iteration (a fork starts a new one). */
+  lineageId: string;
 }
 
 export interface EmbeddedOptions {
@@ -52,11 +64,12 @@ export interface EmbeddedOptions {
 }
 
 /** Continue the surviving lineage, or fork a new one, from what the run's log and checkpoints hold. */
-async function planResume(o: EmbeddedOptions, store: CheckpointStore): Promise<ResumePlan> {
+async function planResume(o: EmbeddedOptions, store: CheckpointStore): Promise<{ plan: ResumePlan; starts: LineageStart[] }> {
   const reader = createLocalEventReader({ root: o.root });
   const starts = await readLineageStarts(reader, o.runId).finally(() => reader.close());
   const checkpoints = await store.list(o.runId);
-  return o.fork ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration) : continuePlan(o.runId, starts, checkpoints);
+  const plan = o.fork ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration) : continuePlan(o.runId, starts, checkpoints);
+  return { plan, starts };
 }
 
 async function loadOrWriteConfig(o: EmbeddedOptions): Promise<{ c: RlConfig; run: RunModel }> {
@@ -76,62 +89,140 @@ async function loadOrWriteConfig(o: EmbeddedOptions): Promise<{ c: RlConfig; run
   return { c: o.config, run };
 }
 
+/** The lineage the loop is writing: its ids, forks behind it, detector, and the store view retention sees. */
+interface Lineage {
+  ids: { runId: string; lineageId: string };
+  forks: number;
+  echo: EchoTrapDetector;
+  retained: CheckpointStore;
+  /** Lineage starts known so far: the log's, then those this process wrote. */
+  starts: LineageStart[];
+}
+
+/** What every step of the loop needs from the run. */
+interface RunContext {
+  o: EmbeddedOptions;
+  c: RlConfig;
+  store: CheckpointStore;
+  events: EventLog;
+  saved: Models;
+  files: RunFiles;
+}
+
+function runEvent(ctx: RunContext, start: LineageStart, action: RunEvent['action'], reason: string | null): RunEvent {
+  return {
+    kind: 'run', runId: ctx.o.runId, lineageId: start.lineageId, action, parentLineageId: start.parentLineageId,
+    fromIteration: start.fromIteration, reason, forks: start.forks ?? 0, configJson: canonicalConfigJSON(ctx.c), at: new Date(),
+  };
+}
+
+async function lineageFrom(ctx: RunContext, start: LineageStart, forkPoints: CheckpointId[], starts: LineageStart[],
+  echo: EchoTrapDetector): Promise<Lineage> {
+  const ids = { runId: ctx.o.runId, lineageId: start.lineageId };
+  return { ids, forks: start.forks ?? 0, echo, retained: withoutForkPoints(ctx.store, forkPoints), starts: [...starts, start] };
+}
+
+const detectorOf = (state: TrainerState) =>
+  EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
+
+/** Resume or fork from the run's own checkpoints; a stop or fork the checkpoint still owes comes back as `pending`. */
+async function resumeLineage(ctx: RunContext) {
+  const { plan, starts } = await planResume(ctx.o, ctx.store);
+  const state = await loadRunCheckpoint(ctx.store, plan.from, ctx.saved, ctx.files.assets);
+  log.info({ runId: ctx.o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
+  const start = { lineageId: plan.lineageId, parentLineageId: plan.parentLineageId, fromIteration: state.iteration, forks: plan.forks };
+  await ctx.events.append([runEvent(ctx, start, 'RESUMED', null)]);
+  const lineage = await lineageFrom(ctx, start, plan.forkPoints, starts, detectorOf(state));
+  return { lineage, next: state.iteration + 1, pending: ctx.o.fork ? null : state.collapse ?? null };
+}
+
+/**
+ * Takes a pending stop or fork (collapse-action.ts): null when the run stops here, else the new lineage
+ * and the iteration it continues with.
+ */
+async function takeAction(ctx: RunContext, lineage: Lineage, action: CollapseAction): Promise<{ lineage: Lineage; next: number } | null> {
+  const { runId } = ctx.o;
+  if (action.kind === 'stop') {
+    log.warn({ runId, iteration: action.iteration }, `run stopped: ${action.reason}`);
+    return null;
+  }
+  const checkpoints = await ctx.store.list(runId);
+  const point = forkPointBefore(survivingCheckpoints(survivingPlan(lineage.starts), checkpoints), action.before);
+  if (!point) {
+    log.warn({ runId, before: action.before }, 'run stopped: no checkpoint before the first warning sign survives retention');
+    return null;
+  }
+  const plan = { ...forkPlan(runId, lineage.starts, checkpoints, point.iteration), lineageId: forkLineageId(action.forks, point.iteration) };
+  const state = await loadRunCheckpoint(ctx.store, plan.from, ctx.saved, ctx.files.assets);
+  const start = { lineageId: plan.lineageId, parentLineageId: plan.parentLineageId, fromIteration: point.iteration, forks: action.forks };
+  await ctx.events.append([runEvent(ctx, start, 'FORKED', action.reason)]);
+  log.warn({ runId, lineageId: plan.lineageId, from: plan.from, forks: action.forks }, `forked: ${action.reason}`);
+  return { lineage: await lineageFrom(ctx, start, plan.forkPoints, lineage.starts, detectorOf(state)), next: point.iteration + 1 };
+}
+
 export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlConfig; lastIteration: number; lineageId: string }> {
   const { c, run } = await loadOrWriteConfig(o);
   const { tokenizer, modelConfig, assets } = run;
   const models = createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
   const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
-  const store = createLocalCheckpointStore({ root: o.root });
-  const events = createLocalEventLog({ root: o.root });
+  const ctx: RunContext = {
+    o, c, saved, store: createLocalCheckpointStore({ root: o.root }), events: createLocalEventLog({ root: o.root }),
+    files: { modelConfig, assets },
+  };
   const sandbox = openSandbox(c);
   const tools = toolTurns(c, tokenizer, sandbox);
-  let ids = { runId: o.runId, lineageId: ROOT_LINEAGE };
-  let plan: ResumePlan | null = null;
-  let echo = new EchoTrapDetector();
-  let start = 1;
   try {
-    if (o.resume || o.fork) {
-      plan = await planResume(o, store);
-      ids = { runId: o.runId, lineageId: plan.lineageId };
-      const state = await loadRunCheckpoint(store, plan.from, saved, assets);
-      echo = EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
-      start = state.iteration + 1;
-      log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
-    } else {
-      const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor, assets) : await sftWarmup(c, models.actor, run, sandbox);
-      // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
-      // after 150 Sokoban steps (measured), memory RL needs.
-      await models.actor.releasePrograms();
-      if (c.sftSteps > 0 || o.initFrom) {
-        // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
-        models.actor.setMoments(null, 0);
-        models.ref?.setParams(models.actor.getParams());
-        log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
-      }
-      await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, assets }, echo);
-    }
-    await events.append([{ kind: 'run', ...ids, action: plan ? 'RESUMED' : 'STARTED', parentLineageId: plan?.parentLineageId ?? null,
-      fromIteration: start - 1, configJson: canonicalConfigJSON(c), at: new Date() }]);
-    const retained = withoutForkPoints(store, plan?.forkPoints ?? []);
+    let { lineage, next, pending } = o.resume || o.fork
+      ? await resumeLineage(ctx) : { ...await freshLineage(ctx, models, run, sandbox), pending: null };
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
-    for (let i = start; i <= last && !o.signal?.aborted; i++) {
-      await oneIteration(i, c, { ...models, tools }, run, events, echo, ids, o);
-      if (i % c.checkpointEvery === 0 || i === last) {
-        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, assets }, echo);
-        await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+    let done = next - 1;
+    for (;;) {
+      const taken = pending && await takeAction(ctx, lineage, pending);
+      if (pending && !taken) break;
+      if (taken) ({ lineage, next } = taken);
+      if (next > last || o.signal?.aborted) break;
+      const warning = await oneIteration(next, lineageConfig(c, lineage.forks), { ...models, tools }, run, ctx.events, lineage, o);
+      pending = collapseAction(c, lineage.forks, warning);
+      if (next % c.checkpointEvery === 0 || next === last || pending) {
+        const state = trainerState(next, lineage.echo.toJSON(), lineage.forks, pending);
+        await checkpoint(ctx, { ...lineage.ids, iteration: next }, state);
+        await applyRetention(lineage.retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
       }
+      done = next++;
     }
-    return { config: c, lastIteration: last, lineageId: ids.lineageId };
+    return { config: c, lastIteration: done, lineageId: lineage.ids.lineageId };
   } finally {
-    await events.close();
+    await ctx.events.close();
     await sandbox?.close();
     await closeModels(models);
   }
 }
 
+/** A new run: warm-start (or --init-from), checkpoint 0, the STARTED event. */
+async function freshLineage(ctx: RunContext, models: ReturnType<typeof createModels>, run: RunModel,
+  sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number }> {
+  const { o, c } = ctx;
+  const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor, run.assets) : await sftWarmup(c, models.actor, run, sandbox);
+  // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
+  // after 150 Sokoban steps (measured), memory RL needs.
+  await models.actor.releasePrograms();
+  if (c.sftSteps > 0 || o.initFrom) {
+    // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
+    models.actor.setMoments(null, 0);
+    models.ref?.setParams(models.actor.getParams());
+    log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
+  }
+  const echo = new EchoTrapDetector();
+  const start = { lineageId: ROOT_LINEAGE, parentLineageId: null, fromIteration: 0, forks: 0 };
+  await checkpoint(ctx, { runId: o.runId, lineageId: ROOT_LINEAGE, iteration: 0 }, trainerState(0, echo.toJSON(), 0, null));
+  await ctx.events.append([runEvent(ctx, start, 'STARTED', null)]);
+  return { lineage: await lineageFrom(ctx, start, [], [], echo), next: 1 };
+}
+
 async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
-  events: EventLog, echo: EchoTrapDetector, ids: { runId: string; lineageId: string }, o: EmbeddedOptions): Promise<void> {
+  events: EventLog, lineage: Lineage, o: EmbeddedOptions): Promise<EchoTrapWarning | null> {
+  const { ids, echo } = lineage;
   const startedAt = new Date();
   const result = await runIteration(c, i, models, text, models.tools);
   const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
@@ -142,19 +233,22 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
     gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
   });
   const policyVersion = i - 1;
+  const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: result.collapse };
   await events.append([
     ...trajectoryEvents(ids, i, policyVersion, result.trajectories, 'train', startedAt),
     ...(val ? trajectoryEvents(ids, i, policyVersion, val.trajectories, 'val', startedAt) : []),
-    iterationEvent(ids, i, metrics, result.timingsMs, startedAt),
+    iterationEvent(ids, i, metrics, result.timingsMs, startedAt, extras),
     ...(warning ? [warningEvent(ids, warning)] : []),
   ]);
   log.info({
-    runId: ids.runId, iteration: i, success: metrics.success_rate, valSuccess: metrics['val/success_rate'],
-    inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'], gradNorm: metrics['actor/grad_norm'],
-    ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
+    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: extras.envSpecId, success: metrics.success_rate,
+    valSuccess: metrics['val/success_rate'], inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'],
+    gradNorm: metrics['actor/grad_norm'], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
   }, 'iteration');
   if (warning) log.warn({ iteration: i, evidence: warning.evidence }, `echo trap: ${warning.message}`);
-  o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null });
+  o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null,
+    lineageId: ids.lineageId });
+  return warning;
 }
 
 /** The model settings two runs must share for one's weights to start the other. */
@@ -182,9 +276,8 @@ async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor'], a
 /** The run's fixed pieces a checkpoint writes beside the weights. */
 type RunFiles = Pick<RunModel, 'modelConfig' | 'assets'>;
 
-async function checkpoint(store: CheckpointStore, events: EventLog, id: { runId: string; lineageId: string; iteration: number },
-  models: Models, files: RunFiles, echo: EchoTrapDetector): Promise<void> {
-  const saved = await saveRunCheckpoint(store, id, models, files.modelConfig, files.assets,
-    { iteration: id.iteration, echoTrap: echo.toJSON() });
-  await events.append([checkpointEvent(saved)]);
+async function checkpoint(ctx: RunContext, id: { runId: string; lineageId: string; iteration: number },
+  state: TrainerState): Promise<void> {
+  const saved = await saveRunCheckpoint(ctx.store, id, ctx.saved, ctx.files.modelConfig, ctx.files.assets, state);
+  await ctx.events.append([checkpointEvent(saved)]);
 }

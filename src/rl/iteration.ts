@@ -21,6 +21,8 @@ import type { ChatFormat, TemplateName } from '../agent/index.ts';
 import type { RunText } from './run-model.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.ts';
+import { collapseMetrics, type CollapseProbe } from './collapse-metrics.ts';
+import { collapseDue, collapseProbe, type Scorer } from './collapse-probe.ts';
 
 export interface IterationModels {
   actor: Policy;
@@ -33,6 +35,8 @@ export interface IterationResult {
   trajectories: Trajectory[];
   metrics: Record<string, number>;
   timingsMs: Record<string, number>;
+  /** RAGEN-2's collapse probe (recorded in the IterationEvent); null when not due. */
+  collapse: CollapseProbe | null;
 }
 
 /**
@@ -107,6 +111,12 @@ export async function scoreStage(c: RlConfig, tokens: TrainBatch, models: Iterat
   return { logprobs: actor.logprobs!, entropy: actor.entropy!, values, refLogprobs };
 }
 
+/** Stage: RAGEN-2's collapse probe of the rollouts, scored by the actor that played them; null when not due. */
+export function collapseStage(c: RlConfig, iteration: number, trajectories: readonly Trajectory[],
+  actor: Scorer): Promise<CollapseProbe | null> {
+  return collapseProbe(c, iteration, trajectories, actor, samplingSeed(c, iteration));
+}
+
 /**
  * Stage: which groups to train on (pure). With DAPO dynamic sampling, `informative` (the planner's
  * kept groups) is applied first and the configured filter then chooses among those.
@@ -163,6 +173,8 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   const { trajectories } = sampled;
   const all = assemble(trajectories);
   const scored = await clock.time('score', () => scoreStage(c, all.tokens, models));
+  const collapse = collapseDue(c, iteration)
+    ? await clock.time('collapse', () => collapseStage(c, iteration, trajectories, models.actor)) : null;
   const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
   const filtered = await clock.time('filter', () => filterStage(c, all.batch, sampled.informative));
   const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
@@ -178,10 +190,10 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   }, models, c, samplingSeed(c, iteration)));
   const metrics = {
     ...iterationMetrics({ c, trajectories, all: all.batch, kept: batch, keptGroupIds: filtered.keptGroupIds, entropy: scored.entropy,
-      values, adv, stageMetrics: [sampled.metrics, filtered.metrics] }),
+      values, adv, stageMetrics: [sampled.metrics, filtered.metrics], collapse }),
     ...train,
   };
-  return { trajectories, metrics, timingsMs: clock.ms };
+  return { trajectories, metrics, timingsMs: clock.ms, collapse };
 }
 
 /**
@@ -191,12 +203,13 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
 export function iterationMetrics(m: {
   c: RlConfig; trajectories: readonly Trajectory[]; all: Batch; kept: Batch; keptGroupIds: readonly string[];
   entropy: Float32Array; values?: Float32Array; adv: AdvantageOutput; stageMetrics: Record<string, number>[];
+  collapse?: CollapseProbe | null;
 }): Record<string, number> {
   return {
     ...batchMetrics({ batch: m.all, keptGroupIds: m.keptGroupIds, passK: [1, Math.min(4, m.c.groupSize)], entropy: m.entropy }),
     ...(m.values && m.adv.returns ? { 'values/explained_variance': explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
     ...toolMetricsOf(m.c, m.trajectories.map(toolOutcomeOf)),
-    ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics,
+    ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics, ...(m.collapse ? collapseMetrics(m.collapse) : {}),
     'batch/trained_trajectories': m.kept.B,
     'batch/truncated': m.trajectories.filter((t) => t.truncated).length,
   };
