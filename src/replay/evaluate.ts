@@ -4,7 +4,7 @@
  * samples per seed, the chosen temperature) on any environment preset, and set the oracle's ceiling on
  * the same seeds and budget beside it.
  */
-import { oracleSuccess, resolveEnvConfig } from '../envs/index.ts';
+import { envSpecId, oracleSuccess, resolveEnvConfig } from '../envs/index.ts';
 import { Policy } from '../policy/engine/policy.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { runValidation, validationSeeds } from '../rl/iteration.ts';
@@ -39,6 +39,8 @@ export interface EvalResult {
   runId: string;
   checkpoint: CheckpointId;
   env: string;
+  /** The environment-spec id of the evaluated environment (budget included): compare only equal ids. */
+  envSpecId: string;
   seeds: number;
   samples: number;
   temperature: number;
@@ -85,10 +87,11 @@ async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
   try {
     await load(actor, run);
     const { metrics } = await runValidation(c, actor, run, samples, toolTurns(c, run.tokenizer, sandbox));
-    const oracle = oracleSuccess(episodeSetup(c).env, validationSeeds(c));
+    const { env } = episodeSetup(c);
+    const oracle = oracleSuccess(env, validationSeeds(c));
     const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
     return {
-      runId: checkpoint.runId, checkpoint, env: c.env, seeds: c.valSeeds, samples, temperature: c.valTemperature,
+      runId: checkpoint.runId, checkpoint, env: c.env, envSpecId: envSpecId(env), seeds: c.valSeeds, samples, temperature: c.valTemperature,
       successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate,
     };
   } finally {

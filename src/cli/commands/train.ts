@@ -6,6 +6,8 @@ import { canonicalConfigJSON, resolveConfig } from '../../rl/config.ts';
 import { PRESET_NAMES, type PresetName } from '../../rl/presets.ts';
 import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
 import { resolveRunModel } from '../../rl/run-model.ts';
+import { runEnvConfig } from '../../rl/run-env.ts';
+import { envSpecId } from '../../envs/index.ts';
 import { ConfigError } from '../../errors.ts';
 
 interface TrainFlags {
@@ -79,6 +81,7 @@ async function train(flags: TrainFlags): Promise<void> {
   if (config) {
     await resolveRunModel(config); // a bad model directory is reported before the config is shown as saved
     console.log(`resolved config (saved as ${root}/${runId}/config.json):\n${canonicalConfigJSON(config)}`);
+    console.log(`environment ${config.env}: spec id ${envSpecId(runEnvConfig(config))} (success figures compare only under equal ids)`);
   }
   const bar = progressBar();
   const controller = new AbortController();
@@ -86,7 +89,8 @@ async function train(flags: TrainFlags): Promise<void> {
   process.once('SIGINT', () => { controller.abort(); process.once('SIGINT', () => process.exit(130)); });
   const out = await trainEmbedded({ root, runId, config, resume, initFrom: flags.initFrom, onIteration: bar.update, signal: controller.signal })
     .finally(bar.stop);
-  console.log(`run ${runId}: finished iteration ${out.lastIteration}; events and checkpoints in ${root}/${runId}/`);
+  console.log(`run ${runId}: finished iteration ${out.lastIteration} (lineage ${out.lineageId}, environment spec ` +
+    `${envSpecId(runEnvConfig(out.config))}); events and checkpoints in ${root}/${runId}/`);
 }
 
 export function registerTrain(program: Command): void {
