@@ -51,6 +51,9 @@ export function renderNotes(outcome: ReplayOutcome): string[] {
   for (const [reason, names] of Object.entries(notRecomputableByReason(outcome))) {
     lines.push(`not recomputable from events (${reason}): ${names.join(', ')}`);
   }
+  for (const f of outcome.forks) {
+    lines.push(`forked (onCollapse=fork) from ${f.parentLineageId ?? '?'}@${f.fromIteration} as lineage ${f.lineageId}: ${f.reason}`);
+  }
   for (const p of outcome.problems) lines.push(`skipped ${p.kind} record at ${p.where}: ${p.message}`);
   if (unfinished.length > 0) lines.push(`iterations without an IterationEvent (unfinished): ${unfinished.join(', ')}`);
   return lines;
@@ -61,7 +64,7 @@ export function jsonLines(outcome: ReplayOutcome, extra: Record<string, unknown>
   for (const p of outcome.problems) lines.push(JSON.stringify({ type: 'problem', ...p }));
   lines.push(JSON.stringify({
     type: 'summary', runId: outcome.runId, iterations: outcome.iterations.length, trajectories: outcome.trajectories,
-    failed: failedIterations(outcome), dropped: outcome.dropped, unfinished: outcome.unfinished,
+    failed: failedIterations(outcome), dropped: outcome.dropped, unfinished: outcome.unfinished, forks: outcome.forks,
     problems: outcome.problems.length,
     notRecomputable: notRecomputableByReason(outcome), ...extra,
   }));

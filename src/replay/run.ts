@@ -42,6 +42,8 @@ export interface ReplayOutcome {
   dropped: Record<DropReason, number>;
   /** Iterations with trajectory events but no IterationEvent (an iteration the run never finished). */
   unfinished: number[];
+  /** Lineages onCollapse=fork started in the surviving history: where they went back to and why. */
+  forks: { lineageId: string; parentLineageId: string | null; fromIteration: number; forks: number; reason: string }[];
 }
 
 /** Receives the trajectories in range, in log order, with the run's episode settings. */
@@ -107,7 +109,7 @@ class RunContext {
 
 export async function replayRun(o: ReplayRunOptions): Promise<ReplayOutcome> {
   const out: ReplayOutcome = {
-    runId: o.runId, iterations: [], trajectories: 0, problems: [], unfinished: [],
+    runId: o.runId, iterations: [], trajectories: 0, problems: [], unfinished: [], forks: [],
     dropped: { duplicate: 0, superseded: 0 },
   };
   const context = new RunContext(o.runId, o.fallbackConfig);
@@ -118,6 +120,10 @@ export async function replayRun(o: ReplayRunOptions): Promise<ReplayOutcome> {
   });
   for await (const e of events) {
     if (e.kind === 'run') context.offer(e.configJson);
+    if (e.kind === 'run' && e.action === 'FORKED') {
+      const { lineageId, parentLineageId, fromIteration, forks, reason } = e;
+      out.forks.push({ lineageId, parentLineageId, fromIteration, forks, reason: reason ?? '' });
+    }
     if ((e.kind !== 'trajectory' && e.kind !== 'iteration') || !inRange(e.iteration)) continue;
     const bucket = buckets.get(e.iteration) ?? { train: [], val: [] };
     if (e.kind === 'trajectory') {

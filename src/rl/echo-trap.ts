@@ -16,9 +16,10 @@
  *   success falling = smoothed success < successDropFraction · running max of smoothed success
  *   fire            = armed ∧ observations ≥ warmup ∧ std falling ∧ entropy falling ∧ (recent spike ∨ success falling)
  * After firing the detector disarms; it re-arms once smoothed std recovers to ≥ rearmFraction · its running
- * max, so one collapse gives one warning. The evidence names the first warning sign: the earlier of the
- * spike and the first iteration of the unbroken run of iterations with std falling (what onCollapse=fork
- * rewinds before). The core is a pure function of (state, observation); the class
+ * max, so one collapse gives one warning. The evidence names the first warning sign (firstSignIteration,
+ * what onCollapse=fork rewinds before): the earlier of the spike and the oldest observation inside the
+ * first smoothed window of the current unbroken run with std falling — the fall shows in the smoothed std
+ * up to window − 1 iterations after it began. The core is a pure function of (state, observation); the class
  * only holds the state, which is plain JSON for checkpoints.
  */
 import { ConfigError } from '../errors.ts';
@@ -171,17 +172,19 @@ export function observeEchoTrap(
     (spike !== null || successFell);
   if (!fire) return { state: next, warning: null };
   next.armed = false;
-  return { state: next, warning: warningOf(obs, next, { std, entropy, success }, spike) };
+  return { state: next, warning: warningOf(obs, config, next, { std, entropy, success }, spike) };
 }
 
 function warningOf(
   obs: EchoTrapObservation,
+  c: EchoTrapConfig,
   s: EchoTrapState,
   smoothed: { std: number; entropy: number; success: number },
   spike: GradSpike | null,
 ): EchoTrapWarning {
   const { std, entropy, success } = smoothed;
-  const firstSign = Math.min(s.stdLowSince ?? obs.iteration, spike?.iteration ?? obs.iteration);
+  const fallBegan = (s.stdLowSince ?? obs.iteration) - (c.window - 1);
+  const firstSign = Math.max(1, Math.min(fallBegan, spike?.iteration ?? obs.iteration));
   const evidence = {
     inGroupRewardStd: std,
     inGroupRewardStdMax: s.stdMax,

@@ -177,11 +177,15 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
       ? await resumeLineage(ctx) : { ...await freshLineage(ctx, models, run, sandbox), pending: null };
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
     let done = next - 1;
-    for (;;) {
-      const taken = pending && await takeAction(ctx, lineage, pending);
-      if (pending && !taken) break;
-      if (taken) ({ lineage, next } = taken);
-      if (next > last || o.signal?.aborted) break;
+    // A stop or fork still owed stays in the checkpoint when the run halts first (stopAfter, Ctrl-C): resume takes it.
+    while (done < (o.stopAfter ?? Infinity) && !o.signal?.aborted) {
+      if (pending) {
+        const taken = await takeAction(ctx, lineage, pending);
+        if (!taken) break;
+        ({ lineage, next } = taken);
+        pending = null;
+      }
+      if (next > last) break;
       const warning = await oneIteration(next, lineageConfig(c, lineage.forks), { ...models, tools }, run, ctx.events, lineage, o);
       pending = collapseAction(c, lineage.forks, warning);
       if (next % c.checkpointEvery === 0 || next === last || pending) {
