@@ -49,6 +49,8 @@ export interface EvalResult {
   passAtK: Record<string, number>;
   /** Mean over the same seeds of the best success probability any policy reaches (envs/oracle.ts). */
   oracleSuccess: number;
+  /** Success per validation seed (mean over its samples), in seed order: paired comparisons of two checkpoints. */
+  successBySeed: number[];
 }
 
 /** The run's config with the evaluation's environment, seeds and temperature. */
@@ -86,13 +88,18 @@ async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
   const sandbox = openSandbox(c);
   try {
     await load(actor, run);
-    const { metrics } = await runValidation(c, actor, run, samples, toolTurns(c, run.tokenizer, sandbox));
+    const { metrics, trajectories } = await runValidation(c, actor, run, samples, toolTurns(c, run.tokenizer, sandbox));
+    const seeds = validationSeeds(c);
+    const successBySeed = seeds.map((seed) => {
+      const played = trajectories.filter((t) => t.seed === seed);
+      return played.filter((t) => t.success).length / Math.max(1, played.length);
+    });
     const { env } = episodeSetup(c);
     const oracle = oracleSuccess(env, validationSeeds(c));
     const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
     return {
       runId: checkpoint.runId, checkpoint, env: c.env, envSpecId: envSpecId(env), seeds: c.valSeeds, samples, temperature: c.valTemperature,
-      successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate,
+      successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate, successBySeed,
     };
   } finally {
     await sandbox?.close();
