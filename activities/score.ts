@@ -18,7 +18,8 @@ export function scoreActivity(r: WorkerResources) {
     const { trajectories, all } = await loadBatch(artifacts, input.rollout);
     const [scored, probe] = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), async (m) => {
       const actor = asPolicy(m.actor);
-      const out = await scoreStage(c, all.tokens, { actor, critic: m.critic && asPolicy(m.critic), ref: m.ref && asPolicy(m.ref) });
+      const models = { actor, critic: m.critic && asPolicy(m.critic), ref: m.ref && asPolicy(m.ref) };
+      const out = await scoreStage(c, all.tokens, models);
       return [out, await collapseStage(c, input.iteration, trajectories, actor)] as const;
     });
     const key = keyOf(input, 'score', 'scored.bin');

@@ -39,16 +39,19 @@ async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): 
 
 function runEvent(run: RunRef, c: RlConfig, resume: ResumeFrom | undefined, forks: number): RunEvent {
   return {
-    kind: 'run', runId: run.runId, lineageId: run.lineageId, action: resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED',
+    kind: 'run', runId: run.runId, lineageId: run.lineageId,
+    action: resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED',
     parentLineageId: resume?.parentLineageId ?? null, fromIteration: resume?.fromIteration ?? 0,
     reason: resume?.fork?.reason ?? null, forks, configJson: canonicalConfigJSON(c), at: new Date(),
   };
 }
 
 /** The lineage's start, where the fork-point activity finds it (the log is Kafka's, too far to read back). */
-async function saveLineageStart(r: WorkerResources, run: RunRef, resume: ResumeFrom | undefined, forks: number): Promise<void> {
+async function saveLineageStart(r: WorkerResources, run: RunRef, resume: ResumeFrom | undefined,
+  forks: number): Promise<void> {
   const start: LineageStart = {
-    lineageId: run.lineageId, parentLineageId: resume?.parentLineageId ?? null, fromIteration: resume?.fromIteration ?? 0, forks,
+    lineageId: run.lineageId, parentLineageId: resume?.parentLineageId ?? null,
+    fromIteration: resume?.fromIteration ?? 0, forks,
   };
   await r.artifacts(run.storeUri).put(lineageKey(run.runId, run.lineageId), json(start));
 }

@@ -90,7 +90,8 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
     const saved = await saveEngineCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
     session.holds(id, trainer);
     const w = warning && { message: warning.message, evidence: toWire(warning.evidence) };
-    return { checkpoint: { lineageId: id.lineageId, iteration: id.iteration }, metrics: toWire(metrics), warning: w, collapse, saved };
+    const checkpoint = { lineageId: id.lineageId, iteration: id.iteration };
+    return { checkpoint, metrics: toWire(metrics), warning: w, collapse, saved };
   });
 }
 

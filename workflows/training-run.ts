@@ -65,14 +65,19 @@ class RunState {
 }
 
 /** A fork continues as new from the fork point; returns only when none survives (the run then stops). */
-async function fork(stages: Stages, input: TrainingRunInput, action: Extract<CollapseAction, { kind: 'fork' }>): Promise<void> {
+type Fork = Extract<CollapseAction, { kind: 'fork' }>;
+
+async function fork(stages: Stages, input: TrainingRunInput, action: Fork): Promise<void> {
   const point = await stages.update.forkPoint({ run: input.run, before: action.before });
   if (!point) return;
   await condition(allHandlersFinished);
   await continueAsNew<typeof trainingRun>({
     run: { ...input.run, lineageId: forkLineageId(action.forks, point.iteration), forks: action.forks },
     options: input.options, stopAfter: input.stopAfter,
-    resume: { parentLineageId: point.lineageId, fromIteration: point.iteration, fork: { reason: action.reason, forks: action.forks } },
+    resume: {
+      parentLineageId: point.lineageId, fromIteration: point.iteration,
+      fork: { reason: action.reason, forks: action.forks },
+    },
   });
 }
 

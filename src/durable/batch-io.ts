@@ -43,10 +43,12 @@ export async function loadBatch(artifacts: ArtifactStore, keys: readonly string[
  * The iteration's collapse probe (written by score when due). Not a bulky stage: the checkpoint activity
  * reads it for the IterationEvent, also on a retry after the bulky artifacts are gone.
  */
-export const collapseProbeKey = (input: { run: RunRef; iteration: number }): string => keyOf(input, 'collapse', 'probe.json');
+export const collapseProbeKey = (input: { run: RunRef; iteration: number }): string =>
+  keyOf(input, 'collapse', 'probe.json');
 
 /** The probe, or null when the iteration did not compute one. */
-export async function loadCollapseProbe(artifacts: ArtifactStore, input: { run: RunRef; iteration: number }): Promise<CollapseProbe | null> {
+export async function loadCollapseProbe(artifacts: ArtifactStore,
+  input: { run: RunRef; iteration: number }): Promise<CollapseProbe | null> {
   const key = collapseProbeKey(input);
   return (await artifacts.has(key)) ? parse<CollapseProbe>(await artifacts.get(key)) : null;
 }

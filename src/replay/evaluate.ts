@@ -98,7 +98,8 @@ async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
     const oracle = oracleSuccess(env, validationSeeds(c));
     const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
     return {
-      runId: checkpoint.runId, checkpoint, env: c.env, envSpecId: envSpecId(env), seeds: c.valSeeds, samples, temperature: c.valTemperature,
+      runId: checkpoint.runId, checkpoint, env: c.env, envSpecId: envSpecId(env), seeds: c.valSeeds, samples,
+      temperature: c.valTemperature,
       successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate, successBySeed,
     };
   } finally {

@@ -52,7 +52,8 @@ export function renderNotes(outcome: ReplayOutcome): string[] {
     lines.push(`not recomputable from events (${reason}): ${names.join(', ')}`);
   }
   for (const f of outcome.forks) {
-    lines.push(`forked (onCollapse=fork) from ${f.parentLineageId ?? '?'}@${f.fromIteration} as lineage ${f.lineageId}: ${f.reason}`);
+    const from = `${f.parentLineageId ?? '?'}@${f.fromIteration}`;
+    lines.push(`forked (onCollapse=fork) from ${from} as lineage ${f.lineageId}: ${f.reason}`);
   }
   for (const p of outcome.problems) lines.push(`skipped ${p.kind} record at ${p.where}: ${p.message}`);
   if (unfinished.length > 0) lines.push(`iterations without an IterationEvent (unfinished): ${unfinished.join(', ')}`);

@@ -74,7 +74,8 @@ export const CHART_SPECS: readonly ChartSpec[] = [
     series: fixed(metric('MI estimate', 'collapse/mi_estimate'), metric('upper bound log N', 'collapse/mi_upper_bound')),
   },
   {
-    id: 'collapse-retrieval', title: 'Retrieval accuracy of the prompt from the response', yLabel: 'accuracy', yMin: 0, yMax: 1,
+    id: 'collapse-retrieval', title: 'Retrieval accuracy of the prompt from the response', yLabel: 'accuracy',
+    yMin: 0, yMax: 1,
     series: fixed(metric('accuracy', 'collapse/retrieval_accuracy'), metric('chance', 'collapse/retrieval_chance_level')),
   },
   {
@@ -113,7 +114,9 @@ function chartOf(spec: ChartSpec, runs: readonly RunReport[]): ChartModel {
   });
   const markers = runs.flatMap((run) => [
     ...run.warnings.map((w) => ({ run: run.runId, iteration: w.iteration, message: w.message })),
-    ...run.forks.map((f) => ({ run: run.runId, iteration: f.fromIteration, message: `fork → ${f.lineageId}: ${f.reason}` })),
+    ...run.forks.map((f) => ({
+      run: run.runId, iteration: f.fromIteration, message: `fork → ${f.lineageId}: ${f.reason}`,
+    })),
   ]);
   return {
     id: spec.id, title: spec.title, yLabel: spec.yLabel, series, markers,

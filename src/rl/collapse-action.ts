@@ -31,7 +31,8 @@ export function collapseAction(c: RlConfig, forks: number, warning: EchoTrapWarn
   const at = warning.iteration;
   if (c.onCollapse === 'stop') return { kind: 'stop', iteration: at, reason: `onCollapse=stop: ${warning.message}` };
   if (forks >= c.maxForks) {
-    return { kind: 'stop', iteration: at, reason: `collapsed again after ${forks} forks (maxForks ${c.maxForks}): ${warning.message}` };
+    const reason = `collapsed again after ${forks} forks (maxForks ${c.maxForks}): ${warning.message}`;
+    return { kind: 'stop', iteration: at, reason };
   }
   const before = warning.evidence.firstSignIteration ?? at;
   const scale = c.forkLrScale ** (forks + 1);

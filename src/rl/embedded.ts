@@ -11,25 +11,24 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from './config.ts';
 import { EchoTrapDetector, type EchoTrapWarning } from './echo-trap.ts';
-import { collapseAction, forkLineageId, forkPointBefore, lineageConfig, type CollapseAction } from './collapse-action.ts';
+import { collapseAction, lineageConfig } from './collapse-action.ts';
+import {
+  checkpoint, lineageFrom, resumeLineage, runEvent, takeAction, type Lineage, type RunContext,
+} from './embedded-lineage.ts';
 import { runEnvConfig } from './run-env.ts';
 import { envSpecId } from '../envs/index.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { checkEmbeddedProvider, closeModels, createModels, loadPretrained } from './models.ts';
-import { loadRunCheckpoint, saveRunCheckpoint, trainerState, type Models, type TrainerState } from './run-checkpoint.ts';
-import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
+import { loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
+import { iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import { type RunModel, type RunText, resolveRunModel } from './run-model.ts';
 import { sftWarmup } from './sft.ts';
 import { ConfigError } from '../errors.ts';
-import {
-  createLocalEventLog, createLocalEventReader, type EventLog, type LineageStart, type RunEvent,
-} from '../events/index.ts';
-import { applyRetention, createLocalCheckpointStore, type CheckpointId, type CheckpointStore } from '../storage/index.ts';
-import {
-  continuePlan, forkPlan, readLineageStarts, ROOT_LINEAGE, survivingCheckpoints, survivingPlan, withoutForkPoints, type ResumePlan,
-} from '../replay/lineage.ts';
+import { createLocalEventLog, type EventLog } from '../events/index.ts';
+import { applyRetention, createLocalCheckpointStore } from '../storage/index.ts';
+import { ROOT_LINEAGE } from '../replay/lineage.ts';
 import { log } from '../log.ts';
 import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
 import { readRunConfig } from '../replay/location.ts';
@@ -63,15 +62,6 @@ export interface EmbeddedOptions {
   initFrom?: string;
 }
 
-/** Continue the surviving lineage, or fork a new one, from what the run's log and checkpoints hold. */
-async function planResume(o: EmbeddedOptions, store: CheckpointStore): Promise<{ plan: ResumePlan; starts: LineageStart[] }> {
-  const reader = createLocalEventReader({ root: o.root });
-  const starts = await readLineageStarts(reader, o.runId).finally(() => reader.close());
-  const checkpoints = await store.list(o.runId);
-  const plan = o.fork ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration) : continuePlan(o.runId, starts, checkpoints);
-  return { plan, starts };
-}
-
 async function loadOrWriteConfig(o: EmbeddedOptions): Promise<{ c: RlConfig; run: RunModel }> {
   const path = join(o.root, o.runId, 'config.json');
   if (o.resume || o.fork) {
@@ -89,77 +79,6 @@ async function loadOrWriteConfig(o: EmbeddedOptions): Promise<{ c: RlConfig; run
   return { c: o.config, run };
 }
 
-/** The lineage the loop is writing: its ids, forks behind it, detector, and the store view retention sees. */
-interface Lineage {
-  ids: { runId: string; lineageId: string };
-  forks: number;
-  echo: EchoTrapDetector;
-  retained: CheckpointStore;
-  /** Lineage starts known so far: the log's, then those this process wrote. */
-  starts: LineageStart[];
-}
-
-/** What every step of the loop needs from the run. */
-interface RunContext {
-  o: EmbeddedOptions;
-  c: RlConfig;
-  store: CheckpointStore;
-  events: EventLog;
-  saved: Models;
-  files: RunFiles;
-}
-
-function runEvent(ctx: RunContext, start: LineageStart, action: RunEvent['action'], reason: string | null): RunEvent {
-  return {
-    kind: 'run', runId: ctx.o.runId, lineageId: start.lineageId, action, parentLineageId: start.parentLineageId,
-    fromIteration: start.fromIteration, reason, forks: start.forks ?? 0, configJson: canonicalConfigJSON(ctx.c), at: new Date(),
-  };
-}
-
-async function lineageFrom(ctx: RunContext, start: LineageStart, forkPoints: CheckpointId[], starts: LineageStart[],
-  echo: EchoTrapDetector): Promise<Lineage> {
-  const ids = { runId: ctx.o.runId, lineageId: start.lineageId };
-  return { ids, forks: start.forks ?? 0, echo, retained: withoutForkPoints(ctx.store, forkPoints), starts: [...starts, start] };
-}
-
-const detectorOf = (state: TrainerState) =>
-  EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
-
-/** Resume or fork from the run's own checkpoints; a stop or fork the checkpoint still owes comes back as `pending`. */
-async function resumeLineage(ctx: RunContext) {
-  const { plan, starts } = await planResume(ctx.o, ctx.store);
-  const state = await loadRunCheckpoint(ctx.store, plan.from, ctx.saved, ctx.files.assets);
-  log.info({ runId: ctx.o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
-  const start = { lineageId: plan.lineageId, parentLineageId: plan.parentLineageId, fromIteration: state.iteration, forks: plan.forks };
-  await ctx.events.append([runEvent(ctx, start, 'RESUMED', null)]);
-  const lineage = await lineageFrom(ctx, start, plan.forkPoints, starts, detectorOf(state));
-  return { lineage, next: state.iteration + 1, pending: ctx.o.fork ? null : state.collapse ?? null };
-}
-
-/**
- * Takes a pending stop or fork (collapse-action.ts): null when the run stops here, else the new lineage
- * and the iteration it continues with.
- */
-async function takeAction(ctx: RunContext, lineage: Lineage, action: CollapseAction): Promise<{ lineage: Lineage; next: number } | null> {
-  const { runId } = ctx.o;
-  if (action.kind === 'stop') {
-    log.warn({ runId, iteration: action.iteration }, `run stopped: ${action.reason}`);
-    return null;
-  }
-  const checkpoints = await ctx.store.list(runId);
-  const point = forkPointBefore(survivingCheckpoints(survivingPlan(lineage.starts), checkpoints), action.before);
-  if (!point) {
-    log.warn({ runId, before: action.before }, 'run stopped: no checkpoint before the first warning sign survives retention');
-    return null;
-  }
-  const plan = { ...forkPlan(runId, lineage.starts, checkpoints, point.iteration), lineageId: forkLineageId(action.forks, point.iteration) };
-  const state = await loadRunCheckpoint(ctx.store, plan.from, ctx.saved, ctx.files.assets);
-  const start = { lineageId: plan.lineageId, parentLineageId: plan.parentLineageId, fromIteration: point.iteration, forks: action.forks };
-  await ctx.events.append([runEvent(ctx, start, 'FORKED', action.reason)]);
-  log.warn({ runId, lineageId: plan.lineageId, from: plan.from, forks: action.forks }, `forked: ${action.reason}`);
-  return { lineage: await lineageFrom(ctx, start, plan.forkPoints, lineage.starts, detectorOf(state)), next: point.iteration + 1 };
-}
-
 export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlConfig; lastIteration: number; lineageId: string }> {
   const { c, run } = await loadOrWriteConfig(o);
   const { tokenizer, modelConfig, assets } = run;
@@ -174,7 +93,7 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
   const tools = toolTurns(c, tokenizer, sandbox);
   try {
     let { lineage, next, pending } = o.resume || o.fork
-      ? await resumeLineage(ctx) : { ...await freshLineage(ctx, models, run, sandbox), pending: null };
+      ? await resumeLineage(ctx) : { ...await freshLineage(ctx, o.initFrom, models, run, sandbox), pending: null };
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
     let done = next - 1;
     // A stop or fork still owed stays in the checkpoint when the run halts first (stopAfter, Ctrl-C): resume takes it.
@@ -186,12 +105,14 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
         pending = null;
       }
       if (next > last) break;
-      const warning = await oneIteration(next, lineageConfig(c, lineage.forks), { ...models, tools }, run, ctx.events, lineage, o);
+      const lc = lineageConfig(c, lineage.forks);
+      const warning = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o);
       pending = collapseAction(c, lineage.forks, warning);
       if (next % c.checkpointEvery === 0 || next === last || pending) {
         const state = trainerState(next, lineage.echo.toJSON(), lineage.forks, pending);
         await checkpoint(ctx, { ...lineage.ids, iteration: next }, state);
-        await applyRetention(lineage.retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+        const retention = { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint };
+        await applyRetention(lineage.retained, o.runId, retention);
       }
       done = next++;
     }
@@ -204,14 +125,15 @@ export async function trainEmbedded(o: EmbeddedOptions): Promise<{ config: RlCon
 }
 
 /** A new run: warm-start (or --init-from), checkpoint 0, the STARTED event. */
-async function freshLineage(ctx: RunContext, models: ReturnType<typeof createModels>, run: RunModel,
-  sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number }> {
+async function freshLineage(ctx: RunContext, initFrom: string | undefined, models: ReturnType<typeof createModels>,
+  run: RunModel, sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number }> {
   const { o, c } = ctx;
-  const sft = o.initFrom ? await initActorFrom(o.initFrom, c, models.actor, run.assets) : await sftWarmup(c, models.actor, run, sandbox);
+  const sft = initFrom
+    ? await initActorFrom(initFrom, c, models.actor, run.assets) : await sftWarmup(c, models.actor, run, sandbox);
   // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
   // after 150 Sokoban steps (measured), memory RL needs.
   await models.actor.releasePrograms();
-  if (c.sftSteps > 0 || o.initFrom) {
+  if (c.sftSteps > 0 || initFrom) {
     // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
     models.actor.setMoments(null, 0);
     models.ref?.setParams(models.actor.getParams());
@@ -219,7 +141,8 @@ async function freshLineage(ctx: RunContext, models: ReturnType<typeof createMod
   }
   const echo = new EchoTrapDetector();
   const start = { lineageId: ROOT_LINEAGE, parentLineageId: null, fromIteration: 0, forks: 0 };
-  await checkpoint(ctx, { runId: o.runId, lineageId: ROOT_LINEAGE, iteration: 0 }, trainerState(0, echo.toJSON(), 0, null));
+  const first = { runId: o.runId, lineageId: ROOT_LINEAGE, iteration: 0 };
+  await checkpoint(ctx, first, trainerState(0, echo.toJSON(), 0, null));
   await ctx.events.append([runEvent(ctx, start, 'STARTED', null)]);
   return { lineage: await lineageFrom(ctx, start, [], [], echo), next: 1 };
 }
@@ -275,13 +198,4 @@ async function initActorFrom(ref: string, c: RlConfig, actor: Models['actor'], a
   await loadRunCheckpoint(store, id, { actor }, assets);
   log.info({ initFrom: id }, 'actor initialised from a checkpoint');
   return { 'init/iteration': id.iteration };
-}
-
-/** The run's fixed pieces a checkpoint writes beside the weights. */
-type RunFiles = Pick<RunModel, 'modelConfig' | 'assets'>;
-
-async function checkpoint(ctx: RunContext, id: { runId: string; lineageId: string; iteration: number },
-  state: TrainerState): Promise<void> {
-  const saved = await saveRunCheckpoint(ctx.store, id, ctx.saved, ctx.files.modelConfig, ctx.files.assets, state);
-  await ctx.events.append([checkpointEvent(saved)]);
 }

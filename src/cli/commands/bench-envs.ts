@@ -50,7 +50,8 @@ function benchGeneration(preset: string, seconds: number): Record<string, number
   while (performance.now() - start < seconds * 1000) for (let i = 0; i < 16; i++) sokobanLevel(c, levels++);
   const ms = performance.now() - start;
   const size = `${c.width}x${c.height}`;
-  return { env: preset, what: 'generate', generator: c.generator, size, boxes: c.boxes, levels_per_s: Math.round((levels / ms) * 1000), levels };
+  const perSecond = Math.round((levels / ms) * 1000);
+  return { env: preset, what: 'generate', generator: c.generator, size, boxes: c.boxes, levels_per_s: perSecond, levels };
 }
 
 export async function benchEnvs(options: BenchEnvsOptions = {}): Promise<void> {

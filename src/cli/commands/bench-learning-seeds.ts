@@ -56,7 +56,8 @@ export async function benchLearningSeeds(opts: { tiny?: boolean } = {}, write = 
         const line = await measureCase(k, trained);
         write(JSON.stringify(line));
         runs.push({ seed: SEED_STUDY.seeds[i] as number, valSuccess: line.valSuccess as number,
-          collapsedAt: collapsedAt(trained.curve), echoTrapWarnings: line.echoTrapWarnings as number[], runDir: trained.runDir });
+          collapsedAt: collapsedAt(trained.curve), echoTrapWarnings: line.echoTrapWarnings as number[],
+          runDir: trained.runDir });
       }
       write(JSON.stringify(summary(env, preset, runs)));
     }

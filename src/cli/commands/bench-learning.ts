@@ -72,7 +72,8 @@ export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overr
   const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
   // Without a shared warm start the policy before RL is the run's own checkpoint 0: a milestone keeps it.
   const keep = shared ? [] : ['keepEveryCheckpoint=1000000'];
-  const config: RlConfig = resolveConfig({ preset: k.preset, overrides: [...base, ...k.overrides, ...keep, ...extraOverrides, ...extra] });
+  const overrides = [...base, ...k.overrides, ...keep, ...extraOverrides, ...extra];
+  const config: RlConfig = resolveConfig({ preset: k.preset, overrides });
   const root = mkdtempSync(join(tmpdir(), `starpo-bench-${k.name}-`));
   const curve: CasePoint[] = [];
   const reports: IterationReport[] = [];
@@ -81,7 +82,8 @@ export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overr
     const m = r.metrics;
     reports.push(r);
     curve.push({ iteration: r.iteration, lineageId: r.lineageId, success: m.success_rate, val: m['val/success_rate'],
-      std: m['in_group_std/all'], entropy: m['entropy/mean'], mi: m['collapse/mi_estimate'], ...(r.warning ? { warning: r.warning } : {}) });
+      std: m['in_group_std/all'], entropy: m['entropy/mean'], mi: m['collapse/mi_estimate'],
+      ...(r.warning ? { warning: r.warning } : {}) });
   } });
   const runDir = join(root, k.name);
   return {
@@ -92,7 +94,8 @@ export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overr
 
 /** Validation success per seed of a checkpoint, under the case's validation settings. */
 async function successBySeed(checkpoint: string, c: RlConfig): Promise<{ rate: number; bySeed: number[] }> {
-  const r = await evaluateCheckpoint({ checkpoint, env: c.env, seeds: c.valSeeds, temperature: c.valTemperature, samples: c.valSamples });
+  const { env, valSeeds: seeds, valTemperature: temperature, valSamples: samples } = c;
+  const r = await evaluateCheckpoint({ checkpoint, env, seeds, temperature, samples });
   return { rate: r.successRate, bySeed: r.successBySeed };
 }
 
@@ -119,7 +122,8 @@ export async function measureCase(k: LearningCase, trained: TrainedCase): Promis
   };
 }
 
-export async function runLearningCase(k: LearningCase, extra: string[] = [], write = console.log): Promise<Record<string, unknown>> {
+export async function runLearningCase(k: LearningCase, extra: string[] = [],
+  write = console.log): Promise<Record<string, unknown>> {
   const line = await measureCase(k, await trainCase(k, extra));
   write(JSON.stringify(line));
   return line;

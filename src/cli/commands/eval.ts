@@ -28,7 +28,8 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 export function renderEval(r: EvalResult): string {
   const ks = Object.keys(r.passAtK);
-  const head = ['checkpoint', 'env', 'env spec', 'seeds × samples', 'temperature', 'success', ...ks, 'oracle', 'success / oracle'];
+  const head = ['checkpoint', 'env', 'env spec', 'seeds × samples', 'temperature', 'success', ...ks, 'oracle',
+    'success / oracle'];
   const table = new Table({ head });
   const { lineageId, iteration } = r.checkpoint;
   table.push([

@@ -81,7 +81,8 @@ async function train(flags: TrainFlags): Promise<void> {
   if (config) {
     await resolveRunModel(config); // a bad model directory is reported before the config is shown as saved
     console.log(`resolved config (saved as ${root}/${runId}/config.json):\n${canonicalConfigJSON(config)}`);
-    console.log(`environment ${config.env}: spec id ${envSpecId(runEnvConfig(config))} (success figures compare only under equal ids)`);
+    const spec = envSpecId(runEnvConfig(config));
+    console.log(`environment ${config.env}: spec id ${spec} (success figures compare only under equal ids)`);
   }
   const bar = progressBar();
   const controller = new AbortController();

@@ -102,7 +102,8 @@ function placeTargetsAndPlayer(rng: Prng, cells: Uint8Array, boxes: number): { p
 
 /**
  * Reverse play from the solved state. Moves 0–3 pull (a box behind the player follows it),
- * moves 4–7 only walk, in gym-sokoban's order; `moves` = 4 tries the pulling moves only (RAGEN). A state (player + box set) is searched once.
+ * moves 4–7 only walk, in gym-sokoban's order; `moves` = 4 tries the pulling moves only (RAGEN). A state
+ * (player + box set) is searched once.
  * Score = box swaps × total box displacement; a state with a box on a target or the player on a
  * target scores 0 (gym-sokoban's rule). Deviation: gym-sokoban passes the old `last_pull` down the
  * recursion, so its "box swaps" count every pull; here they count changes of the pulled box, as
