@@ -36,7 +36,6 @@ async function planResume(o: LineageOptions, store: CheckpointStore): Promise<{
   return { plan, starts };
 }
 
-
 /** The lineage the loop is writing: its ids, forks behind it, detector, and the store view retention sees. */
 export interface Lineage {
   ids: { runId: string; lineageId: string };
@@ -114,7 +113,6 @@ export async function takeAction(ctx: RunContext, lineage: Lineage, action: Coll
   const next = await lineageFrom(ctx, start, plan.forkPoints, lineage.starts, detectorOf(state));
   return { lineage: next, next: point.iteration + 1 };
 }
-
 
 /** The run's fixed pieces a checkpoint writes beside the weights. */
 export type RunFiles = Pick<RunModel, 'modelConfig' | 'assets'>;
