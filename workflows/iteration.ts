@@ -7,7 +7,7 @@
  */
 import {
   shardGroups, validatesAt, type CheckpointRef, type DurableOptions, type RunPlan, type Stage, type StageInput,
-  type TrainingRunInput, type WireMetrics,
+  type TrainingRunInput, type UpdateResult, type WireMetrics,
 } from '../src/durable/protocol.ts';
 import type { Stages } from './activities.ts';
 
@@ -15,6 +15,8 @@ export interface IterationOutcome {
   checkpoint: CheckpointRef;
   metrics: WireMetrics;
   warning: string | null;
+  /** The stop or fork onCollapse calls for after this iteration's warning; null otherwise. */
+  collapse: UpdateResult['collapse'];
   ms: number;
 }
 
@@ -69,5 +71,8 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
     run, iteration, checkpoint: updated.checkpoint, metrics, timingsMs: { ...timingsMs }, warning: updated.warning,
     startedAtMs, keepArtifacts: options.keepArtifacts,
   }));
-  return { checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, ms: Date.now() - startedAtMs };
+  return {
+    checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, collapse: updated.collapse ?? null,
+    ms: Date.now() - startedAtMs,
+  };
 }

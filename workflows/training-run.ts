@@ -4,6 +4,8 @@
  * Signals pause (at the next iteration boundary), resume and stop (after the current iteration and its
  * checkpoint); the `progress` query reports where the run is. Continues as new every
  * `continueAsNewEvery` iterations, or sooner when the server suggests it, so histories stay small.
+ * When the Echo-Trap detector fires under onCollapse=stop the run ends there; under fork it continues as
+ * new as a new lineage from the fork point (src/rl/collapse-action.ts), which startRun logs as FORKED.
  */
 import {
   allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo,
@@ -12,7 +14,8 @@ import {
   PROGRESS_QUERY, SIGNALS, type Carry, type CheckpointRef, type IterationSummary, type Progress, type RunOutcome,
   type Stage, type TrainingRunInput, type WireMetrics,
 } from '../src/durable/protocol.ts';
-import { stageActivities } from './activities.ts';
+import { forkLineageId, type CollapseAction } from '../src/rl/collapse-action.ts';
+import { stageActivities, type Stages } from './activities.ts';
 import { runIteration, type IterationOutcome } from './iteration.ts';
 
 export const pauseSignal = defineSignal(SIGNALS.pause);
@@ -36,6 +39,8 @@ function summary(iteration: number, o: IterationOutcome): IterationSummary {
 class RunState {
   paused: boolean;
   stopping = false;
+  /** Ended by onCollapse (stop, or a fork with nowhere to go). */
+  collapsed = false;
   stage: Progress['stage'] = 'starting';
   iteration: number;
   iterations = 0;
@@ -59,6 +64,23 @@ class RunState {
   }
 }
 
+/** A fork continues as new from the fork point; returns only when none survives (the run then stops). */
+type Fork = Extract<CollapseAction, { kind: 'fork' }>;
+
+async function fork(stages: Stages, input: TrainingRunInput, action: Fork): Promise<void> {
+  const point = await stages.update.forkPoint({ run: input.run, before: action.before });
+  if (!point) return;
+  await condition(allHandlersFinished);
+  await continueAsNew<typeof trainingRun>({
+    run: { ...input.run, lineageId: forkLineageId(action.forks, point.iteration), forks: action.forks },
+    options: input.options, stopAfter: input.stopAfter,
+    resume: {
+      parentLineageId: point.lineageId, fromIteration: point.iteration,
+      fork: { reason: action.reason, forks: action.forks },
+    },
+  });
+}
+
 export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> {
   const state = new RunState(input);
   setHandler(pauseSignal, () => void (state.paused = true));
@@ -69,6 +91,7 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
   const carry: Omit<Carry, 'paused' | 'recent'> = input.carry ?? await stages.update.startRun({
     run: input.run, configJson: input.configJson, resume: input.resume,
   });
+  const lineage: TrainingRunInput = { ...input, run: { ...input.run, forks: carry.forks ?? 0 } };
   state.iterations = carry.plan.iterations;
   const last = Math.min(carry.plan.iterations, input.stopAfter ?? carry.plan.iterations);
   let policy: CheckpointRef = carry.policy;
@@ -77,18 +100,25 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
     if (state.paused) state.stage = 'paused'; // held here, at the boundary, until resume or stop
     await condition(() => !state.paused || state.stopping);
     if (state.stopping) break;
-    const outcome = await runIteration(stages, input, carry.plan, i, policy, (s: Stage) => void (state.stage = s));
+    const outcome = await runIteration(stages, lineage, carry.plan, i, policy, (s: Stage) => void (state.stage = s));
     policy = outcome.checkpoint;
     state.completed(i, outcome);
     ran++;
+    if (outcome.collapse?.kind === 'fork') await fork(stages, lineage, outcome.collapse);
+    if (outcome.collapse) {
+      state.collapsed = true; // stopped by onCollapse, or a fork with no checkpoint left to go back to
+      break;
+    }
     const due = ran >= input.options.continueAsNewEvery || workflowInfo().continueAsNewSuggested;
     if (i < last && !state.stopping && due) {
       await condition(allHandlersFinished);
-      const next: Carry = { plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent };
+      const next: Carry = {
+        plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent, forks: carry.forks,
+      };
       await continueAsNew<typeof trainingRun>({ ...input, carry: next });
     }
   }
-  state.stage = state.stopping && state.iteration < last ? 'stopped' : 'done';
+  state.stage = state.collapsed || (state.stopping && state.iteration < last) ? 'stopped' : 'done';
   await condition(allHandlersFinished);
   const { runId, lineageId } = input.run;
   const stopped = state.stage === 'stopped';

@@ -5,6 +5,8 @@
  * so it must stay free of Node built-ins and of anything non-deterministic.
  */
 
+import type { CollapseAction } from '../rl/collapse-action.ts';
+
 export const WORKFLOW_TYPE = 'trainingRun';
 /** Signal and query names of trainingRun (clients use the names; the workflow defines them from these). */
 export const SIGNALS = { pause: 'pause', resume: 'resume', stop: 'stop' } as const;
@@ -35,6 +37,8 @@ export interface EventsTarget {
 export interface RunRef {
   runId: string;
   lineageId: string;
+  /** onCollapse=fork forks behind the lineage: its learning rates are the config's × forkLrScale^forks (absent = 0). */
+  forks?: number;
   /** Checkpoints and artifacts: `s3://bucket/prefix/` (or `file:///dir` for a single machine). */
   storeUri: string;
   events: EventsTarget;
@@ -90,6 +94,8 @@ export interface IterationSummary {
 
 /** What continue-as-new hands to the next workflow run. */
 export interface Carry {
+  /** Forks behind the lineage (StartRunResult.forks), kept across continue-as-new. */
+  forks?: number;
   plan: RunPlan;
   policy: CheckpointRef;
   nextIteration: number;
@@ -97,13 +103,19 @@ export interface Carry {
   recent: IterationSummary[];
 }
 
+/** A new lineage continuing from checkpoint `fromIteration` of `parentLineageId`; `fork`: started by onCollapse=fork. */
+export interface ResumeFrom {
+  parentLineageId: string;
+  fromIteration: number;
+  fork?: { reason: string; forks: number };
+}
+
 export interface TrainingRunInput {
   run: RunRef;
   options: DurableOptions;
   /** A new run: its canonical config JSON (validated again by startRun). Omitted on resume. */
   configJson?: string;
-  /** A new lineage continuing from checkpoint `fromIteration` of `parentLineageId`. */
-  resume?: { parentLineageId: string; fromIteration: number };
+  resume?: ResumeFrom;
   /** Set by continue-as-new only. */
   carry?: Carry;
   /** Stop after this iteration (tests simulate a crash); default: the config's iterations. */
@@ -151,13 +163,21 @@ export function fromWire(m: WireMetrics): Record<string, number> {
 export interface StartRunInput {
   run: RunRef;
   configJson?: string;
-  resume?: { parentLineageId: string; fromIteration: number };
+  resume?: ResumeFrom;
 }
 
 export interface StartRunResult {
   plan: RunPlan;
   policy: CheckpointRef;
   nextIteration: number;
+  /** Forks behind the lineage (the fork's, else the parent checkpoint's); the workflow puts it into its RunRef. */
+  forks: number;
+}
+
+export interface ForkPointInput {
+  run: RunRef;
+  /** The detector's first warning sign: the fork starts from the newest surviving checkpoint before it. */
+  before: number;
 }
 
 /** Every stage of iteration i reads the policy of checkpoint `policy` (iteration i − 1). */
@@ -228,6 +248,8 @@ export interface UpdateResult {
   /** Every training metric of the iteration (validation excluded). */
   metrics: WireMetrics;
   warning: { message: string; evidence: WireMetrics } | null;
+  /** The stop or fork the warning calls for under onCollapse (src/rl/collapse-action.ts); null otherwise. */
+  collapse?: CollapseAction | null;
 }
 
 export interface ValidateInput {

@@ -23,6 +23,8 @@ import type { RunText } from './run-model.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.ts';
 import { agentRollout, agentRolloutSpec } from '../gateway/agent-rollout.ts';
+import { collapseMetrics, type CollapseProbe } from './collapse-metrics.ts';
+import { collapseDue, collapseProbe, type Scorer } from './collapse-probe.ts';
 
 export interface IterationModels {
   actor: Policy;
@@ -35,6 +37,8 @@ export interface IterationResult {
   trajectories: Trajectory[];
   metrics: Record<string, number>;
   timingsMs: Record<string, number>;
+  /** RAGEN-2's collapse probe (recorded in the IterationEvent); null when not due. */
+  collapse: CollapseProbe | null;
 }
 
 /**
@@ -133,6 +137,12 @@ export function trainedRows(c: RlConfig, batch: Batch, informative?: readonly st
   return rowsOfGroups(batch.trajectories, filterStage(c, batch, informative).keptGroupIds);
 }
 
+/** Stage: RAGEN-2's collapse probe of the rollouts, scored by the actor that played them; null when not due. */
+export function collapseStage(c: RlConfig, iteration: number, trajectories: readonly Trajectory[],
+  actor: Scorer): Promise<CollapseProbe | null> {
+  return collapseProbe(c, iteration, trajectories, actor, samplingSeed(c, iteration));
+}
+
 /**
  * Stage: which groups to train on (pure). With DAPO dynamic sampling, `informative` (the planner's
  * kept groups) is applied first and the configured filter then chooses among those.
@@ -141,7 +151,7 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
   const keep = informative && new Set(informative);
   return FILTERS[c.filter]({
     trajectories: keep ? batch.trajectories.filter((t) => keep.has(t.groupId)) : batch.trajectories,
-    params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh] },
+    params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh], topP: c.filterTopP, topPEps: c.filterTopPEps },
   });
 }
 
@@ -168,7 +178,10 @@ export async function sampleGroups(c: RlConfig, iteration: number, actor: Genera
 export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32Array, values?: Float32Array): AdvantageOutput {
   return computeAdvantages({
     batch, tokenRewards, values, estimator: c.advantage, whiten: c.whitenAdvantages,
-    params: { gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega },
+    params: {
+      gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega,
+      gigpoForm: c.gigpoForm,
+    },
   });
 }
 
@@ -185,6 +198,8 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   const sampled = await clock.time('rollout', () => sampleGroups(c, iteration, models.actor, text, tools));
   const { trajectories } = sampled;
   const all = assemble(trajectories);
+  const collapse = collapseDue(c, iteration)
+    ? await clock.time('collapse', () => collapseStage(c, iteration, trajectories, models.actor)) : null;
   const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
   const filtered = await clock.time('filter', () => filterStage(c, all.batch, sampled.informative));
   const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
@@ -200,10 +215,10 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   }, models, c, samplingSeed(c, iteration)));
   const metrics = {
     ...iterationMetrics({ c, trajectories, all, kept: batch, keptGroupIds: filtered.keptGroupIds, values, adv,
-      stageMetrics: [sampled.metrics, filtered.metrics, scored.metrics] }),
+      stageMetrics: [sampled.metrics, filtered.metrics, scored.metrics], collapse }),
     ...train,
   };
-  return { trajectories, metrics, timingsMs: clock.ms };
+  return { trajectories, metrics, timingsMs: clock.ms, collapse };
 }
 
 /**
@@ -214,6 +229,7 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
 export function iterationMetrics(m: {
   c: RlConfig; trajectories: readonly Trajectory[]; all: AssembledBatch; kept: Batch; keptGroupIds: readonly string[];
   values?: Float32Array; adv: AdvantageOutput; stageMetrics: Record<string, number>[];
+  collapse?: CollapseProbe | null;
 }): Record<string, number> {
   const passK = [1, Math.min(4, m.c.groupSize)];
   const entropy = m.all.samplingEntropy ?? undefined;
@@ -221,7 +237,7 @@ export function iterationMetrics(m: {
     ...batchMetrics({ batch: m.all.batch, keptGroupIds: m.keptGroupIds, passK, entropy }),
     ...(m.values && m.adv.returns ? { 'values/explained_variance': explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
     ...toolMetricsOf(m.c, m.trajectories.map(toolOutcomeOf)),
-    ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics,
+    ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics, ...(m.collapse ? collapseMetrics(m.collapse) : {}),
     'batch/trained_trajectories': m.kept.B,
     'batch/truncated': m.trajectories.filter((t) => t.truncated).length,
   };

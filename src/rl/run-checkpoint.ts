@@ -13,6 +13,7 @@ import type { Policy } from '../policy/engine/policy.ts';
 import { exportState, importState } from '../policy/engine/state.ts';
 import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
 import { ConfigError } from '../errors.ts';
+import type { CollapseAction } from './collapse-action.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
 export type Models = Partial<Record<ModelName, Policy>>;
@@ -21,6 +22,15 @@ export type Models = Partial<Record<ModelName, Policy>>;
 export interface TrainerState {
   iteration: number;
   echoTrap: unknown;
+  /** onCollapse=fork forks behind the lineage that wrote it (absent = 0). */
+  forks?: number;
+  /** The stop or fork the detector's warning at this iteration calls for, not yet taken (collapse-action.ts). */
+  collapse?: CollapseAction;
+}
+
+/** The trainer state both drivers write; fields that are 0 or absent stay out, so other runs' bytes do not change. */
+export function trainerState(iteration: number, echoTrap: unknown, forks: number, collapse: CollapseAction | null): TrainerState {
+  return { iteration, echoTrap, ...(forks > 0 ? { forks } : {}), ...(collapse ? { collapse } : {}) };
 }
 
 /** Runs `fn` with a fresh scratch directory that is removed afterwards, whatever happens. */

@@ -1,3 +1,5 @@
+import { envSpecId } from '../../envs/index.ts';
+import { runEnvConfig } from '../../rl/run-env.ts';
 import type { Command } from 'commander';
 import { access } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -62,7 +64,8 @@ export async function resumeCommand(run: string, flags: ResumeFlags, say: (line:
       root: loc.root, runId: loc.runId, fork: { fromIteration: k }, signal: controller.signal,
       onIteration: (r) => say(progressLine(r)),
     });
-    say(`run ${loc.runId}: lineage ${out.lineageId} continued from iteration ${k} to ${out.lastIteration}; ` +
+    say(`run ${loc.runId}: lineage ${out.lineageId} continued from iteration ${k} to ${out.lastIteration} ` +
+      `(environment spec ${envSpecId(runEnvConfig(out.config))}); ` +
       `replay now reads iterations ≤ ${k} from the old lineage and later ones from ${out.lineageId}`);
   } finally {
     process.off('SIGINT', onSigint);

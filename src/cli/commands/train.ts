@@ -7,6 +7,8 @@ import { PRESET_NAMES, type PresetName } from '../../rl/presets.ts';
 import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
 import { prepareRun } from '../../rl/run-setup.ts';
 import { checkRunId, runLocation, type RunLocation } from '../../replay/location.ts';
+import { runEnvConfig } from '../../rl/run-env.ts';
+import { envSpecId } from '../../envs/index.ts';
 import { ConfigError } from '../../errors.ts';
 
 interface TrainFlags {
@@ -108,16 +110,19 @@ async function train(flags: TrainFlags): Promise<void> {
     return;
   }
   if (config) console.log(`resolved config (saved as ${join(dir, 'config.json')}):\n${canonicalConfigJSON(config)}`);
+  const spec = envSpecId(runEnvConfig(prepared.c));
+  console.log(`environment ${prepared.c.env}: spec id ${spec} (success figures compare only under equal ids)`);
   const bar = progressBar();
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, then stops; a second Ctrl-C exits at once.
   process.once('SIGINT', () => { controller.abort(); process.once('SIGINT', () => process.exit(130)); });
   const out = await trainEmbedded({ ...start, onIteration: bar.update, signal: controller.signal }, prepared).finally(bar.stop);
   const { iterations } = out.config;
+  const where = `lineage ${out.lineageId}, environment spec ${envSpecId(runEnvConfig(out.config))}`;
   if (out.lastIteration < iterations) {
-    console.log(`run ${runId}: stopped after iteration ${out.lastIteration} of ${iterations} (checkpointed); ` +
+    console.log(`run ${runId}: stopped after iteration ${out.lastIteration} of ${iterations} (${where}; checkpointed); ` +
       `continue with: starpo train --resume ${dir}`);
-  } else console.log(`run ${runId}: finished iteration ${out.lastIteration}; events and checkpoints in ${dir}/`);
+  } else console.log(`run ${runId}: finished iteration ${out.lastIteration} (${where}); events and checkpoints in ${dir}/`);
 }
 
 export function registerTrain(program: Command): void {

@@ -127,4 +127,9 @@ export const COUNTDOWN: EnvDefinition<CountdownConfig> = {
     const solution = solveCountdown(snapshot.numbers as number[], snapshot.target as number);
     return solution ? [solution] : [];
   },
+  /** A format-only answer: the numbers in random order joined by random operators (right numbers, any value). */
+  randomAction(_c, snapshot, rng) {
+    const numbers = rng.shuffled(snapshot.numbers as number[]);
+    return numbers.map((n, i) => (i === 0 ? String(n) : `${rng.pick(['+', '-', '*', '/'])}${n}`)).join('');
+  },
 };

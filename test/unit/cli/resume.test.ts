@@ -9,7 +9,7 @@ test('resume --from-iteration 1 forks lineage r1, and the result replays clean',
   const lines: string[] = [];
   await resumeCommand('r', { fromIteration: '1', runsDir: root }, (l) => lines.push(l));
   assert.equal(lines.length, 3);
-  assert.match(lines[2], /^run r: lineage r1 continued from iteration 1 to 3;/);
+  assert.match(lines[2], /^run r: lineage r1 continued from iteration 1 to 3 \(environment spec bandit-[0-9a-f]{8}\);/);
   const replayed: string[] = [];
   const flags = { source: 'files', runsDir: root, select: 'all', split: 'all', json: true };
   const code = await replayCommand('r', flags, (l) => replayed.push(l));
