@@ -56,13 +56,12 @@ test('a trajectory whose token roles do not match its tokens is refused as corru
 });
 
 test('v4 iteration and run events read through the resolver get the v5 defaults (no spec id, probe, reason or forks)', () => {
-  const registry = schemaRegistry();
   const v4 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v4'), 4);
   const { envSpecId: _, collapse: __, ...iteration } = iterationEvent('L0', 3);
-  const back = decodeEvent(encodeEvent(iteration as ReturnType<typeof iterationEvent>, v4), registry.resolverFor(v4.type));
+  const back = decodeEvent(encodeEvent(iteration as ReturnType<typeof iterationEvent>, v4), v4.type);
   assert.deepEqual(back, { ...iteration, envSpecId: '', collapse: null });
   const { reason: ___, forks: ____, ...run } = runEvent('L1', 'L0', 7);
-  const runBack = decodeEvent(encodeEvent(run as ReturnType<typeof runEvent>, v4), registry.resolverFor(v4.type));
+  const runBack = decodeEvent(encodeEvent(run as ReturnType<typeof runEvent>, v4), v4.type);
   assert.deepEqual(runBack, { ...run, reason: null, forks: 0 });
 });
 
