@@ -6,7 +6,7 @@
  */
 import { ADVANTAGE_NAMES } from './advantages.ts';
 import { FILTER_NAMES } from './filters.ts';
-import { KL_ESTIMATOR_NAMES, LOSS_AGGREGATION_NAMES } from './losses.ts';
+import { AGGREGATION_NAMES, KL_ESTIMATOR_NAMES } from '../policy/programs/loss.ts';
 import { REWARD_PLACEMENT_NAMES } from './reward.ts';
 import { ENV_PRESETS } from '../envs/registry.ts';
 import { TEMPLATE_NAMES } from '../agent/templates.ts';
@@ -231,7 +231,7 @@ export const FIELDS = {
   entropyCoef: num(0.001, { min: 0 }, 'Entropy bonus coefficient (loss −= coef·entropy). Published: 0.001.'),
   klCoef: num(0, { min: 0 }, 'KL-to-reference loss coefficient. StarPO-S: 0 (no reference); vanilla: 0.001.'),
   klEstimator: oneOf(KL_ESTIMATOR_NAMES, 'k1', 'KL estimator: k1 = logp − ref, or the low-variance k3.'),
-  lossAggregation: oneOf(LOSS_AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
+  lossAggregation: oneOf(AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
   valueClip: num(0.5, positive, 'Critic: predictions clipped to v_old ± valueClip in the value loss. Published: 0.5.'),
   oldLogprobs: oneOf(['recompute', 'behaviour'] as const, 'recompute',
     "PPO's old log-probs: recomputed by the actor on the trained rows before the update (published), or the log-probs " +
