@@ -1,7 +1,7 @@
 /**
  * The RL configuration, defined once: every knob's type, range, unit, default and the reason for the
  * default, in one table. The `RlConfig` type is derived from the table, so a knob cannot exist without its
- * documentation. Defaults are the published StarPO-S configuration (SPEC §4); presets override a few.
+ * documentation. Defaults are the published StarPO-S configuration (docs/spec.md §4); presets override a few.
  * Names are flat camelCase; `filter.fraction`, `filter_fraction` and `filter-fraction` all mean `filterFraction`.
  */
 import { ADVANTAGE_NAMES } from './advantages.ts';
@@ -160,14 +160,14 @@ export const FIELDS = {
     'trajectory-end',
     'Where rewards land: the whole return on the last assistant token (published), or each turn on its last token.',
   ),
-  // Tools (SPEC §6): calls inside a turn, their results appended as template tokens (never trained)
+  // Tools (docs/spec.md §6): calls inside a turn, their results appended as template tokens (never trained)
   tools: oneOf(TOOL_USE_NAMES, 'none',
     'Tool-call format the agent may use inside a turn: none; code-fence or code-inline (JavaScript in the sandbox; ' +
     'code-inline for the compact chat, whose turn ends at a newline); function-call (the environment\'s functions).'),
   toolMaxCalls: int(4, 1, 'C: tool calls run per response; later calls are recorded, not run.', 1024),
   toolLimitNotice: bool(false, 'Append a notice to a response that wrote calls past toolMaxCalls.'),
   toolReward: oneOf(['env', ...TOOL_REWARD_NAMES] as const, 'env',
-    "Reward of a tool run: env = the environment's own; torl, toolrl, tool-n1, artist, otc = SPEC §6 rules " +
+    "Reward of a tool run: env = the environment's own; torl, toolrl, tool-n1, artist, otc = docs/spec.md §6 rules " +
     '(replacing env rewards and format penalties; the last turn carries the return).'),
   toolCodeFailPenalty: num(0, { min: 0 }, 'ToRL: subtracted when a code call failed (ToRL: 0.5; 0 = off).'),
   toolFormatCheck: oneOf(['auto', ...FORMAT_CHECK_NAMES] as const, 'auto',
