@@ -85,6 +85,11 @@ interface Screen {
   end: () => void;
 }
 
+/**
+ * Where the run's logs go while it trains. On a terminal the progress bar owns the screen and the logs go to
+ * <run>/train.log (JSON lines), shown above the bar as well with --verbose; elsewhere they stay on stderr as
+ * JSON lines, and there is no bar.
+ */
 function terminalFor(dir: string, verbose: boolean): Screen {
   if (!process.stderr.isTTY) return { bar: null, logFile: null, end: () => undefined };
   const bar = progressBar(process.stderr, !verbose);
@@ -119,6 +124,8 @@ async function train(flags: TrainFlags): Promise<void> {
   }
   const screen = terminalFor(dir, Boolean(flags.verbose));
   console.log(whereLine(dir, screen.logFile !== null));
+  const warmStart = resume || flags.initFrom ? 0 : prepared.c.sftSteps; // the bar starts after it
+  if (warmStart > 0 && !flags.verbose) screen.bar?.note(`supervised warm-start: ${warmStart} steps before iteration 1`);
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, then stops; a second Ctrl-C exits at once.
   process.once('SIGINT', () => { controller.abort(); process.once('SIGINT', () => process.exit(130)); });
