@@ -2,10 +2,10 @@
  * How `starpo replay` shows its result: a table plus notes for people, or JSON lines for tools
  * (one `iteration` line per checked iteration, `problem` lines for what the log reader noted, one `summary` line).
  */
-import Table from 'cli-table3';
 import { describeDamage, isDamage } from '../events/problems.ts';
 import { whyNot } from './compare.ts';
 import type { IterationCheck, ReplayOutcome } from './run.ts';
+import { newTable } from '../terminal.ts';
 
 const num = (x: number): string => (Number.isInteger(x) ? String(x) : x.toPrecision(6));
 
@@ -29,7 +29,7 @@ export function failedIterations(outcome: ReplayOutcome): number[] {
 }
 
 export function renderTable(outcome: ReplayOutcome): string {
-  const table = new Table({ head: ['iteration', 'lineage', 'train', 'val', 'checked', 'mismatched', 'result'] });
+  const table = newTable(['iteration', 'lineage', 'train', 'val', 'checked', 'mismatched', 'result']);
   for (const c of outcome.iterations) {
     const { iteration, lineageId, trainTrajectories, valTrajectories, checked, mismatches } = c;
     table.push([iteration, lineageId, trainTrajectories, valTrajectories, checked, mismatches.length, verdict(c)]);

@@ -1,5 +1,5 @@
 /**
- * Which charts a report has and which metric each line reads: one table (SPEC §5's per-iteration
+ * Which charts a report has and which metric each line reads: one table (docs/spec.md §5's per-iteration
  * measurements), turned into chart data for any number of runs on the same axes (pure).
  * Metric names are the trainer's (src/rl/metrics.ts, src/rl/update.ts); a metric a run lacks (no critic,
  * no validation this iteration) simply has no point there.

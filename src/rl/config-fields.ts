@@ -1,12 +1,12 @@
 /**
  * The RL configuration, defined once: every knob's type, range, unit, default and the reason for the
  * default, in one table. The `RlConfig` type is derived from the table, so a knob cannot exist without its
- * documentation. Defaults are the published StarPO-S configuration (SPEC §4); presets override a few.
+ * documentation. Defaults are the published StarPO-S configuration (docs/spec.md §4); presets override a few.
  * Names are flat camelCase; `filter.fraction`, `filter_fraction` and `filter-fraction` all mean `filterFraction`.
  */
 import { ADVANTAGE_NAMES } from './advantages.ts';
 import { FILTER_NAMES } from './filters.ts';
-import { KL_ESTIMATOR_NAMES, LOSS_AGGREGATION_NAMES } from './losses.ts';
+import { AGGREGATION_NAMES, KL_ESTIMATOR_NAMES } from '../policy/programs/loss.ts';
 import { REWARD_PLACEMENT_NAMES } from './reward.ts';
 import { ENV_PRESETS } from '../envs/registry.ts';
 import { TEMPLATE_NAMES } from '../agent/templates.ts';
@@ -160,14 +160,14 @@ export const FIELDS = {
     'trajectory-end',
     'Where rewards land: the whole return on the last assistant token (published), or each turn on its last token.',
   ),
-  // Tools (SPEC §6): calls inside a turn, their results appended as template tokens (never trained)
+  // Tools (docs/spec.md §6): calls inside a turn, their results appended as template tokens (never trained)
   tools: oneOf(TOOL_USE_NAMES, 'none',
     'Tool-call format the agent may use inside a turn: none; code-fence or code-inline (JavaScript in the sandbox; ' +
     'code-inline for the compact chat, whose turn ends at a newline); function-call (the environment\'s functions).'),
   toolMaxCalls: int(4, 1, 'C: tool calls run per response; later calls are recorded, not run.', 1024),
   toolLimitNotice: bool(false, 'Append a notice to a response that wrote calls past toolMaxCalls.'),
   toolReward: oneOf(['env', ...TOOL_REWARD_NAMES] as const, 'env',
-    "Reward of a tool run: env = the environment's own; torl, toolrl, tool-n1, artist, otc = SPEC §6 rules " +
+    "Reward of a tool run: env = the environment's own; torl, toolrl, tool-n1, artist, otc = docs/spec.md §6 rules " +
     '(replacing env rewards and format penalties; the last turn carries the return).'),
   toolCodeFailPenalty: num(0, { min: 0 }, 'ToRL: subtracted when a code call failed (ToRL: 0.5; 0 = off).'),
   toolFormatCheck: oneOf(['auto', ...FORMAT_CHECK_NAMES] as const, 'auto',
@@ -231,7 +231,7 @@ export const FIELDS = {
   entropyCoef: num(0.001, { min: 0 }, 'Entropy bonus coefficient (loss −= coef·entropy). Published: 0.001.'),
   klCoef: num(0, { min: 0 }, 'KL-to-reference loss coefficient. StarPO-S: 0 (no reference); vanilla: 0.001.'),
   klEstimator: oneOf(KL_ESTIMATOR_NAMES, 'k1', 'KL estimator: k1 = logp − ref, or the low-variance k3.'),
-  lossAggregation: oneOf(LOSS_AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
+  lossAggregation: oneOf(AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
   valueClip: num(0.5, positive, 'Critic: predictions clipped to v_old ± valueClip in the value loss. Published: 0.5.'),
   oldLogprobs: oneOf(['recompute', 'behaviour'] as const, 'recompute',
     "PPO's old log-probs: recomputed by the actor on the trained rows before the update (published), or the log-probs " +

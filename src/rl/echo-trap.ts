@@ -1,5 +1,5 @@
 /**
- * Echo-Trap detector (SPEC §5): warns when the collapse pattern begins — in-group reward std falls, token
+ * Echo-Trap detector (docs/spec.md §5): warns when the collapse pattern begins — in-group reward std falls, token
  * entropy falls, and the actor's gradient norm spikes. Not every collapse spikes: with an over-large
  * learning rate the policy can turn deterministic with ever smaller gradients (measured: FrozenLake,
  * lr 3e-3, grad norm 1.0 → 0.07 while success fell from 0.45 to 0.13), so a fall in success confirms the

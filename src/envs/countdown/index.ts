@@ -16,7 +16,7 @@ export interface CountdownConfig extends EnvConfigBase {
   maxTarget: number;
 }
 
-// RAGEN's scores (SPEC §2): 1 for the right value with the right numbers; 0.1 for the right numbers whatever
+// RAGEN's scores (docs/spec.md §2): 1 for the right value with the right numbers; 0.1 for the right numbers whatever
 // the value, the numbers read as every digit run of the answer, parsed or not (TinyZero instead pays 0.1 for
 // any extracted wrong answer).
 const CORRECT = 1;

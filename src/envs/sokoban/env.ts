@@ -28,7 +28,7 @@ export interface SokobanConfig extends EnvConfigBase {
   observation: ObservationFormat;
 }
 
-// gym-sokoban's reward scheme (SPEC §2).
+// gym-sokoban's reward scheme (docs/spec.md §2).
 const STEP_REWARD = -0.1;
 const BOX_ON_TARGET = 1;
 const BOX_OFF_TARGET = -1;
