@@ -2,6 +2,7 @@
  * What the terminal behind an output stream supports, decided in one place for tables, logs and the progress
  * bar: colour only on a terminal, and only when NO_COLOR (https://no-color.org) is unset or empty.
  */
+import colors from '@colors/colors/safe.js';
 import Table from 'cli-table3';
 
 /** The part of a stream (process.stdout, process.stderr) the decision reads. */
@@ -15,8 +16,11 @@ export function colourOn(stream: OutputStream = process.stdout, env: NodeJS.Proc
 
 /**
  * A cli-table3 table for standard output. cli-table3 colours its header and borders whatever the output is
- * (escape codes end up in a pipe or a file), so colour is decided here.
+ * (escape codes end up in a pipe or a file), so colour is decided here. Its colour library makes a second
+ * decision of its own from TERM (none when TERM is unset, as under CI), which would overrule this one, so a
+ * table with colour switches that library on.
  */
 export function newTable(head: string[], colour: boolean = colourOn(process.stdout)): Table.Table {
+  if (colour) colors.enable();
   return new Table({ head, style: colour ? {} : { head: [], border: [] } });
 }

@@ -31,7 +31,9 @@ function starpo(args: readonly string[]): { status: number | null; stdout: strin
   return { status: r.status, stdout: r.stdout, line: r.stderr.trim().split('\n').at(-1) ?? '' };
 }
 const lastLine = (text: string) => text.trim().split('\n').at(-1);
-const start = (args: readonly string[]): ChildProcess => spawn(process.execPath, [BIN, ...args], { cwd: scratch });
+// The iteration log lines these cases wait for are at level info, which npm test turns off for the suite.
+const start = (args: readonly string[]): ChildProcess =>
+  spawn(process.execPath, [BIN, ...args], { cwd: scratch, env: { ...process.env, STARPO_LOG_LEVEL: 'info' } });
 const exited = (child: ChildProcess) => new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 3000 && !check(); i++) await new Promise((r) => setTimeout(r, 50));

@@ -215,7 +215,7 @@ test('a malformed config is rejected before anything starts, naming the field', 
     const failure = await activityFailure(handle);
     assert.equal(failure.type, 'ConfigError');
     assert.equal(failure.nonRetryable, true);
-    assert.match(failure.message, /config envGroups: must be an integer ≥ 1, got 0/);
+    assert.match(failure.message, /config envGroups: must be an integer in \[1, 65536\], got 0/);
     assert.equal(await createArtifactStore(stack.storeUri).has(configKey(runId)), false);
     assert.deepEqual(await createCheckpointStore(stack.storeUri).list(runId), []);
   } finally {

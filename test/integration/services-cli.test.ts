@@ -32,7 +32,7 @@ test('starting a service on a taken port fails within seconds, naming the port a
     const dir = mkdtempSync(join(tmpdir(), 'starpo-services-'));
     const r = starpo(['services', 'start', 's3'], { STARPO_S3_PORT: String(port), STARPO_SERVICES_DIR: dir });
     assert.notEqual(r.status, 0);
-    assert.match(r.out, new RegExp(`s3: port ${port} on 127.0.0.1 is already in use`));
+    assert.match(r.out, new RegExp(`s3 — port ${port} on 127.0.0.1 is already in use`));
     // It failed before launching anything (no pid file, no service log) rather than after a readiness wait;
     // the bound is loose because a loaded 2-core machine can take seconds just to start the CLI.
     assert.equal(existsSync(join(dir, 's3', 's3.pid')) || existsSync(join(dir, 's3', 's3.log')), false);
