@@ -10,7 +10,7 @@ import { toWire, type AdvantageInput, type AdvantageResult } from '../src/durabl
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rowsOfGroups, selectRows, takeRows } from '../src/rl/batch.ts';
 import type { FilterOutput } from '../src/rl/filters.ts';
-import { advantageStage, iterationMetrics } from '../src/rl/iteration.ts';
+import { advantageStage, iterationMetrics, scheduleMetrics } from '../src/rl/iteration.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 
 export function advantageActivity(r: WorkerResources) {
@@ -26,9 +26,10 @@ export function advantageActivity(r: WorkerResources) {
     const T = all.batch.T;
     const batch = selectRows(all.batch, rows);
     const { values } = scored; // the kept rows' already
-    const adv = advantageStage(c, batch, takeRows(tokenRewards, T, rows), values);
+    const logprobs = { old: scored.logprobs, behaviour: takeRows(all.samplingLogprobs, T, rows) };
+    const adv = advantageStage(c, batch, takeRows(tokenRewards, T, rows), values, logprobs);
     const metrics = iterationMetrics({ c, trajectories, all, kept: batch, keptGroupIds: filtered.keptGroupIds,
-      values, adv, stageMetrics: [sampled, filtered.metrics, scored.metrics] });
+      values, adv, stageMetrics: [sampled, filtered.metrics, scored.metrics, scheduleMetrics(c, input.iteration)] });
     const key = keyOf(input, 'advantage', 'advantages.bin');
     const returns = adv.returns ?? undefined;
     await artifacts.put(key, packArtifact({}, { rows: Int32Array.from(rows), advantages: adv.advantages, returns }));

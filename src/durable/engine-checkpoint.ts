@@ -3,12 +3,12 @@
  * rl/run-checkpoint.ts — `<model>.<file>` per model plus `trainer.json` — so the embedded and the
  * durable driver write byte-identical checkpoints for the same state, and either can resume the other's.
  */
-import { mkdir, readdir, readFile, rename } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PolicyEngine } from '../policy/engine/engine.ts';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
-import { type ModelName, type TrainerState, checkAssets, withScratch } from '../rl/run-checkpoint.ts';
+import { type ModelName, type TrainerState, checkAssets, modelDirectory, withScratch } from '../rl/run-checkpoint.ts';
 import { CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint } from '../storage/index.ts';
 
 export type Engines = Partial<Record<ModelName, PolicyEngine>>;
@@ -44,10 +44,7 @@ export async function loadEngineCheckpoint(store: CheckpointStore, id: Checkpoin
     const flat = join(dir, 'flat');
     await store.load(id.runId, id.lineageId, id.iteration, { toDirectory: flat, only });
     for (const [name, engine] of Object.entries(engines) as [ModelName, PolicyEngine][]) {
-      const modelDir = join(dir, name);
-      await mkdir(modelDir);
-      for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
-      const ckpt = await loadCheckpoint(modelDir);
+      const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
       await engine.setState({ weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step }, { allowMissing: [] });
     }

@@ -11,7 +11,10 @@ import { runIteration, runValidation, type IterationModels } from './iteration.t
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { closeModels, createModels, loadPretrained } from './models.ts';
-import { loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
+import { type CheckpointRef, loadActorState, loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
+import { AsyncRollouts, behaviourPolicies } from './async-rollouts.ts';
+import { behaviourVersion } from './async-schedule.ts';
+import { exportState } from '../policy/engine/state.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
@@ -82,6 +85,10 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
   let plan: ResumePlan | null = null;
   let echo = new EchoTrapDetector();
   let done = 0;
+  /** Where each policy version lives (asynchronous runs name the pending ones in every checkpoint). */
+  const versions = new Map<number, CheckpointRef>();
+  let pendingAtStart: CheckpointRef[] = [];
+  let rollouts: AsyncRollouts | null = null;
   try {
     if (o.resume || o.fork) {
       plan = await planResume(o, store);
@@ -89,6 +96,9 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
       const state = await loadRunCheckpoint(store, plan.from, saved, assets);
       echo = EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
       done = state.iteration;
+      pendingAtStart = state.behaviourPolicies ?? [];
+      for (const ref of pendingAtStart) versions.set(ref.iteration, ref);
+      versions.set(done, { lineageId: plan.from.lineageId, iteration: done });
       log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
     } else {
       const sft = initFrom
@@ -103,32 +113,51 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
         log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
       }
       await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, assets }, echo);
+      versions.set(0, { lineageId: ids.lineageId, iteration: 0 });
     }
     await events.append([{ kind: 'run', ...ids, action: plan ? 'RESUMED' : 'STARTED', parentLineageId: plan?.parentLineageId ?? null,
       fromIteration: done, configJson: canonicalConfigJSON(c), at: new Date() }]);
     const retained = withoutForkPoints(store, plan?.forkPoints ?? []);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
+    if (c.asyncStaleness > 0) {
+      rollouts = await AsyncRollouts.start(c, run, tools, done + 1, last);
+      for (const ref of pendingAtStart) rollouts.publish(ref.iteration, await loadActorState(store, { runId: o.runId, ...ref }, assets));
+      rollouts.publish(done, exportState(models.actor, false));
+    }
     for (let i = done + 1; i <= last && !o.signal?.aborted; i++) {
-      await oneIteration(i, c, { ...models, tools }, run, events, echo, ids, o);
+      await oneIteration(i, c, { ...models, tools }, run, events, echo, ids, o, rollouts);
       // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
       if (i % c.checkpointEvery === 0 || i === last || o.signal?.aborted) {
-        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, assets }, echo);
+        versions.set(i, { lineageId: ids.lineageId, iteration: i });
+        const pending = behaviourPolicies(c, i, versions);
+        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, assets }, echo, pending);
         await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
         done = i;
       }
     }
     return { config: c, lastIteration: done, lineageId: ids.lineageId };
   } finally {
+    await rollouts?.close();
     await events.close();
     await sandbox?.close();
     await closeModels(models);
   }
 }
 
+/**
+ * Iteration i: its rollout (played here, or taken from the asynchronous rollouts, which then get version i as
+ * soon as the update wrote it), update, validation of the new policy, and its events.
+ */
 async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
-  events: EventLog, echo: EchoTrapDetector, ids: { runId: string; lineageId: string }, o: EmbeddedOptions): Promise<void> {
+  events: EventLog, echo: EchoTrapDetector, ids: { runId: string; lineageId: string }, o: EmbeddedOptions,
+  rollouts: AsyncRollouts | null): Promise<void> {
   const startedAt = new Date();
-  const result = await runIteration(c, i, models, text, models.tools);
+  const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
+  if (rollouts) {
+    rollouts.publish(i, exportState(models.actor, false));
+    result.timingsMs.rollout_play = rollouts.playedMs.get(i) ?? 0;
+    rollouts.playedMs.delete(i);
+  }
   const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
   const val = validate ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
   const metrics = { ...result.metrics, ...val?.metrics };
@@ -136,10 +165,10 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
     iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
     gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
   });
-  const policyVersion = i - 1;
+  // The checkpoints whose weights played: the schedule's version for training, the new policy i for validation.
   await events.append([
-    ...trajectoryEvents(ids, i, policyVersion, result.trajectories, 'train', startedAt),
-    ...(val ? trajectoryEvents(ids, i, policyVersion, val.trajectories, 'val', startedAt) : []),
+    ...trajectoryEvents(ids, i, behaviourVersion(c.asyncStaleness, i), result.trajectories, 'train', startedAt),
+    ...(val ? trajectoryEvents(ids, i, i, val.trajectories, 'val', startedAt) : []),
     iterationEvent(ids, i, metrics, result.timingsMs, startedAt),
     ...(warning ? [warningEvent(ids, warning)] : []),
   ]);
@@ -163,8 +192,8 @@ async function initActorFrom(from: CheckpointSource, actor: Models['actor'], ass
 type RunFiles = Pick<RunModel, 'modelConfig' | 'assets'>;
 
 async function checkpoint(store: CheckpointStore, events: EventLog, id: { runId: string; lineageId: string; iteration: number },
-  models: Models, files: RunFiles, echo: EchoTrapDetector): Promise<void> {
+  models: Models, files: RunFiles, echo: EchoTrapDetector, behaviour?: CheckpointRef[]): Promise<void> {
   const saved = await saveRunCheckpoint(store, id, models, files.modelConfig, files.assets,
-    { iteration: id.iteration, echoTrap: echo.toJSON() });
+    { iteration: id.iteration, echoTrap: echo.toJSON(), ...(behaviour && { behaviourPolicies: behaviour }) });
   await events.append([checkpointEvent(saved)]);
 }

@@ -10,17 +10,28 @@ import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import type { Policy } from '../policy/engine/policy.ts';
-import { exportState, importState } from '../policy/engine/state.ts';
+import { exportState, importState, type PolicyState } from '../policy/engine/state.ts';
 import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
 import { ConfigError } from '../errors.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
 export type Models = Partial<Record<ModelName, Policy>>;
 
+/** Where a checkpoint lives within a run. */
+export interface CheckpointRef {
+  lineageId: string;
+  iteration: number;
+}
+
 /** Trainer state beside the weights: enough to continue exactly where the run stopped. */
 export interface TrainerState {
   iteration: number;
   echoTrap: unknown;
+  /**
+   * asyncStaleness ≥ 1: the checkpoints holding the older policy versions the next rollouts play with
+   * (async-schedule.ts pendingVersions), oldest first; absent when there are none.
+   */
+  behaviourPolicies?: CheckpointRef[];
 }
 
 /** Runs `fn` with a fresh scratch directory that is removed afterwards, whatever happens. */
@@ -71,13 +82,32 @@ export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: st
     const flat = join(dir, 'flat');
     await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat });
     for (const [name, policy] of Object.entries(models) as [ModelName, Policy][]) {
-      const modelDir = join(dir, name);
-      await mkdir(modelDir);
-      for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
-      const ckpt = await loadCheckpoint(modelDir);
+      const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
       importState(policy, ckpt, { allowMissing: [] });
     }
     return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;
+  });
+}
+
+/** Moves the files `<name>.<file>` of a loaded checkpoint (in `flat`) into `<dir>/<name>/<file>`; returns that directory. */
+export async function modelDirectory(flat: string, dir: string, name: ModelName): Promise<string> {
+  const modelDir = join(dir, name);
+  await mkdir(modelDir);
+  for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
+  return modelDir;
+}
+
+/** The actor's weights of a checkpoint (only its files are read), for a rollout engine: no optimizer state. */
+export async function loadActorState(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
+  expectedAssets?: Readonly<Record<string, string>>): Promise<PolicyState> {
+  const { manifest } = await store.load(ids.runId, ids.lineageId, ids.iteration, { only: [] });
+  const only = manifest.files.map((f) => f.name).filter((f) => f.startsWith('actor.'));
+  return withScratch(async (dir) => {
+    const flat = join(dir, 'flat');
+    await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat, only });
+    const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, 'actor'));
+    if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
+    return { weights: ckpt.weights, optimizer: null, step: ckpt.step };
   });
 }
