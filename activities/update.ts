@@ -51,13 +51,15 @@ async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageI
   };
 }
 
-function observeEchoTrap(m: HeldModels, iteration: number, metrics: Record<string, number>) {
+/** The detector's observation and the trainer state checkpoint i carries (as the embedded driver writes it). */
+function observeEchoTrap(m: HeldModels, input: UpdateInput, metrics: Record<string, number>) {
+  const { iteration, behaviourPolicies } = input;
   const echo = EchoTrapDetector.fromJSON(m.trainer!.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
   const warning = echo.observe({
     iteration, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
     gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
   });
-  return { trainer: { iteration, echoTrap: echo.toJSON() }, warning };
+  return { trainer: { iteration, echoTrap: echo.toJSON(), ...(behaviourPolicies && { behaviourPolicies }) }, warning };
 }
 
 /** The policy as updateStage sees it, reporting each optimizer step as heartbeat progress. */
@@ -81,7 +83,7 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
     const models = { actor: counting(m.actor, report), critic: m.critic && counting(m.critic, report) };
     const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
     const metrics = { ...fromWire(input.metrics), ...trained };
-    const { trainer, warning } = observeEchoTrap(m, input.iteration, metrics);
+    const { trainer, warning } = observeEchoTrap(m, input, metrics);
     const saved = await saveEngineCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
     session.holds(id, trainer);
     const w = warning && { message: warning.message, evidence: toWire(warning.evidence) };

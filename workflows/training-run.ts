@@ -14,6 +14,7 @@ import {
 } from '../src/durable/protocol.ts';
 import { stageActivities } from './activities.ts';
 import { runIteration, type IterationOutcome } from './iteration.ts';
+import { RolloutSchedule } from './rollout-schedule.ts';
 
 export const pauseSignal = defineSignal(SIGNALS.pause);
 export const resumeSignal = defineSignal(SIGNALS.resume);
@@ -71,20 +72,22 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
   });
   state.iterations = carry.plan.iterations;
   const last = Math.min(carry.plan.iterations, input.stopAfter ?? carry.plan.iterations);
+  const rollouts = new RolloutSchedule(stages, input, carry.plan, carry, last);
   let policy: CheckpointRef = carry.policy;
   let ran = 0;
   for (let i = carry.nextIteration; i <= last; i++) {
     if (state.paused) state.stage = 'paused'; // held here, at the boundary, until resume or stop
     await condition(() => !state.paused || state.stopping);
     if (state.stopping) break;
-    const outcome = await runIteration(stages, input, carry.plan, i, policy, (s: Stage) => void (state.stage = s));
+    const outcome = await runIteration(stages, input, carry.plan, i, policy, (s: Stage) => void (state.stage = s), rollouts);
     policy = outcome.checkpoint;
     state.completed(i, outcome);
     ran++;
     const due = ran >= input.options.continueAsNewEvery || workflowInfo().continueAsNewSuggested;
     if (i < last && !state.stopping && due) {
+      const held = await rollouts.drain(i + 1); // asynchronous runs: the rollouts under way, finished and carried over
       await condition(allHandlersFinished);
-      const next: Carry = { plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent };
+      const next: Carry = { plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent, ...held };
       await continueAsNew<typeof trainingRun>({ ...input, carry: next });
     }
   }
