@@ -5,6 +5,7 @@
  * redoes it deterministically (same seeds, same weights) and replay drops the duplicate events by key.
  * Everything is validated before the first write, and one process writes a run at a time (run-setup.ts).
  */
+import { performance } from 'node:perf_hooks';
 import { canonicalConfigJSON, type RlConfig } from './config.ts';
 import { EchoTrapDetector } from './echo-trap.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
@@ -14,7 +15,7 @@ import { closeModels, createModels, loadPretrained } from './models.ts';
 import { type CheckpointRef, loadActorState, loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
 import { AsyncRollouts, behaviourPolicies } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
-import { exportState } from '../policy/engine/state.ts';
+import { getPolicyState, startEngineModels, startFromWarmStart } from './model-state.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
@@ -74,7 +75,8 @@ export async function trainEmbedded(o: EmbeddedOptions, prepared?: PreparedRun):
 
 async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedRun): Promise<EmbeddedResult> {
   const { tokenizer, modelConfig, assets } = run;
-  const models = createModels(c, modelConfig, tokenizer);
+  // An asynchronous run trains in worker threads, so the rollout beside it never waits for the main thread.
+  const models = c.asyncStaleness > 0 ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
   const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
   const store = createLocalCheckpointStore({ root: o.root });
@@ -107,9 +109,7 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
       // after 150 Sokoban steps (measured), memory RL needs.
       await models.actor.releasePrograms();
       if (c.sftSteps > 0 || initFrom) {
-        // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
-        models.actor.setMoments(null, 0);
-        models.ref?.setParams(models.actor.getParams());
+        await startFromWarmStart(models);
         log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
       }
       await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, assets }, echo);
@@ -122,7 +122,7 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
     if (c.asyncStaleness > 0) {
       rollouts = await AsyncRollouts.start(c, run, tools, done + 1, last);
       for (const ref of pendingAtStart) rollouts.publish(ref.iteration, await loadActorState(store, { runId: o.runId, ...ref }, assets));
-      rollouts.publish(done, exportState(models.actor, false));
+      rollouts.publish(done, await getPolicyState(models.actor, false));
     }
     for (let i = done + 1; i <= last && !o.signal?.aborted; i++) {
       await oneIteration(i, c, { ...models, tools }, run, events, echo, ids, o, rollouts);
@@ -154,12 +154,14 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   const startedAt = new Date();
   const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
   if (rollouts) {
-    rollouts.publish(i, exportState(models.actor, false));
+    rollouts.publish(i, await getPolicyState(models.actor, false));
     result.timingsMs.rollout_play = rollouts.playedMs.get(i) ?? 0;
     rollouts.playedMs.delete(i);
   }
   const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
+  const t0 = performance.now();
   const val = validate ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
+  if (val) result.timingsMs.validate = performance.now() - t0;
   const metrics = { ...result.metrics, ...val?.metrics };
   const warning = echo.observe({
     iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,

@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
-import type { Policy } from '../policy/engine/policy.ts';
-import { exportState, importState, type PolicyState } from '../policy/engine/state.ts';
+import type { PolicyState } from '../policy/engine/state.ts';
+import { type AnyPolicy, getPolicyState, setPolicyState } from './model-state.ts';
 import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
 import { ConfigError } from '../errors.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
-export type Models = Partial<Record<ModelName, Policy>>;
+/** In-process Policies, or PolicyEngines (an asynchronous embedded run's trainer): the files are the same. */
+export type Models = Partial<Record<ModelName, AnyPolicy>>;
 
 /** Where a checkpoint lives within a run. */
 export interface CheckpointRef {
@@ -49,9 +50,9 @@ export async function saveRunCheckpoint(store: CheckpointStore, ids: { runId: st
   models: Models, config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
     const files: { name: string; path: string }[] = [];
-    for (const [name, policy] of Object.entries(models) as [ModelName, Policy][]) {
+    for (const [name, policy] of Object.entries(models) as [ModelName, AnyPolicy][]) {
       const modelDir = join(dir, name);
-      const state = exportState(policy, name !== 'ref');
+      const state = await getPolicyState(policy, name !== 'ref');
       await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} });
       for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
     }
@@ -81,10 +82,10 @@ export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: st
   return withScratch(async (dir) => {
     const flat = join(dir, 'flat');
     await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat });
-    for (const [name, policy] of Object.entries(models) as [ModelName, Policy][]) {
+    for (const [name, policy] of Object.entries(models) as [ModelName, AnyPolicy][]) {
       const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
-      importState(policy, ckpt, { allowMissing: [] });
+      await setPolicyState(policy, { weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step });
     }
     return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;
   });
