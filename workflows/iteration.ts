@@ -2,7 +2,9 @@
  * One training iteration as a chain of activities, passing artifact keys only:
  *   rollout shards [─► planSampling ─► more shards …] ─► score ‖ reward ‖ filter ─► advantage
  *   ─► update (checkpoint i) ─► [validate] ─► checkpoint
- * The rollout comes from the RolloutSchedule: played here (on-policy) or already under way (asynchronous).
+ * The rollout comes from the RolloutSchedule: played here, or already under way (asynchronous runs, and
+ * pipelined ones, which start rollout i + 1 as soon as the update wrote checkpoint i). A pipelined run
+ * publishes iteration i (validate, checkpoint) beside iteration i + 1.
  * Score, reward and filter read only the trajectories (and the sampling plan), so they run side by side;
  * score derives the filter's kept rows itself and scores only those.
  */
@@ -19,13 +21,26 @@ export interface IterationOutcome {
   ms: number;
 }
 
+/** An iteration trained up to its checkpoint; what is left is to publish it. */
+export interface TrainedIteration {
+  checkpoint: CheckpointRef;
+  /**
+   * Validation of the new policy (when due) and the checkpoint activity (events, retention, artifacts):
+   * the iteration's outcome once done. `track`: report these stages as the run's progress (false when they
+   * run beside the next iteration).
+   */
+  publish(track: boolean): Promise<IterationOutcome>;
+}
+
+type StageTimer = <T>(name: Stage, fn: () => Promise<T>, track?: boolean) => Promise<T>;
+
 /** `policy`: checkpoint i − 1, which score and update read; the rollout comes from `rollouts` (its own version). */
 export async function runIteration(a: Stages, input: TrainingRunInput, plan: RunPlan, iteration: number,
-  policy: CheckpointRef, enter: (stage: Stage) => void, rollouts: RolloutSchedule): Promise<IterationOutcome> {
+  policy: CheckpointRef, enter: (stage: Stage) => void, rollouts: RolloutSchedule): Promise<TrainedIteration> {
   const startedAtMs = Date.now(); // workflow time: deterministic on replay
   const timingsMs: Record<string, number> = {};
-  const stage = async <T>(name: Stage, fn: () => Promise<T>): Promise<T> => {
-    enter(name);
+  const stage: StageTimer = async (name, fn, track = true) => {
+    if (track) enter(name);
     const t0 = Date.now();
     try {
       return await fn();
@@ -33,7 +48,7 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
       timingsMs[name] = Date.now() - t0;
     }
   };
-  const { run, options } = input;
+  const { run } = input;
   const base = { run, iteration, policy };
   const { rollout, sampling, ms: playedMs } = await stage('rollout', () => rollouts.take(iteration));
   if (plan.asyncStaleness) timingsMs.rollout_play = playedMs; // beside the wait for it ('rollout')
@@ -46,13 +61,16 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
   const updated = await stage('update', () => a.update.update({ ...batch, scored: scored.key, advantage: adv.key,
     metrics: adv.metrics, ...(behaviourPolicies && { behaviourPolicies }) }));
   rollouts.published(updated.checkpoint);
-  const val = validatesAt(plan, iteration)
-    ? await stage('validate', () => a.rollout.validate({ run, iteration, policy: updated.checkpoint }))
-    : null;
-  const metrics = { ...updated.metrics, ...val?.metrics };
-  await stage('checkpoint', () => a.update.checkpoint({
-    run, iteration, checkpoint: updated.checkpoint, metrics, timingsMs: { ...timingsMs }, warning: updated.warning,
-    startedAtMs, keepArtifacts: options.keepArtifacts,
-  }));
-  return { checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, ms: Date.now() - startedAtMs };
+  const publish = async (track: boolean): Promise<IterationOutcome> => {
+    const val = validatesAt(plan, iteration)
+      ? await stage('validate', () => a.rollout.validate({ run, iteration, policy: updated.checkpoint }), track)
+      : null;
+    const metrics = { ...updated.metrics, ...val?.metrics };
+    await stage('checkpoint', () => a.update.checkpoint({
+      run, iteration, checkpoint: updated.checkpoint, metrics, timingsMs: { ...timingsMs }, warning: updated.warning,
+      startedAtMs, keepArtifacts: input.options.keepArtifacts,
+    }), track);
+    return { checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, ms: Date.now() - startedAtMs };
+  };
+  return { checkpoint: updated.checkpoint, publish };
 }

@@ -44,8 +44,13 @@ export class RolloutSchedule {
   /** The first iteration whose rollout has not started. */
   private next: number;
 
+  /**
+   * `eager`: start each rollout as soon as its version is written (pipelined runs); asynchronous runs always
+   * do. Otherwise a rollout starts when its iteration asks for it.
+   */
   constructor(private readonly a: Stages, private readonly input: TrainingRunInput, private readonly plan: RunPlan,
-    start: ScheduleStart, private readonly last: number) {
+    start: ScheduleStart, private readonly last: number, private readonly eager: boolean) {
+    this.eager ||= this.staleness > 0;
     for (const ref of [...(start.versions ?? []), start.policy]) this.versions.set(ref.iteration, ref);
     this.next = start.nextIteration;
     for (const r of start.rollouts ?? []) {
@@ -80,14 +85,14 @@ export class RolloutSchedule {
 
   /** Before continue-as-new: waits for the rollouts under way; the versions and rollouts the next run needs. */
   async drain(nextIteration: number): Promise<Pick<Carry, 'versions' | 'rollouts'>> {
-    if (this.staleness === 0) return {};
+    if (!this.eager) return {};
     const rollouts = await Promise.all([...this.started.values()]);
     const oldest = nextIteration - 1 - this.staleness; // pendingAt and the rollouts not started need no older one
     return { versions: [...this.versions.values()].filter((r) => r.iteration >= oldest), rollouts };
   }
 
   private startDue(): void {
-    if (this.staleness === 0) return;
+    if (!this.eager) return;
     while (this.next <= this.last && this.versions.has(behaviourVersion(this.staleness, this.next))) {
       const i = this.next++;
       const played = this.play(i);

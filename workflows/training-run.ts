@@ -6,7 +6,7 @@
  * `continueAsNewEvery` iterations, or sooner when the server suggests it, so histories stay small.
  */
 import {
-  allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo,
+  allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, patched, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import {
   PROGRESS_QUERY, SIGNALS, type Carry, type CheckpointRef, type IterationSummary, type Progress, type RunOutcome,
@@ -20,6 +20,8 @@ export const pauseSignal = defineSignal(SIGNALS.pause);
 export const resumeSignal = defineSignal(SIGNALS.resume);
 export const stopSignal = defineSignal(SIGNALS.stop);
 export const progressQuery = defineQuery<Progress>(PROGRESS_QUERY);
+/** Patch marker: iteration i + 1's rollout starts when the update wrote checkpoint i; i is published beside i + 1. */
+export const PIPELINED_ITERATIONS = 'pipelined-iterations';
 
 const RECENT = 10;
 const num = (v: number | string | undefined): number => (typeof v === 'number' ? v : Number(v ?? NaN));
@@ -72,25 +74,36 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
   });
   state.iterations = carry.plan.iterations;
   const last = Math.min(carry.plan.iterations, input.stopAfter ?? carry.plan.iterations);
-  const rollouts = new RolloutSchedule(stages, input, carry.plan, carry, last);
+  // Histories from before this marker ran each iteration to its end before the next began.
+  const pipelined = patched(PIPELINED_ITERATIONS);
+  const rollouts = new RolloutSchedule(stages, input, carry.plan, carry, last, pipelined);
   let policy: CheckpointRef = carry.policy;
+  let publishing: Promise<void> = Promise.resolve();
   let ran = 0;
   for (let i = carry.nextIteration; i <= last; i++) {
-    if (state.paused) state.stage = 'paused'; // held here, at the boundary, until resume or stop
+    if (state.paused) {
+      await publishing; // a paused run has published every iteration it trained
+      state.stage = 'paused'; // held here, at the boundary, until resume or stop
+    }
     await condition(() => !state.paused || state.stopping);
     if (state.stopping) break;
-    const outcome = await runIteration(stages, input, carry.plan, i, policy, (s: Stage) => void (state.stage = s), rollouts);
-    policy = outcome.checkpoint;
-    state.completed(i, outcome);
+    const trained = await runIteration(stages, input, carry.plan, i, policy, (s: Stage) => void (state.stage = s), rollouts);
+    policy = trained.checkpoint;
     ran++;
+    const before = publishing; // iteration i − 1's publication: at most one runs beside the training
+    publishing = before.then(() => trained.publish(!pipelined)).then((outcome) => state.completed(i, outcome));
+    publishing.catch(() => undefined); // awaited below or at the next iteration; it must not fail unobserved
+    await (pipelined ? before : publishing);
     const due = ran >= input.options.continueAsNewEvery || workflowInfo().continueAsNewSuggested;
     if (i < last && !state.stopping && due) {
-      const held = await rollouts.drain(i + 1); // asynchronous runs: the rollouts under way, finished and carried over
+      await publishing;
+      const held = await rollouts.drain(i + 1); // rollouts already under way, finished and carried over
       await condition(allHandlersFinished);
       const next: Carry = { plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent, ...held };
       await continueAsNew<typeof trainingRun>({ ...input, carry: next });
     }
   }
+  await publishing;
   state.stage = state.stopping && state.iteration < last ? 'stopped' : 'done';
   await condition(allHandlersFinished);
   const { runId, lineageId } = input.run;
