@@ -5,7 +5,7 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { packArtifact, unpackArtifact } from '../src/durable/artifact-codec.ts';
-import { keyOf, loadBatch, parse, unpackScored } from '../src/durable/batch-io.ts';
+import { keyOf, parse, unpackScored } from '../src/durable/batch-io.ts';
 import { toWire, type AdvantageInput, type AdvantageResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rowsOfGroups, selectRows, takeRows } from '../src/rl/batch.ts';
@@ -17,7 +17,7 @@ export function advantageActivity(r: WorkerResources) {
   return activity('advantage', async (input: AdvantageInput): Promise<AdvantageResult> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
-    const { trajectories, all } = await loadBatch(artifacts, input.rollout);
+    const { trajectories, all } = await r.batch(input.run.storeUri, input.rollout);
     const scored = unpackScored(await artifacts.get(input.scored), input.scored);
     const tokenRewards = unpackArtifact(await artifacts.get(input.rewards), input.rewards).arrays.tokenRewards as Float32Array;
     const filtered = parse<FilterOutput>(await artifacts.get(input.kept));

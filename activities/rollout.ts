@@ -41,9 +41,10 @@ export function rolloutActivities(r: WorkerResources) {
       log.info({ shard: input.shard, chunk: k, groups, iteration: input.iteration, pid: process.pid }, 'rollout chunk started');
       const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input),
         (m) => rolloutStage(c, input.iteration, asPolicy(m.actor), run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))));
-      await r.artifacts(input.run.storeUri).put(keys[k], json(trajectories));
-      await r.events(input.run.events).append( // policyVersion: the checkpoint whose weights played them
-        trajectoryEvents(ids, input.iteration, input.policy.iteration, trajectories, 'train', startedAt));
+      await Promise.all([ // policyVersion: the checkpoint whose weights played them
+        r.artifacts(input.run.storeUri).put(keys[k], json(trajectories)),
+        r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.policy.iteration, trajectories, 'train', startedAt)),
+      ]);
       done.add(k);
       beat.progress({ done: [...done].sort((a, b) => a - b), chunks: chunks.length });
       beat.now();

@@ -4,7 +4,7 @@
  * same kept rows itself (the filter is a pure function of the trajectories and the sampling plan).
  */
 import { activity } from '../src/durable/boundary.ts';
-import { keyOf, loadBatch, packScored, parse, policyId } from '../src/durable/batch-io.ts';
+import { keyOf, packScored, parse, policyId } from '../src/durable/batch-io.ts';
 import { asPolicy } from '../src/durable/model-host.ts';
 import type { ArtifactResult, FilterInput } from '../src/durable/protocol.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
@@ -15,7 +15,7 @@ export function scoreActivity(r: WorkerResources) {
   return activity('score', async (input: FilterInput): Promise<ArtifactResult> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
-    const { all } = await loadBatch(artifacts, input.rollout);
+    const { all } = await r.batch(input.run.storeUri, input.rollout);
     const informative = input.sampling ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).keptGroupIds : undefined;
     const rows = trainedRows(c, all.batch, informative);
     const scored = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), (m) => scoreStage(c, all, rows, {

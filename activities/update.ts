@@ -7,7 +7,7 @@
  */
 import { activity, type Beat } from '../src/durable/boundary.ts';
 import { unpackArtifact } from '../src/durable/artifact-codec.ts';
-import { json, keyOf, loadBatch, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
+import { json, keyOf, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
 import { saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
 import { asPolicy, type HeldModels } from '../src/durable/model-host.ts';
 import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
@@ -39,7 +39,7 @@ export const updateRecordKey = (input: { run: UpdateInput['run']; iteration: num
 /** The engine's input rows, cut from the assembled batch exactly as runIteration cuts them. */
 async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageInput> {
   const artifacts = r.artifacts(input.run.storeUri);
-  const { all } = await loadBatch(artifacts, input.rollout);
+  const { all } = await r.batch(input.run.storeUri, input.rollout);
   const scored = unpackScored(await artifacts.get(input.scored), input.scored);
   const adv = unpackArtifact(await artifacts.get(input.advantage), input.advantage).arrays;
   const rows = Array.from(adv.rows);

@@ -17,12 +17,13 @@ export type Engines = Partial<Record<ModelName, PolicyEngine>>;
 export async function saveEngineCheckpoint(store: CheckpointStore, id: CheckpointId, engines: Engines,
   config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
+    const named = Object.entries(engines) as [ModelName, PolicyEngine][];
+    const states = await Promise.all(named.map(([name, engine]) => engine.getState(name !== 'ref'))); // each in its thread
     const files: { name: string; path: string }[] = [];
-    for (const [name, engine] of Object.entries(engines) as [ModelName, PolicyEngine][]) {
+    for (const [k, [name]] of named.entries()) {
       const modelDir = join(dir, name);
-      const policyState = await engine.getState(name !== 'ref');
       const tokenizerFiles = name === 'actor' ? assets : {};
-      await saveCheckpoint(modelDir, { config, ...policyState, rng: {}, tokenizerFiles });
+      await saveCheckpoint(modelDir, { config, ...states[k], rng: {}, tokenizerFiles });
       for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
     }
     const bytes = new TextEncoder().encode(JSON.stringify(state));
