@@ -71,13 +71,18 @@ async function embedded(c: RlConfig, write: Write): Promise<Measured & { root: s
   const root = mkdtempSync(join(tmpdir(), 'starpo-bench-pipeline-'));
   const out: Measured = { periodsMs: [], stagesMs: [], extra: {} };
   let last = performance.now();
+  let cpu = process.cpuUsage();
+  const cpuMs: number[] = [];
   await trainEmbedded({ root, runId: 'bench', config: c, onIteration: (r) => {
     const now = performance.now();
     const ms = now - last;
-    last = now;
-    if (r.iteration > 1) { out.periodsMs.push(ms); out.stagesMs.push(r.timingsMs); }
-    write({ iteration: r.iteration, ms: Math.round(ms), stagesMs: rounded(r.timingsMs) });
+    const used = process.cpuUsage(cpu);
+    [last, cpu] = [now, process.cpuUsage()];
+    const cpuIterationMs = (used.user + used.system) / 1000; // every thread of this process: trainer, rollout engine
+    if (r.iteration > 1) { out.periodsMs.push(ms); out.stagesMs.push(r.timingsMs); cpuMs.push(cpuIterationMs); }
+    write({ iteration: r.iteration, ms: Math.round(ms), cpuMs: Math.round(cpuIterationMs), stagesMs: rounded(r.timingsMs) });
   } });
+  out.extra.cpuMs = Math.round(median(cpuMs));
   // The trainer waits for the rollout ('rollout' stage); what it waits beyond that is the update side itself.
   out.extra.trainerWaitPct = pct(median(out.stagesMs.map((s) => s.rollout ?? 0)), median(out.periodsMs));
   return { ...out, root };

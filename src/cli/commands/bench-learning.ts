@@ -4,7 +4,7 @@
  * side-by-side of vanilla StarPO and StarPO-S on the same seeds (stability and Echo-Trap firings).
  * JSON lines, one per run; a benchmark, not a test (wall-clock varies with the machine's load).
  */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -48,6 +48,11 @@ export const LEARNING_CASES: LearningCase[] = [
   { name: 'frozenlake', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.frozenlake,
     overrides: ['iterations=40', 'lrActor=1e-5', 'lrCritic=1e-3', 'envGroups=16', 'filterFraction=0.5'] },
   { name: 'sokoban', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.sokoban, overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+  // Asynchronous iterations (iteration i plays version i − 2) beside the on-policy 'sokoban' case, same warm start.
+  { name: 'sokoban-async', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1'] },
+  { name: 'sokoban-async-tis', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1', 'offPolicyCorrection=tis'] },
   { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9, warmStart: WARM_STARTS.sokoban, overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
   // Echo-Trap: a learning rate 300× too large collapses the policy; the detector should fire here and not above.
   { name: 'frozenlake-collapse', preset: 'starpo', target: 0.9, warmStart: WARM_STARTS.frozenlake,
@@ -78,11 +83,17 @@ export interface TrainedCase {
 /** Shared warm-starts of this process: name → the run directory holding checkpoint 0, and its time. */
 const warmStarted = new Map<string, Promise<{ runDir: string; seconds: number }>>();
 
+/**
+ * The warm start's run directory: trained once per process, or once per STARPO_BENCH_WARM_DIR (a directory
+ * whose `sft-<name>` run is reused by later bench processes, so each case can run in a process of its own).
+ */
 function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string; seconds: number }> {
   let run = warmStarted.get(name);
   if (!run) {
     run = (async () => {
-      const root = mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
+      const kept = process.env.STARPO_BENCH_WARM_DIR;
+      if (kept && existsSync(join(kept, `sft-${name}`, 'checkpoints', 'main', '00000000'))) return { runDir: join(kept, `sft-${name}`), seconds: 0 };
+      const root = kept ?? mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
       const t0 = performance.now();
       await trainEmbedded({ root, runId: `sft-${name}`, config: resolveConfig({ overrides: [...overrides] }), stopAfter: 0 });
       return { runDir: join(root, `sft-${name}`), seconds: (performance.now() - t0) / 1000 };
@@ -126,7 +137,9 @@ export async function runLearningCase(k: LearningCase, extra: string[] = [], wri
   return line;
 }
 
+/** STARPO_BENCH_CASES picks cases; STARPO_BENCH_SET="iterations=20,valSeeds=64" overrides every case's RL config. */
 export async function benchLearning(only = process.env.STARPO_BENCH_CASES): Promise<void> {
   const names = only ? only.split(',') : LEARNING_CASES.map((k) => k.name);
-  for (const k of LEARNING_CASES.filter((c) => names.includes(c.name))) await runLearningCase(k);
+  const extra = (process.env.STARPO_BENCH_SET ?? '').split(',').filter((s) => s.trim() !== '');
+  for (const k of LEARNING_CASES.filter((c) => names.includes(c.name))) await runLearningCase(k, extra);
 }
