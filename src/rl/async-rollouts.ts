@@ -10,11 +10,13 @@ import { performance } from 'node:perf_hooks';
 import { PolicyEngine } from '../policy/engine/engine.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
+import type { CheckpointStore } from '../storage/index.ts';
 import { behaviourVersion, pendingVersions } from './async-schedule.ts';
 import type { RlConfig } from './config.ts';
 import { type SampledGroups, sampleGroups } from './iteration.ts';
 import { embeddedProvider } from './models.ts';
-import type { CheckpointRef } from './run-checkpoint.ts';
+import { type AnyPolicy, getPolicyState } from './model-state.ts';
+import { type CheckpointRef, loadActorState } from './run-checkpoint.ts';
 import type { RunModel } from './run-model.ts';
 
 export class AsyncRollouts {
@@ -77,15 +79,42 @@ export class AsyncRollouts {
 }
 
 /**
- * Where the versions the rollouts after checkpoint i still need live (TrainerState.behaviourPolicies):
- * `known` maps a version to its checkpoint; absent when none is pending.
+ * Where each policy version lives: the checkpoints of this lineage, and those a resumed run's checkpoint named.
+ * Every checkpoint of an asynchronous run names the older versions the rollouts after it play (pendingAt).
  */
-export function behaviourPolicies(c: RlConfig, i: number, known: ReadonlyMap<number, CheckpointRef>): CheckpointRef[] | undefined {
-  const pending = pendingVersions(c.asyncStaleness, i);
-  if (pending.length === 0) return undefined;
-  return pending.map((v) => {
-    const ref = known.get(v);
-    if (!ref) throw new Error(`policy version ${v} has no known checkpoint`);
-    return ref;
-  });
+export class VersionCheckpoints {
+  private readonly refs = new Map<number, CheckpointRef>();
+
+  constructor(private readonly c: RlConfig) {}
+
+  add(...refs: CheckpointRef[]): void {
+    for (const ref of refs) this.refs.set(ref.iteration, ref);
+  }
+
+  /** TrainerState.behaviourPolicies of checkpoint i: undefined when none is pending (always, on-policy). */
+  pendingAt(i: number): CheckpointRef[] | undefined {
+    const pending = pendingVersions(this.c.asyncStaleness, i);
+    if (pending.length === 0) return undefined;
+    return pending.map((v) => {
+      const ref = this.refs.get(v);
+      if (!ref) throw new Error(`policy version ${v} has no known checkpoint`);
+      return ref;
+    });
+  }
+}
+
+/**
+ * The rollouts of an asynchronous run starting after checkpoint `done` (null on-policy): the older versions
+ * that checkpoint names are read from the store, version `done` is the actor's current weights.
+ */
+export async function openAsyncRollouts(c: RlConfig, run: RunModel, tools: TurnGenerator | undefined,
+  from: { store: CheckpointStore; runId: string; versions: VersionCheckpoints; done: number; actor: AnyPolicy },
+  last: number): Promise<AsyncRollouts | null> {
+  if (c.asyncStaleness === 0) return null;
+  const rollouts = await AsyncRollouts.start(c, run, tools, from.done + 1, last);
+  for (const ref of from.versions.pendingAt(from.done) ?? []) {
+    rollouts.publish(ref.iteration, await loadActorState(from.store, { runId: from.runId, ...ref }, run.assets));
+  }
+  rollouts.publish(from.done, await getPolicyState(from.actor, false));
+  return rollouts;
 }

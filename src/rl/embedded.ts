@@ -12,8 +12,8 @@ import { runIteration, runValidation, type IterationModels } from './iteration.t
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { closeModels, createModels, loadPretrained } from './models.ts';
-import { type CheckpointRef, loadActorState, loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
-import { AsyncRollouts, behaviourPolicies } from './async-rollouts.ts';
+import { type CheckpointRef, loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
+import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
 import { getPolicyState, startEngineModels, startFromWarmStart } from './model-state.ts';
 import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
@@ -87,9 +87,7 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
   let plan: ResumePlan | null = null;
   let echo = new EchoTrapDetector();
   let done = 0;
-  /** Where each policy version lives (asynchronous runs name the pending ones in every checkpoint). */
-  const versions = new Map<number, CheckpointRef>();
-  let pendingAtStart: CheckpointRef[] = [];
+  const versions = new VersionCheckpoints(c);
   let rollouts: AsyncRollouts | null = null;
   try {
     if (o.resume || o.fork) {
@@ -98,9 +96,7 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
       const state = await loadRunCheckpoint(store, plan.from, saved, assets);
       echo = EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
       done = state.iteration;
-      pendingAtStart = state.behaviourPolicies ?? [];
-      for (const ref of pendingAtStart) versions.set(ref.iteration, ref);
-      versions.set(done, { lineageId: plan.from.lineageId, iteration: done });
+      versions.add(...state.behaviourPolicies ?? [], { lineageId: plan.from.lineageId, iteration: done });
       log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
     } else {
       const sft = initFrom
@@ -113,24 +109,19 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
         log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
       }
       await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, assets }, echo);
-      versions.set(0, { lineageId: ids.lineageId, iteration: 0 });
+      versions.add({ lineageId: ids.lineageId, iteration: 0 });
     }
     await events.append([{ kind: 'run', ...ids, action: plan ? 'RESUMED' : 'STARTED', parentLineageId: plan?.parentLineageId ?? null,
       fromIteration: done, configJson: canonicalConfigJSON(c), at: new Date() }]);
     const retained = withoutForkPoints(store, plan?.forkPoints ?? []);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
-    if (c.asyncStaleness > 0) {
-      rollouts = await AsyncRollouts.start(c, run, tools, done + 1, last);
-      for (const ref of pendingAtStart) rollouts.publish(ref.iteration, await loadActorState(store, { runId: o.runId, ...ref }, assets));
-      rollouts.publish(done, await getPolicyState(models.actor, false));
-    }
+    rollouts = await openAsyncRollouts(c, run, tools, { store, runId: o.runId, versions, done, actor: models.actor }, last);
     for (let i = done + 1; i <= last && !o.signal?.aborted; i++) {
       await oneIteration(i, c, { ...models, tools }, run, events, echo, ids, o, rollouts);
       // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
       if (i % c.checkpointEvery === 0 || i === last || o.signal?.aborted) {
-        versions.set(i, { lineageId: ids.lineageId, iteration: i });
-        const pending = behaviourPolicies(c, i, versions);
-        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, assets }, echo, pending);
+        versions.add({ lineageId: ids.lineageId, iteration: i });
+        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, assets }, echo, versions.pendingAt(i));
         await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
         done = i;
       }

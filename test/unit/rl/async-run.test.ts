@@ -57,3 +57,10 @@ test('truncated importance sampling reports its ratios and changes the update', 
   }
   assert.ok(!actor(roots.async, 3).equals(actor(roots.tis, 3)));
 });
+
+test('a fork from checkpoint 2 plays iteration 3 with the version checkpoint 2 names, as the original did', async () => {
+  const forked = await trainEmbedded({ root: roots.async, runId: 'r', fork: { fromIteration: 2 } });
+  const lineage = (l: string) => readFileSync(join(roots.async, 'r', 'checkpoints', l, '00000003', 'actor.model.safetensors'));
+  assert.equal(forked.lastIteration, 3);
+  assert.ok(lineage(forked.lineageId).equals(lineage('main')));
+});
