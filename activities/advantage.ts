@@ -5,7 +5,7 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { packArtifact, unpackArtifact } from '../src/durable/artifact-codec.ts';
-import { keyOf, parse, unpackScored } from '../src/durable/batch-io.ts';
+import { keyOf, loadCollapseProbe, parse, unpackScored } from '../src/durable/batch-io.ts';
 import { toWire, type AdvantageInput, type AdvantageResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rowsOfGroups, selectRows, takeRows } from '../src/rl/batch.ts';
@@ -28,8 +28,9 @@ export function advantageActivity(r: WorkerResources) {
     const { values } = scored; // the kept rows' already
     const logprobs = { old: scored.logprobs, behaviour: takeRows(all.samplingLogprobs, T, rows) };
     const adv = advantageStage(c, batch, takeRows(tokenRewards, T, rows), values, logprobs);
+    const collapse = await loadCollapseProbe(artifacts, input);
     const metrics = iterationMetrics({ c, trajectories, all, kept: batch, keptGroupIds: filtered.keptGroupIds,
-      values, adv, stageMetrics: [sampled, filtered.metrics, scored.metrics, scheduleMetrics(c, input.iteration)] });
+      values, adv, stageMetrics: [sampled, filtered.metrics, scored.metrics, scheduleMetrics(c, input.iteration)], collapse });
     const key = keyOf(input, 'advantage', 'advantages.bin');
     const returns = adv.returns ?? undefined;
     await artifacts.put(key, packArtifact({}, { rows: Int32Array.from(rows), advantages: adv.advantages, returns }));

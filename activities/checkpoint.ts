@@ -6,7 +6,9 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { iterationArtifacts } from '../src/durable/artifacts.ts';
-import { parse } from '../src/durable/batch-io.ts';
+import { loadCollapseProbe, parse } from '../src/durable/batch-io.ts';
+import { envSpecId } from '../src/envs/index.ts';
+import { runEnvConfig } from '../src/rl/run-env.ts';
 import { fromWire, type CheckpointInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { CorruptDataError } from '../src/errors.ts';
@@ -29,8 +31,9 @@ export function checkpointActivity(r: WorkerResources) {
     }
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     const w = input.warning;
+    const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: await loadCollapseProbe(artifacts, input) };
     await r.events(input.run.events).append([
-      iterationEvent(ids, input.iteration, fromWire(input.metrics), input.timingsMs, new Date(input.startedAtMs)),
+      iterationEvent(ids, input.iteration, fromWire(input.metrics), input.timingsMs, new Date(input.startedAtMs), extras),
       ...(w ? [warningEvent(ids, { iteration: input.iteration, message: w.message, evidence: fromWire(w.evidence) })] : []),
       checkpointEvent(saved),
     ]);

@@ -7,6 +7,7 @@ import type { WorkerResources } from '../src/durable/resources.ts';
 import { advantageActivity } from './advantage.ts';
 import { checkpointActivity } from './checkpoint.ts';
 import { filterActivity } from './filter.ts';
+import { forkPointActivity } from './fork-point.ts';
 import { rewardActivity } from './reward.ts';
 import { rolloutActivities } from './rollout.ts';
 import { samplingActivity } from './sampling.ts';
@@ -25,6 +26,7 @@ export function createActivities(r: WorkerResources) {
     advantage: advantageActivity(r),
     update: updateActivity(r),
     checkpoint: checkpointActivity(r),
+    forkPoint: forkPointActivity(r),
   };
 }
 

@@ -1,28 +1,34 @@
 /**
  * score (task queue "update"): old log-probs (actor), values (critic) and reference log-probs of the rows
  * the filter keeps, under the policy the rollout used. It runs beside the filter activity and derives the
- * same kept rows itself (the filter is a pure function of the trajectories and the sampling plan).
+ * same kept rows itself (the filter is a pure function of the trajectories and the sampling plan). When due,
+ * also RAGEN-2's collapse probe with the same actor, kept as a small artifact the advantage and checkpoint
+ * stages read (collapseProbeKey).
  */
 import { activity } from '../src/durable/boundary.ts';
-import { keyOf, packScored, parse, policyId } from '../src/durable/batch-io.ts';
+import { collapseProbeKey, json, keyOf, packScored, parse, policyId } from '../src/durable/batch-io.ts';
 import { asPolicy } from '../src/durable/model-host.ts';
 import type { ArtifactResult, FilterInput } from '../src/durable/protocol.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { scoreStage, trainedRows } from '../src/rl/iteration.ts';
+import { collapseStage, scoreStage, trainedRows } from '../src/rl/iteration.ts';
 
 export function scoreActivity(r: WorkerResources) {
   return activity('score', async (input: FilterInput): Promise<ArtifactResult> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
-    const { all } = await r.batch(input.run.storeUri, input.rollout);
+    const { trajectories, all } = await r.batch(input.run.storeUri, input.rollout);
     const informative = input.sampling ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).keptGroupIds : undefined;
     const rows = trainedRows(c, all.batch, informative);
-    const scored = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), (m) => scoreStage(c, all, rows, {
-      actor: asPolicy(m.actor), critic: m.critic && asPolicy(m.critic), ref: m.ref && asPolicy(m.ref),
-    }));
+    const [scored, probe] = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), async (m) => {
+      const actor = asPolicy(m.actor);
+      const models = { actor, critic: m.critic && asPolicy(m.critic), ref: m.ref && asPolicy(m.ref) };
+      const out = await scoreStage(c, all, rows, models);
+      return [out, await collapseStage(c, input.iteration, trajectories, actor)] as const;
+    });
     const key = keyOf(input, 'score', 'scored.bin');
     await artifacts.put(key, packScored(scored));
+    if (probe) await artifacts.put(collapseProbeKey(input), json(probe));
     return { key };
   });
 }

@@ -2,13 +2,15 @@
  * startRun: the first activity of a lineage. A new run validates its config (a ConfigError names the
  * field and is not retried), saves it beside the checkpoints, runs the supervised warm-start and writes
  * checkpoint 0. A resumed lineage verifies the checkpoint it continues from (hash-checked on load).
- * Either way it logs the lineage's RunEvent (STARTED, or RESUMED with parent and iteration).
+ * Either way it saves the lineage's start (for fork points) and logs its RunEvent (STARTED; RESUMED, or
+ * FORKED by onCollapse=fork, with parent, iteration and forks).
  */
 import { activity } from '../src/durable/boundary.ts';
-import { configKey } from '../src/durable/artifacts.ts';
+import { configKey, lineageKey } from '../src/durable/artifacts.ts';
+import { json } from '../src/durable/batch-io.ts';
 import { checkpointExists, saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
 import { asPolicy } from '../src/durable/model-host.ts';
-import type { CheckpointRef, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
+import type { CheckpointRef, ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
 import type { TrainerState } from '../src/rl/run-checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
@@ -17,7 +19,7 @@ import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
 import { checkpointEvent } from '../src/rl/run-events.ts';
 import { sftWarmup } from '../src/rl/sft.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
-import type { RunEvent } from '../src/events/index.ts';
+import type { LineageStart, RunEvent } from '../src/events/index.ts';
 
 const planOf = (c: RlConfig): RunPlan => ({
   iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery, dynamicSampling: c.dynamicSampling,
@@ -50,12 +52,23 @@ async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): 
   return c;
 }
 
-function runEvent(run: RunRef, c: RlConfig, resume: StartRunInput['resume']): RunEvent {
+function runEvent(run: RunRef, c: RlConfig, resume: ResumeFrom | undefined, forks: number): RunEvent {
   return {
-    kind: 'run', runId: run.runId, lineageId: run.lineageId, action: resume ? 'RESUMED' : 'STARTED',
+    kind: 'run', runId: run.runId, lineageId: run.lineageId,
+    action: resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED',
     parentLineageId: resume?.parentLineageId ?? null, fromIteration: resume?.fromIteration ?? 0,
-    configJson: canonicalConfigJSON(c), at: new Date(),
+    reason: resume?.fork?.reason ?? null, forks, configJson: canonicalConfigJSON(c), at: new Date(),
   };
+}
+
+/** The lineage's start, where the fork-point activity finds it (the log is Kafka's, too far to read back). */
+async function saveLineageStart(r: WorkerResources, run: RunRef, resume: ResumeFrom | undefined,
+  forks: number): Promise<void> {
+  const start: LineageStart = {
+    lineageId: run.lineageId, parentLineageId: resume?.parentLineageId ?? null,
+    fromIteration: resume?.fromIteration ?? 0, forks,
+  };
+  await r.artifacts(run.storeUri).put(lineageKey(run.runId, run.lineageId), json(start));
 }
 
 /**
@@ -84,7 +97,8 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
     session.holds(id, trainer);
     return out;
   });
-  await r.events(run.events).append([runEvent(run, c, undefined), checkpointEvent(saved)]);
+  await saveLineageStart(r, run, undefined, 0);
+  await r.events(run.events).append([runEvent(run, c, undefined, 0), checkpointEvent(saved)]);
 }
 
 export function startRunActivity(r: WorkerResources) {
@@ -95,14 +109,16 @@ export function startRunActivity(r: WorkerResources) {
       const parent = { runId: run.runId, lineageId: resume.parentLineageId, iteration: resume.fromIteration };
       // Loading verifies every file's hash: a damaged checkpoint fails here (CorruptDataError), not later.
       const trainer = await r.trainModels.use(c, r.store(run.storeUri), parent, async (m) => m.trainer);
+      const forks = resume.fork?.forks ?? trainer?.forks ?? 0;
       const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
       const versions = await versionsOf(r, run, policy, trainer);
-      await r.events(run.events).append([runEvent(run, c, resume)]);
-      return { plan: planOf(c), policy, nextIteration: parent.iteration + 1, ...(versions.length > 0 && { versions }) };
+      await saveLineageStart(r, run, resume, forks);
+      await r.events(run.events).append([runEvent(run, c, resume, forks)]);
+      return { plan: planOf(c), policy, nextIteration: parent.iteration + 1, forks, ...(versions.length > 0 && { versions }) };
     }
     if (input.configJson === undefined) throw new ConfigError('configJson', 'a new run needs a config');
     const c = await saveConfig(r, run, input.configJson);
     await freshRun(r, c, run);
-    return { plan: planOf(c), policy: { lineageId: run.lineageId, iteration: 0 }, nextIteration: 1 };
+    return { plan: planOf(c), policy: { lineageId: run.lineageId, iteration: 0 }, nextIteration: 1, forks: 0 };
   });
 }

@@ -15,6 +15,8 @@ import type { WorkerResources } from '../src/durable/resources.ts';
 import { selectRows } from '../src/rl/batch.ts';
 import type { RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
+import { collapseAction } from '../src/rl/collapse-action.ts';
+import { trainerState } from '../src/rl/run-checkpoint.ts';
 import { samplingSeed, takeTokenRows } from '../src/rl/iteration.ts';
 import { updateStage, type UpdateInput as StageInput } from '../src/rl/update.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
@@ -51,15 +53,20 @@ async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageI
   };
 }
 
-/** The detector's observation and the trainer state checkpoint i carries (as the embedded driver writes it). */
-function observeEchoTrap(m: HeldModels, input: UpdateInput, metrics: Record<string, number>) {
+/**
+ * The detector's observation, and the trainer state as the embedded driver writes it (forks, pending stop or fork,
+ * and the checkpoints of the older versions the next rollouts play when asynchronous).
+ */
+function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics: Record<string, number>) {
   const { iteration, behaviourPolicies } = input;
+  const forks = input.run.forks ?? 0;
   const echo = EchoTrapDetector.fromJSON(m.trainer!.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
   const warning = echo.observe({
     iteration, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
     gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
   });
-  return { trainer: { iteration, echoTrap: echo.toJSON(), ...(behaviourPolicies && { behaviourPolicies }) }, warning };
+  const collapse = collapseAction(c, forks, warning);
+  return { trainer: trainerState(iteration, echo.toJSON(), forks, collapse, behaviourPolicies), warning, collapse };
 }
 
 /** The policy as updateStage sees it, reporting each optimizer step as heartbeat progress. */
@@ -83,11 +90,12 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
     const models = { actor: counting(m.actor, report), critic: m.critic && counting(m.critic, report) };
     const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
     const metrics = { ...fromWire(input.metrics), ...trained };
-    const { trainer, warning } = observeEchoTrap(m, input, metrics);
+    const { trainer, warning, collapse } = observeEchoTrap(m, c, input, metrics);
     const saved = await saveEngineCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
     session.holds(id, trainer);
     const w = warning && { message: warning.message, evidence: toWire(warning.evidence) };
-    return { checkpoint: { lineageId: id.lineageId, iteration: id.iteration }, metrics: toWire(metrics), warning: w, saved };
+    const checkpoint = { lineageId: id.lineageId, iteration: id.iteration };
+    return { checkpoint, metrics: toWire(metrics), warning: w, collapse, saved };
   });
 }
 

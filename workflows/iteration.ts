@@ -9,7 +9,7 @@
  * score derives the filter's kept rows itself and scores only those.
  */
 import {
-  validatesAt, type CheckpointRef, type RunPlan, type Stage, type TrainingRunInput, type WireMetrics,
+  validatesAt, type CheckpointRef, type RunPlan, type Stage, type TrainingRunInput, type UpdateResult, type WireMetrics,
 } from '../src/durable/protocol.ts';
 import type { Stages } from './activities.ts';
 import type { RolloutSchedule } from './rollout-schedule.ts';
@@ -18,12 +18,16 @@ export interface IterationOutcome {
   checkpoint: CheckpointRef;
   metrics: WireMetrics;
   warning: string | null;
+  /** The stop or fork onCollapse calls for after this iteration's warning; null otherwise. */
+  collapse: UpdateResult['collapse'];
   ms: number;
 }
 
 /** An iteration trained up to its checkpoint; what is left is to publish it. */
 export interface TrainedIteration {
   checkpoint: CheckpointRef;
+  /** The stop or fork onCollapse calls for after this iteration's warning; null otherwise. */
+  collapse: UpdateResult['collapse'];
   /**
    * Validation of the new policy (when due) and the checkpoint activity (events, retention, artifacts):
    * the iteration's outcome once done. `track`: report these stages as the run's progress (false when they
@@ -61,6 +65,7 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
   const updated = await stage('update', () => a.update.update({ ...batch, scored: scored.key, advantage: adv.key,
     metrics: adv.metrics, ...(behaviourPolicies && { behaviourPolicies }) }));
   rollouts.published(updated.checkpoint);
+  const collapse = updated.collapse ?? null;
   const publish = async (track: boolean): Promise<IterationOutcome> => {
     const val = validatesAt(plan, iteration)
       ? await stage('validate', () => a.rollout.validate({ run, iteration, policy: updated.checkpoint }), track)
@@ -70,7 +75,7 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
       run, iteration, checkpoint: updated.checkpoint, metrics, timingsMs: { ...timingsMs }, warning: updated.warning,
       startedAtMs, keepArtifacts: input.options.keepArtifacts,
     }), track);
-    return { checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, ms: Date.now() - startedAtMs };
+    return { checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, collapse, ms: Date.now() - startedAtMs };
   };
-  return { checkpoint: updated.checkpoint, publish };
+  return { checkpoint: updated.checkpoint, collapse, publish };
 }

@@ -9,7 +9,7 @@ import type { Message, TextTokenizer } from './types.ts';
  *   const prompt = builder.beginResponse()               // + assistant header (mask 0): generate from here
  *   builder.addResponse(generatedIds, wroteStop)         // what the model wrote: mask 1
  *   builder.addUser(nextObservation, 'observation')      // mask 0, and so on
- * The mask is 1 exactly on tokens the model wrote (SPEC §3): never system, user, observation or
+ * The mask is 1 exactly on tokens the model wrote (docs/spec.md §3): never system, user, observation or
  * chat-template tokens. The turn's stop marker is model-written only when the model produced it.
  * Token-in, token-out: the generated ids are appended as they are, and the chat format renders only
  * what comes between them (see chat-format.ts), so nothing the model sampled is ever re-tokenised.

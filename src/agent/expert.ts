@@ -63,8 +63,12 @@ export function expertResponse(env: EnvConfig, episode: Episode, template: Promp
   const names = template.actionNames(task);
   const { turnsLeft, actionsLeft } = episode;
   const left = { turnsLeft, actionsLeft, maxActionsPerTurn: env.maxActionsPerTurn };
-  const expert = envDefinition(env).expert as NonNullable<ReturnType<typeof envDefinition>['expert']>;
-  const actions = policy === 'expert' ? expert(env, episode.env.snapshot(), left) : randomActions(task.actions, left, rng);
+  const definition = envDefinition(env);
+  const expert = definition.expert as NonNullable<typeof definition.expert>;
+  const snapshot = episode.env.snapshot();
+  const actions = policy === 'expert' ? expert(env, snapshot, left)
+    : task.actions.length === 0 && definition.randomAction ? [definition.randomAction(env, snapshot, rng)]
+    : randomActions(task.actions, left, rng);
   if (actions.length === 0) return null;
   return template.formatResponse(actions.map((a) => (task.actions.length ? (names[task.actions.indexOf(a)] as string) : a)));
 }

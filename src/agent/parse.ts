@@ -1,5 +1,5 @@
 /**
- * Parsing model responses (SPEC §3). Hostile output never throws: megabytes of text, lone
+ * Parsing model responses (docs/spec.md §3). Hostile output never throws: megabytes of text, lone
  * surrogates, nested or unclosed tags and control characters all end as a format failure at worst.
  * Work is bounded: only the first `maxChars` characters are read, and every scan is linear.
  */

@@ -49,6 +49,8 @@ export function artifactKey(id: ArtifactId, stage: string, part: string): string
 
 /** The run's config, written once when the run starts. */
 export const configKey = (runId: string): string => `${runId}/config.json`;
+/** A lineage's start (parent, checkpoint it continues from, forks), written by startRun: fork points walk these. */
+export const lineageKey = (runId: string, lineageId: string): string => `${runId}/lineages/${lineageId}.json`;
 
 type SdkError = Error & { $metadata?: { httpStatusCode?: number } };
 const isNotFound = (err: unknown): boolean =>

@@ -7,6 +7,7 @@
 import { assemble, type AssembledBatch } from '../rl/assemble.ts';
 import type { ScoredBatch } from '../rl/iteration.ts';
 import type { Trajectory } from '../rl/rollout.ts';
+import type { CollapseProbe } from '../events/index.ts';
 import type { CheckpointId } from '../storage/index.ts';
 import { packArtifact, unpackArtifact } from './artifact-codec.ts';
 import { artifactKey, type ArtifactStore } from './artifacts.ts';
@@ -39,6 +40,20 @@ export interface LoadedBatch {
 export async function loadBatch(artifacts: ArtifactStore, keys: readonly string[]): Promise<LoadedBatch> {
   const trajectories = await loadTrajectories(artifacts, keys);
   return { trajectories, all: assemble(trajectories) };
+}
+
+/**
+ * The iteration's collapse probe (written by score when due). Not a bulky stage: the checkpoint activity
+ * reads it for the IterationEvent, also on a retry after the bulky artifacts are gone.
+ */
+export const collapseProbeKey = (input: { run: RunRef; iteration: number }): string =>
+  keyOf(input, 'collapse', 'probe.json');
+
+/** The probe, or null when the iteration did not compute one. */
+export async function loadCollapseProbe(artifacts: ArtifactStore,
+  input: { run: RunRef; iteration: number }): Promise<CollapseProbe | null> {
+  const key = collapseProbeKey(input);
+  return (await artifacts.has(key)) ? parse<CollapseProbe>(await artifacts.get(key)) : null;
 }
 
 /** The trained rows' scores ([rows, T] each, in the order of their row indices) with the stage's metrics. */

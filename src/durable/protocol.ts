@@ -5,6 +5,8 @@
  * so it must stay free of Node built-ins and of anything non-deterministic.
  */
 
+import type { CollapseAction } from '../rl/collapse-action.ts';
+
 export const WORKFLOW_TYPE = 'trainingRun';
 /** Signal and query names of trainingRun (clients use the names; the workflow defines them from these). */
 export const SIGNALS = { pause: 'pause', resume: 'resume', stop: 'stop' } as const;
@@ -35,6 +37,8 @@ export interface EventsTarget {
 export interface RunRef {
   runId: string;
   lineageId: string;
+  /** onCollapse=fork forks behind the lineage: its learning rates are the config's × forkLrScale^forks (absent = 0). */
+  forks?: number;
   /** Checkpoints and artifacts: `s3://bucket/prefix/` (or `file:///dir` for a single machine). */
   storeUri: string;
   events: EventsTarget;
@@ -103,6 +107,8 @@ export interface PlayedRollout {
 
 /** What continue-as-new hands to the next workflow run. */
 export interface Carry {
+  /** Forks behind the lineage (StartRunResult.forks), kept across continue-as-new. */
+  forks?: number;
   plan: RunPlan;
   policy: CheckpointRef;
   nextIteration: number;
@@ -114,13 +120,19 @@ export interface Carry {
   rollouts?: PlayedRollout[];
 }
 
+/** A new lineage continuing from checkpoint `fromIteration` of `parentLineageId`; `fork`: started by onCollapse=fork. */
+export interface ResumeFrom {
+  parentLineageId: string;
+  fromIteration: number;
+  fork?: { reason: string; forks: number };
+}
+
 export interface TrainingRunInput {
   run: RunRef;
   options: DurableOptions;
   /** A new run: its canonical config JSON (validated again by startRun). Omitted on resume. */
   configJson?: string;
-  /** A new lineage continuing from checkpoint `fromIteration` of `parentLineageId`. */
-  resume?: { parentLineageId: string; fromIteration: number };
+  resume?: ResumeFrom;
   /** Set by continue-as-new only. */
   carry?: Carry;
   /** Stop after this iteration (tests simulate a crash); default: the config's iterations. */
@@ -168,7 +180,7 @@ export function fromWire(m: WireMetrics): Record<string, number> {
 export interface StartRunInput {
   run: RunRef;
   configJson?: string;
-  resume?: { parentLineageId: string; fromIteration: number };
+  resume?: ResumeFrom;
 }
 
 export interface StartRunResult {
@@ -177,6 +189,14 @@ export interface StartRunResult {
   nextIteration: number;
   /** Asynchronous runs resumed from a checkpoint: the older versions it names (TrainerState.behaviourPolicies). */
   versions?: CheckpointRef[];
+  /** Forks behind the lineage (the fork's, else the parent checkpoint's); the workflow puts it into its RunRef. */
+  forks: number;
+}
+
+export interface ForkPointInput {
+  run: RunRef;
+  /** The detector's first warning sign: the fork starts from the newest surviving checkpoint before it. */
+  before: number;
 }
 
 /**
@@ -252,6 +272,8 @@ export interface UpdateResult {
   /** Every training metric of the iteration (validation excluded). */
   metrics: WireMetrics;
   warning: { message: string; evidence: WireMetrics } | null;
+  /** The stop or fork the warning calls for under onCollapse (src/rl/collapse-action.ts); null otherwise. */
+  collapse?: CollapseAction | null;
 }
 
 export interface ValidateInput {

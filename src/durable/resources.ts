@@ -4,6 +4,7 @@
  * hosts. Activities get these through `createActivities(resources)`, so tests can pass their own.
  */
 import { configFromJSON, type RlConfig } from '../rl/config.ts';
+import { lineageConfig } from '../rl/collapse-action.ts';
 import { createEventLog, type EventLog } from '../events/index.ts';
 import type { Provider } from '../policy/engine/session.ts';
 import { createCheckpointStore, type CheckpointStore } from '../storage/index.ts';
@@ -21,7 +22,10 @@ export interface WorkerResources {
   store(uri: string): { uri: string; store: CheckpointStore };
   artifacts(uri: string): ArtifactStore;
   events(target: EventsTarget): EventLog;
-  /** The run's config as startRun saved it (cached: a run's config never changes). */
+  /**
+   * The config the run's lineage trains with: the one startRun saved (cached: it never changes), learning
+   * rates scaled for the lineage's forks (run.forks, onCollapse=fork).
+   */
   config(run: RunRef): Promise<RlConfig>;
   /**
    * An iteration's trajectories and assembled batch from their artifact keys, read and assembled once for the
@@ -83,7 +87,7 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
         configs.set(key, config);
         config.catch(() => configs.delete(key));
       }
-      return config;
+      return config.then((c) => lineageConfig(c, run.forks ?? 0));
     },
     batch(storeUri, keys) {
       const key = `${storeUri}|${keys.join(',')}`;

@@ -4,7 +4,7 @@
  * `stop` (the run finishes its current iteration and checkpoint); a second Ctrl-C detaches, leaving the
  * run to the workers (`starpo status <run>` shows it).
  */
-import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
+import type { RlConfig } from '../rl/config.ts';
 import { resolveRunModel } from '../rl/run-model.ts';
 import { followRun, submitRun, withClient, type SubmitOptions } from './client.ts';
 import { SIGNALS, type IterationSummary, type Progress, type RunOutcome } from './protocol.ts';
@@ -37,7 +37,6 @@ export async function trainDurable(config: RlConfig, o: SubmitOptions & { say?: 
 
 async function submitAndFollow(config: RlConfig, o: SubmitOptions, say: (line: string) => void): Promise<RunOutcome | null> {
   const { handle, run } = await submitRun(config, o);
-  say(`resolved config:\n${canonicalConfigJSON(config)}`);
   say(`run ${run.runId}: submitted as workflow ${handle.workflowId}; checkpoints in ${run.storeUri}, events on Kafka ` +
     `topic ${run.events.topic ?? 'starpo.events'}`);
   let detach: () => void = () => undefined;

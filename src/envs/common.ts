@@ -1,7 +1,7 @@
 import { ConfigError, StarpoError } from '../errors.ts';
 import type { Budget } from './types.ts';
 
-/** Case-insensitive lookup from model text to a canonical action name (SPEC §3: names match case-insensitively). */
+/** Model text to a canonical action name, matched case-insensitively (docs/spec.md §3). */
 export function vocabularyMatcher(names: readonly string[]): (text: string) => string | null {
   const byLower = new Map(names.map((name) => [name.toLowerCase(), name]));
   return (text) => byLower.get(text.trim().toLowerCase()) ?? null;

@@ -31,10 +31,25 @@ export const ENV_PRESETS: Record<string, { type: EnvType } & Record<string, unkn
   'bandit-engineer': { type: 'bandit', lowArm: 'Engineer', highArm: 'Teacher' },
   /** Roles swapped: the name that sounds risky-and-rich is the safe arm. */
   'bandit-reversed': { type: 'bandit', lowArm: 'Dragon', highArm: 'Phoenix' },
+  /** Simple Sokoban, levels as RAGEN generates them (the default generator). */
   sokoban: { type: 'sokoban' },
-  'sokoban-large': { type: 'sokoban', width: 8, height: 8, boxes: 2 },
+  /** gym-sokoban's levels: no player walk after reverse play, so markedly easier (src/envs/README.md). */
+  'sokoban-gym': { type: 'sokoban', generator: 'gym-sokoban' },
+  /** RAGEN's LargerSokoban: 8×8, 2 boxes, its reverse-play depth limit of 10 (config/envs.yaml there). */
+  'sokoban-large': { type: 'sokoban', width: 8, height: 8, boxes: 2, searchDepth: 10 },
+  'sokoban-large-gym': { type: 'sokoban', width: 8, height: 8, boxes: 2, generator: 'gym-sokoban' },
   'sokoban-revocab': { type: 'sokoban', vocabulary: 'alternative' },
+  /** RAGEN-2's CoordSokoban: the grid plus the zero-indexed coordinates of walls, targets, boxes and player. */
+  'coord-sokoban': { type: 'sokoban', observation: 'grid-coord' },
+  /** RAGEN (v1) and the paper: slips 2/3 of the time (1/3 each perpendicular way). */
   frozenlake: { type: 'frozenlake' },
+  'frozenlake-noslip': { type: 'frozenlake', slipProbability: 0 },
+  /**
+   * RAGEN-2's CoordFrozenLake as in its main table: coordinates in the observation, no slipping, and its
+   * FrozenLakeEnvConfig's p(frozen) = 0.9; `-slip2` is its 2% point of the slip sweep.
+   */
+  'coord-frozenlake': { type: 'frozenlake', observation: 'grid-coord', slipProbability: 0, pFrozen: 0.9 },
+  'coord-frozenlake-slip2': { type: 'frozenlake', observation: 'grid-coord', slipProbability: 0.02, pFrozen: 0.9 },
   countdown: { type: 'countdown' },
   toolmath: { type: 'toolmath' },
   /** Large-number products only: the one-line solution is short enough for a tiny model trained from scratch. */

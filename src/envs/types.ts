@@ -1,3 +1,5 @@
+import type { Prng } from './prng.ts';
+
 /**
  * The environment contract. An environment owns game state only: it knows nothing about prompts,
  * tokens or models (src/agent/ does that), and everything it hands out is plain serialisable data.
@@ -101,6 +103,11 @@ export interface EnvDefinition<C extends EnvConfigBase> {
   oracle?(config: C, seed: number): OracleResult;
   /** The actions of the next turn for the state in `snapshot` (solver-optimal where one exists). */
   expert?(config: C, snapshot: EnvSnapshot, left: BudgetLeft): string[];
+  /**
+   * Free-form action spaces (no vocabulary, e.g. Countdown): one random legal action for the state, what a
+   * format-only warm start (sftPolicy random) demonstrates. Vocabulary environments draw from the vocabulary.
+   */
+  randomAction?(config: C, snapshot: EnvSnapshot, rng: Prng): string;
   /** Tool environments: the calls an expert makes in this turn before it answers (tool demonstrations). */
   expertCalls?(config: C, snapshot: EnvSnapshot): ExpertCall[];
   /** Function-calling environments: the ground-truth calls of the whole episode of `seed`, in order (ToolRL, Tool-N1). */

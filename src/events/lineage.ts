@@ -12,6 +12,8 @@ export interface LineageStart {
   parentLineageId: string | null;
   /** Checkpoint iteration the lineage continues from; it covers the iterations after it. */
   fromIteration: number;
+  /** onCollapse=fork forks behind the lineage (its RunEvent's; absent = 0). */
+  forks?: number;
 }
 
 export interface LineagePlan {

@@ -68,8 +68,31 @@ export interface IterationEvent {
   gradNorm: number;
   metrics: Record<string, number>;
   stageTimingsMs: Record<string, number>;
+  /** The environment the success figures were measured on (src/envs/spec-id.ts); '' before schema v5. */
+  envSpecId: string;
+  /** RAGEN-2's collapse probe the collapse/* metrics come from (schema v5); null when not computed. */
+  collapse: CollapseProbe | null;
   startedAt: Date;
   finishedAt: Date;
+}
+
+/**
+ * Sampled first-turn (prompt, response) pairs (rows) and the distinct prompts (columns), with the policy's
+ * log-probabilities of every response after every prompt (src/rl/collapse-probe.ts, collapse-metrics.ts).
+ */
+export interface CollapseProbe {
+  rows: number;
+  columns: number;
+  /** [rows · columns] row-major: per-token mean and per-sequence sum of log p(z_row | x_column). */
+  meanLogProb: number[];
+  sumLogProb: number[];
+  /** The column of each row's own prompt. */
+  columnOfRow: number[];
+  /** Per column: an id shared by columns whose prompts are the same tokens (first-appearance order). */
+  columnSignature: number[];
+  /** Trajectories of the batch, and those with a non-empty first response (before sampling). */
+  firstTurnTotal: number;
+  firstTurnValid: number;
 }
 
 export interface CheckpointFileEntry {
@@ -105,10 +128,15 @@ export interface RunEvent {
   kind: 'run';
   runId: string;
   lineageId: string;
-  action: 'STARTED' | 'RESUMED';
+  /** FORKED: started by onCollapse=fork after an Echo-Trap warning (schema v5). */
+  action: 'STARTED' | 'RESUMED' | 'FORKED';
   parentLineageId: string | null;
   /** Checkpoint iteration this lineage continues from; it writes iterations after it (0 for a fresh start). */
   fromIteration: number;
+  /** FORKED: the warning and the change made; null otherwise (and before schema v5). */
+  reason: string | null;
+  /** onCollapse=fork forks behind this lineage: its learning rates are the config's × forkLrScale^forks (0 before v5). */
+  forks: number;
   configJson: string;
   at: Date;
 }

@@ -4,7 +4,7 @@
  * samples per seed, the chosen temperature) on any environment preset, and set the oracle's ceiling on
  * the same seeds and budget beside it.
  */
-import { oracleSuccess, resolveEnvConfig } from '../envs/index.ts';
+import { envSpecId, oracleSuccess, resolveEnvConfig } from '../envs/index.ts';
 import { Policy } from '../policy/engine/policy.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { runValidation, validationSeeds } from '../rl/iteration.ts';
@@ -40,6 +40,8 @@ export interface EvalResult {
   runId: string;
   checkpoint: CheckpointId;
   env: string;
+  /** The environment-spec id of the evaluated environment (budget included): compare only equal ids. */
+  envSpecId: string;
   seeds: number;
   samples: number;
   temperature: number;
@@ -48,6 +50,8 @@ export interface EvalResult {
   passAtK: Record<string, number>;
   /** Mean over the same seeds of the best success probability any policy reaches (envs/oracle.ts). */
   oracleSuccess: number;
+  /** Success per validation seed (mean over its samples), in seed order: paired comparisons of two checkpoints. */
+  successBySeed: number[];
 }
 
 /** The run's config with the evaluation's environment, seeds, samples and temperature, checked like any config. */
@@ -87,12 +91,19 @@ async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
   const sandbox = openSandbox(c);
   try {
     await load(actor, run);
-    const { metrics } = await runValidation(c, actor, run, samples, toolTurns(c, run.tokenizer, sandbox));
-    const oracle = oracleSuccess(episodeSetup(c).env, validationSeeds(c));
+    const { metrics, trajectories } = await runValidation(c, actor, run, samples, toolTurns(c, run.tokenizer, sandbox));
+    const seeds = validationSeeds(c);
+    const successBySeed = seeds.map((seed) => {
+      const played = trajectories.filter((t) => t.seed === seed);
+      return played.filter((t) => t.success).length / Math.max(1, played.length);
+    });
+    const { env } = episodeSetup(c);
+    const oracle = oracleSuccess(env, validationSeeds(c));
     const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
     return {
-      runId: checkpoint.runId, checkpoint, env: c.env, seeds: c.valSeeds, samples, temperature: c.valTemperature,
-      successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate,
+      runId: checkpoint.runId, checkpoint, env: c.env, envSpecId: envSpecId(env), seeds: c.valSeeds, samples,
+      temperature: c.valTemperature,
+      successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate, successBySeed,
     };
   } finally {
     await sandbox?.close();

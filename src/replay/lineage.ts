@@ -24,6 +24,8 @@ export interface ResumePlan {
   from: CheckpointId;
   /** Checkpoints some lineage started from: retention must not delete them. */
   forkPoints: CheckpointId[];
+  /** onCollapse=fork forks behind the lineage: the survivor's for a continue, the owner's for a fork. */
+  forks: number;
 }
 
 /** The run's lineage starts (one per RunEvent, in log order); damaged records are skipped quietly here. */
@@ -31,7 +33,7 @@ export async function readLineageStarts(reader: EventReader, runId: string): Pro
   const starts: LineageStart[] = [];
   for await (const e of reader.read(runId, { onProblem: () => undefined })) {
     if (e.kind !== 'run') continue;
-    starts.push({ lineageId: e.lineageId, parentLineageId: e.parentLineageId, fromIteration: e.fromIteration });
+    starts.push({ lineageId: e.lineageId, parentLineageId: e.parentLineageId, fromIteration: e.fromIteration, forks: e.forks });
   }
   return starts;
 }
@@ -73,6 +75,7 @@ export function continuePlan(
   return {
     lineageId: survivor.lineageId, parentLineageId: survivor.parentLineageId,
     from: { runId, lineageId: from.lineageId, iteration: from.iteration }, forkPoints: forkPoints(runId, starts),
+    forks: survivor.forks ?? 0,
   };
 }
 
@@ -97,7 +100,8 @@ export function forkPlan(
   }
   const lineageId = nextLineageId([ROOT_LINEAGE, ...[...starts, ...checkpoints].map((x) => x.lineageId)]);
   const start: CheckpointId = { runId, lineageId: owner, iteration: k };
-  return { lineageId, parentLineageId: owner, from: start, forkPoints: [...forkPoints(runId, starts), start] };
+  const forks = plan.chain.find((l) => l.lineageId === owner)?.forks ?? 0;
+  return { lineageId, parentLineageId: owner, from: start, forkPoints: [...forkPoints(runId, starts), start], forks };
 }
 
 /**

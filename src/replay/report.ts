@@ -2,10 +2,10 @@
  * How `starpo replay` shows its result: a table plus notes for people, or JSON lines for tools
  * (one `iteration` line per checked iteration, `problem` lines for what the log reader noted, one `summary` line).
  */
-import Table from 'cli-table3';
 import { describeDamage, isDamage } from '../events/problems.ts';
 import { whyNot } from './compare.ts';
 import type { IterationCheck, ReplayOutcome } from './run.ts';
+import { newTable } from '../terminal.ts';
 
 const num = (x: number): string => (Number.isInteger(x) ? String(x) : x.toPrecision(6));
 
@@ -29,7 +29,7 @@ export function failedIterations(outcome: ReplayOutcome): number[] {
 }
 
 export function renderTable(outcome: ReplayOutcome): string {
-  const table = new Table({ head: ['iteration', 'lineage', 'train', 'val', 'checked', 'mismatched', 'result'] });
+  const table = newTable(['iteration', 'lineage', 'train', 'val', 'checked', 'mismatched', 'result']);
   for (const c of outcome.iterations) {
     const { iteration, lineageId, trainTrajectories, valTrajectories, checked, mismatches } = c;
     table.push([iteration, lineageId, trainTrajectories, valTrajectories, checked, mismatches.length, verdict(c)]);
@@ -43,12 +43,18 @@ export function renderNotes(outcome: ReplayOutcome): string[] {
   const agreement = failed.length === 0
     ? 'every recomputed metric equals the recorded one'
     : `${failed.length} iterations disagree: ${failed.join(', ')}`;
+  const specs = [...new Set(outcome.iterations.map((c) => c.envSpecId).filter((id) => id !== ''))];
   const lines = [
     `${outcome.iterations.length} iterations, ${outcome.trajectories} trajectories replayed; ${agreement}`,
+    ...(specs.length > 0 ? [`environment spec: ${specs.join(', ')}`] : []),
     `events left out by replay: ${dropped.duplicate} duplicates, ${dropped.superseded} of superseded lineages`,
   ];
   for (const [reason, names] of Object.entries(notRecomputableByReason(outcome))) {
     lines.push(`not recomputable from events (${reason}): ${names.join(', ')}`);
+  }
+  for (const f of outcome.forks) {
+    const from = `${f.parentLineageId ?? '?'}@${f.fromIteration}`;
+    lines.push(`forked (onCollapse=fork) from ${from} as lineage ${f.lineageId}: ${f.reason}`);
   }
   for (const p of outcome.problems) {
     const note = `note: ${p.kind} at ${p.where}: ${p.message}`;
@@ -63,7 +69,7 @@ export function jsonLines(outcome: ReplayOutcome, extra: Record<string, unknown>
   for (const p of outcome.problems) lines.push(JSON.stringify({ type: 'problem', ...p }));
   lines.push(JSON.stringify({
     type: 'summary', runId: outcome.runId, iterations: outcome.iterations.length, trajectories: outcome.trajectories,
-    failed: failedIterations(outcome), dropped: outcome.dropped, unfinished: outcome.unfinished,
+    failed: failedIterations(outcome), dropped: outcome.dropped, unfinished: outcome.unfinished, forks: outcome.forks,
     problems: outcome.problems.length,
     notRecomputable: notRecomputableByReason(outcome), ...extra,
   }));

@@ -14,11 +14,15 @@ import {
 } from '../events/index.ts';
 import { compareMetrics, type Mismatch } from './compare.ts';
 import { recomputeIteration } from './recompute.ts';
+import { collapseMetrics } from '../rl/collapse-metrics.ts';
+import { envSpecId } from '../envs/index.ts';
 import { episodeSetup, type EpisodeSetup } from './reenact.ts';
 
 export interface IterationCheck {
   iteration: number;
   lineageId: string;
+  /** The environment-spec id the iteration recorded ('' before schema v5). */
+  envSpecId: string;
   trainTrajectories: number;
   valTrajectories: number;
   /** Recorded metrics compared. */
@@ -39,6 +43,8 @@ export interface ReplayOutcome {
   dropped: Record<DropReason, number>;
   /** Iterations with trajectory events but no IterationEvent (an iteration the run never finished). */
   unfinished: number[];
+  /** Lineages onCollapse=fork started in the surviving history: where they went back to and why. */
+  forks: { lineageId: string; parentLineageId: string | null; fromIteration: number; forks: number; reason: string }[];
 }
 
 /** Receives the trajectories in range, in log order, with the run's episode settings. */
@@ -64,17 +70,23 @@ type Bucket = { train: TrajectoryEvent[]; val: TrajectoryEvent[] };
 export function checkIteration(
   c: RlConfig, setup: EpisodeSetup, recorded: IterationEvent, bucket: Bucket,
 ): IterationCheck {
-  const base = { iteration: recorded.iteration, lineageId: recorded.lineageId,
+  const base = { iteration: recorded.iteration, lineageId: recorded.lineageId, envSpecId: recorded.envSpecId,
     trainTrajectories: bucket.train.length, valTrajectories: bucket.val.length };
   if (bucket.train.length === 0) {
     const divergences = ['no training trajectory events survive for this iteration'];
     return { ...base, checked: 0, mismatches: [], divergences, notRecomputable: [], ok: false };
   }
   const re = recomputeIteration(c, setup, bucket.train, bucket.val);
-  const cmp = compareMetrics(recorded, re.metrics);
-  const ok = cmp.mismatches.length === 0 && re.divergences.length === 0;
+  // The collapse metrics come from the probe the event carries (the policy's log-probabilities).
+  const cmp = compareMetrics(recorded, { ...re.metrics, ...(recorded.collapse ? collapseMetrics(recorded.collapse) : {}) });
+  const spec = envSpecId(setup.env);
+  const divergences = recorded.envSpecId !== '' && recorded.envSpecId !== spec
+    ? [...re.divergences,
+      `environment spec ${recorded.envSpecId} recorded, the run's config gives ${spec} now (its definition changed)`]
+    : re.divergences;
+  const ok = cmp.mismatches.length === 0 && divergences.length === 0;
   const { mismatches, notRecomputable } = cmp;
-  return { ...base, checked: cmp.checked.length, mismatches, divergences: re.divergences, notRecomputable, ok };
+  return { ...base, checked: cmp.checked.length, mismatches, divergences, notRecomputable, ok };
 }
 
 /** Config and episode settings, from the first RunEvent or, failing that, the fallback. */
@@ -101,7 +113,7 @@ class RunContext {
 
 export async function replayRun(o: ReplayRunOptions): Promise<ReplayOutcome> {
   const out: ReplayOutcome = {
-    runId: o.runId, iterations: [], trajectories: 0, problems: [], unfinished: [],
+    runId: o.runId, iterations: [], trajectories: 0, problems: [], unfinished: [], forks: [],
     dropped: { duplicate: 0, superseded: 0 },
   };
   const context = new RunContext(o.runId, o.fallbackConfig);
@@ -112,6 +124,10 @@ export async function replayRun(o: ReplayRunOptions): Promise<ReplayOutcome> {
   });
   for await (const e of events) {
     if (e.kind === 'run') context.offer(e.configJson);
+    if (e.kind === 'run' && e.action === 'FORKED') {
+      const { lineageId, parentLineageId, fromIteration, forks, reason } = e;
+      out.forks.push({ lineageId, parentLineageId, fromIteration, forks, reason: reason ?? '' });
+    }
     if ((e.kind !== 'trajectory' && e.kind !== 'iteration') || !inRange(e.iteration)) continue;
     const bucket = buckets.get(e.iteration) ?? { train: [], val: [] };
     if (e.kind === 'trajectory') {

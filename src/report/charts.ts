@@ -1,5 +1,5 @@
 /**
- * Which charts a report has and which metric each line reads: one table (SPEC §5's per-iteration
+ * Which charts a report has and which metric each line reads: one table (docs/spec.md §5's per-iteration
  * measurements), turned into chart data for any number of runs on the same axes (pure).
  * Metric names are the trainer's (src/rl/metrics.ts, src/rl/update.ts); a metric a run lacks (no critic,
  * no validation this iteration) simply has no point there.
@@ -69,6 +69,16 @@ export const CHART_SPECS: readonly ChartSpec[] = [
     series: fixed(metric('approx KL (old → new)', 'actor/approx_kl'), metric('KL to reference', 'actor/kl_ref')),
   },
   {
+    // RAGEN-2's collapse metrics: whether first-turn responses still depend on the input (src/rl/collapse-metrics.ts).
+    id: 'collapse-mi', title: 'Mutual information of prompt and response', yLabel: 'nats',
+    series: fixed(metric('MI estimate', 'collapse/mi_estimate'), metric('upper bound log N', 'collapse/mi_upper_bound')),
+  },
+  {
+    id: 'collapse-retrieval', title: 'Retrieval accuracy of the prompt from the response', yLabel: 'accuracy',
+    yMin: 0, yMax: 1,
+    series: fixed(metric('accuracy', 'collapse/retrieval_accuracy'), metric('chance', 'collapse/retrieval_chance_level')),
+  },
+  {
     id: 'value-loss', title: 'Value loss', yLabel: 'critic loss',
     series: fixed(metric('critic', 'critic/value_loss')),
   },
@@ -102,8 +112,12 @@ function chartOf(spec: ChartSpec, runs: readonly RunReport[]): ChartModel {
     }));
     return [...lines, ...referenceOf(run, spec, prefix)];
   });
-  const markers = runs.flatMap((run) =>
-    run.warnings.map((w) => ({ run: run.runId, iteration: w.iteration, message: w.message })));
+  const markers = runs.flatMap((run) => [
+    ...run.warnings.map((w) => ({ run: run.runId, iteration: w.iteration, message: w.message })),
+    ...run.forks.map((f) => ({
+      run: run.runId, iteration: f.fromIteration, message: `fork → ${f.lineageId}: ${f.reason}`,
+    })),
+  ]);
   return {
     id: spec.id, title: spec.title, yLabel: spec.yLabel, series, markers,
     ...(spec.yMin !== undefined && { yMin: spec.yMin }), ...(spec.yMax !== undefined && { yMax: spec.yMax }),

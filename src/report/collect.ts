@@ -8,7 +8,7 @@ import type { CheckpointEvent, StarpoEvent, TrajectoryEvent } from '../events/in
 import type { RlConfig } from '../rl/config.ts';
 import type { EnvInfo } from './env-info.ts';
 import { withFinalStates } from './final-state.ts';
-import type { IterationPoint, RunReport, TrajectoryView, WarningMark } from './model.ts';
+import type { ForkMark, IterationPoint, RunReport, TrajectoryView, WarningMark } from './model.ts';
 import { auditTokens, runTokens, type TokenizerLookup } from './tokens.ts';
 
 export const DEFAULT_TRAJECTORY_ITERATIONS = 12;
@@ -75,6 +75,8 @@ export class RunCollector {
   private configJson: string | undefined;
   private readonly points = new Map<number, IterationPoint>();
   private readonly warnings: WarningMark[] = [];
+  private readonly forks: ForkMark[] = [];
+  private envSpecId = '';
   private readonly trajectories = new Map<number, Held[]>();
   private checkpoint: CheckpointEvent | undefined;
 
@@ -83,10 +85,14 @@ export class RunCollector {
   }
 
   add(event: StarpoEvent): void {
-    if (event.kind === 'run') this.configJson = event.configJson;
-    else if (event.kind === 'iteration') {
+    if (event.kind === 'run') {
+      this.configJson = event.configJson;
+      const { lineageId, parentLineageId, fromIteration, forks } = event;
+      if (event.action === 'FORKED') this.forks.push({ lineageId, parentLineageId, fromIteration, forks, reason: event.reason ?? '' });
+    } else if (event.kind === 'iteration') {
       const point = { iteration: event.iteration, metrics: event.metrics, timingsMs: event.stageTimingsMs };
       this.points.set(event.iteration, point);
+      if (event.envSpecId !== '') this.envSpecId = event.envSpecId;
     } else if (event.kind === 'echo-trap') {
       this.warnings.push({ iteration: event.iteration, message: event.message, evidence: event.evidence });
     } else if (event.kind === 'trajectory') {
@@ -130,11 +136,12 @@ export class RunCollector {
     const stopIds = 'stopIds' in tokenizer ? tokenizer.stopIds : null;
     const views = held.map((h) => withTokens(h, stopIds)).sort(byTrajectoryOrder);
     return {
-      runId: this.runId, env: typeof config.env === 'string' ? config.env : '',
+      runId: this.runId, env: typeof config.env === 'string' ? config.env : '', envSpecId: this.envSpecId,
       plannedIterations: config.iterations ?? 0,
       lastIteration: iterations.length ? iterations[iterations.length - 1].iteration : 0,
       config: config as Record<string, unknown>, iterations,
       warnings: [...this.warnings].sort((a, b) => a.iteration - b.iteration),
+      forks: [...this.forks],
       oracle: env.oracle, legend: env.legend,
       trajectoryIterations: this.keptIterations(),
       trajectoryIterationsTotal: this.trajectories.size,

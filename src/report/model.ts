@@ -18,6 +18,17 @@ export interface WarningMark {
   evidence: Record<string, number>;
 }
 
+/** A lineage onCollapse=fork started: where it went back to, and why (the warning and the change made). */
+export interface ForkMark {
+  lineageId: string;
+  parentLineageId: string | null;
+  /** The checkpoint it continues from; its iterations come after it. */
+  fromIteration: number;
+  /** Forks behind the lineage (its learning rates are the config's × forkLrScale^forks). */
+  forks: number;
+  reason: string;
+}
+
 /** A symbol of the environment's state rendering; `style` is a CSS-safe slug of its meaning. */
 export interface LegendEntry {
   symbol: string;
@@ -102,6 +113,8 @@ export interface RunReport {
   runId: string;
   /** Environment preset name from the config ('' before the run has written its config). */
   env: string;
+  /** The environment-spec id its IterationEvents recorded (src/envs/spec-id.ts); '' when none did (before v5). */
+  envSpecId: string;
   /** config.iterations, or 0 when unknown. */
   plannedIterations: number;
   /** Highest iteration with an IterationEvent (0 before the first one completes). */
@@ -110,6 +123,8 @@ export interface RunReport {
   config: Record<string, unknown>;
   iterations: IterationPoint[];
   warnings: WarningMark[];
+  /** Lineages started by onCollapse=fork in the surviving history, oldest first. */
+  forks: ForkMark[];
   oracle: OracleCeiling | null;
   /** Empty for text-only environments (Bandit, Countdown): observations are then shown as text. */
   legend: LegendEntry[];

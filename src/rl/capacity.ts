@@ -55,7 +55,8 @@ export function formatBytes(n: number): string {
   return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }
 
-function formatCount(n: number): string {
+/** A parameter count for a person: 52.1B, 494.0M, 126.3k. */
+export function formatCount(n: number): string {
   const [scale, suffix] = ([[1e12, 'T'], [1e9, 'B'], [1e6, 'M']] as const).find(([s]) => n >= s) ?? [1e3, 'k'];
   return `${(n / scale).toFixed(1)}${suffix}`;
 }

@@ -1,12 +1,12 @@
 /**
  * The RL configuration, defined once: every knob's type, range, unit, default and the reason for the
  * default, in one table. The `RlConfig` type is derived from the table, so a knob cannot exist without its
- * documentation. Defaults are the published StarPO-S configuration (SPEC §4); presets override a few.
+ * documentation. Defaults are the published StarPO-S configuration (docs/spec.md §4); presets override a few.
  * Names are flat camelCase; `filter.fraction`, `filter_fraction` and `filter-fraction` all mean `filterFraction`.
  */
 import { ADVANTAGE_NAMES } from './advantages.ts';
 import { FILTER_NAMES } from './filters.ts';
-import { KL_ESTIMATOR_NAMES, LOSS_AGGREGATION_NAMES } from './losses.ts';
+import { AGGREGATION_NAMES, KL_ESTIMATOR_NAMES } from '../policy/programs/loss.ts';
 import { REWARD_PLACEMENT_NAMES } from './reward.ts';
 import { ENV_PRESETS } from '../envs/registry.ts';
 import { TEMPLATE_NAMES } from '../agent/templates.ts';
@@ -160,14 +160,14 @@ export const FIELDS = {
     'trajectory-end',
     'Where rewards land: the whole return on the last assistant token (published), or each turn on its last token.',
   ),
-  // Tools (SPEC §6): calls inside a turn, their results appended as template tokens (never trained)
+  // Tools (docs/spec.md §6): calls inside a turn, their results appended as template tokens (never trained)
   tools: oneOf(TOOL_USE_NAMES, 'none',
     'Tool-call format the agent may use inside a turn: none; code-fence or code-inline (JavaScript in the sandbox; ' +
     'code-inline for the compact chat, whose turn ends at a newline); function-call (the environment\'s functions).'),
   toolMaxCalls: int(4, 1, 'C: tool calls run per response; later calls are recorded, not run.', 1024),
   toolLimitNotice: bool(false, 'Append a notice to a response that wrote calls past toolMaxCalls.'),
   toolReward: oneOf(['env', ...TOOL_REWARD_NAMES] as const, 'env',
-    "Reward of a tool run: env = the environment's own; torl, toolrl, tool-n1, artist, otc = SPEC §6 rules " +
+    "Reward of a tool run: env = the environment's own; torl, toolrl, tool-n1, artist, otc = docs/spec.md §6 rules " +
     '(replacing env rewards and format penalties; the last turn carries the return).'),
   toolCodeFailPenalty: num(0, { min: 0 }, 'ToRL: subtracted when a code call failed (ToRL: 0.5; 0 = off).'),
   toolFormatCheck: oneOf(['auto', ...FORMAT_CHECK_NAMES] as const, 'auto',
@@ -197,8 +197,22 @@ export const FIELDS = {
   filterFraction: num(0.25, { ...positive, max: 1 }, 'Fraction of groups top/bottom-std keep, ⌈fraction·N⌉. Published: 0.25.'),
   filterBandLow: num(0, unit, 'accuracy-band: keep groups with mean success strictly above this (ZeroTIR: 0).'),
   filterBandHigh: num(0.8, unit, 'accuracy-band: ... and strictly below this (ZeroTIR: 0.8).'),
+  filterTopP: num(0.9, { ...positive, max: 1 },
+    "snr-top-p (RAGEN-2): keep the highest-std groups until their std sum reaches this share of all groups' (0.9, its recommended value)."),
+  filterTopPEps: num(0.01, { min: 0 }, 'snr-top-p: the threshold is filterTopP · Σ std − this (RAGEN-2: 0.01).'),
   dynamicSampling: bool(false, 'DAPO: drop groups with all-equal returns and sample more groups to refill the batch.'),
   dynamicSamplingMaxTries: int(10, 1, 'DAPO: most sampling rounds per iteration before training on what was found.', 1000),
+  // Collapse: RAGEN-2's metrics, and what to do when the Echo-Trap detector fires
+  collapseEvery: int(1, 0,
+    "RAGEN-2's collapse metrics (mutual information, retrieval accuracy of first-turn responses) at iteration 1 and every " +
+    'n-th; 0 = off. They cost one scoring pass of collapseSamples × groups prompt-response pairs.'),
+  collapseSamples: int(64, 0, 'Collapse metrics: first-turn pairs sampled per iteration (RAGEN-2: 64); 0 = every trajectory.'),
+  onCollapse: oneOf(['warn', 'stop', 'fork'] as const, 'warn',
+    'When the Echo-Trap detector fires: warn (record the warning, go on); stop (end the run after that iteration); fork ' +
+    '(rewind to the newest checkpoint before its first warning sign and go on as a new lineage with both learning rates ' +
+    'scaled by forkLrScale; keep enough checkpoints: keepEveryCheckpoint).'),
+  forkLrScale: num(0.5, { ...positive, max: 1, openMax: true }, 'onCollapse=fork: learning-rate factor each fork applies.'),
+  maxForks: int(2, 1, 'onCollapse=fork: forks per run; a collapse after the last one stops the run.'),
   // Advantages
   advantage: oneOf(ADVANTAGE_NAMES, 'gae', 'Advantage estimator. StarPO-S: GAE with a critic.'),
   gamma: num(1, unit, 'Per-assistant-token discount of GAE and REINFORCE++. Published: 1 (episodic, short).'),
@@ -207,6 +221,9 @@ export const FIELDS = {
   whitenAdvantages: bool(true, 'Whiten advantages over the loss mask after the estimator (published GAE: yes).'),
   gigpoStepGamma: num(0.95, unit, 'GiGPO: per-turn discount of step returns. Published: 0.95.'),
   gigpoOmega: num(1, { min: 0 }, 'GiGPO: weight of the step advantage. Published: 1.'),
+  gigpoForm: oneOf(['paper', 'verl-agent'] as const, 'paper',
+    "GiGPO: paper = Eq. 3 (episode statistics over trajectories, penalties inside the discounted step returns); verl-agent = " +
+    'its trainer (statistics over step rows, each turn\'s format penalty subtracted after discounting; the gigpo preset\'s).'),
   // Policy loss
   clipLow: num(0.2, { ...positive, max: 1, openMax: true }, 'PPO ratio lower clip ε: ratio ≥ 1 − clipLow (0.2).'),
   clipHigh: num(0.28, positive, 'PPO ratio upper clip ε: ratio ≤ 1 + clipHigh. StarPO-S/DAPO clip-higher: 0.28.'),
@@ -214,7 +231,7 @@ export const FIELDS = {
   entropyCoef: num(0.001, { min: 0 }, 'Entropy bonus coefficient (loss −= coef·entropy). Published: 0.001.'),
   klCoef: num(0, { min: 0 }, 'KL-to-reference loss coefficient. StarPO-S: 0 (no reference); vanilla: 0.001.'),
   klEstimator: oneOf(KL_ESTIMATOR_NAMES, 'k1', 'KL estimator: k1 = logp − ref, or the low-variance k3.'),
-  lossAggregation: oneOf(LOSS_AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
+  lossAggregation: oneOf(AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
   valueClip: num(0.5, positive, 'Critic: predictions clipped to v_old ± valueClip in the value loss. Published: 0.5.'),
   oldLogprobs: oneOf(['recompute', 'behaviour'] as const, 'recompute',
     "PPO's old log-probs: recomputed by the actor on the trained rows before the update (published), or the log-probs " +

@@ -1,5 +1,5 @@
 /**
- * Echo-Trap detector (SPEC §5): warns when the collapse pattern begins — in-group reward std falls, token
+ * Echo-Trap detector (docs/spec.md §5): warns when the collapse pattern begins — in-group reward std falls, token
  * entropy falls, and the actor's gradient norm spikes. Not every collapse spikes: with an over-large
  * learning rate the policy can turn deterministic with ever smaller gradients (measured: FrozenLake,
  * lr 3e-3, grad norm 1.0 → 0.07 while success fell from 0.45 to 0.13), so a fall in success confirms the
@@ -16,7 +16,10 @@
  *   success falling = smoothed success < successDropFraction · running max of smoothed success
  *   fire            = armed ∧ observations ≥ warmup ∧ std falling ∧ entropy falling ∧ (recent spike ∨ success falling)
  * After firing the detector disarms; it re-arms once smoothed std recovers to ≥ rearmFraction · its running
- * max, so one collapse gives one warning. The core is a pure function of (state, observation); the class
+ * max, so one collapse gives one warning. The evidence names the first warning sign (firstSignIteration,
+ * what onCollapse=fork rewinds before): the earlier of the spike and the oldest observation inside the
+ * first smoothed window of the current unbroken run with std falling — the fall shows in the smoothed std
+ * up to window − 1 iterations after it began. The core is a pure function of (state, observation); the class
  * only holds the state, which is plain JSON for checkpoints.
  */
 import { ConfigError } from '../errors.ts';
@@ -86,6 +89,8 @@ export interface EchoTrapState {
   successHistory?: number[];
   successSmoothedMax?: number;
   lastSpike: GradSpike | null;
+  /** First iteration of the current unbroken run with std falling; null when it is not (absent in older states). */
+  stdLowSince?: number | null;
 }
 
 export interface EchoTrapWarning {
@@ -151,7 +156,9 @@ export function observeEchoTrap(
     successHistory,
     successSmoothedMax: Math.max(state.successSmoothedMax ?? 0, success),
     lastSpike: detectSpike(state, obs, config),
+    stdLowSince: null,
   };
+  if (std < config.stdDropFraction * next.stdMax) next.stdLowSince = state.stdLowSince ?? obs.iteration;
   if (!next.armed) {
     next.armed = std >= config.rearmFraction * next.stdMax;
     return { state: next, warning: null };
@@ -165,16 +172,19 @@ export function observeEchoTrap(
     (spike !== null || successFell);
   if (!fire) return { state: next, warning: null };
   next.armed = false;
-  return { state: next, warning: warningOf(obs, next, { std, entropy, success }, spike) };
+  return { state: next, warning: warningOf(obs, config, next, { std, entropy, success }, spike) };
 }
 
 function warningOf(
   obs: EchoTrapObservation,
+  c: EchoTrapConfig,
   s: EchoTrapState,
   smoothed: { std: number; entropy: number; success: number },
   spike: GradSpike | null,
 ): EchoTrapWarning {
   const { std, entropy, success } = smoothed;
+  const fallBegan = (s.stdLowSince ?? obs.iteration) - (c.window - 1);
+  const firstSign = Math.max(1, Math.min(fallBegan, spike?.iteration ?? obs.iteration));
   const evidence = {
     inGroupRewardStd: std,
     inGroupRewardStdMax: s.stdMax,
@@ -184,6 +194,7 @@ function warningOf(
     successRate: obs.successRate,
     successRateMax: s.successMax,
     ...(spike ? {} : { successSmoothed: success, successSmoothedMax: s.successSmoothedMax ?? 0 }),
+    firstSignIteration: firstSign,
   };
   const f = (x: number) => x.toPrecision(3);
   const trigger = spike

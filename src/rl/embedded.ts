@@ -4,27 +4,35 @@
  * are appended before the checkpoint, so a crash loses at most the current iteration; a resumed run
  * redoes it deterministically (same seeds, same weights) and replay drops the duplicate events by key.
  * Everything is validated before the first write, and one process writes a run at a time (run-setup.ts).
+ * When the Echo-Trap detector fires and onCollapse is stop or fork (collapse-action.ts), that iteration is
+ * checkpointed with the decision in its trainer state; then the run ends, or rewinds to a checkpoint
+ * before the first warning sign and goes on as a new lineage (a FORKED RunEvent says why and what changed).
  */
 import { performance } from 'node:perf_hooks';
-import { canonicalConfigJSON, type RlConfig } from './config.ts';
-import { EchoTrapDetector } from './echo-trap.ts';
+import type { RlConfig } from './config.ts';
+import { EchoTrapDetector, type EchoTrapWarning } from './echo-trap.ts';
+import { collapseAction, lineageConfig } from './collapse-action.ts';
+import {
+  checkpoint, lineageFrom, resumeLineage, runEvent, takeAction, type Lineage, type RunContext,
+} from './embedded-lineage.ts';
+import { runEnvConfig } from './run-env.ts';
+import { envSpecId } from '../envs/index.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { closeModels, createModels, loadPretrained } from './models.ts';
-import { type CheckpointRef, loadRunCheckpoint, saveRunCheckpoint, type Models } from './run-checkpoint.ts';
+import { type CheckpointRef, loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
 import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
 import { getPolicyState, startEngineModels, startFromWarmStart } from './model-state.ts';
-import { checkpointEvent, iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
+import { iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
 import { sftWarmup } from './sft.ts';
 import { createLocalEventLog, type EventLog } from '../events/index.ts';
-import { applyRetention, createLocalCheckpointStore, type CheckpointStore } from '../storage/index.ts';
-import { continuePlan, forkPlan, readLineageStarts, ROOT_LINEAGE, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
+import { applyRetention, createLocalCheckpointStore } from '../storage/index.ts';
+import { ROOT_LINEAGE } from '../replay/lineage.ts';
 import { log } from '../log.ts';
-import { localRunEvents } from '../replay/location.ts';
 
 export interface IterationReport {
   iteration: number;
@@ -32,6 +40,8 @@ export interface IterationReport {
   metrics: Record<string, number>;
   timingsMs: Record<string, number>;
   warning: string | null;
+  /** The lineage that wrote the iteration (a fork starts a new one). */
+  lineageId: string;
 }
 
 export interface EmbeddedOptions extends RunStart {
@@ -49,14 +59,6 @@ export interface EmbeddedResult {
   /** The last iteration completed and checkpointed (0: the warm-start only). */
   lastIteration: number;
   lineageId: string;
-}
-
-/** Continue the surviving lineage, or fork a new one, from what the run's log and checkpoints hold. */
-async function planResume(o: EmbeddedOptions, store: CheckpointStore): Promise<ResumePlan> {
-  const reader = localRunEvents(o.root);
-  const starts = await readLineageStarts(reader, o.runId).finally(() => reader.close());
-  const checkpoints = await store.list(o.runId);
-  return o.fork ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration) : continuePlan(o.runId, starts, checkpoints);
 }
 
 const defaultCommand = (o: EmbeddedOptions): string =>
@@ -79,60 +81,75 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
   const models = c.asyncStaleness > 0 ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
   const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
-  const store = createLocalCheckpointStore({ root: o.root });
-  const events = createLocalEventLog({ root: o.root });
+  const ctx: RunContext = {
+    o, c, saved, store: createLocalCheckpointStore({ root: o.root }), events: createLocalEventLog({ root: o.root }),
+    files: { modelConfig, assets },
+  };
   const sandbox = openSandbox(c);
   const tools = toolTurns(c, tokenizer, sandbox);
-  let ids = { runId: o.runId, lineageId: ROOT_LINEAGE };
-  let plan: ResumePlan | null = null;
-  let echo = new EchoTrapDetector();
-  let done = 0;
   const versions = new VersionCheckpoints(c);
   let rollouts: AsyncRollouts | null = null;
   try {
-    if (o.resume || o.fork) {
-      plan = await planResume(o, store);
-      ids = { runId: o.runId, lineageId: plan.lineageId };
-      const state = await loadRunCheckpoint(store, plan.from, saved, assets);
-      echo = EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
-      done = state.iteration;
-      versions.add(...state.behaviourPolicies ?? [], { lineageId: plan.from.lineageId, iteration: done });
-      log.info({ runId: o.runId, from: plan.from, lineageId: plan.lineageId }, 'resumed from checkpoint');
-    } else {
-      const sft = initFrom
-        ? await initActorFrom(initFrom, models.actor, assets) : await sftWarmup(c, models.actor, run, sandbox);
-      // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
-      // after 150 Sokoban steps (measured), memory RL needs.
-      await models.actor.releasePrograms();
-      if (c.sftSteps > 0 || initFrom) {
-        await startFromWarmStart(models);
-        log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
-      }
-      await checkpoint(store, events, { ...ids, iteration: 0 }, saved, { modelConfig, assets }, echo);
-      versions.add({ lineageId: ids.lineageId, iteration: 0 });
-    }
-    await events.append([{ kind: 'run', ...ids, action: plan ? 'RESUMED' : 'STARTED', parentLineageId: plan?.parentLineageId ?? null,
-      fromIteration: done, configJson: canonicalConfigJSON(c), at: new Date() }]);
-    const retained = withoutForkPoints(store, plan?.forkPoints ?? []);
+    let { lineage, next, pending, versions: known } = o.resume || o.fork
+      ? await resumeLineage(ctx) : { ...await freshLineage(ctx, initFrom, models, run, sandbox), pending: null };
+    versions.add(...known);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
-    rollouts = await openAsyncRollouts(c, run, tools, { store, runId: o.runId, versions, done, actor: models.actor }, last);
-    for (let i = done + 1; i <= last && !o.signal?.aborted; i++) {
-      await oneIteration(i, c, { ...models, tools }, run, events, echo, ids, o, rollouts);
-      // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
-      if (i % c.checkpointEvery === 0 || i === last || o.signal?.aborted) {
-        versions.add({ lineageId: ids.lineageId, iteration: i });
-        await checkpoint(store, events, { ...ids, iteration: i }, saved, { modelConfig, assets }, echo, versions.pendingAt(i));
-        await applyRetention(retained, o.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
-        done = i;
+    let done = next - 1;
+    // A stop or fork still owed stays in the checkpoint when the run halts first (stopAfter, Ctrl-C): resume takes it.
+    while (done < (o.stopAfter ?? Infinity) && !o.signal?.aborted) {
+      if (pending) {
+        const taken = await takeAction(ctx, lineage, pending);
+        if (!taken) break;
+        ({ lineage, next } = taken);
+        versions.add(...taken.versions);
+        await rollouts?.close(); // they played for the iterations the fork abandons
+        rollouts = null;
+        pending = null;
       }
+      if (next > last) break;
+      rollouts ??= await openAsyncRollouts(c, run, tools, { store: ctx.store, runId: o.runId, versions, done: next - 1,
+        actor: models.actor }, last);
+      const lc = lineageConfig(c, lineage.forks);
+      const warning = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o, rollouts);
+      pending = collapseAction(c, lineage.forks, warning);
+      // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
+      if (next % c.checkpointEvery === 0 || next === last || pending || o.signal?.aborted) {
+        versions.add({ lineageId: lineage.ids.lineageId, iteration: next });
+        const state = trainerState(next, lineage.echo.toJSON(), lineage.forks, pending, versions.pendingAt(next));
+        await checkpoint(ctx, { ...lineage.ids, iteration: next }, state);
+        const retention = { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint };
+        await applyRetention(lineage.retained, o.runId, retention);
+      }
+      done = next++;
     }
-    return { config: c, lastIteration: done, lineageId: ids.lineageId };
+    return { config: c, lastIteration: done, lineageId: lineage.ids.lineageId };
   } finally {
     await rollouts?.close();
-    await events.close();
+    await ctx.events.close();
     await sandbox?.close();
     await closeModels(models);
   }
+}
+
+/** A new run: warm-start (or --init-from), checkpoint 0, the STARTED event. */
+async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, models: IterationModels,
+  run: RunModel, sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number; versions: CheckpointRef[] }> {
+  const { o, c } = ctx;
+  const sft = initFrom
+    ? await initActorFrom(initFrom, models.actor, run.assets) : await sftWarmup(c, models.actor, run, sandbox);
+  // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
+  // after 150 Sokoban steps (measured), memory RL needs.
+  await models.actor.releasePrograms();
+  if (c.sftSteps > 0 || initFrom) {
+    await startFromWarmStart(models);
+    log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
+  }
+  const echo = new EchoTrapDetector();
+  const start = { lineageId: ROOT_LINEAGE, parentLineageId: null, fromIteration: 0, forks: 0 };
+  const first = { runId: o.runId, lineageId: ROOT_LINEAGE, iteration: 0 };
+  await checkpoint(ctx, first, trainerState(0, echo.toJSON(), 0, null));
+  await ctx.events.append([runEvent(ctx, start, 'STARTED', null)]);
+  return { lineage: await lineageFrom(ctx, start, [], [], echo), next: 1, versions: [{ lineageId: ROOT_LINEAGE, iteration: 0 }] };
 }
 
 /**
@@ -140,8 +157,8 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
  * soon as the update wrote it), update, validation of the new policy, and its events.
  */
 async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
-  events: EventLog, echo: EchoTrapDetector, ids: { runId: string; lineageId: string }, o: EmbeddedOptions,
-  rollouts: AsyncRollouts | null): Promise<void> {
+  events: EventLog, lineage: Lineage, o: EmbeddedOptions, rollouts: AsyncRollouts | null): Promise<EchoTrapWarning | null> {
+  const { ids, echo } = lineage;
   const startedAt = new Date();
   const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
   if (rollouts) {
@@ -158,20 +175,23 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
     iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
     gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
   });
+  const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: result.collapse };
   // The checkpoints whose weights played: the schedule's version for training, the new policy i for validation.
   await events.append([
     ...trajectoryEvents(ids, i, behaviourVersion(c.asyncStaleness, i), result.trajectories, 'train', startedAt),
     ...(val ? trajectoryEvents(ids, i, i, val.trajectories, 'val', startedAt) : []),
-    iterationEvent(ids, i, metrics, result.timingsMs, startedAt),
+    iterationEvent(ids, i, metrics, result.timingsMs, startedAt, extras),
     ...(warning ? [warningEvent(ids, warning)] : []),
   ]);
   log.info({
-    runId: ids.runId, iteration: i, success: metrics.success_rate, valSuccess: metrics['val/success_rate'],
-    inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'], gradNorm: metrics['actor/grad_norm'],
-    ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
+    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: extras.envSpecId, success: metrics.success_rate,
+    valSuccess: metrics['val/success_rate'], inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'],
+    gradNorm: metrics['actor/grad_norm'], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
   }, 'iteration');
   if (warning) log.warn({ iteration: i, evidence: warning.evidence }, `echo trap: ${warning.message}`);
-  o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null });
+  o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null,
+    lineageId: ids.lineageId });
+  return warning;
 }
 
 /** Loads the actor of another run's checkpoint into `actor` (critic and optimizer state are not taken). */
@@ -179,14 +199,4 @@ async function initActorFrom(from: CheckpointSource, actor: Models['actor'], ass
   await loadRunCheckpoint(createLocalCheckpointStore({ root: from.root }), from.id, { actor }, assets);
   log.info({ initFrom: from.id }, 'actor initialised from a checkpoint');
   return { 'init/iteration': from.id.iteration };
-}
-
-/** The run's fixed pieces a checkpoint writes beside the weights. */
-type RunFiles = Pick<RunModel, 'modelConfig' | 'assets'>;
-
-async function checkpoint(store: CheckpointStore, events: EventLog, id: { runId: string; lineageId: string; iteration: number },
-  models: Models, files: RunFiles, echo: EchoTrapDetector, behaviour?: CheckpointRef[]): Promise<void> {
-  const saved = await saveRunCheckpoint(store, id, models, files.modelConfig, files.assets,
-    { iteration: id.iteration, echoTrap: echo.toJSON(), ...(behaviour && { behaviourPolicies: behaviour }) });
-  await events.append([checkpointEvent(saved)]);
 }

@@ -14,13 +14,16 @@
 import { type TrajectoryRecord, groupRows, trajectoryReturn } from './batch.ts';
 import { allEqual, mean, sampleStd } from './stats.ts';
 
-export type FilterName = 'top-std' | 'bottom-std' | 'nonzero-std' | 'accuracy-band' | 'none';
+export type FilterName = 'top-std' | 'bottom-std' | 'nonzero-std' | 'accuracy-band' | 'snr-top-p' | 'none';
 
 export interface FilterParams {
   /** Fraction of groups kept by top-std / bottom-std, in (0, 1]. */
   readonly fraction: number;
   /** accuracy-band: keep groups whose mean success s satisfies lo < s < hi (strict). */
   readonly band: readonly [lo: number, hi: number];
+  /** snr-top-p: share p of the total std the kept groups must reach, and the ε taken off that threshold. */
+  readonly topP?: number;
+  readonly topPEps?: number;
 }
 
 export interface FilterInput {
@@ -74,6 +77,29 @@ function where(pred: (g: GroupSummary, params: FilterParams) => boolean): Choose
   return (groups, params) => groups.flatMap((g, i) => (pred(g, params) ? [i] : []));
 }
 
+/**
+ * RAGEN-2's SNR-adaptive filter (ragen/trainer/rollout_filter.py: strategy top_p, top_p_prob_mode linear,
+ * metric reward_variance — the in-group std —, type largest, include_zero False, as its guide recommends):
+ * drop groups whose std is 0 (|std| ≤ 1e-10); if p ≥ 1 keep the rest; else walk them by std, largest
+ * first, adding each std until the sum reaches p · Σ std − ε; keep those. When the sum never reaches the
+ * threshold nothing is kept, and the iteration trains on nothing (RAGEN-2 skips the step).
+ */
+const snrTopP: Choose = (groups, params) => {
+  const candidates = groups.map((_, i) => i).filter((i) => Math.abs(groups[i].returnStd) > 1e-10);
+  const p = params.topP ?? 0.9;
+  if (p >= 1) return candidates;
+  const order = [...candidates].sort((a, b) => groups[b].returnStd - groups[a].returnStd);
+  const threshold = p * candidates.reduce((s, i) => s + groups[i].returnStd, 0) - (params.topPEps ?? 0.01);
+  let sum = 0;
+  let kept = 0;
+  for (const i of order) {
+    if (sum >= threshold || groups[i].returnStd <= 0) break;
+    sum += groups[i].returnStd;
+    kept++;
+  }
+  return sum >= threshold ? order.slice(0, kept).sort((a, b) => a - b) : [];
+};
+
 const CHOOSERS = {
   /** StarPO-S: the groups whose returns vary most. */
   'top-std': byStd(1),
@@ -83,6 +109,7 @@ const CHOOSERS = {
   'nonzero-std': where((g) => !g.allEqual),
   /** ZeroTIR: keep groups neither always failing nor too easy. */
   'accuracy-band': where((g, p) => g.successRate > p.band[0] && g.successRate < p.band[1]),
+  'snr-top-p': snrTopP,
   none: where(() => true),
 } as const satisfies Record<FilterName, Choose>;
 
@@ -99,6 +126,7 @@ export const FILTERS = {
   'bottom-std': asFilter(CHOOSERS['bottom-std']),
   'nonzero-std': asFilter(CHOOSERS['nonzero-std']),
   'accuracy-band': asFilter(CHOOSERS['accuracy-band']),
+  'snr-top-p': asFilter(CHOOSERS['snr-top-p']),
   none: asFilter(CHOOSERS.none),
 } as const satisfies Record<FilterName, FilterFn>;
 

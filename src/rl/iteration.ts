@@ -25,6 +25,8 @@ import type { RunText } from './run-model.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.ts';
 import { agentRollout, agentRolloutSpec } from '../gateway/agent-rollout.ts';
+import { collapseMetrics, type CollapseProbe } from './collapse-metrics.ts';
+import { collapseDue, collapseProbe, type Scorer } from './collapse-probe.ts';
 
 export interface IterationModels {
   actor: Policy;
@@ -37,6 +39,8 @@ export interface IterationResult {
   trajectories: Trajectory[];
   metrics: Record<string, number>;
   timingsMs: Record<string, number>;
+  /** RAGEN-2's collapse probe (recorded in the IterationEvent); null when not due. */
+  collapse: CollapseProbe | null;
 }
 
 /**
@@ -136,6 +140,15 @@ export function trainedRows(c: RlConfig, batch: Batch, informative?: readonly st
 }
 
 /**
+ * Stage: RAGEN-2's collapse probe of the rollouts, scored by the actor the update starts from (the one that played
+ * them, unless asynchronous: both drivers score with the policy of checkpoint i − 1); null when not due.
+ */
+export function collapseStage(c: RlConfig, iteration: number, trajectories: readonly Trajectory[],
+  actor: Scorer): Promise<CollapseProbe | null> {
+  return collapseProbe(c, iteration, trajectories, actor, samplingSeed(c, iteration));
+}
+
+/**
  * Stage: which groups to train on (pure). With DAPO dynamic sampling, `informative` (the planner's
  * kept groups) is applied first and the configured filter then chooses among those.
  */
@@ -143,7 +156,7 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
   const keep = informative && new Set(informative);
   return FILTERS[c.filter]({
     trajectories: keep ? batch.trajectories.filter((t) => keep.has(t.groupId)) : batch.trajectories,
-    params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh] },
+    params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh], topP: c.filterTopP, topPEps: c.filterTopPEps },
   });
 }
 
@@ -180,7 +193,10 @@ export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32A
   logprobs?: RowLogprobs): AdvantageOutput {
   const adv = computeAdvantages({
     batch, tokenRewards, values, estimator: c.advantage, whiten: c.whitenAdvantages,
-    params: { gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega },
+    params: {
+      gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega,
+      gigpoForm: c.gigpoForm,
+    },
   });
   if (c.offPolicyCorrection !== 'tis' || !logprobs) return adv;
   const tis = truncatedImportanceSampling({ advantages: adv.advantages, oldLogprobs: logprobs.old,
@@ -213,6 +229,8 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   const sampled = await clock.time('rollout', () => played?.() ?? sampleGroups(c, iteration, models.actor, text, tools));
   const { trajectories } = sampled;
   const all = assemble(trajectories);
+  const collapse = collapseDue(c, iteration)
+    ? await clock.time('collapse', () => collapseStage(c, iteration, trajectories, models.actor)) : null;
   const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
   const filtered = await clock.time('filter', () => filterStage(c, all.batch, sampled.informative));
   const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
@@ -229,10 +247,10 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   }, models, c, samplingSeed(c, iteration)));
   const metrics = {
     ...iterationMetrics({ c, trajectories, all, kept: batch, keptGroupIds: filtered.keptGroupIds, values, adv,
-      stageMetrics: [sampled.metrics, filtered.metrics, scored.metrics, scheduleMetrics(c, iteration)] }),
+      stageMetrics: [sampled.metrics, filtered.metrics, scored.metrics, scheduleMetrics(c, iteration)], collapse }),
     ...train,
   };
-  return { trajectories, metrics, timingsMs: clock.ms };
+  return { trajectories, metrics, timingsMs: clock.ms, collapse };
 }
 
 /**
@@ -243,6 +261,7 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
 export function iterationMetrics(m: {
   c: RlConfig; trajectories: readonly Trajectory[]; all: AssembledBatch; kept: Batch; keptGroupIds: readonly string[];
   values?: Float32Array; adv: AdvantageOutput; stageMetrics: Record<string, number>[];
+  collapse?: CollapseProbe | null;
 }): Record<string, number> {
   const passK = [1, Math.min(4, m.c.groupSize)];
   const entropy = m.all.samplingEntropy ?? undefined;
@@ -250,7 +269,7 @@ export function iterationMetrics(m: {
     ...batchMetrics({ batch: m.all.batch, keptGroupIds: m.keptGroupIds, passK, entropy }),
     ...(m.values && m.adv.returns ? { 'values/explained_variance': explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
     ...toolMetricsOf(m.c, m.trajectories.map(toolOutcomeOf)),
-    ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics,
+    ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics, ...(m.collapse ? collapseMetrics(m.collapse) : {}),
     'batch/trained_trajectories': m.kept.B,
     'batch/truncated': m.trajectories.filter((t) => t.truncated).length,
   };

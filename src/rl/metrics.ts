@@ -1,5 +1,5 @@
 /**
- * Per-iteration metrics of SPEC §5 computable from a batch (the trainer adds gradient norms, losses and
+ * Per-iteration metrics of docs/spec.md §5 computable from a batch (the trainer adds gradient norms, losses and
  * timings from the other stages, and prefixes train/ or val/). Definitions:
  *   success_rate            fraction of trajectories that reached the goal
  *   pass@k                  mean over groups of size n ≥ k of the unbiased 1 − C(n−c, k)/C(n, k), c = successes

@@ -19,12 +19,14 @@ export const PRESETS = {
   /** GRPO as run in RAGEN: group-normalised outcome advantages, no critic, no filter, KL 0.001, clip 0.2/0.2. */
   grpo: { ...CRITIC_FREE, advantage: 'grpo', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2 },
   /**
-   * GiGPO (verl-agent): episode + anchor-state step advantages (γ 0.95, ω 1), no critic, no filter,
-   * KL 0.01 and clip 0.2/0.2 as in its example scripts.
+   * GiGPO as verl-agent's trainer runs it: episode + anchor-state step advantages (γ 0.95, ω 1) with
+   * episode statistics over step rows and penalties after discounting (gigpoForm verl-agent), mean-only
+   * normalisation (its default mode mean_norm), no critic, no filter, KL 0.01 and clip 0.2/0.2 as in its
+   * example scripts. The paper's Eq. 3: gigpoForm=paper (with groupNormByStd=true for its std division).
    */
   gigpo: {
     ...CRITIC_FREE, advantage: 'gigpo', klCoef: 0.01, clipLow: 0.2, clipHigh: 0.2,
-    gigpoStepGamma: 0.95, gigpoOmega: 1,
+    gigpoStepGamma: 0.95, gigpoOmega: 1, gigpoForm: 'verl-agent', groupNormByStd: false,
   },
   /** DAPO: GRPO advantages, clip-higher 0.2/0.28, dynamic sampling (≤ 10 tries), token-mean, no KL or entropy bonus. */
   dapo: {

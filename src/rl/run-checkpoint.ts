@@ -13,6 +13,7 @@ import type { PolicyState } from '../policy/engine/state.ts';
 import { type AnyPolicy, getPolicyState, setPolicyState } from './model-state.ts';
 import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
 import { ConfigError } from '../errors.ts';
+import type { CollapseAction } from './collapse-action.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
 /** In-process Policies, or PolicyEngines (an asynchronous embedded run's trainer): the files are the same. */
@@ -28,11 +29,24 @@ export interface CheckpointRef {
 export interface TrainerState {
   iteration: number;
   echoTrap: unknown;
+  /** onCollapse=fork forks behind the lineage that wrote it (absent = 0). */
+  forks?: number;
+  /** The stop or fork the detector's warning at this iteration calls for, not yet taken (collapse-action.ts). */
+  collapse?: CollapseAction;
   /**
    * asyncStaleness ≥ 1: the checkpoints holding the older policy versions the next rollouts play with
    * (async-schedule.ts pendingVersions), oldest first; absent when there are none.
    */
   behaviourPolicies?: CheckpointRef[];
+}
+
+/** The trainer state both drivers write; fields that are 0 or absent stay out, so other runs' bytes do not change. */
+export function trainerState(iteration: number, echoTrap: unknown, forks: number, collapse: CollapseAction | null,
+  behaviourPolicies?: readonly CheckpointRef[]): TrainerState {
+  return {
+    iteration, echoTrap, ...(forks > 0 ? { forks } : {}), ...(collapse ? { collapse } : {}),
+    ...(behaviourPolicies?.length ? { behaviourPolicies: [...behaviourPolicies] } : {}),
+  };
 }
 
 /** Runs `fn` with a fresh scratch directory that is removed afterwards, whatever happens. */

@@ -1,5 +1,5 @@
 /** Building the Avro events of a run from trainer data (src/events/types.ts mirrors schemas/*.avsc). */
-import type { CheckpointEvent, EchoTrapWarning, IterationEvent, TrajectoryEvent } from '../events/index.ts';
+import type { CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, TrajectoryEvent } from '../events/index.ts';
 import type { SavedCheckpoint } from '../storage/index.ts';
 import type { EchoTrapWarning as Warning } from './echo-trap.ts';
 import type { Trajectory } from './rollout.ts';
@@ -23,15 +23,21 @@ export function trajectoryEvents(ids: Ids, iteration: number, policyVersion: num
   }));
 }
 
+/** What an IterationEvent records besides metrics and timings (schema v5). */
+export interface IterationRecordExtras {
+  envSpecId: string;
+  collapse: CollapseProbe | null;
+}
+
 export function iterationEvent(ids: Ids, iteration: number, metrics: Record<string, number>,
-  timingsMs: Record<string, number>, startedAt: Date): IterationEvent {
+  timingsMs: Record<string, number>, startedAt: Date, extras: IterationRecordExtras): IterationEvent {
   const finite = Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
   return {
     kind: 'iteration', ...ids, iteration, successRateTrain: metrics.success_rate ?? 0,
     successRateVal: metrics['val/success_rate'] ?? null, returnMean: metrics['return/mean'] ?? 0,
     returnStd: metrics['return/std'] ?? 0, inGroupReturnStd: metrics['in_group_std/all'] ?? 0,
     entropy: metrics['entropy/mean'] ?? 0, gradNorm: metrics['actor/grad_norm'] ?? 0, metrics: finite,
-    stageTimingsMs: timingsMs, startedAt, finishedAt: new Date(),
+    stageTimingsMs: timingsMs, envSpecId: extras.envSpecId, collapse: extras.collapse, startedAt, finishedAt: new Date(),
   };
 }
 

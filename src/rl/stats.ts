@@ -99,3 +99,15 @@ export function maskedSummary(prefix: string, xs: Numbers, mask: Numbers): Recor
   }
   return { [`${prefix}/mean`]: mean(vals), [`${prefix}/min`]: lo, [`${prefix}/max`]: hi };
 }
+
+/**
+ * Mean of the paired differences b_i − a_i with a normal-approximation interval, mean ± z·s/√n (s the
+ * sample std of the differences; z = 1.96 for 95%). For success per validation seed: the gain of one
+ * checkpoint over another on the same seeds. n < 2 gives an interval of width 0.
+ */
+export function pairedDifference(a: Numbers, b: Numbers, z = 1.96): { mean: number; low: number; high: number } {
+  const d = Array.from(b, (x, i) => x - (a[i] as number));
+  const m = mean(d);
+  const half = d.length < 2 ? 0 : (z * sampleStd(d)) / Math.sqrt(d.length);
+  return { mean: m, low: m - half, high: m + half };
+}

@@ -1,5 +1,5 @@
 /**
- * Tool use in a training run (SPEC §6), from its config: the sandbox a run opens for code calls, the turn
+ * Tool use in a training run (docs/spec.md §6), from its config: the sandbox a run opens for code calls, the turn
  * generator its rollouts play turns with, the tool reward that rescores finished groups, and the tool
  * metrics of a batch. Both drivers (embedded and the Temporal rollout worker) call these, so a tool run
  * trains the same way in either.

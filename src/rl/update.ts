@@ -1,5 +1,5 @@
 /**
- * The update stage: critic first, then actor (SPEC §4), each over `ppoEpochs` passes of seeded
+ * The update stage: critic first, then actor (docs/spec.md §4), each over `ppoEpochs` passes of seeded
  * mini-batches of `miniBatchSize` trajectories. Each mini-batch is cut to its own longest row so
  * short trajectories do not pay for long ones. Returns the mean of every train-step metric.
  */

@@ -6,7 +6,7 @@ import { CACHE_DIR, serviceDir } from './paths.ts';
 import { endpoints } from './endpoints.ts';
 import { runToLog } from './exec.ts';
 
-// Later tags carry a replace directive that `go install` refuses (see DESIGN.md).
+// Later tags carry a replace directive that `go install` refuses (docs/design.md, Services).
 const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 const binary = join(CACHE_DIR, 'bin', 'temporal');
 

@@ -1,5 +1,5 @@
 /**
- * What a tool result looks like to the model (SPEC §6): an error is cut to its last line, and a long
+ * What a tool result looks like to the model (docs/spec.md §6): an error is cut to its last line, and a long
  * text keeps its first and last `keep` characters around an ASCII marker (every tokenizer has "...").
  */
 import type { ToolResult } from './types.ts';

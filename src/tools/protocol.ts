@@ -1,5 +1,5 @@
 /**
- * The tool protocol of a rollout (SPEC §6): one assistant turn for a batch of episodes, where generation
+ * The tool protocol of a rollout (docs/spec.md §6): one assistant turn for a batch of episodes, where generation
  * pauses at a tool call, the tool runs, its result is appended as template ids (loss mask 0), and
  * generation resumes inside the same turn. Each round is one batched `generate` call over the rows still
  * writing, so it drops in where a rollout makes its single per-turn call:

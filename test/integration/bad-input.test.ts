@@ -13,6 +13,8 @@ import { formatBytes } from '../../src/rl/capacity.ts';
 import { resolveConfig } from '../../src/rl/config.ts';
 import { trainEmbedded } from '../../src/rl/embedded.ts';
 import { LOCK_FILE } from '../../src/storage/run-lock.ts';
+import { envSpecId } from '../../src/envs/index.ts';
+import { runEnvConfig } from '../../src/rl/run-env.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/starpo.js', import.meta.url));
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'starpo-bad-input-')));
@@ -21,6 +23,8 @@ const unwritten = join(scratch, 'unwritten');
 const SMALL = ['env=bandit', 'sftSteps=0', 'envGroups=2', 'groupSize=4', 'miniBatchSize=2', 'valSeeds=4', 'valEvery=0',
   'modelLayers=1', 'modelHidden=16', 'modelFfn=32', 'threads=1'];
 const sets = (overrides: readonly string[]) => overrides.flatMap((o) => ['--set', o]);
+/** What train's last line says of a run of SMALL: its lineage and environment-spec id. */
+const MAIN_BANDIT = `lineage main, environment spec ${envSpecId(runEnvConfig(resolveConfig({ overrides: SMALL })))}`;
 
 function starpo(args: readonly string[]): { status: number | null; stdout: string; line: string } {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd: scratch, encoding: 'utf8', timeout: 300_000 });
@@ -146,7 +150,8 @@ test('a second writer of a run is refused naming the first; a killed writer\'s l
   await exited(first);
   const third = starpo(['train', '--resume', run]);
   assert.equal(third.status, 0);
-  assert.equal(lastLine(third.stdout), `run locked: finished iteration 30; events and checkpoints in ${run}/`);
+  assert.equal(lastLine(third.stdout),
+    `run locked: finished iteration 30 (${MAIN_BANDIT}); events and checkpoints in ${run}/`);
 });
 
 test('a run killed during its warm-start is started over with --restart, which --resume points to', { timeout: 600_000 }, async () => {
@@ -163,7 +168,8 @@ test('a run killed during its warm-start is started over with --restart, which -
   assert.equal(starpo(again).line, `starpo: config runId — run warm already exists in ${runs}; continue it with --resume`);
   const restarted = starpo([...again, '--restart']);
   assert.equal(restarted.status, 0);
-  assert.equal(lastLine(restarted.stdout), `run warm: finished iteration 1; events and checkpoints in ${run}/`);
+  assert.equal(lastLine(restarted.stdout),
+    `run warm: finished iteration 1 (${MAIN_BANDIT}); events and checkpoints in ${run}/`);
 });
 
 test('Ctrl-C finishes and checkpoints the current iteration and states the iteration reached', { timeout: 600_000 }, async () => {
@@ -178,8 +184,8 @@ test('Ctrl-C finishes and checkpoints the current iteration and states the itera
   assert.equal(await exited(training), 0);
   const reached = checkpoints(run).at(-1)!;
   assert.ok(reached >= 4 && reached < 30, `reached ${reached}`);
-  assert.equal(lastLine(out), `run interrupted: stopped after iteration ${reached} of 30 (checkpointed); ` +
-    `continue with: starpo train --resume ${run}`);
+  assert.equal(lastLine(out), `run interrupted: stopped after iteration ${reached} of 30 (${MAIN_BANDIT}; ` +
+    `checkpointed); continue with: starpo train --resume ${run}`);
 });
 
 test('a run directory copied under another name evaluates and replays as the run its name says', () => {

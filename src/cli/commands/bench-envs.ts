@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ConfigError } from '../../errors.ts';
 import { Prng } from '../../envs/prng.ts';
 import { createEnv, resolveEnvConfig } from '../../envs/registry.ts';
-import { generateLevel } from '../../envs/sokoban/generate.ts';
+import { sokobanLevel } from '../../envs/sokoban/index.ts';
 
 /**
  * `starpo bench envs`: environment steps per second for every preset, and Sokoban levels generated
@@ -45,13 +45,13 @@ function benchSteps(preset: string, seconds: number): Record<string, number | st
 function benchGeneration(preset: string, seconds: number): Record<string, number | string> {
   const c = resolveEnvConfig(preset);
   if (c.type !== 'sokoban') throw new ConfigError('bench.preset', `${preset} is not a Sokoban preset`);
-  const options = { width: c.width, height: c.height, boxes: c.boxes, searchDepth: c.searchDepth };
   let levels = 0;
   const start = performance.now();
-  while (performance.now() - start < seconds * 1000) for (let i = 0; i < 16; i++) generateLevel(new Prng(levels++), options);
+  while (performance.now() - start < seconds * 1000) for (let i = 0; i < 16; i++) sokobanLevel(c, levels++);
   const ms = performance.now() - start;
   const size = `${c.width}x${c.height}`;
-  return { env: preset, what: 'generate', size, boxes: c.boxes, levels_per_s: Math.round((levels / ms) * 1000), levels };
+  const perSecond = Math.round((levels / ms) * 1000);
+  return { env: preset, what: 'generate', generator: c.generator, size, boxes: c.boxes, levels_per_s: perSecond, levels };
 }
 
 export async function benchEnvs(options: BenchEnvsOptions = {}): Promise<void> {

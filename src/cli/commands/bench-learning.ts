@@ -1,70 +1,33 @@
 /**
- * `starpo bench learning`: tiny models trained from scratch on this machine, each run's validation
- * success compared with the environment's oracle ceiling on the same held-out seeds, plus a
- * side-by-side of vanilla StarPO and StarPO-S on the same seeds (stability and Echo-Trap firings).
- * JSON lines, one per run; a benchmark, not a test (wall-clock varies with the machine's load).
+ * `starpo bench learning`: tiny models trained on this machine, each run's validation success set
+ * beside the warm start it began from and the environment's oracle ceiling on the same held-out seeds:
+ * warm-start success, final success, the RL gain with a 95% interval over the validation seeds (paired by
+ * seed), the ratio to the oracle, the environment-spec id and the wall-clock. JSON lines, one per run; a
+ * benchmark, not a test (wall-clock varies with the machine's load). Cases: bench-learning-cases.ts.
  */
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { oracleSuccess } from '../../envs/index.ts';
+import { envSpecId, oracleSuccess } from '../../envs/index.ts';
 import { resolveConfig, type RlConfig } from '../../rl/config.ts';
 import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
 import { validationSeeds } from '../../rl/iteration.ts';
-import type { PresetName } from '../../rl/presets.ts';
+import { runEnvConfig } from '../../rl/run-env.ts';
+import { pairedDifference } from '../../rl/stats.ts';
+import { evaluateCheckpoint } from '../../replay/evaluate.ts';
+import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
 
-export interface LearningCase {
-  name: string;
-  preset: PresetName;
-  overrides: string[];
-  /** Success as a share of the oracle ceiling that counts as reaching the target. */
-  target: number;
-  /** A supervised warm-start shared by the cases that name it: trained once per bench run, then each case's RL starts from it. */
-  warmStart?: WarmStart;
-}
-
-export interface WarmStart {
-  name: string;
-  /** The warm-start run's config (model settings included: the RL runs starting from it use them too). */
-  overrides: readonly string[];
-}
-
-const SCRATCH = ['valEvery=5', 'valSeeds=128', 'threads=0'];
-const SMALL_MODEL = ['modelHidden=96', 'modelFfn=256'];
-
-/** Warm-starts on solver demonstrations (the model settings come with them: RL must use the same). */
-const WARM_STARTS = {
-  // Measured (128 seeds, temperature 0.5): 1500 steps on 6000 episodes 43.0%, 3000 on 10000 45.3% (oracle 50.0%).
-  frozenlake: { name: 'frozenlake', overrides: [...SCRATCH, ...SMALL_MODEL, 'env=frozenlake', 'sftSteps=3000', 'sftPolicy=expert', 'sftEpisodes=10000'] },
-  sokoban: { name: 'sokoban', overrides: [...SCRATCH, ...SMALL_MODEL, 'env=sokoban', 'sftSteps=1500', 'sftPolicy=expert', 'sftEpisodes=6000'] },
-} as const satisfies Record<string, WarmStart>;
-
-export const LEARNING_CASES: LearningCase[] = [
-  { name: 'bandit', preset: 'starpo-s', target: 0.95,
-    overrides: [...SCRATCH, 'env=bandit', 'iterations=50', 'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=3e-4', 'lrCritic=1e-3'] },
-  // Slips make FrozenLake's returns noisy: lrActor 1e-4 on 2 kept groups drifted from 45% to 38%; 16 groups
-  // with half kept and lrActor 1e-5 hold the warm start's level.
-  { name: 'frozenlake', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.frozenlake,
-    overrides: ['iterations=40', 'lrActor=1e-5', 'lrCritic=1e-3', 'envGroups=16', 'filterFraction=0.5'] },
-  { name: 'sokoban', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.sokoban, overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
-  // Asynchronous iterations (iteration i plays version i − 2) beside the on-policy 'sokoban' case, same warm start.
-  { name: 'sokoban-async', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.sokoban,
-    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1'] },
-  { name: 'sokoban-async-tis', preset: 'starpo-s', target: 0.9, warmStart: WARM_STARTS.sokoban,
-    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1', 'offPolicyCorrection=tis'] },
-  { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9, warmStart: WARM_STARTS.sokoban, overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
-  // Echo-Trap: a learning rate 300× too large collapses the policy; the detector should fire here and not above.
-  { name: 'frozenlake-collapse', preset: 'starpo', target: 0.9, warmStart: WARM_STARTS.frozenlake,
-    overrides: ['iterations=40', 'lrActor=3e-3', 'lrCritic=1e-3', 'gradClip=1000'] },
-];
+export { LEARNING_CASES, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
 
 export interface CasePoint {
   iteration: number;
+  lineageId: string;
   success: number;
   val?: number;
   std: number;
   entropy: number;
+  mi?: number;
   warning?: string;
 }
 
@@ -78,7 +41,12 @@ export interface TrainedCase {
   /** Seconds the shared warm-start took, when the case used one (counted once per bench run). */
   warmStartSeconds?: number;
   runDir: string;
+  /** Where the policy before RL is: the shared warm start's checkpoint 0, else the run's own. */
+  startCheckpoint: string;
 }
+
+/** Extra overrides for every warm start and case of this process (the tiny mode's). */
+let extraOverrides: readonly string[] = [];
 
 /** Shared warm-starts of this process: name → the run directory holding checkpoint 0, and its time. */
 const warmStarted = new Map<string, Promise<{ runDir: string; seconds: number }>>();
@@ -95,7 +63,8 @@ function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string;
       if (kept && existsSync(join(kept, `sft-${name}`, 'checkpoints', 'main', '00000000'))) return { runDir: join(kept, `sft-${name}`), seconds: 0 };
       const root = kept ?? mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
       const t0 = performance.now();
-      await trainEmbedded({ root, runId: `sft-${name}`, config: resolveConfig({ overrides: [...overrides] }), stopAfter: 0 });
+      const config = resolveConfig({ overrides: [...overrides, ...extraOverrides] });
+      await trainEmbedded({ root, runId: `sft-${name}`, config, stopAfter: 0 });
       return { runDir: join(root, `sft-${name}`), seconds: (performance.now() - t0) / 1000 };
     })();
     warmStarted.set(name, run);
@@ -107,38 +76,74 @@ function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string;
 export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overrides' | 'warmStart'>, extra: string[] = []): Promise<TrainedCase> {
   const shared = k.warmStart ? await warmStartRun(k.warmStart) : undefined;
   const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
-  const config: RlConfig = resolveConfig({ preset: k.preset, overrides: [...base, ...k.overrides, ...extra] });
+  // Without a shared warm start the policy before RL is the run's own checkpoint 0: a milestone keeps it.
+  const keep = shared ? [] : ['keepEveryCheckpoint=1000000'];
+  const overrides = [...base, ...k.overrides, ...keep, ...extraOverrides, ...extra];
+  const config: RlConfig = resolveConfig({ preset: k.preset, overrides });
   const root = mkdtempSync(join(tmpdir(), `starpo-bench-${k.name}-`));
   const curve: CasePoint[] = [];
   const reports: IterationReport[] = [];
   const t0 = performance.now();
   await trainEmbedded({ root, runId: k.name, config, initFrom: shared?.runDir, onIteration: (r: IterationReport) => {
+    const m = r.metrics;
     reports.push(r);
-    curve.push({ iteration: r.iteration, success: r.metrics.success_rate, val: r.metrics['val/success_rate'],
-      std: r.metrics['in_group_std/all'], entropy: r.metrics['entropy/mean'], ...(r.warning ? { warning: r.warning } : {}) });
+    curve.push({ iteration: r.iteration, lineageId: r.lineageId, success: m.success_rate, val: m['val/success_rate'],
+      std: m['in_group_std/all'], entropy: m['entropy/mean'], mi: m['collapse/mi_estimate'],
+      ...(r.warning ? { warning: r.warning } : {}) });
   } });
+  const runDir = join(root, k.name);
   return {
-    config, curve, reports, wallSeconds: (performance.now() - t0) / 1000, runDir: join(root, k.name),
-    ...(shared ? { warmStartSeconds: shared.seconds } : {}),
+    config, curve, reports, wallSeconds: (performance.now() - t0) / 1000, runDir,
+    startCheckpoint: `${shared?.runDir ?? runDir}@0`, ...(shared ? { warmStartSeconds: shared.seconds } : {}),
   };
 }
 
-export async function runLearningCase(k: LearningCase, extra: string[] = [], write = console.log): Promise<Record<string, unknown>> {
-  const { config, curve, wallSeconds, warmStartSeconds, runDir } = await trainCase(k, extra);
-  const oracle = oracleSuccess(config.env, validationSeeds(config)).successRate;
-  const final = curve.at(-1)?.val ?? 0;
-  const line = {
-    bench: 'learning', case: k.name, env: config.env, preset: k.preset, iterations: config.iterations, wallSeconds: Math.round(wallSeconds),
+/** Validation success per seed of a checkpoint, under the case's validation settings. */
+async function successBySeed(checkpoint: string, c: RlConfig): Promise<{ rate: number; bySeed: number[] }> {
+  const { env, valSeeds: seeds, valTemperature: temperature, valSamples: samples } = c;
+  const r = await evaluateCheckpoint({ checkpoint, env, seeds, temperature, samples });
+  return { rate: r.successRate, bySeed: r.successBySeed };
+}
+
+const round = (x: number, digits = 4) => Number(x.toFixed(digits));
+
+/** The bench line of a trained case: before and after RL on the same seeds, beside the oracle. */
+export async function measureCase(k: LearningCase, trained: TrainedCase): Promise<Record<string, unknown>> {
+  const { config, curve, wallSeconds, warmStartSeconds, runDir } = trained;
+  const before = await successBySeed(trained.startCheckpoint, config);
+  const after = await successBySeed(runDir, config);
+  const gain = pairedDifference(before.bySeed, after.bySeed);
+  const oracle = oracleSuccess(runEnvConfig(config), validationSeeds(config)).successRate;
+  const ratio = oracle > 0 ? after.rate / oracle : null;
+  return {
+    bench: 'learning', case: k.name, env: config.env, envSpecId: envSpecId(runEnvConfig(config)), preset: k.preset,
+    iterations: config.iterations, wallSeconds: Math.round(wallSeconds),
     ...(warmStartSeconds !== undefined ? { warmStart: k.warmStart?.name, warmStartSeconds: Math.round(warmStartSeconds) } : {}),
-    valSuccess: final, oracle, ratioToOracle: oracle > 0 ? final / oracle : null, target: k.target, reached: oracle > 0 && final / oracle >= k.target,
-    echoTrapWarnings: curve.filter((p) => p.warning).map((p) => p.iteration), runDir, curve,
+    valSeeds: config.valSeeds, warmStartSuccess: before.rate, valSuccess: after.rate,
+    rlGain: round(gain.mean), rlGainCi95: [round(gain.low), round(gain.high)], oracle, ratioToOracle: ratio,
+    target: k.targetSuccess !== undefined ? { success: k.targetSuccess } : { ratioToOracle: k.target },
+    reached: k.targetSuccess !== undefined ? after.rate >= k.targetSuccess : ratio !== null && ratio >= k.target,
+    echoTrapWarnings: curve.filter((p) => p.warning).map((p) => p.iteration),
+    lineages: [...new Set(curve.map((p) => p.lineageId))], runDir, curve,
   };
+}
+
+export async function runLearningCase(k: LearningCase, extra: string[] = [],
+  write = console.log): Promise<Record<string, unknown>> {
+  const line = await measureCase(k, await trainCase(k, extra));
   write(JSON.stringify(line));
   return line;
 }
 
-/** STARPO_BENCH_CASES picks cases; STARPO_BENCH_SET="iterations=20,valSeeds=64" overrides every case's RL config. */
-export async function benchLearning(only = process.env.STARPO_BENCH_CASES): Promise<void> {
+/** Tiny mode: STARPO_BENCH_TINY=1 or --tiny. */
+export function useTinyMode(tiny = process.env.STARPO_BENCH_TINY === '1'): void {
+  extraOverrides = tiny ? TINY : [];
+}
+
+/** STARPO_BENCH_CASES picks cases; STARPO_BENCH_SET="seed=1,valSeeds=64" overrides every case's RL config. */
+export async function benchLearning(opts: { tiny?: boolean; cases?: string } = {}): Promise<void> {
+  useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
+  const only = opts.cases ?? process.env.STARPO_BENCH_CASES;
   const names = only ? only.split(',') : LEARNING_CASES.map((k) => k.name);
   const extra = (process.env.STARPO_BENCH_SET ?? '').split(',').filter((s) => s.trim() !== '');
   for (const k of LEARNING_CASES.filter((c) => names.includes(c.name))) await runLearningCase(k, extra);

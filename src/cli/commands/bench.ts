@@ -7,6 +7,7 @@ import { ConfigError } from '../../errors.ts';
  */
 interface BenchOptions {
   readonly quick?: boolean;
+  readonly tiny?: boolean;
   readonly cases?: string;
   readonly models?: string;
   readonly steps?: string;
@@ -15,8 +16,14 @@ interface BenchOptions {
 
 const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) => Promise<void> }> = {
   learning: {
-    description: 'tiny models from scratch vs the oracle ceiling (STARPO_BENCH_CASES=bandit,sokoban,… to pick)',
-    run: async () => (await import('./bench-learning.ts')).benchLearning(),
+    description: 'tiny models from scratch: warm-start success, RL gain with a 95% interval, ratio to the oracle ceiling, ' +
+      'env-spec id, wall-clock (--cases or STARPO_BENCH_CASES=bandit,sokoban-format,… to pick; --tiny: a 2-iteration dry run)',
+    run: async (opts) => (await import('./bench-learning.ts')).benchLearning(opts),
+  },
+  'learning-seeds': {
+    description: 'StarPO-S vs vanilla StarPO vs GRPO, 3 training seeds each, Sokoban and FrozenLake from a format-only start: ' +
+      'final success mean ± std, collapsed runs, Echo-Trap firings (--tiny: a dry run)',
+    run: async (opts) => (await import('./bench-learning-seeds.ts')).benchLearningSeeds(opts),
   },
   pipeline: {
     description: 'durable (Temporal + Kafka + S3) vs embedded per-iteration overhead, trajectory events/s to Kafka (services must run)',
@@ -51,7 +58,8 @@ export function registerBench(program: Command): void {
     .argument('<name>', `which benchmark: ${Object.keys(BENCHES).join(', ') || '(none yet)'}`)
     .description('Run a benchmark and print its measurements as JSON lines')
     .option('--quick', 'scale: the ~43M-parameter shapes instead of 0.5B')
-    .option('--cases <list>', 'scale: comma-separated cases (as STARPO_BENCH_CASES)')
+    .option('--tiny', 'learning, learning-seeds: every case at 2 iterations of a tiny model (checks the benchmark end to end)')
+    .option('--cases <list>', 'scale, learning: comma-separated cases (as STARPO_BENCH_CASES)')
     .option('--models <list>', 'scale: comma-separated models')
     .option('--steps <n>', 'scale: train steps per process (the first compiles; default 3)')
     .option('--sides <list>', 'scale: starpo,pytorch (default both)')

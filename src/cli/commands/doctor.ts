@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import Table from 'cli-table3';
 import onnxProto from 'onnx-proto';
 import { SERVICES, ourPid, probe } from '../../services/manager.ts';
 import { hasCommand } from '../../services/exec.ts';
 import { providerStatuses } from '../../gpu/report.ts';
+import { newTable } from '../../terminal.ts';
 
 const { onnx } = onnxProto;
 
@@ -76,7 +76,7 @@ async function doctor(opts: { json?: boolean }): Promise<void> {
   if (opts.json) {
     for (const c of checks) console.log(JSON.stringify(c));
   } else {
-    const table = new Table({ head: ['check', 'status', 'detail'] });
+    const table = newTable(['check', 'status', 'detail']);
     for (const c of checks) table.push([c.name, c.ok ? 'ok' : c.required ? 'FAIL' : c.state ? 'unavailable' : 'down/missing', c.detail]);
     console.log(table.toString());
   }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import Table from 'cli-table3';
 import { ConfigError } from '../../errors.ts';
 import { evaluateCheckpoint, type EvalResult } from '../../replay/evaluate.ts';
+import { newTable } from '../../terminal.ts';
 
 export interface EvalFlags {
   checkpoint?: string;
@@ -28,11 +28,12 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 export function renderEval(r: EvalResult): string {
   const ks = Object.keys(r.passAtK);
-  const head = ['checkpoint', 'env', 'seeds × samples', 'temperature', 'success', ...ks, 'oracle', 'success / oracle'];
-  const table = new Table({ head });
+  const head = ['checkpoint', 'env', 'env spec', 'seeds × samples', 'temperature', 'success', ...ks, 'oracle',
+    'success / oracle'];
+  const table = newTable(head);
   const { lineageId, iteration } = r.checkpoint;
   table.push([
-    `${r.runId} ${lineageId}@${iteration}`, r.env, `${r.seeds} × ${r.samples}`, r.temperature,
+    `${r.runId} ${lineageId}@${iteration}`, r.env, r.envSpecId, `${r.seeds} × ${r.samples}`, r.temperature,
     pct(r.successRate), ...ks.map((k) => pct(r.passAtK[k])), pct(r.oracleSuccess),
     r.oracleSuccess > 0 ? pct(r.successRate / r.oracleSuccess) : '-',
   ]);

@@ -1,7 +1,7 @@
+import { envSpecId } from '../../envs/index.ts';
+import { runEnvConfig } from '../../rl/run-env.ts';
 import type { Command } from 'commander';
-import { access } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { ConfigError, StarpoError } from '../../errors.ts';
+import { ConfigError } from '../../errors.ts';
 import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
 import { iterationFlag, readRunConfig, runLocation } from '../../replay/location.ts';
 
@@ -11,18 +11,11 @@ export interface ResumeFlags {
   durable?: boolean;
 }
 
-/** The durable driver's entry point (src/durable/, written separately): starts a new lineage of a Temporal run. */
+/** The durable driver's entry point: starts a new lineage of a Temporal run (src/durable/index.ts). */
 export type ResumeDurable = (runId: string, fromIteration: number, opts: { runsDir: string }) => Promise<unknown>;
 
-const DURABLE_MODULE = new URL('../../durable/index.ts', import.meta.url);
-
-/** `resumeDurable` from src/durable/ when that module exists; null until it does. Import errors inside it propagate. */
-export async function loadResumeDurable(): Promise<ResumeDurable | null> {
-  const exists = await access(fileURLToPath(DURABLE_MODULE)).then(() => true, () => false);
-  if (!exists) return null;
-  const mod = (await import(DURABLE_MODULE.href)) as { resumeDurable?: ResumeDurable };
-  return typeof mod.resumeDurable === 'function' ? mod.resumeDurable : null;
-}
+/** Loaded only for --durable, so an embedded resume does not load the Temporal client. */
+const loadResumeDurable = async (): Promise<ResumeDurable> => (await import('../../durable/index.ts')).resumeDurable;
 
 const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixed(3));
 
@@ -34,7 +27,7 @@ function progressLine(r: IterationReport): string {
 }
 
 export async function resumeCommand(run: string, flags: ResumeFlags, say: (line: string) => void = console.log,
-  loadDurable: () => Promise<ResumeDurable | null> = loadResumeDurable): Promise<void> {
+  loadDurable: () => Promise<ResumeDurable> = loadResumeDurable): Promise<void> {
   const k = iterationFlag('--from-iteration', flags.fromIteration);
   if (k === undefined) {
     throw new ConfigError('--from-iteration', 'required: the checkpoint iteration the new lineage starts from');
@@ -42,10 +35,6 @@ export async function resumeCommand(run: string, flags: ResumeFlags, say: (line:
   const loc = runLocation(run, flags.runsDir);
   if (flags.durable) {
     const resumeDurable = await loadDurable();
-    // TODO(durable driver): remove this branch's error once src/durable/ exports resumeDurable.
-    if (!resumeDurable) {
-      throw new StarpoError('resume --durable: the durable driver (src/durable/, resumeDurable) is not available yet');
-    }
     say(JSON.stringify(await resumeDurable(loc.runId, k, { runsDir: loc.root })));
     return;
   }
@@ -62,7 +51,8 @@ export async function resumeCommand(run: string, flags: ResumeFlags, say: (line:
       root: loc.root, runId: loc.runId, fork: { fromIteration: k }, signal: controller.signal,
       onIteration: (r) => say(progressLine(r)),
     });
-    say(`run ${loc.runId}: lineage ${out.lineageId} continued from iteration ${k} to ${out.lastIteration}; ` +
+    say(`run ${loc.runId}: lineage ${out.lineageId} continued from iteration ${k} to ${out.lastIteration} ` +
+      `(environment spec ${envSpecId(runEnvConfig(out.config))}); ` +
       `replay now reads iterations ≤ ${k} from the old lineage and later ones from ${out.lineageId}`);
   } finally {
     process.off('SIGINT', onSigint);

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import Table from 'cli-table3';
 import { SERVICES, serviceByName, serviceStatus, startService, stopService } from '../../services/manager.ts';
 import { logFile } from '../../services/paths.ts';
 import type { ServiceSpec } from '../../services/service.ts';
+import { newTable } from '../../terminal.ts';
 
 function selected(names: string[]): readonly ServiceSpec[] {
   return names.length === 0 ? SERVICES : names.map(serviceByName);
@@ -29,7 +29,7 @@ async function status(names: string[], opts: { json?: boolean }): Promise<void> 
     for (const row of rows) console.log(JSON.stringify(row));
     return;
   }
-  const table = new Table({ head: ['service', 'state', 'pid', 'address', 'log'] });
+  const table = newTable(['service', 'state', 'pid', 'address', 'log']);
   for (const r of rows) {
     const state = r.ready ? (r.pid !== null ? 'ready' : 'ready (not started by starpo)') : (r.pid !== null ? 'starting/unhealthy' : 'stopped');
     table.push([r.name, state, r.pid ?? '-', r.ports.map((p) => `127.0.0.1:${p}`).join(' '), logFile(r.name)]);

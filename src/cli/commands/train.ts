@@ -1,13 +1,18 @@
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
-import { SingleBar, Presets } from 'cli-progress';
-import { canonicalConfigJSON, resolveConfig } from '../../rl/config.ts';
+import { canonicalConfigJSON, resolveConfig, type RlConfig } from '../../rl/config.ts';
 import { PRESET_NAMES, type PresetName } from '../../rl/presets.ts';
-import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
-import { prepareRun } from '../../rl/run-setup.ts';
+import { trainEmbedded } from '../../rl/embedded.ts';
+import { resolveRunModel } from '../../rl/run-model.ts';
+import { prepareRun, type PreparedRun } from '../../rl/run-setup.ts';
 import { checkRunId, runLocation, type RunLocation } from '../../replay/location.ts';
+import { runEnvConfig } from '../../rl/run-env.ts';
+import { envSpecId } from '../../envs/index.ts';
 import { ConfigError } from '../../errors.ts';
+import { forTerminal, logToFile } from '../../log.ts';
+import { progressBar, type ProgressBar } from '../progress.ts';
+import { modelLine, trainingLine, whereLine } from '../run-summary.ts';
 
 interface TrainFlags {
   preset: string;
@@ -24,14 +29,14 @@ interface TrainFlags {
   durable?: boolean;
   model?: string;
   agent?: string;
+  verbose?: boolean;
+  printConfig?: boolean;
 }
 
 /** `--model <dir>` as the config override `model=<absolute dir>` (the run may be resumed from elsewhere). */
 export function modelOverride(dir: string | undefined): string[] {
   return dir === undefined ? [] : [`model=${resolvePath(dir)}`];
 }
-
-const fmt = (x: number | undefined, digits = 3): string => (x === undefined ? '-' : x.toFixed(digits));
 
 async function readConfigFile(path: string | undefined): Promise<unknown> {
   if (!path) return undefined;
@@ -40,24 +45,6 @@ async function readConfigFile(path: string | undefined): Promise<unknown> {
   } catch (cause) {
     throw new ConfigError('--config', `cannot read ${path} as JSON: ${(cause as Error).message}`, { cause });
   }
-}
-
-function progressBar(): { update: (r: IterationReport) => void; stop: () => void } {
-  const bar = new SingleBar({
-    format: 'iter {value}/{total} [{bar}] ETA {eta_formatted} | success {success} | val {val} | std {std} | entropy {entropy}',
-    etaBuffer: 5, hideCursor: true,
-  }, Presets.shades_classic);
-  let started = false;
-  return {
-    update(r) {
-      if (!started) { bar.start(r.iterations, r.iteration - 1, {}); started = true; }
-      const m = r.metrics;
-      bar.update(r.iteration, {
-        success: fmt(m.success_rate, 2), val: fmt(m['val/success_rate'], 2), std: fmt(m['in_group_std/all']), entropy: fmt(m['entropy/mean']),
-      });
-    },
-    stop: () => started && bar.stop(),
-  };
 }
 
 /** The run the flags name: `--resume <run-dir>`, or a new run `--run-id` (default: a timestamp) under `--runs-dir`. */
@@ -85,6 +72,33 @@ function checkCombinations(flags: TrainFlags): void {
   }
 }
 
+/** What trains and on which model, and the whole config with --print-config. */
+function describe(c: RlConfig, prepared: Pick<PreparedRun, 'run'>, flags: TrainFlags, resume: boolean): void {
+  console.log(trainingLine(c, resume ? undefined : flags.preset));
+  console.log(modelLine(c, prepared.run));
+  if (flags.printConfig) console.log(canonicalConfigJSON(c));
+}
+
+interface Screen {
+  bar: ProgressBar | null;
+  logFile: string | null;
+  end: () => void;
+}
+
+/**
+ * Where the run's logs go while it trains. On a terminal the progress bar owns the screen and the logs go to
+ * <run>/train.log (JSON lines), shown above the bar as well with --verbose; elsewhere they stay on stderr as
+ * JSON lines, and there is no bar.
+ */
+function terminalFor(dir: string, verbose: boolean): Screen {
+  if (!process.stderr.isTTY) return { bar: null, logFile: null, end: () => undefined };
+  const bar = progressBar(process.stderr, !verbose);
+  const logFile = join(dir, 'train.log');
+  const show = verbose ? (line: string) => bar.note(forTerminal(line).trimEnd()) : undefined;
+  const restore = logToFile(logFile, show);
+  return { bar, logFile, end: () => { bar.stop(); restore(); } };
+}
+
 async function train(flags: TrainFlags): Promise<void> {
   checkCombinations(flags);
   const overrides = [
@@ -96,28 +110,33 @@ async function train(flags: TrainFlags): Promise<void> {
   const { root, runId } = runOf(flags);
   const config = resume ? undefined : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
   if (flags.durable) {
+    describe(config!, { run: await resolveRunModel(config!) }, flags, false);
     await (await import('../../durable/train.ts')).trainDurable(config!, { runId });
     return;
   }
   const start = { root, runId, config, resume, initFrom: flags.initFrom, restart: flags.restart };
   const prepared = await prepareRun(start);
   const dir = join(root, runId);
+  describe(prepared.c, prepared, flags, resume);
   if (flags.dryRun) {
-    console.log(`resolved config:\n${canonicalConfigJSON(prepared.c)}`);
     console.log(`dry run: run ${runId} in ${dir} would ${resume ? 'resume' : 'start'}; every check passed, nothing was written`);
     return;
   }
-  if (config) console.log(`resolved config (saved as ${join(dir, 'config.json')}):\n${canonicalConfigJSON(config)}`);
-  const bar = progressBar();
+  const screen = terminalFor(dir, Boolean(flags.verbose));
+  console.log(whereLine(dir, screen.logFile !== null));
+  const warmStart = resume || flags.initFrom ? 0 : prepared.c.sftSteps; // the bar starts after it
+  if (warmStart > 0 && !flags.verbose) screen.bar?.note(`supervised warm-start: ${warmStart} steps before iteration 1`);
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, then stops; a second Ctrl-C exits at once.
   process.once('SIGINT', () => { controller.abort(); process.once('SIGINT', () => process.exit(130)); });
-  const out = await trainEmbedded({ ...start, onIteration: bar.update, signal: controller.signal }, prepared).finally(bar.stop);
+  const out = await trainEmbedded({ ...start, onIteration: screen.bar?.update, signal: controller.signal }, prepared)
+    .finally(screen.end);
   const { iterations } = out.config;
+  const where = `lineage ${out.lineageId}, environment spec ${envSpecId(runEnvConfig(out.config))}`;
   if (out.lastIteration < iterations) {
-    console.log(`run ${runId}: stopped after iteration ${out.lastIteration} of ${iterations} (checkpointed); ` +
+    console.log(`run ${runId}: stopped after iteration ${out.lastIteration} of ${iterations} (${where}; checkpointed); ` +
       `continue with: starpo train --resume ${dir}`);
-  } else console.log(`run ${runId}: finished iteration ${out.lastIteration}; events and checkpoints in ${dir}/`);
+  } else console.log(`run ${runId}: finished iteration ${out.lastIteration} (${where}); events and checkpoints in ${dir}/`);
 }
 
 export function registerTrain(program: Command): void {
@@ -133,7 +152,9 @@ export function registerTrain(program: Command): void {
     .option('--resume <run-dir>', 'continue runs/<run-id> from its last checkpoint')
     .option('--init-from <run-dir[@iteration]>', "new run whose actor starts from another run's checkpoint (e.g. a starpo sft run) instead of its own warm-start")
     .option('--restart', 'start a new run under --run-id over one that stopped before its first checkpoint (its warm-start)')
-    .option('--dry-run', 'resolve and validate everything (config, run id, model, memory), print the config, write nothing')
+    .option('--dry-run', 'check everything (config, run id, model, memory) and say what would run; write nothing')
+    .option('--print-config', 'print the whole resolved config as JSON (it is saved as <run>/config.json)')
+    .option('--verbose', 'on a terminal, show the logs above the progress bar too (they go to <run>/train.log)')
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
     .option('--model <dir>', 'Hugging Face model directory to train (its tokenizer, chat template and weights); default: a tiny model from scratch')
     .option('--agent <command>', 'train an external agent program: run once per episode against an OpenAI-compatible gateway (README "Train an existing agent")')

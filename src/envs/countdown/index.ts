@@ -16,7 +16,7 @@ export interface CountdownConfig extends EnvConfigBase {
   maxTarget: number;
 }
 
-// RAGEN's scores (SPEC §2): 1 for the right value with the right numbers; 0.1 for the right numbers whatever
+// RAGEN's scores (docs/spec.md §2): 1 for the right value with the right numbers; 0.1 for the right numbers whatever
 // the value, the numbers read as every digit run of the answer, parsed or not (TinyZero instead pays 0.1 for
 // any extracted wrong answer).
 const CORRECT = 1;
@@ -126,5 +126,10 @@ export const COUNTDOWN: EnvDefinition<CountdownConfig> = {
   expert(_c, snapshot) {
     const solution = solveCountdown(snapshot.numbers as number[], snapshot.target as number);
     return solution ? [solution] : [];
+  },
+  /** A format-only answer: the numbers in random order joined by random operators (right numbers, any value). */
+  randomAction(_c, snapshot, rng) {
+    const numbers = rng.shuffled(snapshot.numbers as number[]);
+    return numbers.map((n, i) => (i === 0 ? String(n) : `${rng.pick(['+', '-', '*', '/'])}${n}`)).join('');
   },
 };

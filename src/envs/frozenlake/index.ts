@@ -2,12 +2,13 @@ import { actionHorizon, checkBudget, checkInteger, checkNumber } from '../common
 import { ConfigError } from '../../errors.ts';
 import { Prng } from '../prng.ts';
 import type { EnvDefinition } from '../types.ts';
-import { FrozenLakeEnv, type FrozenLakeConfig } from './env.ts';
+import { FrozenLakeEnv, slipOf, type FrozenLakeConfig } from './env.ts';
+import { checkObservationFormat } from '../coordinates.ts';
 import { LAKE_ACTIONS, generateLakeMap, parseLakeMap, type LakeMap } from './map.ts';
 import { bestSequence, planLakeTurns, planValue, type TurnPlan } from './turn-planner.ts';
 import { bestAction, lakeValueIteration, successProbability } from './value-iteration.ts';
 
-export { FrozenLakeEnv, type FrozenLakeConfig } from './env.ts';
+export { FrozenLakeEnv, slipOf, type FrozenLakeConfig } from './env.ts';
 
 /** Beyond 4^6 sequences per turn the exact planner gets slow; the closed-loop ceiling is used instead. */
 const MAX_PLANNED_TURN_LENGTH = 6;
@@ -18,20 +19,20 @@ const planCache = new Map<string, TurnPlan>();
 function turnPlan(map: LakeMap, c: FrozenLakeConfig): TurnPlan | null {
   const actions = Math.min(actionHorizon(c), c.maxSteps);
   if (Math.min(c.maxActionsPerTurn, actions) > MAX_PLANNED_TURN_LENGTH) return null;
-  const key = `${map.size}:${map.holes.join('')}:${map.goal}:${c.maxTurns}:${actions}:${c.maxActionsPerTurn}:${c.slippery}`;
+  const key = `${map.size}:${map.holes.join('')}:${map.goal}:${c.maxTurns}:${actions}:${c.maxActionsPerTurn}:${slipOf(c)}`;
   let plan = planCache.get(key);
   if (!plan) {
-    plan = planLakeTurns(map, c.maxTurns, actions, c.maxActionsPerTurn, c.slippery);
+    plan = planLakeTurns(map, c.maxTurns, actions, c.maxActionsPerTurn, slipOf(c));
     if (planCache.size >= PLAN_CACHE_SIZE) planCache.delete(planCache.keys().next().value as string);
     planCache.set(key, plan);
   }
   return plan;
 }
 
-/** Registry entry. Defaults = the paper's FrozenLake: 4×4, p = 0.8, slippery, 5 turns × 5 actions, 10 actions. */
+/** Registry entry. Defaults = the paper's FrozenLake: 4×4, p = 0.8, slippery (2/3), 5 turns × 5 actions, 10 actions. */
 export const FROZENLAKE: EnvDefinition<FrozenLakeConfig> = {
   defaults: {
-    type: 'frozenlake', size: 4, pFrozen: 0.8, slippery: true, maxSteps: 100,
+    type: 'frozenlake', size: 4, pFrozen: 0.8, slippery: true, slipProbability: 2 / 3, observation: 'grid', maxSteps: 100,
     maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerTrajectory: 10,
   },
   validate(c) {
@@ -39,6 +40,8 @@ export const FROZENLAKE: EnvDefinition<FrozenLakeConfig> = {
     checkInteger('env.size', c.size, 2, 32);
     checkNumber('env.pFrozen', c.pFrozen, 0.05, 1);
     if (typeof c.slippery !== 'boolean') throw new ConfigError('env.slippery', 'must be true or false');
+    checkNumber('env.slipProbability', c.slipProbability, 0, 1);
+    checkObservationFormat('env.observation', c.observation);
     checkInteger('env.maxSteps', c.maxSteps, 1, 100000);
   },
   create: (c) => new FrozenLakeEnv(c),
@@ -50,7 +53,7 @@ export const FROZENLAKE: EnvDefinition<FrozenLakeConfig> = {
   oracle(c, seed) {
     const map = generateLakeMap(new Prng(seed), c.size, c.pFrozen);
     const horizon = Math.min(actionHorizon(c), c.maxSteps);
-    const closedLoop = successProbability(lakeValueIteration(map, horizon, c.slippery), map);
+    const closedLoop = successProbability(lakeValueIteration(map, horizon, slipOf(c)), map);
     const plan = turnPlan(map, c);
     const exact = plan ? planValue(plan, c.maxTurns, horizon, map.start, map.holes.length) : closedLoop;
     return { success: exact, detail: { closedLoop, exact: plan !== null, horizon } };
@@ -67,7 +70,7 @@ export const FROZENLAKE: EnvDefinition<FrozenLakeConfig> = {
     }
     // Turns too long to plan: one action per turn, so that every action sees the state.
     const horizon = Math.min(left.turnsLeft, actionsLeft);
-    const values = lakeValueIteration(map, horizon, c.slippery);
+    const values = lakeValueIteration(map, horizon, slipOf(c));
     return [LAKE_ACTIONS[bestAction(values, map, map.start, horizon)] as string];
   },
 };

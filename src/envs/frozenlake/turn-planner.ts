@@ -1,5 +1,5 @@
 import type { LakeMap } from './map.ts';
-import { slipOutcomes } from './value-iteration.ts';
+import { slipOutcomes, type SlipOutcomes } from './value-iteration.ts';
 
 /**
  * The exact optimum under the agent protocol's budget: within a turn the agent commits to a
@@ -24,7 +24,7 @@ export interface TurnPlan {
   length: Uint8Array;
 }
 
-export function planLakeTurns(map: LakeMap, turns: number, actions: number, perTurn: number, slippery = true): TurnPlan {
+export function planLakeTurns(map: LakeMap, turns: number, actions: number, perTurn: number, slip = 2 / 3): TurnPlan {
   const n = map.holes.length;
   const size = (turns + 1) * (actions + 1) * n;
   const plan: TurnPlan = {
@@ -35,7 +35,7 @@ export function planLakeTurns(map: LakeMap, turns: number, actions: number, perT
   // start cell's trie once, then close turns for every t against W(t − 1, ·, ·).
   const tries: Trie[] = [];
   for (let s = 0; s < n; s++) {
-    tries.push(map.holes[s] || s === map.goal ? emptyTrie() : buildTrie(map, s, maxLength, slippery));
+    tries.push(map.holes[s] || s === map.goal ? emptyTrie() : buildTrie(map, s, maxLength, slip));
   }
   const stride = actions + 1;
   for (let t = 1; t <= turns; t++) {
@@ -79,9 +79,9 @@ function emptyTrie(): Trie {
   return { depth: [], code: [], goal: [], offset: [0], cell: [], mass: [] };
 }
 
-function buildTrie(map: LakeMap, start: number, maxLength: number, slippery: boolean): Trie {
+function buildTrie(map: LakeMap, start: number, maxLength: number, slip: number): Trie {
   const n = map.holes.length;
-  const outcomes = Array.from({ length: n * 4 }, (_, i) => slipOutcomes(map, Math.floor(i / 4), i % 4, slippery));
+  const outcomes = Array.from({ length: n * 4 }, (_, i) => slipOutcomes(map, Math.floor(i / 4), i % 4, slip));
   const buffers = Array.from({ length: maxLength + 1 }, () => new Float64Array(n));
   const trie = emptyTrie();
   (buffers[0] as Float64Array)[start] = 1;
@@ -107,12 +107,12 @@ function buildTrie(map: LakeMap, start: number, maxLength: number, slippery: boo
       for (let c = 0; c < n; c++) {
         const mass = dist[c] as number;
         if (!mass) continue;
-        const moves = outcomes[c * 4 + action] as number[];
-        const share = mass / moves.length;
-        for (const o of moves) {
+        const { cells, weights, divisor } = outcomes[c * 4 + action] as SlipOutcomes;
+        cells.forEach((o, k) => {
+          const share = (mass * (weights[k] as number)) / divisor;
           if (o === map.goal) reached += share;
           else if (!map.holes[o]) next[o] = (next[o] as number) + share;
-        }
+        });
       }
       expand(depth + 1, code + action * 4 ** depth, reached);
     }

@@ -14,17 +14,28 @@ export interface LakeValues {
   policy: Uint8Array;
 }
 
-/** Each action moves in the intended direction or either perpendicular one, 1/3 each (gym's slip rule). */
-export function slipOutcomes(map: LakeMap, cell: number, action: number, slippery = true): number[] {
-  if (!slippery) return [moveOnLake(map.size, cell, action)];
-  return [
-    moveOnLake(map.size, cell, (action + 3) % 4),
-    moveOnLake(map.size, cell, action),
-    moveOnLake(map.size, cell, (action + 1) % 4),
-  ];
+/**
+ * Where an action can take the player: cells with weights; outcome k has probability weights[k] / divisor.
+ * With slip probability p the perpendicular moves get p/2 each and the intended one 1 − p; at p = 2/3
+ * (gym's rule) the three are equal and written 1/3 as weight 1 over divisor 3, so values come out as the
+ * same doubles as before slip probabilities were configurable. At p = 0 only the intended move remains.
+ */
+export interface SlipOutcomes {
+  cells: number[];
+  weights: number[];
+  divisor: number;
 }
 
-export function lakeValueIteration(map: LakeMap, horizon: number, slippery = true): LakeValues {
+export function slipOutcomes(map: LakeMap, cell: number, action: number, slip = 2 / 3): SlipOutcomes {
+  const straight = moveOnLake(map.size, cell, action);
+  if (slip === 0) return { cells: [straight], weights: [1], divisor: 1 };
+  const cells = [moveOnLake(map.size, cell, (action + 3) % 4), straight, moveOnLake(map.size, cell, (action + 1) % 4)];
+  if (slip === 2 / 3) return { cells, weights: [1, 1, 1], divisor: 3 };
+  return { cells, weights: [slip / 2, 1 - slip, slip / 2], divisor: 1 };
+}
+
+/** `slip`: the slip probability in effect (0 = not slippery). */
+export function lakeValueIteration(map: LakeMap, horizon: number, slip = 2 / 3): LakeValues {
   const n = map.holes.length;
   const value = new Float64Array((horizon + 1) * n);
   const policy = new Uint8Array((horizon + 1) * n);
@@ -34,10 +45,11 @@ export function lakeValueIteration(map: LakeMap, horizon: number, slippery = tru
       let best = -1;
       for (let a = 0; a < 4; a++) {
         let v = 0;
-        const outcomes = slipOutcomes(map, s, a, slippery);
-        for (const next of outcomes) {
-          v += (next === map.goal ? 1 : map.holes[next] ? 0 : (value[(k - 1) * n + next] as number)) / outcomes.length;
-        }
+        const { cells, weights, divisor } = slipOutcomes(map, s, a, slip);
+        cells.forEach((next, o) => {
+          const after = next === map.goal ? 1 : map.holes[next] ? 0 : (value[(k - 1) * n + next] as number);
+          v += (after * (weights[o] as number)) / divisor;
+        });
         if (v > best + 1e-12) {
           best = v;
           policy[k * n + s] = a;

@@ -1,8 +1,9 @@
 import { StarpoError } from '../../errors.ts';
 import { episodeOver, vocabularyMatcher } from '../common.ts';
+import { coordinateHint, coordinateText, formatObservation, type ObservationFormat } from '../coordinates.ts';
 import { Prng } from '../prng.ts';
 import type { Env, EnvConfigBase, EnvSnapshot, StepResult, TaskDescription } from '../types.ts';
-import { generateLevel } from './generate.ts';
+import { generateLevel, type SokobanGenerator } from './generate.ts';
 import {
   TARGET, VOCABULARIES, WALL, legendOf, renderRows, type SokobanLevel, type SokobanSymbols,
   type SokobanVocabulary,
@@ -17,13 +18,17 @@ export interface SokobanConfig extends EnvConfigBase {
   boxes: number;
   /** Depth limit of the generator's reverse-play search. */
   searchDepth: number;
+  /** Level generation: RAGEN's (reverse play by pulls, then a 1–3 step player walk) or gym-sokoban's (generate.ts). */
+  generator: SokobanGenerator;
   /** Internal step cap: the episode ends (unsuccessfully) after this many steps. */
   maxSteps: number;
   /** Symbols of the rendering; the legend follows the vocabulary. */
   vocabulary: SokobanVocabulary;
+  /** What the agent sees: the grid, RAGEN-2's coordinate list, or both (CoordSokoban: grid-coord). */
+  observation: ObservationFormat;
 }
 
-// gym-sokoban's reward scheme (SPEC §2).
+// gym-sokoban's reward scheme (docs/spec.md §2).
 const STEP_REWARD = -0.1;
 const BOX_ON_TARGET = 1;
 const BOX_OFF_TARGET = -1;
@@ -33,6 +38,12 @@ const INSTRUCTION =
   'You are solving the Sokoban puzzle. You are the player and you need to push all boxes to targets. ' +
   'When you are right next to a box, you can push it by moving in the same direction. ' +
   'You cannot push a box through a wall, and you cannot pull a box.';
+
+/** The level of `seed` under a config's size and generator. */
+export function sokobanLevel(c: SokobanConfig, seed: number): SokobanLevel {
+  const { width, height, boxes, searchDepth, generator } = c;
+  return generateLevel(new Prng(seed), { width, height, boxes, searchDepth, generator });
+}
 
 export class SokobanEnv implements Env {
   readonly type = 'sokoban';
@@ -60,12 +71,13 @@ export class SokobanEnv implements Env {
   }
 
   describe(): TaskDescription {
-    return { env: this.type, instruction: INSTRUCTION, legend: legendOf(this.symbols), actions: MOVES, actionHint: 'Up' };
+    const { observation, height, width } = this.config;
+    const instruction = INSTRUCTION + coordinateHint(observation, height, width, 'the walls, targets, boxes and the player');
+    return { env: this.type, instruction, legend: legendOf(this.symbols), actions: MOVES, actionHint: 'Up' };
   }
 
   reset(seed: number): string {
-    const { width, height, boxes, searchDepth } = this.config;
-    return this.load(generateLevel(new Prng(seed), { width, height, boxes, searchDepth }));
+    return this.load(sokobanLevel(this.config, seed));
   }
 
   /** Starts an episode on a given level (hand-written levels in tests, solver checks). */
@@ -125,7 +137,21 @@ export class SokobanEnv implements Env {
   }
 
   render(): string {
-    return renderRows(this.current(), this.boxAt, this.player, this.symbols).join('\n');
+    const level = this.current();
+    const grid = () => renderRows(level, this.boxAt, this.player, this.symbols).join('\n');
+    return formatObservation(this.config.observation, grid, () => this.coordinates(level));
+  }
+
+  /** RAGEN-2's entity lists: every target (covered or not), boxes off and on targets, the player. */
+  private coordinates(level: SokobanLevel): string {
+    const cells = Array.from(level.cells.keys());
+    const box = (onTarget: boolean) => cells.filter((i) => this.boxAt[i] && (level.cells[i] === TARGET) === onTarget);
+    const onTarget = level.cells[this.player] === TARGET;
+    return coordinateText(level.height, level.width, [
+      ['Walls', cells.filter((i) => level.cells[i] === WALL)], ['Targets', cells.filter((i) => level.cells[i] === TARGET)],
+      ['Boxes', box(false)], ['Boxes on target', box(true)],
+      ['Player', onTarget ? [] : [this.player]], ['Player on target', onTarget ? [this.player] : []],
+    ]);
   }
 
   anchor(): string {

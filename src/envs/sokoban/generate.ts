@@ -1,16 +1,29 @@
 import { StarpoError } from '../../errors.ts';
 import type { Prng } from '../prng.ts';
 import { FLOOR, TARGET, WALL, type SokobanLevel } from './level.ts';
+import { boxDisplacement, walkPlayer } from './player-walk.ts';
 
 /**
- * Level generation as in gym-sokoban (Schrader 2018), which RAGEN uses:
- * 1. carve a room by a random walk that stamps small floor masks (direction change p = 0.35);
- * 2. put the player and the targets on random floor cells, boxes start on their targets;
- * 3. play backwards (the player pulls boxes) by depth-first search with a depth limit and keep the
- *    state whose boxes moved farthest; a room whose boxes never leave their targets is rejected.
- * Every random draw comes from the Prng, in a fixed order, so a seed gives one level everywhere.
+ * Level generation in two forms (`generator`):
+ * - `gym-sokoban` (Schrader 2018):
+ *   1. carve a room by a random walk that stamps small floor masks (direction change p = 0.35);
+ *   2. put the player and the targets on random floor cells, boxes start on their targets;
+ *   3. play backwards by depth-first search with a depth limit, trying 8 moves per state (4 that pull a
+ *      box behind the player, 4 that only walk), and keep the state whose boxes moved farthest; a room
+ *      whose boxes never leave their targets is rejected.
+ * - `ragen` (RAGEN's ragen/env/sokoban/utils.py, the default): the same, except that the reverse search
+ *   tries only the 4 pulling moves (a move with no box behind simply walks), and afterwards the player
+ *   walks 1–3 random steps (player-walk.ts). Without that walk the player always stands next to the box it
+ *   pulled last, and levels are markedly easier (src/envs/README.md has the measured statistics).
+ * RAGEN retries a failed seed with Python's per-process string hash; here a rejected attempt continues the
+ * seed's own random stream. Every random draw comes from the Prng, in a fixed order, so a seed gives one
+ * level everywhere.
  */
+export const SOKOBAN_GENERATORS = ['ragen', 'gym-sokoban'] as const;
+export type SokobanGenerator = (typeof SOKOBAN_GENERATORS)[number];
+
 export interface GenerateOptions {
+  generator: SokobanGenerator;
   width: number;
   height: number;
   boxes: number;
@@ -42,8 +55,12 @@ export function generateLevel(rng: Prng, options: GenerateOptions): SokobanLevel
     const cells = carveRoom(rng, options);
     const placed = placeTargetsAndPlayer(rng, cells, options.boxes);
     if (!placed) continue;
-    const level = reversePlay(cells, options.width, placed.targets, placed.player, options.searchDepth);
-    if (level) return { ...level, height: options.height };
+    const moves = options.generator === 'ragen' ? 4 : 8;
+    const level = reversePlay(cells, options.width, placed.targets, placed.player, options.searchDepth, moves);
+    if (!level) continue;
+    const generated = { ...level, height: options.height };
+    if (options.generator === 'gym-sokoban') return generated;
+    return { ...generated, player: walkPlayer(rng, generated, boxDisplacement(generated, placed.targets)) };
   }
   throw new StarpoError(`sokoban: no level with moved boxes after ${MAX_ATTEMPTS} attempts`, { details: { ...options } });
 }
@@ -85,14 +102,15 @@ function placeTargetsAndPlayer(rng: Prng, cells: Uint8Array, boxes: number): { p
 
 /**
  * Reverse play from the solved state. Moves 0–3 pull (a box behind the player follows it),
- * moves 4–7 only walk, in gym-sokoban's order. A state (player + box set) is searched once.
+ * moves 4–7 only walk, in gym-sokoban's order; `moves` = 4 tries the pulling moves only (RAGEN). A state
+ * (player + box set) is searched once.
  * Score = box swaps × total box displacement; a state with a box on a target or the player on a
  * target scores 0 (gym-sokoban's rule). Deviation: gym-sokoban passes the old `last_pull` down the
  * recursion, so its "box swaps" count every pull; here they count changes of the pulled box, as
  * its comments intend (identical for one box).
  */
 function reversePlay(
-  cells: Uint8Array, width: number, targets: number[], player: number, searchDepth: number,
+  cells: Uint8Array, width: number, targets: number[], player: number, searchDepth: number, moves: 4 | 8,
 ): Omit<SokobanLevel, 'height'> | null {
   const n = targets.length;
   const boxes = targets.slice();
@@ -135,7 +153,7 @@ function reversePlay(
       bestPlayer = player;
     }
     explored.add(k);
-    for (let action = 0; action < 8; action++) {
+    for (let action = 0; action < moves; action++) {
       const d = deltas[action % 4] as number;
       const next = player + d;
       if (cells[next] === WALL || (boxAt[next] as number) >= 0) continue;

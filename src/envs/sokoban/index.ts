@@ -1,18 +1,21 @@
 import { actionHorizon, checkBudget, checkInteger } from '../common.ts';
+import { checkObservationFormat } from '../coordinates.ts';
 import { ConfigError } from '../../errors.ts';
-import { Prng } from '../prng.ts';
 import type { EnvDefinition } from '../types.ts';
-import { SokobanEnv, type SokobanConfig } from './env.ts';
-import { generateLevel } from './generate.ts';
+import { SokobanEnv, sokobanLevel, type SokobanConfig } from './env.ts';
+import { SOKOBAN_GENERATORS } from './generate.ts';
 import { VOCABULARIES, parseLevel } from './level.ts';
 import { solveSokoban } from './solver.ts';
 
-export { SokobanEnv, type SokobanConfig } from './env.ts';
+export { SokobanEnv, sokobanLevel, type SokobanConfig } from './env.ts';
 
-/** Registry entry. Defaults = the paper's Simple Sokoban: 6×6, one box, 5 turns × 5 actions, 10 actions. */
+/**
+ * Registry entry. Defaults = the paper's Simple Sokoban: 6×6, one box, 5 turns × 5 actions, 10 actions,
+ * levels generated as RAGEN generates them (comparable with its published numbers).
+ */
 export const SOKOBAN: EnvDefinition<SokobanConfig> = {
   defaults: {
-    type: 'sokoban', width: 6, height: 6, boxes: 1, searchDepth: 300, maxSteps: 100, vocabulary: 'standard',
+    type: 'sokoban', width: 6, height: 6, boxes: 1, searchDepth: 300, generator: 'ragen', maxSteps: 100, vocabulary: 'standard', observation: 'grid',
     maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerTrajectory: 10,
   },
   validate(c) {
@@ -25,12 +28,15 @@ export const SOKOBAN: EnvDefinition<SokobanConfig> = {
     checkInteger('env.searchDepth', c.searchDepth, 2, 100000);
     checkInteger('env.maxSteps', c.maxSteps, 1, 100000);
     if (!(c.vocabulary in VOCABULARIES)) throw new ConfigError('env.vocabulary', `unknown vocabulary "${c.vocabulary}"`);
+    checkObservationFormat('env.observation', c.observation);
+    if (!SOKOBAN_GENERATORS.includes(c.generator)) {
+      throw new ConfigError('env.generator', `must be one of ${SOKOBAN_GENERATORS.join(', ')}, got ${String(c.generator)}`);
+    }
   },
   create: (c) => new SokobanEnv(c),
   /** Deterministic: success 1 iff a shortest solution fits within the action budget and the step cap. */
   oracle(c, seed) {
-    const { width, height, boxes, searchDepth } = c;
-    const level = generateLevel(new Prng(seed), { width, height, boxes, searchDepth });
+    const level = sokobanLevel(c, seed);
     const solution = solveSokoban(level, { maxDepth: c.maxSteps });
     const horizon = Math.min(actionHorizon(c), c.maxSteps);
     const shortest = solution ? solution.length : null;

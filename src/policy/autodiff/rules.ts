@@ -53,7 +53,7 @@ function gemmGrads(g: Value, n: Node): Value[] {
 
 /**
  * Embedding gradient: rows of g added into a [V, D] zero table at the looked-up indices.
- * ScatterElements(add) is exact with several threads (ScatterND add is not, see DESIGN.md).
+ * ScatterElements(add) is exact with several threads (ScatterND add is not, see docs/design.md).
  * bench-engine measured both for 2048 tokens: equal at a 256 vocabulary (≈1.5 ms), and the
  * scatter 13-33× faster at 32k (34 vs 440 ms; 18 vs 593 under load), so the one-hot Gemm is
  * kept for tiny tables only.

@@ -19,7 +19,7 @@ export interface AdamWSpec {
   readonly maxGradNorm: number | null;
 }
 
-/** SPEC §4 defaults: β = (0.9, 0.999), weight decay 0.01, clip 1.0; eps is torch's default. */
+/** docs/spec.md §4 defaults: β = (0.9, 0.999), weight decay 0.01, clip 1.0; eps is torch's default. */
 export const DEFAULT_ADAMW: AdamWSpec = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 };
 
 /** One value per group that holds parameters (an actor's LoRA adapters have no `vectors`: that key is then absent). */

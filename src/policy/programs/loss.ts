@@ -2,13 +2,17 @@
  * Pluggable losses for train_step, picked from a registry by `kind` (PPO actor, clipped value
  * loss for the critic, masked cross-entropy for SFT). Each loss reads per-token [B, T] tensors
  * that are already aligned with the model's rows (row t scores token t+1; see programs/batch.ts)
- * and returns a scalar loss plus scalar metrics. Semantics follow verl's core_algos (SPEC §4).
+ * and returns a scalar loss plus scalar metrics. This is the one definition of the losses that train: the
+ * formulas, their sources and the conventions (signs, clamps, denominators) are in docs/algorithms.md, and
+ * test/unit/policy/loss-oracle.ts recomputes every loss and metric in float64 to check this graph against.
+ * Semantics follow verl's core_algos (docs/spec.md §4).
  */
 import type { Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 
 /** How per-token losses become one number: over all tokens, or per sequence then over sequences. */
 export type Aggregation = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum';
+export type KlEstimator = 'k1' | 'k3';
 
 export interface PpoLoss {
   readonly kind: 'ppo';
@@ -19,7 +23,7 @@ export interface PpoLoss {
   readonly dualClip: number | null;
   readonly entropyCoef: number;
   /** KL to the reference policy: null (StarPO-S) or a coefficient and estimator (k1, or low-variance k3). */
-  readonly kl: { readonly coef: number; readonly estimator: 'k1' | 'k3' } | null;
+  readonly kl: { readonly coef: number; readonly estimator: KlEstimator } | null;
   readonly aggregation: Aggregation;
 }
 
@@ -70,13 +74,27 @@ interface LossDef<S extends LossSpec> {
   build(spec: S, c: LossContext): LossResult;
 }
 
+type AggregateFn = (masked: Value, mask: Value, norm: Norm) => Value;
+
+/**
+ * Per-token values (already multiplied by the mask) to one number. Both seq-mean forms divide by the rows
+ * that have a trained token (norm.sequences), as verl's agg_loss does since its PR #3915.
+ */
+const AGGREGATIONS = {
+  'token-mean': (masked, _mask, norm) => o.div(o.reduceSum(masked, [0, 1], false), norm.tokens),
+  'seq-mean-token-mean': (masked, mask, norm) => {
+    const perSeq = o.div(o.reduceSum(masked, [1], false), o.max(o.reduceSum(mask, [1], false), 1)); // [B]
+    return o.div(o.reduceSum(perSeq, [0], false), norm.sequences);
+  },
+  'seq-mean-token-sum': (masked, _mask, norm) =>
+    o.div(o.reduceSum(o.reduceSum(masked, [1], false), [0], false), norm.sequences),
+} as const satisfies Record<Aggregation, AggregateFn>;
+
+export const AGGREGATION_NAMES = Object.keys(AGGREGATIONS) as Aggregation[];
+
 /** Per-token values [B, T] to one number; rows without trained tokens contribute nothing. */
 export function aggregate(l: Value, mask: Value, mode: Aggregation, norm: Norm): Value {
-  const masked = o.mul(l, mask); // [B, T]
-  if (mode === 'token-mean') return o.div(o.reduceSum(masked, [0, 1], false), norm.tokens);
-  const perSeqSum = o.reduceSum(masked, [1], false); // [B]
-  const perSeq = mode === 'seq-mean-token-sum' ? perSeqSum : o.div(perSeqSum, o.max(o.reduceSum(mask, [1], false), 1));
-  return o.div(o.reduceSum(perSeq, [0], false), norm.sequences);
+  return AGGREGATIONS[mode](o.mul(l, mask), mask, norm);
 }
 
 const clip = (x: Value, lo: Value | number, hi: Value | number): Value => o.min(o.max(x, lo), hi);
@@ -87,8 +105,9 @@ const ppo: LossDef<PpoLoss> = {
   inputs: (s) => ['advantages', 'old_logprobs', ...(s.kl ? ['ref_logprobs'] : [])],
   build(s, c) {
     const [logp, adv, mask] = [c.logp!, c.inputs.advantages, c.mask];
-    const logRatio = o.sub(logp, c.inputs.old_logprobs);
-    const ratio = o.exp(clip(logRatio, -20, 20)); // verl's clamp: a stale token cannot overflow exp
+    // verl's clamp: a stale token cannot overflow exp; approx_kl reports the same clamped log-ratio (verl ppo_kl).
+    const logRatio = clip(o.sub(logp, c.inputs.old_logprobs), -20, 20);
+    const ratio = o.exp(logRatio);
     const pg1 = o.mul(o.neg(adv), ratio);
     const pg2 = o.mul(o.neg(adv), clip(ratio, 1 - s.clipLow, 1 + s.clipHigh));
     let pg = o.max(pg1, pg2);
@@ -107,11 +126,24 @@ const ppo: LossDef<PpoLoss> = {
   },
 };
 
-/** k1 = log π − log π_ref; k3 = e^(ref − logp) − (ref − logp) − 1, clamped to ±10 as in verl. */
-export function klEstimate(logp: Value, ref: Value, estimator: 'k1' | 'k3'): Value {
-  if (estimator === 'k1') return o.sub(logp, ref);
-  const d = o.sub(ref, logp);
-  return clip(o.sub(o.sub(o.exp(d), d), 1), -10, 10);
+/**
+ * Per-token KL to the reference, as verl's kl_penalty: k1 = log π − log π_ref; k3 (low_var_kl) = e^d − d − 1
+ * with d = ref − logp clamped to ±20, the result clamped to ±10. The clamp of d is what keeps the gradient
+ * finite: without it a token 89 nats below the reference overflows exp in float32, and the clamped branch's
+ * zero gradient times an infinite e^d is NaN, which skips the step.
+ */
+const KL_ESTIMATORS = {
+  k1: (logp, ref) => o.sub(logp, ref),
+  k3: (logp, ref) => {
+    const d = clip(o.sub(ref, logp), -20, 20);
+    return clip(o.sub(o.sub(o.exp(d), d), 1), -10, 10);
+  },
+} as const satisfies Record<KlEstimator, (logp: Value, ref: Value) => Value>;
+
+export const KL_ESTIMATOR_NAMES = Object.keys(KL_ESTIMATORS) as KlEstimator[];
+
+export function klEstimate(logp: Value, ref: Value, estimator: KlEstimator): Value {
+  return KL_ESTIMATORS[estimator](logp, ref);
 }
 
 const value: LossDef<ValueLoss> = {
@@ -124,7 +156,8 @@ const value: LossDef<ValueLoss> = {
     const l2 = o.mul(o.sub(vClipped, ret), o.sub(vClipped, ret));
     const valueLoss = o.mul(aggregate(o.max(l1, l2), c.mask, s.aggregation, c.norm), 0.5);
     const clipFrac = aggregate(asFloat(o.greater(l2, l1), l1), c.mask, 'token-mean', c.norm);
-    return { loss: valueLoss, metrics: { value_loss: valueLoss, vf_clip_frac: clipFrac, value_mean: aggregate(v, c.mask, 'token-mean', c.norm) } };
+    const valueMean = aggregate(v, c.mask, 'token-mean', c.norm);
+    return { loss: valueLoss, metrics: { value_loss: valueLoss, vf_clip_frac: clipFrac, value_mean: valueMean } };
   },
 };
 
@@ -152,7 +185,7 @@ export function lossDef(spec: LossSpec): LossDef<LossSpec> {
   return LOSSES[spec.kind] as LossDef<LossSpec>;
 }
 
-/** StarPO-S actor defaults (SPEC §4). */
+/** StarPO-S actor defaults (docs/spec.md §4). */
 export const STARPO_S_PPO: PpoLoss = {
   kind: 'ppo', clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0.001, kl: null, aggregation: 'token-mean',
 };

@@ -9,14 +9,16 @@
   window.starpoReport = { charts: state.charts, ready: false, model: null };
 
   function runsTable(model) {
-    const header = ['run', 'env', 'iterations', 'train success', 'val success', 'oracle ceiling', 'echo-trap warnings'];
+    const header = ['run', 'env', 'env spec', 'iterations', 'train success', 'val success', 'oracle ceiling',
+      'echo-trap warnings', 'forks'];
     const rows = model.runs.map((r) => {
       const last = r.iterations[r.iterations.length - 1];
       const lastVal = r.iterations.filter((p) => p.metrics['val/success_rate'] !== undefined).pop();
       return S.el('tr', { 'data-run': r.runId },
-        [r.runId, r.env || '?', r.lastIteration + ' / ' + (r.plannedIterations || '?'),
+        [r.runId, r.env || '?', r.envSpecId || '–', r.lastIteration + ' / ' + (r.plannedIterations || '?'),
           S.fmt(last && last.metrics.success_rate), S.fmt(lastVal && lastVal.metrics['val/success_rate']),
-          r.oracle ? S.fmt(r.oracle.successRate) : '–', String(r.warnings.length)].map((c) => S.el('td', {}, c)));
+          r.oracle ? S.fmt(r.oracle.successRate) : '–', String(r.warnings.length), String((r.forks || []).length)]
+          .map((c) => S.el('td', {}, c)));
     });
     return S.el('table', { class: 'runs' }, S.el('thead', {}, S.el('tr', {}, header.map((h) => S.el('th', {}, h)))),
       S.el('tbody', {}, rows));
@@ -43,7 +45,13 @@
     const items = model.runs.flatMap((r) => r.warnings.map((w) =>
       S.el('li', { 'data-iteration': w.iteration }, (model.runs.length > 1 ? r.runId + ' · ' : '') +
         'iteration ' + w.iteration + ': ' + w.message)));
-    return items.length ? [S.el('h2', {}, 'Echo-Trap warnings'), S.el('ul', { class: 'warnings' }, items)] : [];
+    const forks = model.runs.flatMap((r) => (r.forks || []).map((f) =>
+      S.el('li', { 'data-iteration': f.fromIteration }, (model.runs.length > 1 ? r.runId + ' · ' : '') +
+        'lineage ' + f.lineageId + ' from ' + (f.parentLineageId || '?') + '@' + f.fromIteration + ': ' + f.reason)));
+    return [
+      ...(items.length ? [S.el('h2', {}, 'Echo-Trap warnings'), S.el('ul', { class: 'warnings' }, items)] : []),
+      ...(forks.length ? [S.el('h2', {}, 'Forks (onCollapse=fork)'), S.el('ul', { class: 'warnings forks' }, forks)] : []),
+    ];
   }
 
   function statusText(model) {

@@ -16,6 +16,8 @@ export interface AdvantageParams {
   readonly stepGamma: number;
   /** GiGPO: weight ω of the step advantage (1). */
   readonly omega: number;
+  /** GiGPO: the paper's Eq. 3 form (default) or verl-agent's trainer semantics (estimators/gigpo.ts). */
+  readonly gigpoForm?: 'paper' | 'verl-agent';
 }
 
 export interface AdvantageInput {

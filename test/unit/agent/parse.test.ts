@@ -69,7 +69,7 @@ function randomText(rng: Prng, pieces: number, fragments: readonly string[]): st
   return out;
 }
 
-test('the linear extractors agree with the SPEC regexes (5000 seeded random strings)', () => {
+test('the linear extractors agree with the regexes of docs/spec.md §3 (5000 seeded random strings)', () => {
   const rng = new Prng(11);
   const think = /<think>(.*?)<\/think>\s*<answer>(.*?)<\/answer>/s;
   const answer = /<answer>(.*?)<\/answer>/s;

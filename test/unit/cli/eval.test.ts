@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { envSpecId, resolveEnvConfig } from '../../../src/envs/index.ts';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { evalCommand } from '../../../src/cli/commands/eval.ts';
@@ -19,6 +20,7 @@ test('eval reports a checkpoint\'s success and pass@k beside the oracle', { time
   const r = await evalCommand({ ...flags, json: true }, (l) => lines.push(l));
   assert.deepEqual(r.checkpoint, { runId: 'r', lineageId: 'main', iteration: 2 });
   assert.deepEqual([r.env, r.seeds, r.samples, r.oracleSuccess], ['bandit-reversed', 4, 2, 1]);
+  assert.equal(r.envSpecId, envSpecId(resolveEnvConfig('bandit-reversed'))); // the run's budget is the preset's
   assert.deepEqual(Object.keys(r.passAtK), ['pass@1', 'pass@2']);
   assert.ok(r.passAtK['pass@2'] >= r.passAtK['pass@1']);
   assert.equal(JSON.parse(lines[0]).type, 'eval');

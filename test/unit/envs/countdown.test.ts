@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { expertEpisode } from '../../../src/agent/expert.ts';
 import { CountdownEnv, COUNTDOWN } from '../../../src/envs/countdown/index.ts';
 import { evaluateExpression, sameMultiset } from '../../../src/envs/countdown/expression.ts';
 import { generateCountdown } from '../../../src/envs/countdown/generate.ts';
@@ -64,4 +65,11 @@ test('every generated instance (500 seeds) is solved by the solver within the ru
 
 test('the solver says when no expression exists', () => {
   assert.equal(solveCountdown([1, 1, 1], 100), null);
+});
+
+test('a format-only (random) demonstration answers with the given numbers in random order: 0.1, or 1 by luck', () => {
+  const returns = Array.from({ length: 20 }, (_, seed) => expertEpisode('countdown', seed, 'compact', 'random'))
+    .map((r) => { assert.equal(r.messages.filter((m) => m.role === 'assistant').length, 1); return r.return; });
+  assert.ok(returns.every((r) => r === 0.1 || r === 1), JSON.stringify(returns));
+  assert.ok(returns.filter((r) => r === 1).length < 5);
 });

@@ -4,6 +4,7 @@ import { FrozenLakeEnv, FROZENLAKE, type FrozenLakeConfig } from '../../../src/e
 import { LAKE_ACTIONS, generateLakeMap, parseLakeMap } from '../../../src/envs/frozenlake/map.ts';
 import { bestAction, lakeValueIteration, successProbability } from '../../../src/envs/frozenlake/value-iteration.ts';
 import { Prng } from '../../../src/envs/prng.ts';
+import { slipDirection } from '../../../src/envs/frozenlake/env.ts';
 import { bestSequence, planLakeTurns, planValue } from '../../../src/envs/frozenlake/turn-planner.ts';
 
 const CONFIG: FrozenLakeConfig = { ...FROZENLAKE.defaults };
@@ -28,7 +29,7 @@ test('generated maps always have a path from start to goal (2000 seeds)', () => 
   for (let seed = 0; seed < 2000; seed++) {
     const map = generateLakeMap(new Prng(seed), 4, 0.8);
     // Independent check: without slips, value iteration over 16 actions reaches the goal for sure.
-    assert.equal(successProbability(lakeValueIteration(map, 16, false), map), 1, `seed ${seed}`);
+    assert.equal(successProbability(lakeValueIteration(map, 16, 0), map), 1, `seed ${seed}`);
     assert.notEqual(map.start, map.goal);
   }
 });
@@ -114,4 +115,43 @@ test('the oracle gives the turn-planned success and the closed-loop ceiling of t
   const { success, detail } = FROZENLAKE.oracle!(CONFIG, 3);
   assert.equal(success, planValue(planLakeTurns(map, 5, 10, 5), 5, 10, map.start, 16));
   assert.equal(detail.closedLoop, successProbability(lakeValueIteration(map, 10), map));
+});
+
+test('at slip probability 2/3 a draw slips exactly as ⌊3u⌋ − 1 did (100000 draws)', () => {
+  const a = new Prng(5, 1);
+  const b = new Prng(5, 1);
+  for (let i = 0; i < 100000; i++) assert.equal(slipDirection(a.float(), 2 / 3), b.int(3) - 1);
+});
+
+test('slip probability 0.02: one action next to the goal succeeds with probability 0.98, 0 is deterministic', () => {
+  const map = parseLakeMap(['PG', '__']);
+  assert.equal(successProbability(lakeValueIteration(map, 1, 0.02), map), 0.98);
+  assert.equal(successProbability(lakeValueIteration(map, 1, 0), map), 1);
+  const oracle = FROZENLAKE.oracle!({ ...CONFIG, slipProbability: 0.02 }, 3);
+  assert.ok(oracle.success > FROZENLAKE.oracle!(CONFIG, 3).success);
+});
+
+test('at slip probability 0.02 about 1% of moves go each perpendicular way (30000 steps, ±0.003)', () => {
+  const env = new FrozenLakeEnv({ ...CONFIG, slipProbability: 0.02 });
+  const map = parseLakeMap(['____', '____', '___P', '___G']);
+  const slips = { left: 0, right: 0 };
+  for (let i = 0; i < 30000; i++) {
+    env.load(map, i);
+    const moved = LAKE_ACTIONS.indexOf(env.step('Left').info.moved as 'Left');
+    if (moved === 3) slips.left++; // Left − 1 = Up
+    if (moved === 1) slips.right++;
+  }
+  for (const n of Object.values(slips)) assert.ok(Math.abs(n / 30000 - 0.01) < 0.003, JSON.stringify(slips));
+});
+
+test("grid-coord renders RAGEN-2's coordinate list above the grid; the start stays listed", () => {
+  const env = new FrozenLakeEnv({ ...CONFIG, slippery: false, observation: 'grid-coord' });
+  env.load(parseLakeMap(['P_O_', '____', '_O__', '__G_']), 0);
+  const after = env.step('Down').observation;
+  assert.equal(after, 'Coordinates: \nBoard size: 4 rows x 4 cols (zero-indexed).\nStart: (0, 0)\nGoal: (3, 2)\n' +
+    'Player: (1, 0)\nHoles: (0, 2), (2, 1)\nGrid Map: \n__O_\nP___\n_O__\n__G_');
+  env.step('Right');
+  env.step('Down');
+  assert.match(env.render(), /\nPlayer in hole: \(2, 1\)\nHoles: \(0, 2\), \(2, 1\)\n/);
+  assert.match(env.describe().instruction, /coordinates of the start, the goal, the player and the holes, .* \(3, 3\)\.$/);
 });

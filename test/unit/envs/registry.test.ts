@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENV_PRESETS, createEnv, resolveEnvConfig } from '../../../src/envs/registry.ts';
+import { ENV_PRESETS, createEnv, resolveEnvConfig, type EnvConfig } from '../../../src/envs/registry.ts';
+import { envSpecId } from '../../../src/envs/spec-id.ts';
 import { oracleSuccess } from '../../../src/envs/oracle.ts';
 import { ConfigError } from '../../../src/errors.ts';
 
 test('a preset resolves to a complete config', () => {
   assert.deepEqual(resolveEnvConfig('sokoban-large'), {
-    type: 'sokoban', width: 8, height: 8, boxes: 2, searchDepth: 300, maxSteps: 100, vocabulary: 'standard',
+    type: 'sokoban', width: 8, height: 8, boxes: 2, searchDepth: 10, generator: 'ragen', maxSteps: 100, vocabulary: 'standard', observation: 'grid',
     maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerTrajectory: 10,
   });
 });
@@ -40,4 +41,13 @@ test('every preset builds an environment that resets, renders and survives a JSO
 test('oracleSuccess averages the per-seed ceilings', () => {
   const summary = oracleSuccess('countdown', [0, 1, 2]);
   assert.deepEqual([summary.env, summary.seeds, summary.successRate], ['countdown', 3, 1]);
+});
+
+test('the environment-spec id hashes the resolved config, whatever the key order, and changes with any setting', () => {
+  assert.equal(envSpecId(resolveEnvConfig('sokoban')), 'sokoban-a8f82da8');
+  const reordered = Object.fromEntries(Object.entries(resolveEnvConfig('sokoban')).reverse()) as EnvConfig;
+  assert.equal(envSpecId(reordered), 'sokoban-a8f82da8');
+  assert.equal(envSpecId(resolveEnvConfig('sokoban-gym')), 'sokoban-302f1ff7');
+  assert.notEqual(envSpecId(resolveEnvConfig({ type: 'sokoban', maxActionsPerTurn: 6 })), 'sokoban-a8f82da8');
+  assert.equal(envSpecId(resolveEnvConfig('coord-frozenlake')), 'frozenlake-08b6cfdb');
 });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { SokobanEnv, SOKOBAN, type SokobanConfig } from '../../../src/envs/sokoban/index.ts';
 import { parseLevel, levelRows, TARGET } from '../../../src/envs/sokoban/level.ts';
-import { generateLevel } from '../../../src/envs/sokoban/generate.ts';
+import { generateLevel, type SokobanGenerator } from '../../../src/envs/sokoban/generate.ts';
+import { walkPlayer } from '../../../src/envs/sokoban/player-walk.ts';
 import { solveSokoban } from '../../../src/envs/sokoban/solver.ts';
 import { Prng } from '../../../src/envs/prng.ts';
 import { StarpoError } from '../../../src/errors.ts';
@@ -69,24 +70,67 @@ test('the solver finds a shortest solution and rejects a box stuck in a corner',
   assert.equal(solveSokoban(parseLevel(['#####', '#X_O#', '#P__#', '#####'])), null);
 });
 
-test('seed 0 gives this 6×6 level', () => {
-  const level = generateLevel(new Prng(0), { width: 6, height: 6, boxes: 1, searchDepth: 300 });
-  assert.deepEqual(levelRows(level), ['######', '##P__#', '#_X_##', '#___##', '#O___#', '######']);
+const generate = (seed: number, generator: SokobanGenerator, width = 6, boxes = 1) =>
+  generateLevel(new Prng(seed), { width, height: width, boxes, searchDepth: 300, generator });
+
+test('seed 0 gives this 6×6 level under either generator', () => {
+  const rows = ['######', '##P__#', '#_X_##', '#___##', '#O___#', '######'];
+  assert.deepEqual(levelRows(generate(0, 'gym-sokoban')), rows);
+  assert.deepEqual(levelRows(generate(0, 'ragen')), rows);
 });
 
-function checkGenerated(width: number, boxes: number, seeds: number): void {
+test("RAGEN's generator walks the player away from the box it pulled last (seeds 1 and 3)", () => {
+  assert.deepEqual(levelRows(generate(1, 'gym-sokoban')), ['######', '#O_###', '#_####', '#X_#_#', '#P___#', '######']);
+  assert.deepEqual(levelRows(generate(1, 'ragen')), ['######', '#O_###', '#_####', '#X_#_#', '#_P__#', '######']);
+  assert.deepEqual(levelRows(generate(3, 'gym-sokoban')), ['######', '######', '#___##', '#_OXP#', '#____#', '######']);
+  assert.deepEqual(levelRows(generate(3, 'ragen')), ['######', '######', '#___##', '#_OX_#', '#___P#', '######']);
+});
+
+test('the walk takes 0–3 steps with probabilities 0.2 / 0.4 / 0.2 / 0.2 after a one-cell displacement', () => {
+  // A corridor: the walk can only go right, so the player's cell counts its steps.
+  const open = parseLevel(['#######', '#P____#', '#######']);
+  const counts = [0, 0, 0, 0];
+  for (let seed = 0; seed < 1000; seed++) counts[walkPlayer(new Prng(seed), open, 1) - 8]++;
+  assert.deepEqual(counts, [196, 391, 187, 226]);
+  const twoCells = [0, 0, 0, 0];
+  for (let seed = 0; seed < 1000; seed++) twoCells[walkPlayer(new Prng(seed), open, 2) - 8]++;
+  assert.deepEqual(twoCells, [522, 237, 117, 124]); // moves with probability 0.5 when displaced farther
+});
+
+test('the walk never steps onto a box, a wall or back where it has been', () => {
+  const walledIn = parseLevel(['#####', '##P√#', '#####']);
+  assert.equal(walkPlayer(new Prng(0), walledIn, 1), 7);
+  // From cell 8 the only free neighbour is 9; from there the box at 10 and the visited 8 block it.
+  const corridor = parseLevel(['#######', '#P_X_O#', '#######']);
+  const ends = [0, 0];
+  for (let seed = 0; seed < 1000; seed++) ends[walkPlayer(new Prng(seed), corridor, 1) - 8]++;
+  assert.deepEqual(ends, [196, 804]);
+});
+
+function checkGenerated(width: number, boxes: number, seeds: number, generator: SokobanGenerator): void {
   for (let seed = 0; seed < seeds; seed++) {
-    const level = generateLevel(new Prng(seed), { width, height: width, boxes, searchDepth: 300 });
-    // The boxes moved: none starts on a target (gym-sokoban's acceptance rule), nor does the player.
+    const level = generate(seed, generator, width, boxes);
+    // The boxes moved: none starts on a target (gym-sokoban's acceptance rule); only RAGEN's walk may
+    // leave the player on an empty target.
     assert.ok(level.boxes.every((b) => level.cells[b] !== TARGET), `seed ${seed}: a box starts on a target`);
-    assert.notEqual(level.cells[level.player], TARGET);
+    if (generator === 'gym-sokoban') assert.notEqual(level.cells[level.player], TARGET);
     assert.ok(solveSokoban(level), `seed ${seed}: unsolvable\n${levelRows(level).join('\n')}`);
   }
 }
 
-test('every generated Simple 6×6 level (3000 seeds) is solvable and its box moved', () => checkGenerated(6, 1, 3000));
+test('every generated Simple 6×6 level (3000 seeds each generator) is solvable and its box moved', () => {
+  checkGenerated(6, 1, 3000, 'gym-sokoban');
+  checkGenerated(6, 1, 3000, 'ragen');
+});
 
-test('every generated Larger 8×8 level (300 seeds) is solvable and its boxes moved', () => checkGenerated(8, 2, 300));
+test('every generated Larger 8×8 level (300 seeds each generator) is solvable and its boxes moved', () => {
+  checkGenerated(8, 2, 300, 'gym-sokoban');
+  checkGenerated(8, 2, 300, 'ragen');
+});
+
+test('an unknown generator is rejected naming env.generator', () => {
+  assert.throws(() => SOKOBAN.validate({ ...CONFIG, generator: 'boxoban' as SokobanGenerator }), /env\.generator/);
+});
 
 test('the re-vocabulary variant plays the same levels as the standard one', () => {
   const standard = new SokobanEnv(CONFIG);
@@ -113,4 +157,20 @@ test('the oracle reports the shortest solution and whether it fits the budget', 
   assert.deepEqual(result, { success: 1, detail: { shortest: 5, horizon: 10 } });
   const tight = SOKOBAN.oracle!({ ...CONFIG, maxActionsPerTrajectory: 4 }, 0);
   assert.equal(tight.success, 0);
+});
+
+test("grid-coord renders RAGEN-2's coordinate list (every target, boxes off and on them) above the grid", () => {
+  const env = envOn(['######', '#P_XO#', '#X_√O#', '######'], { ...CONFIG, width: 6, height: 4, observation: 'grid-coord' });
+  assert.equal(env.render(), 'Coordinates: \nBoard size: 4 rows x 6 cols (zero-indexed).\n' +
+    'Walls: (0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (1, 5), (2, 0), (2, 5), ' +
+    '(3, 0), (3, 1), (3, 2), (3, 3), (3, 4), (3, 5)\nTargets: (1, 4), (2, 3), (2, 4)\nBoxes: (1, 3), (2, 1)\n' +
+    'Boxes on target: (2, 3)\nPlayer: (1, 1)\nGrid Map: \n######\n#P_XO#\n#X_√O#\n######');
+  const coord = envOn(['#####', '#OP_#', '#X_√#', '#_OX#', '#####'], { ...CONFIG, observation: 'coord' });
+  coord.step('Left');
+  assert.match(coord.render(), /\nPlayer on target: \(1, 1\)$/);
+  assert.match(coord.describe().instruction, /coordinates of the walls, targets, boxes and the player, .* \(5, 5\)\.$/);
+});
+
+test('an unknown observation format is rejected naming env.observation', () => {
+  assert.throws(() => SOKOBAN.validate({ ...CONFIG, observation: 'ascii' as SokobanConfig['observation'] }), /env\.observation/);
 });

@@ -55,8 +55,23 @@ test('a trajectory whose token roles do not match its tokens is refused as corru
   assert.throws(() => decodeEvent(encodeEvent({ ...bad, tokenRoles: '039' })), CorruptDataError);
 });
 
-test('the current schema is version 4 and has a sha256 fingerprint', () => {
-  assert.equal(schemaRegistry().current.version, 4);
+test('v4 iteration and run events read through the resolver get the v5 defaults (no spec id, probe, reason or forks)', () => {
+  const v4 = loadSchemaVersion(join(SCHEMA_DIR, 'history', 'v4'), 4);
+  const { envSpecId: _, collapse: __, ...iteration } = iterationEvent('L0', 3);
+  const back = decodeEvent(encodeEvent(iteration as ReturnType<typeof iterationEvent>, v4), v4.type);
+  assert.deepEqual(back, { ...iteration, envSpecId: '', collapse: null });
+  const { reason: ___, forks: ____, ...run } = runEvent('L1', 'L0', 7);
+  const runBack = decodeEvent(encodeEvent(run as ReturnType<typeof runEvent>, v4), v4.type);
+  assert.deepEqual(runBack, { ...run, reason: null, forks: 0 });
+});
+
+test('a FORKED run event keeps its reason and forks', () => {
+  const forked = { ...runEvent('f1-7', 'L0', 7), action: 'FORKED' as const, reason: 'Echo Trap suspected …; lr × 0.5', forks: 1 };
+  assert.deepEqual(decodeEvent(encodeEvent(forked)), forked);
+});
+
+test('the current schema is version 5 and has a sha256 fingerprint', () => {
+  assert.equal(schemaRegistry().current.version, 5);
   assert.equal(schemaRegistry().current.fingerprint.length, 64);
 });
 

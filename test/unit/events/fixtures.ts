@@ -26,7 +26,7 @@ export function runEvent(
 ): RunEvent {
   return {
     kind: 'run', runId, lineageId, action: parent === null ? 'STARTED' : 'RESUMED', parentLineageId: parent,
-    fromIteration, configJson: '{"env":"sokoban","groups":8}', at: T0,
+    fromIteration, reason: null, forks: 0, configJson: '{"env":"sokoban","groups":8}', at: T0,
   };
 }
 
@@ -44,7 +44,10 @@ export function iterationEvent(lineageId: string, iteration: number, runId = 'ru
   return {
     kind: 'iteration', runId, lineageId, iteration, successRateTrain: 0.25, successRateVal: null, returnMean: 1.5,
     returnStd: 0.5, inGroupReturnStd: 0.25, entropy: 1.25, gradNorm: 0.75, metrics: { 'actor/clip_frac': 0.125 },
-    stageTimingsMs: { rollout: 1200, update: 800 }, startedAt: T0, finishedAt: new Date(T0.getTime() + 2000),
+    stageTimingsMs: { rollout: 1200, update: 800 }, envSpecId: 'sokoban-a8f82da8', startedAt: T0,
+    finishedAt: new Date(T0.getTime() + 2000),
+    collapse: { rows: 2, columns: 2, meanLogProb: [-0.5, -1.5, -2, -0.25], sumLogProb: [-1, -3, -6, -0.75],
+      columnOfRow: [0, 1], columnSignature: [0, 1], firstTurnTotal: 3, firstTurnValid: 2 },
   };
 }
 

@@ -57,7 +57,7 @@ export function iterationEvent(metrics: Record<string, number>): IterationEvent 
     kind: 'iteration', runId: 'r', lineageId: 'main', iteration: 1, successRateTrain: metrics.success_rate ?? 0,
     successRateVal: null, returnMean: metrics['return/mean'] ?? 0, returnStd: metrics['return/std'] ?? 0,
     inGroupReturnStd: metrics['in_group_std/all'] ?? 0, entropy: 0, gradNorm: metrics['actor/grad_norm'] ?? 0,
-    metrics, stageTimingsMs: {}, startedAt: T0, finishedAt: T0,
+    metrics, stageTimingsMs: {}, envSpecId: '', collapse: null, startedAt: T0, finishedAt: T0,
   };
 }
 
@@ -69,7 +69,7 @@ export const RECORDED = {
 };
 
 export const runEvent: RunEvent = {
-  kind: 'run', runId: 'r', lineageId: 'main', action: 'STARTED', parentLineageId: null, fromIteration: 0,
+  kind: 'run', runId: 'r', lineageId: 'main', action: 'STARTED', parentLineageId: null, fromIteration: 0, reason: null, forks: 0,
   configJson: canonicalConfigJSON(config), at: T0,
 };
 

@@ -19,8 +19,10 @@ test('every trajectory metric of a GRPO run with a top-std filter is recomputed 
   const out = await replayed(await tinyRun('grpo', ['filter=top-std', 'filterFraction=0.5', 'miniBatchSize=8']));
   assert.deepEqual(out.iterations.map((c) => [c.iteration, c.ok, c.trainTrajectories, c.valTrajectories]),
     [[1, true, 16, 0], [2, true, 16, 8], [3, true, 16, 8]]);
-  assert.deepEqual(out.iterations.map((c) => c.checked), [27, 44, 44]);
+  // 27 / 44 trajectory metrics plus the 28 collapse metrics, recomputed from the probe each event carries.
+  assert.deepEqual(out.iterations.map((c) => c.checked), [55, 72, 72]);
   assert.ok(out.iterations[0].notRecomputable.includes('actor/grad_norm'));
+  assert.ok(!out.iterations[0].notRecomputable.includes('collapse/mi_estimate'));
   assert.ok(!out.iterations[0].notRecomputable.includes('in_group_std/kept'));
   assert.deepEqual([out.trajectories, out.problems.length, out.unfinished.length], [64, 0, 0]);
 });

@@ -61,3 +61,13 @@ test('in-group std reads the filter stage\'s own measures first, else the iterat
   const std = chart(buildCharts([r]), 'in-group-std');
   assert.deepEqual(std.series.map((s) => s.points), [[[1, 0.1], [2, 0.2]], [[1, 0.3], [2, 0.4]]]);
 });
+
+test('a fork marks every chart at the iteration it went back to; the collapse charts read MI and retrieval', () => {
+  const forked = { ...run('a'), lineageId: 'f1-1', action: 'FORKED' as const, parentLineageId: 'main', fromIteration: 1,
+    reason: 'collapsed', forks: 1 };
+  const r = report('a', [run('a'), iteration(1, { 'collapse/mi_estimate': 0.5, 'collapse/retrieval_accuracy': 0.75 }), forked]);
+  const charts = buildCharts([r]);
+  assert.deepEqual(chart(charts, 'success').markers, [{ run: 'a', iteration: 1, message: 'fork → f1-1: collapsed' }]);
+  assert.deepEqual(chart(charts, 'collapse-mi').series[0].points, [[1, 0.5]]);
+  assert.deepEqual(chart(charts, 'collapse-retrieval').series[0].points, [[1, 0.75]]);
+});

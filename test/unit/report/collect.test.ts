@@ -45,3 +45,15 @@ test('before any RunEvent the fallback config.json is used; an empty log gives a
   const empty = new RunCollector('r').finish(noEnv);
   assert.deepEqual([empty.env, empty.plannedIterations, empty.iterations, empty.trajectories], ['', 0, [], []]);
 });
+
+test('a run report carries the recorded env-spec id and the lineages onCollapse=fork started, with the reason', () => {
+  const c = new RunCollector('r');
+  const forked = { ...run(), lineageId: 'f1-3', action: 'FORKED' as const, parentLineageId: 'main', fromIteration: 3,
+    reason: 'Echo Trap suspected at iteration 6; lr × 0.5', forks: 1 };
+  for (const e of [run(), { ...iteration(1, {}), envSpecId: 'sokoban-a8f82da8' }, forked]) c.add(e);
+  const report = c.finish(noEnv);
+  assert.equal(report.envSpecId, 'sokoban-a8f82da8');
+  assert.deepEqual(report.forks, [{ lineageId: 'f1-3', parentLineageId: 'main', fromIteration: 3, forks: 1,
+    reason: 'Echo Trap suspected at iteration 6; lr × 0.5' }]);
+  assert.equal(new RunCollector('old').finish(noEnv).envSpecId, '');
+});

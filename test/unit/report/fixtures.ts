@@ -8,7 +8,7 @@ const SOKOBAN = { env: 'sokoban', iterations: 4, valSeeds: 0 };
 
 export function run(runId = 'r', config: Record<string, unknown> = SOKOBAN): RunEvent {
   return {
-    kind: 'run', ...ids(runId), action: 'STARTED', parentLineageId: null, fromIteration: 0,
+    kind: 'run', ...ids(runId), action: 'STARTED', parentLineageId: null, fromIteration: 0, reason: null, forks: 0,
     configJson: JSON.stringify(config), at: AT,
   };
 }
@@ -17,7 +17,7 @@ export function iteration(i: number, metrics: Record<string, number>, runId = 'r
   return {
     kind: 'iteration', ...ids(runId), iteration: i, successRateTrain: metrics.success_rate ?? 0, successRateVal: null,
     returnMean: 0, returnStd: 0, inGroupReturnStd: 0, entropy: 0, gradNorm: 0, metrics,
-    stageTimingsMs: { rollout: 100 * i, update: 50 }, startedAt: AT, finishedAt: AT,
+    stageTimingsMs: { rollout: 100 * i, update: 50 }, envSpecId: '', collapse: null, startedAt: AT, finishedAt: AT,
   };
 }
 

@@ -6,7 +6,7 @@ import type { ReportModel } from '../../../src/report/model.ts';
 const model: ReportModel = {
   title: 'run <a> & "b"', generatedAt: '2025-06-01T00:00:00.000Z', charts: [], live: null,
   runs: [{
-    runId: 'a', env: 'sokoban', plannedIterations: 1, lastIteration: 0, config: {}, iterations: [], warnings: [],
+    runId: 'a', env: 'sokoban', envSpecId: '', forks: [], plannedIterations: 1, lastIteration: 0, config: {}, iterations: [], warnings: [],
     oracle: null,
     legend: [], trajectoryIterations: [], trajectoryIterationsTotal: 0,
     trajectories: [{ iteration: 1, split: 'train', group: 0, rollout: 0, seed: 1, return: 0, success: false,

@@ -26,6 +26,9 @@ test('presets resolve and say what makes each algorithm', () => {
   assert.deepEqual([grpo.advantage, grpo.critic, grpo.whitenAdvantages], ['grpo', false, false]);
   assert.deepEqual([dapo.clipHigh, dapo.dynamicSampling, dapo.lossAggregation], [0.28, true, 'token-mean']);
   assert.equal(resolveConfig({ preset: 'gigpo' }).gigpoStepGamma, 0.95);
+  // verl-agent's trainer: statistics over step rows, penalties after discounting, mean-only normalisation.
+  assert.deepEqual([resolveConfig({ preset: 'gigpo' }).gigpoForm, resolveConfig({ preset: 'gigpo' }).groupNormByStd], ['verl-agent', false]);
+  assert.equal(resolveConfig({ preset: 'gigpo', overrides: ['gigpoForm=paper'] }).gigpoForm, 'paper');
   for (const preset of PRESET_NAMES) assert.doesNotThrow(() => resolveConfig({ preset }));
 });
 

@@ -20,7 +20,7 @@ test('a collapsing series fires at the spike iteration with the evidence', () =>
   assert.deepEqual(warnings.map((w) => w.iteration), [20]);
   assert.deepEqual(warnings[0].evidence, {
     inGroupRewardStd: 0.2, inGroupRewardStdMax: 1, entropy: 1, entropyMax: 2, gradNorm: 10, gradNormMedian: 1,
-    spikeIteration: 20, successRate: 0.5, successRateMax: 0.5,
+    spikeIteration: 20, successRate: 0.5, successRateMax: 0.5, firstSignIteration: 15,
   });
   assert.match(warnings[0].message, /^Echo Trap suspected at iteration 20: in-group reward std 0\.200 \(max 1\.00\)/);
 });
@@ -52,6 +52,8 @@ test('without a spike, the fall in success confirms the collapse (later: success
   const [warning] = run(series(30, collapse), new EchoTrapDetector({ gradSpikeFactor: 20 }));
   assert.equal(warning.iteration, 24); // smoothed success (0.5·3 + 0.1·2)/5 = 0.34 < 0.7 · 0.5
   assert.equal(warning.evidence.gradNorm, undefined);
+  // Smoothed std is first below half its max at 19; that window holds iterations 15–19 (std fell at 16).
+  assert.equal(warning.evidence.firstSignIteration, 15);
   assert.ok(Math.abs(warning.evidence.successSmoothed - 0.34) < 1e-12);
   assert.match(warning.message, /no grad-norm spike, but smoothed success 0\.340 fell from 0\.500/);
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ADVANTAGES, computeAdvantages, type AdvantageParams, whitenMasked } from '../../../src/rl/advantages.ts';
 import { placeRewards } from '../../../src/rl/reward.ts';
 import { batchOf, round, traj } from './fixtures.ts';
+import { readFileSync } from 'node:fs';
 
 const P: AdvantageParams = { gamma: 1, lambda: 1, normByStd: false, stepGamma: 0.5, omega: 1 };
 // Group g: both start in state S; one then sees A and earns 1, the other sees B and earns 0.
@@ -42,4 +43,31 @@ test('computeAdvantages composes the estimator with optional whitening', () => {
   assert.deepEqual(Array.from(computeAdvantages({ ...input, estimator: 'grpo', whiten: false }).advantages), [-1, 1]);
   const whitened = computeAdvantages({ ...input, estimator: 'grpo', whiten: true });
   assert.deepEqual(round(whitened.advantages, 5), [-0.70711, 0.70711]);
+});
+
+// Turns as [env reward, token position, anchor, format penalty]; one assistant token per turn.
+const PENALISED = batchOf([
+  traj('g', [[0, 0, 'S', 0], [1, 1, 'A', -0.1]]),
+  traj('g', [[0, 0, 'S', -0.1], [0, 1, 'B', 0], [0, 2, 'C', 0]]),
+  traj('h', [[2, 0, 'S', 0], [0, 1, 'T', 0]]),
+], ['110', '111', '110']);
+const onPenalised = (p: Partial<AdvantageParams>) =>
+  round(ADVANTAGES.gigpo({ batch: PENALISED, tokenRewards: new Float32Array(9), params: { ...P, ...p } }).advantages, 5);
+
+test("GiGPO in verl-agent's form: episode mean over step rows, each turn's penalty after discounting", () => {
+  // Row scores in g (env return + the row's penalty): 1, 0.9, −0.1, 0, 0 → mean 0.36. Step returns at S:
+  // 0 + 0.5·1 = 0.5 and 0 − 0.1 = −0.1 → ±0.3. h's rows score 2 and 2 → 0.
+  assert.deepEqual(onPenalised({ gigpoForm: 'verl-agent' }), [0.94, 0.54, 0, -0.76, -0.36, -0.36, 0, 0, 0]);
+});
+
+test("GiGPO in the paper's Eq. 3 form on the same batch: per-trajectory returns, penalties discounted", () => {
+  // R = 0.9 and −0.1 → ±0.5. Step returns at S: 0 + 0.5·0.9 = 0.45 and −0.1 → ±0.275.
+  assert.deepEqual(onPenalised({ gigpoForm: 'paper' }), [0.775, 0.5, 0, -0.775, -0.5, -0.5, 0, 0, 0]);
+});
+
+test("GiGPO's verl-agent form equals scripts/gigpo_reference.py in both of verl-agent's modes", () => {
+  const fixture = JSON.parse(readFileSync(new URL('../../fixtures/rl/gigpo-verl-agent.json', import.meta.url), 'utf8'));
+  const tokens = (perRow: number[]) => round([perRow[0], perRow[1], 0, perRow[2], perRow[3], perRow[4], perRow[5], perRow[6], 0], 5);
+  assert.deepEqual(onPenalised({ gigpoForm: 'verl-agent', stepGamma: fixture.gamma }), tokens(fixture.mean_norm));
+  assert.deepEqual(onPenalised({ gigpoForm: 'verl-agent', normByStd: true }), tokens(fixture.mean_std_norm));
 });

@@ -1,0 +1,126 @@
+/**
+ * The cases of `starpo bench learning` and of its seed comparison (`starpo bench learning-seeds`): what
+ * each trains, from which warm start, and the target it is measured against. Two kinds of warm start:
+ * solver demonstrations (imitation of the oracle; RL then adds what it can), and format-only ones
+ * (random legal answers: the model learns the answer format and nothing about solving, so everything it
+ * knows about solving comes from reward).
+ */
+import type { PresetName } from '../../rl/presets.ts';
+
+export interface WarmStart {
+  name: string;
+  /** The warm-start run's config (model settings included: the RL runs starting from it use them too). */
+  overrides: readonly string[];
+}
+
+export interface LearningCase {
+  name: string;
+  preset: PresetName;
+  overrides: string[];
+  /** Success as a share of the oracle ceiling on the same seeds that counts as reaching the target. */
+  target: number;
+  /** Instead of `target`: an absolute validation success to reach (Sokoban-Large: 10× RAGEN's 2.3%). */
+  targetSuccess?: number;
+  /** A warm-start shared by the cases that name it: trained once per bench run, each case's RL starts from it. */
+  warmStart?: WarmStart;
+}
+
+const SCRATCH = ['valEvery=5', 'valSeeds=128', 'threads=0'];
+const SMALL_MODEL = ['modelHidden=96', 'modelFfn=256'];
+/** The issue's protocol for learning from reward: 256 validation seeds (the paper's), format-only warm starts. */
+const FROM_REWARD = ['valEvery=5', 'valSeeds=256', 'threads=0', ...SMALL_MODEL];
+const FORMAT_ONLY = ['sftSteps=300', 'sftPolicy=random', 'sftEpisodes=512'];
+
+/** Warm-starts on solver demonstrations. */
+const EXPERT = {
+  // Measured (128 seeds, temperature 0.5): 1500 steps on 6000 episodes 43.0%, 3000 on 10000 45.3% (oracle 50.0%).
+  frozenlake: {
+    name: 'frozenlake',
+    overrides: [...SCRATCH, ...SMALL_MODEL, 'env=frozenlake', 'sftSteps=3000', 'sftPolicy=expert', 'sftEpisodes=10000'],
+  },
+  sokoban: {
+    name: 'sokoban',
+    overrides: [...SCRATCH, ...SMALL_MODEL, 'env=sokoban', 'sftSteps=1500', 'sftPolicy=expert', 'sftEpisodes=6000'],
+  },
+} as const satisfies Record<string, WarmStart>;
+
+/** Format-only warm-starts, one per environment (RAGEN-comparable settings). */
+export const FORMAT_WARM_STARTS = {
+  sokoban: { name: 'sokoban-format', overrides: [...FROM_REWARD, 'env=sokoban', ...FORMAT_ONLY] },
+  frozenlake: { name: 'frozenlake-format', overrides: [...FROM_REWARD, 'env=frozenlake', ...FORMAT_ONLY] },
+  'sokoban-large': {
+    name: 'sokoban-large-format', overrides: [...FROM_REWARD, 'env=sokoban-large', ...FORMAT_ONLY],
+  },
+  countdown: { name: 'countdown-format', overrides: [...FROM_REWARD, 'env=countdown', ...FORMAT_ONLY] },
+  // The coordinate list makes a 5-turn episode ~850 characters in the compact template.
+  'coord-frozenlake': {
+    name: 'coord-frozenlake-format',
+    overrides: [...FROM_REWARD, 'env=coord-frozenlake', 'modelContext=1536', ...FORMAT_ONLY],
+  },
+} as const satisfies Record<string, WarmStart>;
+
+/** RL settings of the format-only cases (and of the seed comparison): the same budget for every algorithm. */
+export const FROM_REWARD_RL = ['iterations=100', 'lrActor=1e-4', 'lrCritic=1e-3'];
+
+export const LEARNING_CASES: LearningCase[] = [
+  { name: 'bandit', preset: 'starpo-s', target: 0.95, overrides: [
+    ...SCRATCH, 'env=bandit', 'iterations=50', 'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=3e-4',
+    'lrCritic=1e-3'] },
+  // Slips make FrozenLake's returns noisy: lrActor 1e-4 on 2 kept groups drifted from 45% to 38%; 16 groups
+  // with half kept and lrActor 1e-5 hold the warm start's level.
+  { name: 'frozenlake', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.frozenlake,
+    overrides: ['iterations=40', 'lrActor=1e-5', 'lrCritic=1e-3', 'envGroups=16', 'filterFraction=0.5'] },
+  { name: 'sokoban', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+  // Asynchronous iterations (iteration i plays version i − 2) beside the on-policy 'sokoban' case, same warm start.
+  { name: 'sokoban-async', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1'] },
+  { name: 'sokoban-async-tis', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1', 'offPolicyCorrection=tis'] },
+  { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9, warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+  // Echo-Trap: a learning rate 300× too large collapses the policy; the detector should fire here and not above.
+  { name: 'frozenlake-collapse', preset: 'starpo', target: 0.9, warmStart: EXPERT.frozenlake,
+    overrides: ['iterations=40', 'lrActor=3e-3', 'lrCritic=1e-3', 'gradClip=1000'] },
+  // The same collapse with onCollapse=fork: it must end above frozenlake-collapse (all checkpoints kept to go back to).
+  { name: 'frozenlake-collapse-fork', preset: 'starpo', target: 0.9, warmStart: EXPERT.frozenlake, overrides: [
+    'iterations=40', 'lrActor=3e-3', 'lrCritic=1e-3', 'gradClip=1000', 'onCollapse=fork', 'keepEveryCheckpoint=1'] },
+  // Learning from reward: format-only warm starts. Targets are the issue's (ratio to the oracle on the same seeds).
+  { name: 'sokoban-format', preset: 'starpo-s', target: 0.8, warmStart: FORMAT_WARM_STARTS.sokoban,
+    overrides: [...FROM_REWARD_RL] },
+  { name: 'frozenlake-format', preset: 'starpo-s', target: 0.9, warmStart: FORMAT_WARM_STARTS.frozenlake,
+    overrides: [...FROM_REWARD_RL, 'envGroups=16', 'filterFraction=0.5'] },
+  { name: 'sokoban-large-format', preset: 'starpo-s', target: 0, targetSuccess: 0.23,
+    warmStart: FORMAT_WARM_STARTS['sokoban-large'], overrides: [...FROM_REWARD_RL] },
+  { name: 'countdown-format', preset: 'starpo-s', target: 0.8, warmStart: FORMAT_WARM_STARTS.countdown,
+    overrides: [...FROM_REWARD_RL] },
+  { name: 'coord-frozenlake-format', preset: 'starpo-s', target: 0.9, warmStart: FORMAT_WARM_STARTS['coord-frozenlake'],
+    overrides: [...FROM_REWARD_RL] },
+];
+
+/**
+ * Item 4 of the issue: StarPO-S, vanilla StarPO and GRPO with 3 training seeds each, on Sokoban and
+ * FrozenLake from the format-only start, same budget. Case names: `seeds-<env>-<preset>-s<seed>`.
+ */
+export const SEED_STUDY = {
+  envs: ['sokoban', 'frozenlake'] as const,
+  presets: ['starpo-s', 'starpo', 'grpo'] as const satisfies readonly PresetName[],
+  seeds: [0, 1, 2],
+};
+
+export function seedStudyCases(): LearningCase[] {
+  return SEED_STUDY.envs.flatMap((env) => SEED_STUDY.presets.flatMap((preset) => SEED_STUDY.seeds.map((seed) => ({
+    name: `seeds-${env}-${preset}-s${seed}`, preset, target: 0, warmStart: FORMAT_WARM_STARTS[env],
+    overrides: [...FROM_REWARD_RL, `seed=${seed}`],
+  }))));
+}
+
+/**
+ * STARPO_BENCH_TINY=1 (or --tiny): every case and warm start at a size that runs end to end in a
+ * minute or two, to check the benchmark itself before launching the real runs.
+ */
+export const TINY = [
+  'iterations=2', 'envGroups=4', 'groupSize=4', 'miniBatchSize=4', 'valSeeds=8', 'valEvery=1', 'sftSteps=4',
+  'sftEpisodes=16', 'sftBatchSize=4', 'collapseSamples=8', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64',
+  'threads=1',
+];

@@ -1,0 +1,65 @@
+/**
+ * `starpo bench learning-seeds`: the issue's item 4 — StarPO-S, vanilla StarPO and GRPO with 3 training
+ * seeds each on Sokoban and FrozenLake from the format-only warm start, same budget. One `learning` line
+ * per run (bench-learning.ts), then one `learning-seeds` summary line per (environment, algorithm): final
+ * validation success mean ± std over the seeds, the runs that collapsed and when, and the Echo-Trap
+ * firings, plus the `starpo report` command that draws them side by side.
+ *
+ * Collapsed: the run's validation success fell below half of the best it had reached (after reaching at
+ * least 0.1), and was still there at the end; "when" is the first validation iteration of that fall.
+ */
+import { mean, sampleStd } from '../../rl/stats.ts';
+import { seedStudyCases, SEED_STUDY } from './bench-learning-cases.ts';
+import { measureCase, trainCase, useTinyMode, type CasePoint } from './bench-learning.ts';
+
+/** The iteration a run's final collapse began (see the module comment), or null. */
+export function collapsedAt(curve: readonly CasePoint[]): number | null {
+  const val = curve.filter((p) => p.val !== undefined) as Array<CasePoint & { val: number }>;
+  let best = 0;
+  let fellAt: number | null = null;
+  for (const p of val) {
+    if (p.val > best) [best, fellAt] = [p.val, null];
+    else if (best >= 0.1 && p.val < best / 2) fellAt ??= p.iteration;
+    else fellAt = null;
+  }
+  return fellAt;
+}
+
+interface SeedRun {
+  seed: number;
+  valSuccess: number;
+  collapsedAt: number | null;
+  echoTrapWarnings: number[];
+  runDir: string;
+}
+
+function summary(env: string, preset: string, runs: readonly SeedRun[]): Record<string, unknown> {
+  const finals = runs.map((r) => r.valSuccess);
+  return {
+    bench: 'learning-seeds', env, preset, seeds: runs.map((r) => r.seed),
+    valSuccessMean: Number(mean(finals).toFixed(4)), valSuccessStd: Number(sampleStd(finals).toFixed(4)),
+    collapsed: runs.filter((r) => r.collapsedAt !== null).map((r) => ({ seed: r.seed, at: r.collapsedAt })),
+    echoTrapFirings: runs.map((r) => ({ seed: r.seed, at: r.echoTrapWarnings })),
+    report: `npx starpo report ${runs.map((r) => r.runDir).join(' ')} --png`,
+  };
+}
+
+export async function benchLearningSeeds(opts: { tiny?: boolean } = {}, write = console.log): Promise<void> {
+  useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
+  const cases = seedStudyCases();
+  for (const env of SEED_STUDY.envs) {
+    for (const preset of SEED_STUDY.presets) {
+      const runs: SeedRun[] = [];
+      for (const [i, seed] of SEED_STUDY.seeds.entries()) {
+        const k = cases.find((c) => c.name === `seeds-${env}-${preset}-s${seed}`)!;
+        const trained = await trainCase(k);
+        const line = await measureCase(k, trained);
+        write(JSON.stringify(line));
+        runs.push({ seed: SEED_STUDY.seeds[i] as number, valSuccess: line.valSuccess as number,
+          collapsedAt: collapsedAt(trained.curve), echoTrapWarnings: line.echoTrapWarnings as number[],
+          runDir: trained.runDir });
+      }
+      write(JSON.stringify(summary(env, preset, runs)));
+    }
+  }
+}

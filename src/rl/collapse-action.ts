@@ -1,0 +1,50 @@
+/**
+ * What a run does when the Echo-Trap detector fires (config onCollapse), as pure decisions both drivers
+ * share:
+ * - warn: record the warning and go on;
+ * - stop: end the run after that iteration (its checkpoint written);
+ * - fork: rewind to the newest checkpoint of the surviving history at an iteration before the detector's
+ *   first warning sign (evidence.firstSignIteration) and go on from there as a new lineage whose learning
+ *   rates (actor and critic) are the config's × forkLrScale^forks. `forks` counts the forks behind the
+ *   live lineage, so a collapse after a rewind past an earlier fork still halves again; after maxForks
+ *   forks a further collapse stops the run.
+ * The decision travels in the checkpoint's trainer state (`collapse`), so a run killed between that
+ * checkpoint and the fork takes it on resume, exactly as it would have.
+ */
+import type { RlConfig } from './config.ts';
+import type { EchoTrapWarning } from './echo-trap.ts';
+
+export type CollapseAction =
+  | { kind: 'stop'; iteration: number; reason: string }
+  | { kind: 'fork'; iteration: number; reason: string; before: number; forks: number };
+
+/** The config a lineage trains with: both learning rates scaled by forkLrScale once per fork behind it. */
+export function lineageConfig(c: RlConfig, forks: number): RlConfig {
+  if (forks === 0) return c;
+  const scale = c.forkLrScale ** forks;
+  return Object.freeze({ ...c, lrActor: c.lrActor * scale, lrCritic: c.lrCritic * scale });
+}
+
+/** The action a warning calls for under the config (null for onCollapse=warn or no warning). */
+export function collapseAction(c: RlConfig, forks: number, warning: EchoTrapWarning | null): CollapseAction | null {
+  if (!warning || c.onCollapse === 'warn') return null;
+  const at = warning.iteration;
+  if (c.onCollapse === 'stop') return { kind: 'stop', iteration: at, reason: `onCollapse=stop: ${warning.message}` };
+  if (forks >= c.maxForks) {
+    const reason = `collapsed again after ${forks} forks (maxForks ${c.maxForks}): ${warning.message}`;
+    return { kind: 'stop', iteration: at, reason };
+  }
+  const before = warning.evidence.firstSignIteration ?? at;
+  const scale = c.forkLrScale ** (forks + 1);
+  const reason = `${warning.message}; first sign at iteration ${before}, so the run forks from the newest checkpoint ` +
+    `before it with lrActor and lrCritic × ${c.forkLrScale} (× ${Number(scale.toPrecision(6))} of the config's)`;
+  return { kind: 'fork', iteration: at, reason, before, forks: forks + 1 };
+}
+
+/** The id of the lineage a fork starts: the fork count and the checkpoint iteration it starts from (unique per run). */
+export const forkLineageId = (forks: number, fromIteration: number): string => `f${forks}-${fromIteration}`;
+
+/** The newest of `checkpoints` (the surviving history's) at an iteration before `before`, if any. */
+export function forkPointBefore<T extends { iteration: number }>(checkpoints: readonly T[], before: number): T | undefined {
+  return checkpoints.filter((cp) => cp.iteration < before).sort((a, b) => b.iteration - a.iteration)[0];
+}

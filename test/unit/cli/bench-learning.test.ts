@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolveConfig } from '../../../src/rl/config.ts';
+import { LEARNING_CASES, seedStudyCases, TINY } from '../../../src/cli/commands/bench-learning-cases.ts';
+import { collapsedAt } from '../../../src/cli/commands/bench-learning-seeds.ts';
+import type { CasePoint } from '../../../src/cli/commands/bench-learning.ts';
+
+test('every learning and seed-study case resolves to a valid config, at full size and tiny', () => {
+  const cases = [...LEARNING_CASES, ...seedStudyCases()];
+  assert.equal(seedStudyCases().length, 18);
+  for (const k of cases) {
+    const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
+    for (const extra of [[], TINY]) assert.doesNotThrow(() => resolveConfig({ preset: k.preset, overrides: [...base, ...k.overrides, ...extra] }), k.name);
+    if (k.warmStart) assert.doesNotThrow(() => resolveConfig({ overrides: [...k.warmStart!.overrides] }), k.warmStart.name);
+  }
+  const format = LEARNING_CASES.filter((k) => k.name.endsWith('-format')).map((k) => resolveConfig({ overrides: [...k.warmStart!.overrides] }));
+  assert.deepEqual(format.map((c) => [c.env, c.sftPolicy, c.valSeeds]), [
+    ['sokoban', 'random', 256], ['frozenlake', 'random', 256], ['sokoban-large', 'random', 256], ['countdown', 'random', 256],
+    ['coord-frozenlake', 'random', 256]]);
+});
+
+const curve = (vals: Array<number | undefined>): CasePoint[] =>
+  vals.map((val, i) => ({ iteration: i + 1, lineageId: 'main', success: 0, val, std: 0, entropy: 0 }));
+
+test('a run counts as collapsed when its validation success ends below half its best, from the first such point', () => {
+  assert.equal(collapsedAt(curve([0.2, undefined, 0.6, 0.25, 0.1])), 4);
+  assert.equal(collapsedAt(curve([0.2, 0.6, 0.25, 0.5])), null); // recovered
+  assert.equal(collapsedAt(curve([0.08, 0.02])), null); // never reached 0.1
+  assert.equal(collapsedAt(curve([0.5, 0.4])), null);
+});
