@@ -64,3 +64,22 @@ test('a fork from checkpoint 2 plays iteration 3 with the version checkpoint 2 n
   assert.equal(forked.lastIteration, 3);
   assert.ok(lineage(forked.lineageId).equals(lineage('main')));
 });
+
+// Bandit from a format-only start with a learning rate far too large: with staleness 1 it collapses, forks back
+// to checkpoint 0 twice (onCollapse=fork) and stops at the third warning.
+const collapsing = resolveConfig({ preset: 'starpo', overrides: [
+  'env=bandit', 'envGroups=4', 'groupSize=8', 'miniBatchSize=32', 'iterations=25', 'threads=1', 'valSeeds=32', 'valEvery=5',
+  'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=1e-1', 'lrCritic=1e-3', 'gradClip=1000', 'collapseEvery=0',
+  'keepEveryCheckpoint=1', 'onCollapse=fork', 'asyncStaleness=1'] });
+
+test('a fork on collapse restarts the rollouts from the fork point: the schedule holds there, and a rerun is bitwise equal', { timeout: 600_000 }, async () => {
+  const [a, b] = [mkdtempSync(join(tmpdir(), 'starpo-fork-a-')), mkdtempSync(join(tmpdir(), 'starpo-fork-b-'))];
+  const first = await trainEmbedded({ root: a, runId: 'r', config: collapsing });
+  await trainEmbedded({ root: b, runId: 'r', config: collapsing });
+  const played = (await events(a)).flatMap((e) => (e.kind === 'trajectory' && e.split === 'train' ? [e] : []));
+  assert.ok(first.lineageId.startsWith('f'), `forked: ${first.lineageId}`);
+  assert.ok(played.every((e) => e.lineageId === first.lineageId && e.policyVersion === Math.max(0, e.iteration - 2)));
+  const last = (root: string) => readFileSync(join(root, 'r', 'checkpoints', first.lineageId,
+    String(first.lastIteration).padStart(8, '0'), 'actor.model.safetensors'));
+  assert.ok(last(a).equals(last(b)));
+});
