@@ -41,7 +41,7 @@ export function checkpointActivity(r: WorkerResources) {
     if (!input.keepArtifacts) {
       // The update's small record stays: a retry of this activity still finds what to publish.
       const base = iterationArtifacts({ runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration });
-      for (const stage of BULKY_STAGES) await artifacts.deletePrefix(`${base}${stage}/`);
+      await Promise.all(BULKY_STAGES.map((stage) => artifacts.deletePrefix(`${base}${stage}/`)));
     }
     return { uri: saved.uri };
   });

@@ -41,9 +41,10 @@ export function rolloutActivities(r: WorkerResources) {
       log.info({ shard: input.shard, chunk: k, groups, iteration: input.iteration, pid: process.pid }, 'rollout chunk started');
       const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input),
         (m) => rolloutStage(c, input.iteration, asPolicy(m.actor), run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))));
-      await r.artifacts(input.run.storeUri).put(keys[k], json(trajectories));
-      await r.events(input.run.events).append(
-        trajectoryEvents(ids, input.iteration, input.iteration - 1, trajectories, 'train', startedAt));
+      await Promise.all([ // policyVersion: the checkpoint whose weights played them
+        r.artifacts(input.run.storeUri).put(keys[k], json(trajectories)),
+        r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.policy.iteration, trajectories, 'train', startedAt)),
+      ]);
       done.add(k);
       beat.progress({ done: [...done].sort((a, b) => a - b), chunks: chunks.length });
       beat.now();
@@ -60,8 +61,7 @@ export function rolloutActivities(r: WorkerResources) {
     const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy,
       (m) => runValidation(c, asPolicy(m.actor), run, c.valSamples, toolTurns(c, run.tokenizer, r.sandbox(c))));
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
-    // policyVersion i − 1 for the whole iteration's events, as the embedded driver labels them.
-    await r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.iteration - 1, val.trajectories, 'val', startedAt));
+    await r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.policy.iteration, val.trajectories, 'val', startedAt));
     return { metrics: toWire(val.metrics) };
   });
 

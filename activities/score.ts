@@ -6,7 +6,7 @@
  * stages read (collapseProbeKey).
  */
 import { activity } from '../src/durable/boundary.ts';
-import { collapseProbeKey, json, keyOf, loadBatch, packScored, parse, policyId } from '../src/durable/batch-io.ts';
+import { collapseProbeKey, json, keyOf, packScored, parse, policyId } from '../src/durable/batch-io.ts';
 import { asPolicy } from '../src/durable/model-host.ts';
 import type { ArtifactResult, FilterInput } from '../src/durable/protocol.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
@@ -17,7 +17,7 @@ export function scoreActivity(r: WorkerResources) {
   return activity('score', async (input: FilterInput): Promise<ArtifactResult> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
-    const { trajectories, all } = await loadBatch(artifacts, input.rollout);
+    const { trajectories, all } = await r.batch(input.run.storeUri, input.rollout);
     const informative = input.sampling ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).keptGroupIds : undefined;
     const rows = trainedRows(c, all.batch, informative);
     const [scored, probe] = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), async (m) => {

@@ -10,7 +10,8 @@ import { configKey, lineageKey } from '../src/durable/artifacts.ts';
 import { json } from '../src/durable/batch-io.ts';
 import { checkpointExists, saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
 import { asPolicy } from '../src/durable/model-host.ts';
-import type { ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
+import type { CheckpointRef, ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
+import type { TrainerState } from '../src/rl/run-checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
@@ -20,8 +21,22 @@ import { sftWarmup } from '../src/rl/sft.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { LineageStart, RunEvent } from '../src/events/index.ts';
 
-const planOf = (c: RlConfig): RunPlan =>
-  ({ iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery, dynamicSampling: c.dynamicSampling });
+const planOf = (c: RlConfig): RunPlan => ({
+  iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery, dynamicSampling: c.dynamicSampling,
+  ...(c.asyncStaleness > 0 && { asyncStaleness: c.asyncStaleness }),
+});
+
+/** The older versions an asynchronous run's checkpoint names; each must still exist (retention, a fork from far back). */
+async function versionsOf(r: WorkerResources, run: RunRef, from: CheckpointRef, trainer: TrainerState | null): Promise<CheckpointRef[]> {
+  const versions = trainer?.behaviourPolicies ?? [];
+  for (const v of versions) {
+    if (!(await checkpointExists(r.store(run.storeUri).store, { runId: run.runId, ...v }))) {
+      throw new ConfigError('fromIteration', `checkpoint ${from.lineageId}@${from.iteration} needs policy version ` +
+        `${v.lineageId}@${v.iteration} for its next rollouts (asyncStaleness), and retention deleted it`);
+    }
+  }
+  return versions;
+}
 
 /** Saves a new run's config once; the same config again is a retry, another one a clash of run ids. */
 async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): Promise<RlConfig> {
@@ -93,12 +108,13 @@ export function startRunActivity(r: WorkerResources) {
       const c = await r.config(run);
       const parent = { runId: run.runId, lineageId: resume.parentLineageId, iteration: resume.fromIteration };
       // Loading verifies every file's hash: a damaged checkpoint fails here (CorruptDataError), not later.
-      const held = await r.trainModels.use(c, r.store(run.storeUri), parent, async (m) => m.trainer?.forks ?? 0);
-      const forks = resume.fork?.forks ?? held;
+      const trainer = await r.trainModels.use(c, r.store(run.storeUri), parent, async (m) => m.trainer);
+      const forks = resume.fork?.forks ?? trainer?.forks ?? 0;
+      const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
+      const versions = await versionsOf(r, run, policy, trainer);
       await saveLineageStart(r, run, resume, forks);
       await r.events(run.events).append([runEvent(run, c, resume, forks)]);
-      const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
-      return { plan: planOf(c), policy, nextIteration: parent.iteration + 1, forks };
+      return { plan: planOf(c), policy, nextIteration: parent.iteration + 1, forks, ...(versions.length > 0 && { versions }) };
     }
     if (input.configJson === undefined) throw new ConfigError('configJson', 'a new run needs a config');
     const c = await saveConfig(r, run, input.configJson);

@@ -7,7 +7,7 @@
  */
 import { activity, type Beat } from '../src/durable/boundary.ts';
 import { unpackArtifact } from '../src/durable/artifact-codec.ts';
-import { json, keyOf, loadBatch, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
+import { json, keyOf, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
 import { saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
 import { asPolicy, type HeldModels } from '../src/durable/model-host.ts';
 import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
@@ -41,7 +41,7 @@ export const updateRecordKey = (input: { run: UpdateInput['run']; iteration: num
 /** The engine's input rows, cut from the assembled batch exactly as runIteration cuts them. */
 async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageInput> {
   const artifacts = r.artifacts(input.run.storeUri);
-  const { all } = await loadBatch(artifacts, input.rollout);
+  const { all } = await r.batch(input.run.storeUri, input.rollout);
   const scored = unpackScored(await artifacts.get(input.scored), input.scored);
   const adv = unpackArtifact(await artifacts.get(input.advantage), input.advantage).arrays;
   const rows = Array.from(adv.rows);
@@ -53,15 +53,20 @@ async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageI
   };
 }
 
-/** The detector's observation, and the trainer state as the embedded driver writes it (forks, pending stop or fork). */
-function observeEchoTrap(m: HeldModels, c: RlConfig, forks: number, iteration: number, metrics: Record<string, number>) {
+/**
+ * The detector's observation, and the trainer state as the embedded driver writes it (forks, pending stop or fork,
+ * and the checkpoints of the older versions the next rollouts play when asynchronous).
+ */
+function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics: Record<string, number>) {
+  const { iteration, behaviourPolicies } = input;
+  const forks = input.run.forks ?? 0;
   const echo = EchoTrapDetector.fromJSON(m.trainer!.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
   const warning = echo.observe({
     iteration, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
     gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
   });
   const collapse = collapseAction(c, forks, warning);
-  return { trainer: trainerState(iteration, echo.toJSON(), forks, collapse), warning, collapse };
+  return { trainer: trainerState(iteration, echo.toJSON(), forks, collapse, behaviourPolicies), warning, collapse };
 }
 
 /** The policy as updateStage sees it, reporting each optimizer step as heartbeat progress. */
@@ -85,7 +90,7 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
     const models = { actor: counting(m.actor, report), critic: m.critic && counting(m.critic, report) };
     const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
     const metrics = { ...fromWire(input.metrics), ...trained };
-    const { trainer, warning, collapse } = observeEchoTrap(m, c, input.run.forks ?? 0, input.iteration, metrics);
+    const { trainer, warning, collapse } = observeEchoTrap(m, c, input, metrics);
     const saved = await saveEngineCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
     session.holds(id, trainer);
     const w = warning && { message: warning.message, evidence: toWire(warning.evidence) };

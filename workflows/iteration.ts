@@ -2,14 +2,17 @@
  * One training iteration as a chain of activities, passing artifact keys only:
  *   rollout shards [─► planSampling ─► more shards …] ─► score ‖ reward ‖ filter ─► advantage
  *   ─► update (checkpoint i) ─► [validate] ─► checkpoint
+ * The rollout comes from the RolloutSchedule: played here, or already under way (asynchronous runs, and
+ * pipelined ones, which start rollout i + 1 as soon as the update wrote checkpoint i). A pipelined run
+ * publishes iteration i (validate, checkpoint) beside iteration i + 1.
  * Score, reward and filter read only the trajectories (and the sampling plan), so they run side by side;
  * score derives the filter's kept rows itself and scores only those.
  */
 import {
-  shardGroups, validatesAt, type CheckpointRef, type DurableOptions, type RunPlan, type Stage, type StageInput,
-  type TrainingRunInput, type UpdateResult, type WireMetrics,
+  validatesAt, type CheckpointRef, type RunPlan, type Stage, type TrainingRunInput, type UpdateResult, type WireMetrics,
 } from '../src/durable/protocol.ts';
 import type { Stages } from './activities.ts';
+import type { RolloutSchedule } from './rollout-schedule.ts';
 
 export interface IterationOutcome {
   checkpoint: CheckpointRef;
@@ -20,32 +23,28 @@ export interface IterationOutcome {
   ms: number;
 }
 
-/** Plays `groups` (the iteration's group numbers) as rollout shards; returns their artifact keys in group order. */
-async function play(a: Stages, base: StageInput, o: DurableOptions, groups: number[], round: number): Promise<string[]> {
-  const shards = await Promise.all(shardGroups(groups.length, o.rolloutShards).map((slots, shard) =>
-    a.rollout.rolloutShard({ ...base, round, shard, groups: slots.map((s) => groups[s]), chunkGroups: o.chunkGroups })));
-  return shards.flatMap((s) => s.keys);
+/** An iteration trained up to its checkpoint; what is left is to publish it. */
+export interface TrainedIteration {
+  checkpoint: CheckpointRef;
+  /** The stop or fork onCollapse calls for after this iteration's warning; null otherwise. */
+  collapse: UpdateResult['collapse'];
+  /**
+   * Validation of the new policy (when due) and the checkpoint activity (events, retention, artifacts):
+   * the iteration's outcome once done. `track`: report these stages as the run's progress (false when they
+   * run beside the next iteration).
+   */
+  publish(track: boolean): Promise<IterationOutcome>;
 }
 
-/** The iteration's groups, plus DAPO's extra rounds (new group numbers, hence new seeds) while the plan asks. */
-async function sample(a: Stages, base: StageInput, o: DurableOptions, plan: RunPlan): Promise<{ rollout: string[]; sampling?: string }> {
-  const rollout = await play(a, base, o, Array.from({ length: plan.envGroups }, (_, g) => g), 0);
-  if (!plan.dynamicSampling) return { rollout };
-  let next = plan.envGroups;
-  for (let tries = 1; ; tries++) {
-    const p = await a.update.planSampling({ ...base, rollout, tries });
-    if (p.action !== 'sample-more') return { rollout, sampling: p.key };
-    rollout.push(...await play(a, base, o, Array.from({ length: p.groupsNeeded }, (_, k) => next + k), tries));
-    next += p.groupsNeeded;
-  }
-}
+type StageTimer = <T>(name: Stage, fn: () => Promise<T>, track?: boolean) => Promise<T>;
 
+/** `policy`: checkpoint i − 1, which score and update read; the rollout comes from `rollouts` (its own version). */
 export async function runIteration(a: Stages, input: TrainingRunInput, plan: RunPlan, iteration: number,
-  policy: CheckpointRef, enter: (stage: Stage) => void): Promise<IterationOutcome> {
+  policy: CheckpointRef, enter: (stage: Stage) => void, rollouts: RolloutSchedule): Promise<TrainedIteration> {
   const startedAtMs = Date.now(); // workflow time: deterministic on replay
   const timingsMs: Record<string, number> = {};
-  const stage = async <T>(name: Stage, fn: () => Promise<T>): Promise<T> => {
-    enter(name);
+  const stage: StageTimer = async (name, fn, track = true) => {
+    if (track) enter(name);
     const t0 = Date.now();
     try {
       return await fn();
@@ -53,26 +52,30 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
       timingsMs[name] = Date.now() - t0;
     }
   };
-  const { run, options } = input;
+  const { run } = input;
   const base = { run, iteration, policy };
-  const { rollout, sampling } = await stage('rollout', () => sample(a, base, options, plan));
+  const { rollout, sampling, ms: playedMs } = await stage('rollout', () => rollouts.take(iteration));
+  if (plan.asyncStaleness) timingsMs.rollout_play = playedMs; // beside the wait for it ('rollout')
   const batch = { ...base, rollout };
   const [scored, rewards, kept] = await stage('score', () =>
     Promise.all([a.update.score({ ...batch, sampling }), a.update.reward(batch), a.update.filter({ ...batch, sampling })]));
   const adv = await stage('advantage', () =>
     a.update.advantage({ ...batch, scored: scored.key, rewards: rewards.key, kept: kept.key, sampling }));
-  const updated = await stage('update', () =>
-    a.update.update({ ...batch, scored: scored.key, advantage: adv.key, metrics: adv.metrics }));
-  const val = validatesAt(plan, iteration)
-    ? await stage('validate', () => a.rollout.validate({ run, iteration, policy: updated.checkpoint }))
-    : null;
-  const metrics = { ...updated.metrics, ...val?.metrics };
-  await stage('checkpoint', () => a.update.checkpoint({
-    run, iteration, checkpoint: updated.checkpoint, metrics, timingsMs: { ...timingsMs }, warning: updated.warning,
-    startedAtMs, keepArtifacts: options.keepArtifacts,
-  }));
-  return {
-    checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, collapse: updated.collapse ?? null,
-    ms: Date.now() - startedAtMs,
+  const behaviourPolicies = rollouts.pendingAt(iteration);
+  const updated = await stage('update', () => a.update.update({ ...batch, scored: scored.key, advantage: adv.key,
+    metrics: adv.metrics, ...(behaviourPolicies && { behaviourPolicies }) }));
+  rollouts.published(updated.checkpoint);
+  const collapse = updated.collapse ?? null;
+  const publish = async (track: boolean): Promise<IterationOutcome> => {
+    const val = validatesAt(plan, iteration)
+      ? await stage('validate', () => a.rollout.validate({ run, iteration, policy: updated.checkpoint }), track)
+      : null;
+    const metrics = { ...updated.metrics, ...val?.metrics };
+    await stage('checkpoint', () => a.update.checkpoint({
+      run, iteration, checkpoint: updated.checkpoint, metrics, timingsMs: { ...timingsMs }, warning: updated.warning,
+      startedAtMs, keepArtifacts: input.options.keepArtifacts,
+    }), track);
+    return { checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, collapse, ms: Date.now() - startedAtMs };
   };
+  return { checkpoint: updated.checkpoint, collapse, publish };
 }

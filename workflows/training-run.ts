@@ -8,7 +8,7 @@
  * new as a new lineage from the fork point (src/rl/collapse-action.ts), which startRun logs as FORKED.
  */
 import {
-  allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo,
+  allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, patched, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import {
   PROGRESS_QUERY, SIGNALS, type Carry, type CheckpointRef, type IterationSummary, type Progress, type RunOutcome,
@@ -17,11 +17,14 @@ import {
 import { forkLineageId, type CollapseAction } from '../src/rl/collapse-action.ts';
 import { stageActivities, type Stages } from './activities.ts';
 import { runIteration, type IterationOutcome } from './iteration.ts';
+import { RolloutSchedule } from './rollout-schedule.ts';
 
 export const pauseSignal = defineSignal(SIGNALS.pause);
 export const resumeSignal = defineSignal(SIGNALS.resume);
 export const stopSignal = defineSignal(SIGNALS.stop);
 export const progressQuery = defineQuery<Progress>(PROGRESS_QUERY);
+/** Patch marker: iteration i + 1's rollout starts when the update wrote checkpoint i; i is published beside i + 1. */
+export const PIPELINED_ITERATIONS = 'pipelined-iterations';
 
 const RECENT = 10;
 const num = (v: number | string | undefined): number => (typeof v === 'number' ? v : Number(v ?? NaN));
@@ -94,30 +97,43 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
   const lineage: TrainingRunInput = { ...input, run: { ...input.run, forks: carry.forks ?? 0 } };
   state.iterations = carry.plan.iterations;
   const last = Math.min(carry.plan.iterations, input.stopAfter ?? carry.plan.iterations);
+  // Histories from before this marker ran each iteration to its end before the next began.
+  const pipelined = patched(PIPELINED_ITERATIONS);
+  const rollouts = new RolloutSchedule(stages, lineage, carry.plan, carry, last, pipelined);
   let policy: CheckpointRef = carry.policy;
+  let publishing: Promise<void> = Promise.resolve();
   let ran = 0;
   for (let i = carry.nextIteration; i <= last; i++) {
-    if (state.paused) state.stage = 'paused'; // held here, at the boundary, until resume or stop
+    if (state.paused) {
+      await publishing; // a paused run has published every iteration it trained
+      state.stage = 'paused'; // held here, at the boundary, until resume or stop
+    }
     await condition(() => !state.paused || state.stopping);
     if (state.stopping) break;
-    const outcome = await runIteration(stages, lineage, carry.plan, i, policy, (s: Stage) => void (state.stage = s));
-    policy = outcome.checkpoint;
-    state.completed(i, outcome);
+    const trained = await runIteration(stages, lineage, carry.plan, i, policy, (s: Stage) => void (state.stage = s), rollouts);
+    policy = trained.checkpoint;
     ran++;
-    if (outcome.collapse?.kind === 'fork') await fork(stages, lineage, outcome.collapse);
-    if (outcome.collapse) {
+    const before = publishing; // iteration i − 1's publication: at most one runs beside the training
+    publishing = before.then(() => trained.publish(!pipelined)).then((outcome) => state.completed(i, outcome));
+    publishing.catch(() => undefined); // awaited below or at the next iteration; it must not fail unobserved
+    await (pipelined && !trained.collapse ? before : publishing);
+    if (trained.collapse?.kind === 'fork') await fork(stages, lineage, trained.collapse);
+    if (trained.collapse) {
       state.collapsed = true; // stopped by onCollapse, or a fork with no checkpoint left to go back to
       break;
     }
     const due = ran >= input.options.continueAsNewEvery || workflowInfo().continueAsNewSuggested;
     if (i < last && !state.stopping && due) {
+      await publishing;
+      const held = await rollouts.drain(i + 1); // rollouts already under way, finished and carried over
       await condition(allHandlersFinished);
       const next: Carry = {
-        plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent, forks: carry.forks,
+        plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent, forks: carry.forks, ...held,
       };
       await continueAsNew<typeof trainingRun>({ ...input, carry: next });
     }
   }
+  await publishing;
   state.stage = state.collapsed || (state.stopping && state.iteration < last) ? 'stopped' : 'done';
   await condition(allHandlersFinished);
   const { runId, lineageId } = input.run;

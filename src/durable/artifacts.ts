@@ -18,6 +18,7 @@ import { endpoints } from '../services/endpoints.ts';
 import { iterationDir } from '../storage/layout.ts';
 import { retryableS3Failure } from '../storage/s3-store.ts';
 import { parseStorageUri } from '../storage/uri.ts';
+import { mapLimit } from '../storage/map-limit.ts';
 
 export interface ArtifactStore {
   put(key: string, bytes: Uint8Array): Promise<void>;
@@ -109,7 +110,7 @@ class S3Artifacts implements ArtifactStore {
       do {
         const list = new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token });
         const page = await this.client.send(list);
-        for (const o of page.Contents ?? []) await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: o.Key! }));
+        await mapLimit(page.Contents ?? [], 6, (o) => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: o.Key! })));
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     } catch (err) {

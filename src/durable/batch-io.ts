@@ -32,9 +32,12 @@ export async function loadTrajectories(artifacts: ArtifactStore, keys: readonly 
   return parts.flatMap((p) => parse<Trajectory[]>(p));
 }
 
-export async function loadBatch(artifacts: ArtifactStore, keys: readonly string[]): Promise<{
-  trajectories: Trajectory[]; all: AssembledBatch;
-}> {
+export interface LoadedBatch {
+  trajectories: Trajectory[];
+  all: AssembledBatch;
+}
+
+export async function loadBatch(artifacts: ArtifactStore, keys: readonly string[]): Promise<LoadedBatch> {
   const trajectories = await loadTrajectories(artifacts, keys);
   return { trajectories, all: assemble(trajectories) };
 }

@@ -3,12 +3,12 @@
  * rl/run-checkpoint.ts — `<model>.<file>` per model plus `trainer.json` — so the embedded and the
  * durable driver write byte-identical checkpoints for the same state, and either can resume the other's.
  */
-import { mkdir, readdir, readFile, rename } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PolicyEngine } from '../policy/engine/engine.ts';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
-import { type ModelName, type TrainerState, checkAssets, withScratch } from '../rl/run-checkpoint.ts';
+import { type ModelName, type TrainerState, checkAssets, modelDirectory, withScratch } from '../rl/run-checkpoint.ts';
 import { CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint } from '../storage/index.ts';
 
 export type Engines = Partial<Record<ModelName, PolicyEngine>>;
@@ -17,12 +17,13 @@ export type Engines = Partial<Record<ModelName, PolicyEngine>>;
 export async function saveEngineCheckpoint(store: CheckpointStore, id: CheckpointId, engines: Engines,
   config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
+    const named = Object.entries(engines) as [ModelName, PolicyEngine][];
+    const states = await Promise.all(named.map(([name, engine]) => engine.getState(name !== 'ref'))); // each in its thread
     const files: { name: string; path: string }[] = [];
-    for (const [name, engine] of Object.entries(engines) as [ModelName, PolicyEngine][]) {
+    for (const [k, [name]] of named.entries()) {
       const modelDir = join(dir, name);
-      const policyState = await engine.getState(name !== 'ref');
       const tokenizerFiles = name === 'actor' ? assets : {};
-      await saveCheckpoint(modelDir, { config, ...policyState, rng: {}, tokenizerFiles });
+      await saveCheckpoint(modelDir, { config, ...states[k], rng: {}, tokenizerFiles });
       for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
     }
     const bytes = new TextEncoder().encode(JSON.stringify(state));
@@ -44,10 +45,7 @@ export async function loadEngineCheckpoint(store: CheckpointStore, id: Checkpoin
     const flat = join(dir, 'flat');
     await store.load(id.runId, id.lineageId, id.iteration, { toDirectory: flat, only });
     for (const [name, engine] of Object.entries(engines) as [ModelName, PolicyEngine][]) {
-      const modelDir = join(dir, name);
-      await mkdir(modelDir);
-      for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
-      const ckpt = await loadCheckpoint(modelDir);
+      const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
       await engine.setState({ weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step }, { allowMissing: [] });
     }

@@ -57,6 +57,8 @@ export interface RunPlan {
   valEvery: number;
   /** DAPO: after the rollout, plan and play more groups until enough carry signal (absent = off). */
   dynamicSampling?: boolean;
+  /** Iteration i plays policy version max(0, i − 1 − k) beside the updates before it (src/rl/async-schedule.ts; absent = 0). */
+  asyncStaleness?: number;
 }
 
 export interface DurableOptions {
@@ -92,6 +94,17 @@ export interface IterationSummary {
   warning: string | null;
 }
 
+/** An iteration's rollout as the workflow holds it until that iteration trains. */
+export interface PlayedRollout {
+  iteration: number;
+  /** Trajectory artifacts, in group order. */
+  rollout: string[];
+  /** DAPO's sampling plan, when the run samples dynamically. */
+  sampling?: string;
+  /** Workflow time the rollout took (its stages' activities, scheduling included). */
+  ms: number;
+}
+
 /** What continue-as-new hands to the next workflow run. */
 export interface Carry {
   /** Forks behind the lineage (StartRunResult.forks), kept across continue-as-new. */
@@ -101,6 +114,10 @@ export interface Carry {
   nextIteration: number;
   paused: boolean;
   recent: IterationSummary[];
+  /** Asynchronous runs: the checkpoints of the policy versions later rollouts play with, oldest first. */
+  versions?: CheckpointRef[];
+  /** Asynchronous runs: rollouts already played for iterations not yet trained. */
+  rollouts?: PlayedRollout[];
 }
 
 /** A new lineage continuing from checkpoint `fromIteration` of `parentLineageId`; `fork`: started by onCollapse=fork. */
@@ -170,6 +187,8 @@ export interface StartRunResult {
   plan: RunPlan;
   policy: CheckpointRef;
   nextIteration: number;
+  /** Asynchronous runs resumed from a checkpoint: the older versions it names (TrainerState.behaviourPolicies). */
+  versions?: CheckpointRef[];
   /** Forks behind the lineage (the fork's, else the parent checkpoint's); the workflow puts it into its RunRef. */
   forks: number;
 }
@@ -180,7 +199,10 @@ export interface ForkPointInput {
   before: number;
 }
 
-/** Every stage of iteration i reads the policy of checkpoint `policy` (iteration i − 1). */
+/**
+ * Every stage of iteration i reads the policy of checkpoint `policy`: iteration i − 1 (the policy the update
+ * trains from), except the rollout, which reads the version the schedule gives (i − 1 unless asynchronous).
+ */
 export interface StageInput {
   run: RunRef;
   iteration: number;
@@ -241,6 +263,8 @@ export interface UpdateInput extends BatchInput {
   scored: string;
   advantage: string;
   metrics: WireMetrics;
+  /** Asynchronous runs: the checkpoints checkpoint i names for the rollouts after it (none when absent). */
+  behaviourPolicies?: CheckpointRef[];
 }
 
 export interface UpdateResult {

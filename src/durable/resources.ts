@@ -13,6 +13,10 @@ import { ModelHost } from './model-host.ts';
 import { openSandbox } from '../rl/tool-use.ts';
 import type { CodeRunner } from '../tools/sandbox/pool.ts';
 import type { EventsTarget, RunRef } from './protocol.ts';
+import { loadBatch, type LoadedBatch } from './batch-io.ts';
+
+/** Iterations whose batches a worker keeps (an asynchronous run's next one is read while the current one trains). */
+const BATCHES_KEPT = 2;
 
 export interface WorkerResources {
   store(uri: string): { uri: string; store: CheckpointStore };
@@ -23,6 +27,12 @@ export interface WorkerResources {
    * rates scaled for the lineage's forks (run.forks, onCollapse=fork).
    */
   config(run: RunRef): Promise<RlConfig>;
+  /**
+   * An iteration's trajectories and assembled batch from their artifact keys, read and assembled once for the
+   * stages of that iteration on this worker (keys never change content: a retry writes the same bytes).
+   * Shared between activities: read-only.
+   */
+  batch(storeUri: string, keys: readonly string[]): Promise<LoadedBatch>;
   /** The actor for rollouts and validation. */
   rolloutModels: ModelHost;
   /** Actor, critic and reference for scoring, updates and the warm-start. */
@@ -62,6 +72,7 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
   });
   const sandboxes = new Map<string, CodeRunner>();
   const configs = new Map<string, Promise<RlConfig>>();
+  const batches = new Map<string, Promise<LoadedBatch>>();
   const rolloutModels = new ModelHost('actor', options.provider);
   const trainModels = new ModelHost('all', options.provider);
   return {
@@ -77,6 +88,17 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
         config.catch(() => configs.delete(key));
       }
       return config.then((c) => lineageConfig(c, run.forks ?? 0));
+    },
+    batch(storeUri, keys) {
+      const key = `${storeUri}|${keys.join(',')}`;
+      let found = batches.get(key);
+      if (!found) {
+        found = loadBatch(artifacts.get(storeUri), keys);
+        batches.set(key, found);
+        found.catch(() => batches.delete(key));
+        for (const old of [...batches.keys()].slice(0, -BATCHES_KEPT)) batches.delete(old);
+      }
+      return found;
     },
     rolloutModels,
     trainModels,

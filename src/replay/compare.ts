@@ -34,6 +34,7 @@ export const WHY_NOT: ReadonlyArray<readonly [prefix: string, reason: string]> =
   ['returns/', 'value targets need the critic (GAE) and token positions'],
   ['advantages/', 'need token-level rewards and critic values'],
   ['sft/', 'comes from the supervised warm-start'],
+  ['tis/', "needs the training policy's recomputed log-probs"],
   ['collapse/', "needs the policy's log-probabilities (events before schema v5 carry no probe)"],
 ];
 

@@ -62,7 +62,14 @@ function trainMetrics(c: RlConfig, s: SplitRecords): Record<string, number> {
     'batch/trained_trajectories': rowsOfGroups(s.records, filtered.keptGroupIds).length,
     'batch/truncated': s.events.filter((e) => e.extras.truncated === 'true').length,
     ...toolMetricsOf(c, s.events.map(toolOutcomeOf)),
+    ...(c.asyncStaleness > 0 ? { 'async/policy_lag': policyLagOf(s.events) } : {}),
   };
+}
+
+/** Iteration − 1 − the version that played, from the events; NaN (a mismatch) unless one version played them all. */
+function policyLagOf(events: readonly TrajectoryEvent[]): number {
+  const lags = new Set(events.map((e) => e.iteration - 1 - e.policyVersion));
+  return lags.size === 1 ? [...lags][0] : NaN;
 }
 
 function valMetrics(c: RlConfig, s: SplitRecords): Record<string, number> {

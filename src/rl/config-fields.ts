@@ -237,6 +237,17 @@ export const FIELDS = {
     "PPO's old log-probs: recomputed by the actor on the trained rows before the update (published), or the log-probs " +
     'the rollout sampled with (no scoring pass; the metrics logprobs/behaviour_gap_mean|max say how far the two are apart ' +
     'when recomputing).'),
+  asyncStaleness: int(0, 0,
+    'Asynchronous iterations: iteration i plays its rollouts with policy version i − 1 − k (the checkpoint of that ' +
+    'iteration; 0 for the first ones) on a separate rollout engine, so they run while the updates of iterations ' +
+    'i − k … i − 1 train. 0 = on-policy (each rollout waits for the previous update; published). Which version plays ' +
+    'which iteration is fixed by this schedule, so resumed and durable runs stay bitwise equal; needs checkpointEvery 1 ' +
+    'and keepLastCheckpoints ≥ k + 1 (a resumed run reads those versions back). See docs/async.md.', 64),
+  offPolicyCorrection: oneOf(['none', 'tis'] as const, 'none',
+    'Off-policy correction of the policy gradient: tis = truncated importance sampling, each model-written token\'s ' +
+    'PPO term weighted by min(exp(old − behaviour log-prob), tisCap) (old: recomputed by the training policy; behaviour: ' +
+    'what the rollout sampled with). Metrics tis/ratio_mean, tis/ratio_max, tis/capped_share. Needs oldLogprobs recompute.'),
+  tisCap: num(2, { min: 1 }, 'TIS: cap C of the importance weight min(ratio, C) (verl\'s documented token-level threshold: 2).'),
   critic: bool(true, 'Train a critic (same architecture, separate weights). Required by, and only used by, gae.'),
   // Optimiser
   lrActor: num(1e-6, positive, 'Actor learning rate (constant): 1e-6 for a 0.5B pretrained model; tiny ones need more.'),

@@ -201,8 +201,24 @@ export function validateConfig(c: RlConfig): void {
   if (trained !== null && c.onlineK > 0 && c.onlineK * c.miniBatchSize !== trained) {
     throw new ConfigError('onlineK', `${c.onlineK} × miniBatchSize ${c.miniBatchSize} ≠ ${trained} trained`);
   }
+  validateAsyncConfig(c);
   validateToolConfig(c);
   validateAgentConfig(c);
+}
+
+/** asyncStaleness and the off-policy correction: what a resumed asynchronous run reads back must exist. */
+function validateAsyncConfig(c: RlConfig): void {
+  if (c.offPolicyCorrection === 'tis' && c.oldLogprobs !== 'recompute') {
+    throw new ConfigError('offPolicyCorrection', 'tis weighs recomputed against behaviour log-probs: needs oldLogprobs=recompute');
+  }
+  if (c.asyncStaleness === 0) return;
+  if (c.checkpointEvery !== 1) {
+    throw new ConfigError('checkpointEvery', `must be 1 with asyncStaleness ${c.asyncStaleness}: every policy version is a checkpoint`);
+  }
+  if (c.keepLastCheckpoints < c.asyncStaleness + 1) {
+    throw new ConfigError('keepLastCheckpoints', `must be ≥ asyncStaleness + 1 (${c.asyncStaleness + 1}): ` +
+      'the rollouts after a checkpoint play with the versions before it');
+  }
 }
 
 /** Sorted-key, compact JSON of a resolved config: equal configs give equal strings (save it with the run). */

@@ -7,7 +7,7 @@
 import { canonicalConfigJSON, type RlConfig } from './config.ts';
 import { EchoTrapDetector } from './echo-trap.ts';
 import { forkLineageId, forkPointBefore, type CollapseAction } from './collapse-action.ts';
-import { loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState } from './run-checkpoint.ts';
+import { type CheckpointRef, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState } from './run-checkpoint.ts';
 import { checkpointEvent } from './run-events.ts';
 import type { RunModel } from './run-model.ts';
 import type { EventLog, LineageStart, RunEvent } from '../events/index.ts';
@@ -75,7 +75,14 @@ export async function lineageFrom(ctx: RunContext, start: LineageStart, forkPoin
 export const detectorOf = (state: TrainerState) =>
   EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
 
-/** Resume or fork from the run's own checkpoints; a stop or fork the checkpoint still owes comes back as `pending`. */
+/** The policy versions a loaded checkpoint makes known: itself, and the older ones it names (asynchronous runs). */
+const versionsOf = (from: CheckpointId, state: TrainerState): CheckpointRef[] =>
+  [...state.behaviourPolicies ?? [], { lineageId: from.lineageId, iteration: from.iteration }];
+
+/**
+ * Resume or fork from the run's own checkpoints; a stop or fork the checkpoint still owes comes back as `pending`,
+ * and `versions` are the checkpoints of the policy versions the next rollouts play.
+ */
 export async function resumeLineage(ctx: RunContext) {
   const { plan, starts } = await planResume(ctx.o, ctx.store);
   const state = await loadRunCheckpoint(ctx.store, plan.from, ctx.saved, ctx.files.assets);
@@ -84,7 +91,8 @@ export async function resumeLineage(ctx: RunContext) {
   const start = { lineageId, parentLineageId, fromIteration: state.iteration, forks };
   await ctx.events.append([runEvent(ctx, start, 'RESUMED', null)]);
   const lineage = await lineageFrom(ctx, start, plan.forkPoints, starts, detectorOf(state));
-  return { lineage, next: state.iteration + 1, pending: ctx.o.fork ? null : state.collapse ?? null };
+  const pending = ctx.o.fork ? null : state.collapse ?? null;
+  return { lineage, next: state.iteration + 1, pending, versions: versionsOf(plan.from, state) };
 }
 
 /**
@@ -92,7 +100,7 @@ export async function resumeLineage(ctx: RunContext) {
  * and the iteration it continues with.
  */
 export async function takeAction(ctx: RunContext, lineage: Lineage, action: CollapseAction): Promise<{
-  lineage: Lineage; next: number;
+  lineage: Lineage; next: number; versions: CheckpointRef[];
 } | null> {
   const { runId } = ctx.o;
   if (action.kind === 'stop') {
@@ -112,7 +120,7 @@ export async function takeAction(ctx: RunContext, lineage: Lineage, action: Coll
   await ctx.events.append([runEvent(ctx, start, 'FORKED', action.reason)]);
   log.warn({ runId, lineageId: plan.lineageId, from: plan.from, forks: action.forks }, `forked: ${action.reason}`);
   const next = await lineageFrom(ctx, start, plan.forkPoints, lineage.starts, detectorOf(state));
-  return { lineage: next, next: point.iteration + 1 };
+  return { lineage: next, next: point.iteration + 1, versions: versionsOf(plan.from, state) };
 }
 
 /** The run's fixed pieces a checkpoint writes beside the weights. */

@@ -8,6 +8,7 @@
  * checkpointed with the decision in its trainer state; then the run ends, or rewinds to a checkpoint
  * before the first warning sign and goes on as a new lineage (a FORKED RunEvent says why and what changed).
  */
+import { performance } from 'node:perf_hooks';
 import type { RlConfig } from './config.ts';
 import { EchoTrapDetector, type EchoTrapWarning } from './echo-trap.ts';
 import { collapseAction, lineageConfig } from './collapse-action.ts';
@@ -20,7 +21,10 @@ import { runIteration, runValidation, type IterationModels } from './iteration.t
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { closeModels, createModels, loadPretrained } from './models.ts';
-import { loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
+import { type CheckpointRef, loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
+import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
+import { behaviourVersion } from './async-schedule.ts';
+import { getPolicyState, startEngineModels, startFromWarmStart } from './model-state.ts';
 import { iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
@@ -73,7 +77,8 @@ export async function trainEmbedded(o: EmbeddedOptions, prepared?: PreparedRun):
 
 async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedRun): Promise<EmbeddedResult> {
   const { tokenizer, modelConfig, assets } = run;
-  const models = createModels(c, modelConfig, tokenizer);
+  // An asynchronous run trains in worker threads, so the rollout beside it never waits for the main thread.
+  const models = c.asyncStaleness > 0 ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
   const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
   const ctx: RunContext = {
@@ -82,9 +87,12 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
   };
   const sandbox = openSandbox(c);
   const tools = toolTurns(c, tokenizer, sandbox);
+  const versions = new VersionCheckpoints(c);
+  let rollouts: AsyncRollouts | null = null;
   try {
-    let { lineage, next, pending } = o.resume || o.fork
+    let { lineage, next, pending, versions: known } = o.resume || o.fork
       ? await resumeLineage(ctx) : { ...await freshLineage(ctx, initFrom, models, run, sandbox), pending: null };
+    versions.add(...known);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
     let done = next - 1;
     // A stop or fork still owed stays in the checkpoint when the run halts first (stopAfter, Ctrl-C): resume takes it.
@@ -93,15 +101,21 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
         const taken = await takeAction(ctx, lineage, pending);
         if (!taken) break;
         ({ lineage, next } = taken);
+        versions.add(...taken.versions);
+        await rollouts?.close(); // they played for the iterations the fork abandons
+        rollouts = null;
         pending = null;
       }
       if (next > last) break;
+      rollouts ??= await openAsyncRollouts(c, run, tools, { store: ctx.store, runId: o.runId, versions, done: next - 1,
+        actor: models.actor }, last);
       const lc = lineageConfig(c, lineage.forks);
-      const warning = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o);
+      const warning = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o, rollouts);
       pending = collapseAction(c, lineage.forks, warning);
       // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
       if (next % c.checkpointEvery === 0 || next === last || pending || o.signal?.aborted) {
-        const state = trainerState(next, lineage.echo.toJSON(), lineage.forks, pending);
+        versions.add({ lineageId: lineage.ids.lineageId, iteration: next });
+        const state = trainerState(next, lineage.echo.toJSON(), lineage.forks, pending, versions.pendingAt(next));
         await checkpoint(ctx, { ...lineage.ids, iteration: next }, state);
         const retention = { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint };
         await applyRetention(lineage.retained, o.runId, retention);
@@ -110,6 +124,7 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
     }
     return { config: c, lastIteration: done, lineageId: lineage.ids.lineageId };
   } finally {
+    await rollouts?.close();
     await ctx.events.close();
     await sandbox?.close();
     await closeModels(models);
@@ -117,8 +132,8 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
 }
 
 /** A new run: warm-start (or --init-from), checkpoint 0, the STARTED event. */
-async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, models: ReturnType<typeof createModels>,
-  run: RunModel, sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number }> {
+async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, models: IterationModels,
+  run: RunModel, sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number; versions: CheckpointRef[] }> {
   const { o, c } = ctx;
   const sft = initFrom
     ? await initActorFrom(initFrom, models.actor, run.assets) : await sftWarmup(c, models.actor, run, sandbox);
@@ -126,9 +141,7 @@ async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, 
   // after 150 Sokoban steps (measured), memory RL needs.
   await models.actor.releasePrograms();
   if (c.sftSteps > 0 || initFrom) {
-    // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
-    models.actor.setMoments(null, 0);
-    models.ref?.setParams(models.actor.getParams());
+    await startFromWarmStart(models);
     log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
   }
   const echo = new EchoTrapDetector();
@@ -136,26 +149,37 @@ async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, 
   const first = { runId: o.runId, lineageId: ROOT_LINEAGE, iteration: 0 };
   await checkpoint(ctx, first, trainerState(0, echo.toJSON(), 0, null));
   await ctx.events.append([runEvent(ctx, start, 'STARTED', null)]);
-  return { lineage: await lineageFrom(ctx, start, [], [], echo), next: 1 };
+  return { lineage: await lineageFrom(ctx, start, [], [], echo), next: 1, versions: [{ lineageId: ROOT_LINEAGE, iteration: 0 }] };
 }
 
+/**
+ * Iteration i: its rollout (played here, or taken from the asynchronous rollouts, which then get version i as
+ * soon as the update wrote it), update, validation of the new policy, and its events.
+ */
 async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
-  events: EventLog, lineage: Lineage, o: EmbeddedOptions): Promise<EchoTrapWarning | null> {
+  events: EventLog, lineage: Lineage, o: EmbeddedOptions, rollouts: AsyncRollouts | null): Promise<EchoTrapWarning | null> {
   const { ids, echo } = lineage;
   const startedAt = new Date();
-  const result = await runIteration(c, i, models, text, models.tools);
+  const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
+  if (rollouts) {
+    rollouts.publish(i, await getPolicyState(models.actor, false));
+    result.timingsMs.rollout_play = rollouts.playedMs.get(i) ?? 0;
+    rollouts.playedMs.delete(i);
+  }
   const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
+  const t0 = performance.now();
   const val = validate ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
+  if (val) result.timingsMs.validate = performance.now() - t0;
   const metrics = { ...result.metrics, ...val?.metrics };
   const warning = echo.observe({
     iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
     gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
   });
-  const policyVersion = i - 1;
   const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: result.collapse };
+  // The checkpoints whose weights played: the schedule's version for training, the new policy i for validation.
   await events.append([
-    ...trajectoryEvents(ids, i, policyVersion, result.trajectories, 'train', startedAt),
-    ...(val ? trajectoryEvents(ids, i, policyVersion, val.trajectories, 'val', startedAt) : []),
+    ...trajectoryEvents(ids, i, behaviourVersion(c.asyncStaleness, i), result.trajectories, 'train', startedAt),
+    ...(val ? trajectoryEvents(ids, i, i, val.trajectories, 'val', startedAt) : []),
     iterationEvent(ids, i, metrics, result.timingsMs, startedAt, extras),
     ...(warning ? [warningEvent(ids, warning)] : []),
   ]);

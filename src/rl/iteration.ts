@@ -15,6 +15,8 @@ import { batchMetrics, behaviourGap, explainedVariance } from './metrics.ts';
 import { placeRewards } from './reward.ts';
 import { rollout, type GenerationBackend, type RolloutSpec, type Trajectory } from './rollout.ts';
 import { updateStage } from './update.ts';
+import { policyLag } from './async-schedule.ts';
+import { truncatedImportanceSampling } from './off-policy.ts';
 import { resolveEnvConfig } from '../envs/index.ts';
 import type { Policy } from '../policy/engine/policy.ts';
 import type { TrainBatch } from '../policy/programs/batch.ts';
@@ -137,7 +139,10 @@ export function trainedRows(c: RlConfig, batch: Batch, informative?: readonly st
   return rowsOfGroups(batch.trajectories, filterStage(c, batch, informative).keptGroupIds);
 }
 
-/** Stage: RAGEN-2's collapse probe of the rollouts, scored by the actor that played them; null when not due. */
+/**
+ * Stage: RAGEN-2's collapse probe of the rollouts, scored by the actor the update starts from (the one that played
+ * them, unless asynchronous: both drivers score with the policy of checkpoint i − 1); null when not due.
+ */
 export function collapseStage(c: RlConfig, iteration: number, trajectories: readonly Trajectory[],
   actor: Scorer): Promise<CollapseProbe | null> {
   return collapseProbe(c, iteration, trajectories, actor, samplingSeed(c, iteration));
@@ -174,15 +179,34 @@ export async function sampleGroups(c: RlConfig, iteration: number, actor: Genera
   }
 }
 
-/** Stage: advantages and value targets of the kept rows (pure). */
-export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32Array, values?: Float32Array): AdvantageOutput {
-  return computeAdvantages({
+/** The kept rows' old (training policy's) and behaviour (sampling) log-probs, [rows, T] each. */
+export interface RowLogprobs {
+  old: Float32Array;
+  behaviour: Float32Array;
+}
+
+/**
+ * Stage: advantages and value targets of the kept rows (pure); with offPolicyCorrection tis, weighted per
+ * token by the truncated importance ratio of `logprobs` (src/rl/off-policy.ts).
+ */
+export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32Array, values?: Float32Array,
+  logprobs?: RowLogprobs): AdvantageOutput {
+  const adv = computeAdvantages({
     batch, tokenRewards, values, estimator: c.advantage, whiten: c.whitenAdvantages,
     params: {
       gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega,
       gigpoForm: c.gigpoForm,
     },
   });
+  if (c.offPolicyCorrection !== 'tis' || !logprobs) return adv;
+  const tis = truncatedImportanceSampling({ advantages: adv.advantages, oldLogprobs: logprobs.old,
+    behaviourLogprobs: logprobs.behaviour, lossMask: batch.lossMask, cap: c.tisCap });
+  return { ...adv, advantages: tis.advantages, metrics: { ...adv.metrics, ...tis.metrics } };
+}
+
+/** The schedule's own metric: async/policy_lag, updates between the behaviour and the training policy (asynchronous runs only). */
+export function scheduleMetrics(c: RlConfig, iteration: number): Record<string, number> {
+  return c.asyncStaleness === 0 ? {} : { 'async/policy_lag': policyLag(c.asyncStaleness, iteration) };
 }
 
 /** The rows `rows` of a token batch, with every per-token array cut the same way. */
@@ -192,10 +216,17 @@ export function takeTokenRows(tokens: TrainBatch, rows: readonly number[], lossM
     attentionMask: takeRows(tokens.attentionMask, T, rows), lossMask };
 }
 
+/** An iteration's rollout as sampleGroups returns it. */
+export type SampledGroups = Awaited<ReturnType<typeof sampleGroups>>;
+
+/**
+ * Rollout (or, for an asynchronous run, waiting for the rollout `played` gives: an older policy's, already
+ * under way), then reward → filter → score → advantage → update with the models' current weights.
+ */
 export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, text: RunText,
-  tools?: TurnGenerator): Promise<IterationResult> {
+  tools?: TurnGenerator, played?: () => Promise<SampledGroups>): Promise<IterationResult> {
   const clock = new Stopwatch();
-  const sampled = await clock.time('rollout', () => sampleGroups(c, iteration, models.actor, text, tools));
+  const sampled = await clock.time('rollout', () => played?.() ?? sampleGroups(c, iteration, models.actor, text, tools));
   const { trajectories } = sampled;
   const all = assemble(trajectories);
   const collapse = collapseDue(c, iteration)
@@ -208,14 +239,15 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
   const batch = selectRows(all.batch, rows);
   const tokens = takeTokenRows(all.tokens, rows, batch.lossMask);
   const { values } = scored;
-  const adv = await clock.time('advantage', () => advantageStage(c, batch, takeRows(tokenRewards, T, rows), values));
+  const logprobs = { old: scored.logprobs, behaviour: takeRows(all.samplingLogprobs, T, rows) };
+  const adv = await clock.time('advantage', () => advantageStage(c, batch, takeRows(tokenRewards, T, rows), values, logprobs));
   const train = rows.length === 0 ? {} : await clock.time('update', () => updateStage({
     tokens, advantages: adv.advantages, oldLogprobs: scored.logprobs, refLogprobs: scored.refLogprobs,
     returns: adv.returns ?? undefined, oldValues: values,
   }, models, c, samplingSeed(c, iteration)));
   const metrics = {
     ...iterationMetrics({ c, trajectories, all, kept: batch, keptGroupIds: filtered.keptGroupIds, values, adv,
-      stageMetrics: [sampled.metrics, filtered.metrics, scored.metrics], collapse }),
+      stageMetrics: [sampled.metrics, filtered.metrics, scored.metrics, scheduleMetrics(c, iteration)], collapse }),
     ...train,
   };
   return { trajectories, metrics, timingsMs: clock.ms, collapse };

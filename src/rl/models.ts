@@ -4,7 +4,7 @@ import { type Provider, probeProvider } from '../policy/engine/session.ts';
 import { ConfigError } from '../errors.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
-import { importState } from '../policy/engine/state.ts';
+import { setPolicyBase, setPolicyState } from './model-state.ts';
 import type { IterationModels } from './iteration.ts';
 import { type RunModel, loraOf, pretrainedStates } from './run-model.ts';
 
@@ -54,9 +54,9 @@ export async function loadPretrained(m: IterationModels, run: RunModel, c: RlCon
   const policies = (['actor', 'critic', 'ref'] as const).flatMap((name) => (m[name] ? [[name, m[name]!] as const] : []));
   if (run.lora) {
     const base = await run.pretrained.readWeights();
-    for (const [, policy] of policies) policy.setBase(base);
+    for (const [, policy] of policies) await setPolicyBase(policy, base);
     return;
   }
   const states = await pretrainedStates(run, c.seed + 1);
-  for (const [name, policy] of policies) importState(policy, states[name], { allowMissing: [] });
+  for (const [name, policy] of policies) await setPolicyState(policy, states[name]);
 }

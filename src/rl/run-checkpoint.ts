@@ -9,14 +9,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
-import type { Policy } from '../policy/engine/policy.ts';
-import { exportState, importState } from '../policy/engine/state.ts';
+import type { PolicyState } from '../policy/engine/state.ts';
+import { type AnyPolicy, getPolicyState, setPolicyState } from './model-state.ts';
 import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
 import { ConfigError } from '../errors.ts';
 import type { CollapseAction } from './collapse-action.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
-export type Models = Partial<Record<ModelName, Policy>>;
+/** In-process Policies, or PolicyEngines (an asynchronous embedded run's trainer): the files are the same. */
+export type Models = Partial<Record<ModelName, AnyPolicy>>;
+
+/** Where a checkpoint lives within a run. */
+export interface CheckpointRef {
+  lineageId: string;
+  iteration: number;
+}
 
 /** Trainer state beside the weights: enough to continue exactly where the run stopped. */
 export interface TrainerState {
@@ -26,11 +33,20 @@ export interface TrainerState {
   forks?: number;
   /** The stop or fork the detector's warning at this iteration calls for, not yet taken (collapse-action.ts). */
   collapse?: CollapseAction;
+  /**
+   * asyncStaleness ≥ 1: the checkpoints holding the older policy versions the next rollouts play with
+   * (async-schedule.ts pendingVersions), oldest first; absent when there are none.
+   */
+  behaviourPolicies?: CheckpointRef[];
 }
 
 /** The trainer state both drivers write; fields that are 0 or absent stay out, so other runs' bytes do not change. */
-export function trainerState(iteration: number, echoTrap: unknown, forks: number, collapse: CollapseAction | null): TrainerState {
-  return { iteration, echoTrap, ...(forks > 0 ? { forks } : {}), ...(collapse ? { collapse } : {}) };
+export function trainerState(iteration: number, echoTrap: unknown, forks: number, collapse: CollapseAction | null,
+  behaviourPolicies?: readonly CheckpointRef[]): TrainerState {
+  return {
+    iteration, echoTrap, ...(forks > 0 ? { forks } : {}), ...(collapse ? { collapse } : {}),
+    ...(behaviourPolicies?.length ? { behaviourPolicies: [...behaviourPolicies] } : {}),
+  };
 }
 
 /** Runs `fn` with a fresh scratch directory that is removed afterwards, whatever happens. */
@@ -48,9 +64,9 @@ export async function saveRunCheckpoint(store: CheckpointStore, ids: { runId: st
   models: Models, config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
     const files: { name: string; path: string }[] = [];
-    for (const [name, policy] of Object.entries(models) as [ModelName, Policy][]) {
+    for (const [name, policy] of Object.entries(models) as [ModelName, AnyPolicy][]) {
       const modelDir = join(dir, name);
-      const state = exportState(policy, name !== 'ref');
+      const state = await getPolicyState(policy, name !== 'ref');
       await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} });
       for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
     }
@@ -80,14 +96,33 @@ export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: st
   return withScratch(async (dir) => {
     const flat = join(dir, 'flat');
     await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat });
-    for (const [name, policy] of Object.entries(models) as [ModelName, Policy][]) {
-      const modelDir = join(dir, name);
-      await mkdir(modelDir);
-      for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
-      const ckpt = await loadCheckpoint(modelDir);
+    for (const [name, policy] of Object.entries(models) as [ModelName, AnyPolicy][]) {
+      const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
-      importState(policy, ckpt, { allowMissing: [] });
+      await setPolicyState(policy, { weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step });
     }
     return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;
+  });
+}
+
+/** Moves the files `<name>.<file>` of a loaded checkpoint (in `flat`) into `<dir>/<name>/<file>`; returns that directory. */
+export async function modelDirectory(flat: string, dir: string, name: ModelName): Promise<string> {
+  const modelDir = join(dir, name);
+  await mkdir(modelDir);
+  for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
+  return modelDir;
+}
+
+/** The actor's weights of a checkpoint (only its files are read), for a rollout engine: no optimizer state. */
+export async function loadActorState(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
+  expectedAssets?: Readonly<Record<string, string>>): Promise<PolicyState> {
+  const { manifest } = await store.load(ids.runId, ids.lineageId, ids.iteration, { only: [] });
+  const only = manifest.files.map((f) => f.name).filter((f) => f.startsWith('actor.'));
+  return withScratch(async (dir) => {
+    const flat = join(dir, 'flat');
+    await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat, only });
+    const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, 'actor'));
+    if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
+    return { weights: ckpt.weights, optimizer: null, step: ckpt.step };
   });
 }

@@ -19,6 +19,7 @@ import { assertFileNames, checkpointPrefix, checkpointsPrefix, MANIFEST_NAME, pa
 import { buildManifest, parseManifest, sameContent, selectFiles, serializeManifest, verifyDigest } from './manifest.ts';
 import { downloadFile, uploadFile, type S3Target, type TransferLimits } from './s3-transfer.ts';
 import { latestOf, savedCheckpoint } from './store-common.ts';
+import { mapLimit } from './map-limit.ts';
 import { formatStorageUri } from './uri.ts';
 import type {
   CheckpointFileInput, CheckpointId, CheckpointInfo, CheckpointManifest, CheckpointStore, LoadedCheckpoint, LoadedFile,
@@ -40,6 +41,8 @@ export interface S3CheckpointStoreOptions {
 }
 
 const MiB = 1024 * 1024;
+/** Requests of one checkpoint in flight at once (each file is one PUT or GET; a 0.5B model's are multipart). */
+const TRANSFERS = 6;
 type SdkError = Error & { $metadata?: { httpStatusCode?: number } };
 const status = (err: unknown): number | undefined => (err as SdkError).$metadata?.httpStatusCode;
 const isNotFound = (err: unknown): boolean =>
@@ -140,9 +143,7 @@ class S3CheckpointStore implements CheckpointStore {
         ({ name: f.name, key: `data/${digests[i].sha256}/${f.name}`, ...digests[i] }));
       const existing = await this.readManifest(id);
       if (existing !== undefined) return this.existing(id, existing, entries); // a retry: nothing to upload
-      for (const [i, f] of files.entries()) {
-        await this.uploadOnce(this.keyOf(id, entries[i].key), f, digests[i].sizeBytes);
-      }
+      await mapLimit(files, TRANSFERS, (f, i) => this.uploadOnce(this.keyOf(id, entries[i].key), f, digests[i].sizeBytes));
       return await this.commit(id, buildManifest(id, entries));
     } catch (err) {
       throw storeError(`save ${checkpointLabel(id)}`, err);
@@ -200,10 +201,7 @@ class S3CheckpointStore implements CheckpointStore {
       const manifest = await this.readManifest(id);
       if (manifest === undefined) throw new CheckpointNotFoundError(id);
       if (options.toDirectory !== undefined) await mkdir(options.toDirectory, { recursive: true });
-      const files: LoadedFile[] = [];
-      for (const entry of selectFiles(manifest, options.only)) {
-        files.push(await this.loadFile(id, entry, options.toDirectory));
-      }
+      const files = await mapLimit(selectFiles(manifest, options.only), TRANSFERS, (entry) => this.loadFile(id, entry, options.toDirectory));
       return { manifest, files };
     } catch (err) {
       throw storeError(`load ${checkpointLabel(id)}`, err);
@@ -257,7 +255,9 @@ class S3CheckpointStore implements CheckpointStore {
     const del = (Key: string) => this.target.client.send(new DeleteObjectCommand({ Bucket: this.target.bucket, Key }));
     try {
       await del(this.keyOf(id, MANIFEST_NAME)); // first: the checkpoint is gone before any file is
-      for await (const key of this.keys(this.keyOf(id))) await del(key);
+      const keys: string[] = [];
+      for await (const key of this.keys(this.keyOf(id))) keys.push(key);
+      await mapLimit(keys, TRANSFERS, del);
     } catch (err) {
       throw storeError(`delete ${checkpointLabel(id)}`, err);
     }

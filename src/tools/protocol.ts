@@ -46,31 +46,73 @@ export interface ToolTurnOptions {
   maxContext?: number;
 }
 
-/** Plays one assistant turn with tools for every prompt of `request` (`executors[i]` serves row i). */
+/**
+ * Plays one assistant turn with tools for every prompt of `request` (`executors[i]` serves row i). Rows whose
+ * call is running sit out; every other row writes on: a round's generate call takes the rows ready when it
+ * starts, so a slow call holds back only its own row. When every writing row is waiting for a call, the next
+ * round waits for the first call to finish and then, for as long again as that one took, for the others of
+ * its batch (calls of similar length still resume together). What a row writes depends on its own prompt,
+ * seed and budget only (rows are independent in a generate call; src/policy/engine/README.md), and each
+ * row's round r uses roundSeed(seed, r) whatever it was batched with: the tokens are those of the lockstep
+ * schedule (every row waits for every call) bit for bit, and only the batching follows the timing.
+ */
 export async function generateWithTools<R extends GenerateRequest>(
   generate: (request: R) => Promise<Generation[]>, request: R, executors: readonly ToolExecutor[],
   tokenizer: TextTokenizer, options: ToolTurnOptions,
 ): Promise<ToolGeneration[]> {
   checkOptions(request, executors, options);
   const rows = request.prompts.map((p, i) => new ToolRow(p, request.rowSeeds[i] as number, tokenizer));
-  for (let round = 0; ; round++) {
-    for (const row of rows) if (!row.done && room(row, request, options) <= 0) row.end('length', request.stopStrings);
-    const active = rows.flatMap((row, i) => (row.done ? [] : [{ row, executor: executors[i] as ToolExecutor }]));
-    if (active.length === 0) break;
+  const calls = new RunningCalls();
+  for (;;) {
+    for (const [i, row] of rows.entries()) if (!row.done && !calls.has(i) && room(row, request, options) <= 0) row.end('length', request.stopStrings);
+    const ready = rows.flatMap((row, i) => (row.done || calls.has(i) ? [] : [i]));
+    if (ready.length === 0) {
+      if (calls.size === 0) break;
+      await calls.settle();
+      continue;
+    }
     const generations = await generate({
       ...request,
-      prompts: active.map(({ row }) => row.nextPrompt()),
-      maxNewTokens: Math.max(...active.map(({ row }) => room(row, request, options))),
-      rowSeeds: active.map(({ row }) => roundSeed(row.seed, round)),
+      prompts: ready.map((i) => rows[i]!.nextPrompt()),
+      maxNewTokens: Math.max(...ready.map((i) => room(rows[i]!, request, options))),
+      rowSeeds: ready.map((i) => roundSeed(rows[i]!.seed, rows[i]!.rounds)),
       stopStrings: [...request.stopStrings, ...options.format.stopStrings],
     });
-    const found = active.map(({ row }, i) => absorb(row, generations[i] as Generation, request, options));
-    await Promise.all(active.map(({ row, executor }, i) => {
-      const call = found[i];
-      return call ? runCall(row, call, executor, request, options) : undefined;
-    }));
+    for (const [k, i] of ready.entries()) {
+      const row = rows[i]!;
+      const call = absorb(row, generations[k] as Generation, request, options);
+      if (call) calls.start(i, runCall(row, call, executors[i] as ToolExecutor, request, options));
+    }
   }
   return rows.map((r) => r.result());
+}
+
+/** The calls under way, by row; `settle` waits for the first, then as long again for the rest. */
+class RunningCalls {
+  private readonly running = new Map<number, { done: Promise<void>; startedMs: number }>();
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  has(row: number): boolean {
+    return this.running.has(row);
+  }
+
+  start(row: number, call: Promise<void>): void {
+    const done = call.finally(() => this.running.delete(row));
+    done.catch(() => undefined); // a failure surfaces in settle()
+    this.running.set(row, { done, startedMs: performance.now() });
+  }
+
+  async settle(): Promise<void> {
+    const started = Math.min(...[...this.running.values()].map((c) => c.startedMs));
+    await Promise.race([...this.running.values()].map((c) => c.done));
+    const waited = performance.now() - started;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const window = new Promise<void>((resolve) => { timer = setTimeout(resolve, waited); });
+    await Promise.race([Promise.all([...this.running.values()].map((c) => c.done)), window]).finally(() => clearTimeout(timer));
+  }
 }
 
 function checkOptions(request: GenerateRequest, executors: readonly ToolExecutor[], options: ToolTurnOptions): void {

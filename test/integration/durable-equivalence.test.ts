@@ -4,12 +4,13 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { resolveConfig, type RlConfig } from '../../src/rl/config.ts';
+import { canonicalConfigJSON, resolveConfig, type RlConfig } from '../../src/rl/config.ts';
 import { trainEmbedded } from '../../src/rl/embedded.ts';
 import { createEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent } from '../../src/events/index.ts';
 import { createCheckpointStore } from '../../src/storage/index.ts';
 import { followRun, startResume, submitRun } from '../../src/durable/client.ts';
 import { startLocalStack, uniqueId } from '../../src/durable/harness.ts';
+import type { DurableOptions } from '../../src/durable/protocol.ts';
 import { paperConfig, writeTinyModel } from '../unit/rl/tiny-hf-model.ts';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -29,6 +30,11 @@ const tools = resolveConfig({ preset: 'grpo', overrides: [
   'klCoef=0', 'miniBatchSize=8', 'sandboxProcesses=1',
 ] });
 
+// Asynchronous (iteration i plays version i − 2) with truncated importance sampling; continue-as-new after every
+// iteration, so rollouts under way are finished and carried into the next workflow run.
+const asyncConfig = resolveConfig({ file: JSON.parse(canonicalConfigJSON(config)),
+  overrides: ['iterations=3', 'valEvery=3', 'asyncStaleness=1', 'offPolicyCorrection=tis'] });
+
 async function events(reader: EventReader, runId: string): Promise<StarpoEvent[]> {
   const out: StarpoEvent[] = [];
   for await (const e of replay(reader, runId)) out.push(e);
@@ -37,6 +43,9 @@ async function events(reader: EventReader, runId: string): Promise<StarpoEvent[]
 }
 
 const metricsOf = (es: StarpoEvent[]) => es.flatMap((e) => (e.kind === 'iteration' ? [e.metrics] : []));
+/** Every trajectory as split, iteration, group and index, with the policy version that played it. */
+const playedBy = (es: StarpoEvent[]) => es.flatMap((e) =>
+  (e.kind === 'trajectory' ? [`${e.split}${e.iteration}/${e.group}/${e.rolloutIndex}@${e.policyVersion}`] : [])).sort();
 const count = (es: StarpoEvent[], split: string) => es.filter((e) => e.kind === 'trajectory' && e.split === split).length;
 const references = new Map<RlConfig, Promise<{ root: string; embedded: StarpoEvent[] }>>();
 /** The embedded run a test compares with (trained once per config). */
@@ -51,30 +60,31 @@ function embeddedRun(c: RlConfig) {
   return references.get(c)!;
 }
 
-/** Every file of the durable checkpoint 2 (weights, optimizer moments, trainer state) equals the embedded one. */
-async function assertSameCheckpoint(storeUri: string, runId: string, lineageId: string, root: string): Promise<void> {
-  const loaded = await createCheckpointStore(storeUri).load(runId, lineageId, 2);
+/** Every file of the durable checkpoint `at` (weights, optimizer moments, trainer state) equals the embedded one. */
+async function assertSameCheckpoint(storeUri: string, runId: string, lineageId: string, root: string, at = 2): Promise<void> {
+  const loaded = await createCheckpointStore(storeUri).load(runId, lineageId, at);
   assert.ok(loaded.files.some((f) => f.name === 'actor.model.safetensors'));
   for (const f of loaded.files) {
-    const local = readFileSync(join(root, 'r', 'checkpoints', 'main', '00000002', f.name));
+    const local = readFileSync(join(root, 'r', 'checkpoints', 'main', String(at).padStart(8, '0'), f.name));
     assert.ok(local.equals(f.bytes!), `${f.name} differs from the embedded run's`);
   }
 }
 
-async function assertSameAsEmbedded(c: RlConfig, label: string): Promise<StarpoEvent[]> {
+async function assertSameAsEmbedded(c: RlConfig, label: string, extra: Partial<DurableOptions> = {}): Promise<StarpoEvent[]> {
   const { root, embedded } = await embeddedRun(c);
   const stack = await startLocalStack({ label });
   try {
-    const options = { queues: stack.queues, rolloutShards: 2, chunkGroups: 1 };
+    const options = { queues: stack.queues, rolloutShards: 2, chunkGroups: 1, ...extra };
     const runId = uniqueId(label); // the workflow id is global on the shared server
     const { handle } = await submitRun(c, { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events, options });
     const outcome = await followRun(handle, () => undefined, 500);
-    assert.equal(outcome.lastIteration, 2);
+    assert.equal(outcome.lastIteration, c.iterations);
     const durable = await events(createEventReader({ kind: 'kafka', ...stack.events }), runId);
     assert.deepEqual(metricsOf(durable), metricsOf(embedded));
-    assert.equal(metricsOf(durable).length, 2);
+    assert.equal(metricsOf(durable).length, c.iterations);
     assert.deepEqual([count(durable, 'train'), count(durable, 'val')], [count(embedded, 'train'), count(embedded, 'val')]);
-    await assertSameCheckpoint(stack.storeUri, runId, 'main', root);
+    assert.deepEqual(playedBy(durable), playedBy(embedded));
+    await assertSameCheckpoint(stack.storeUri, runId, 'main', root, c.iterations);
     return durable;
   } finally {
     await stack.close();
@@ -114,6 +124,32 @@ test('a durable run stopped after iteration 1 and resumed as a new lineage repro
     const runs = durable.filter((e) => e.kind === 'run').map((e) => e.kind === 'run' && [e.action, e.parentLineageId, e.fromIteration]);
     assert.deepEqual(runs, [['STARTED', null, 0], ['RESUMED', 'main', 1]]);
     await assertSameCheckpoint(stack.storeUri, runId, resumed.run.lineageId, root);
+  } finally {
+    await stack.close();
+  }
+});
+
+test('an asynchronous run (staleness 1, TIS, rollouts carried across continue-as-new) trains the same durable as embedded', { timeout: 300_000 }, async () => {
+  const durable = await assertSameAsEmbedded(asyncConfig, 'async', { continueAsNewEvery: 1 });
+  const versions = [...new Set(playedBy(durable).map((t) => t.replace(/\/.*@/, '@')))];
+  assert.deepEqual(versions, ['train1@0', 'train2@0', 'train3@1', 'val3@3']);
+  assert.ok(metricsOf(durable).every((m) => m['tis/ratio_mean'] > 0));
+});
+
+test('an asynchronous durable run stopped after iteration 2 resumes as a new lineage playing the versions checkpoint 2 names', { timeout: 300_000 }, async () => {
+  const { root, embedded } = await embeddedRun(asyncConfig);
+  const stack = await startLocalStack({ label: 'async-resume' });
+  try {
+    const runId = uniqueId('async-resume');
+    const where = { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events };
+    const first = await submitRun(asyncConfig, { ...where, options: { queues: stack.queues }, stopAfter: 2 });
+    assert.equal((await followRun(first.handle, () => undefined, 500)).lastIteration, 2);
+    const resumed = await startResume(runId, 2, { client: stack.client });
+    assert.equal((await followRun(resumed.handle, () => undefined, 500)).lastIteration, 3);
+    const durable = await events(createEventReader({ kind: 'kafka', ...stack.events }), runId);
+    assert.deepEqual(metricsOf(durable), metricsOf(embedded));
+    assert.deepEqual(playedBy(durable), playedBy(embedded));
+    await assertSameCheckpoint(stack.storeUri, runId, resumed.run.lineageId, root, 3);
   } finally {
     await stack.close();
   }

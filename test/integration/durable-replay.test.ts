@@ -27,10 +27,14 @@ async function until(client: Client, workflowId: string, ok: (p: Progress) => bo
   }
 }
 
-/** Runs a tiny 3-iteration run (continue-as-new after 2, paused and resumed once) and writes its histories. */
+/**
+ * Runs a tiny 3-iteration run (continue-as-new after 2, paused and resumed once) and writes its histories;
+ * STARPO_CAPTURE_SET adds config overrides (v2: asyncStaleness=1, whose rollouts cross the continue-as-new).
+ */
 async function capture(version: string): Promise<void> {
+  const extra = (process.env.STARPO_CAPTURE_SET ?? '').split(',').filter((x) => x !== '');
   const config = resolveConfig({ overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'miniBatchSize=1', 'iterations=3',
-    'threads=1', 'valSeeds=2', 'valEvery=2', 'modelLayers=1', 'modelHidden=16', 'modelFfn=32', 'maxResponseTokens=4'] });
+    'threads=1', 'valSeeds=2', 'valEvery=2', 'modelLayers=1', 'modelHidden=16', 'modelFfn=32', 'maxResponseTokens=4', ...extra] });
   const stack = await startLocalStack({ label: 'history' });
   try {
     const options = { queues: stack.queues, continueAsNewEvery: 2 };

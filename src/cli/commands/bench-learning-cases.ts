@@ -72,6 +72,11 @@ export const LEARNING_CASES: LearningCase[] = [
     overrides: ['iterations=40', 'lrActor=1e-5', 'lrCritic=1e-3', 'envGroups=16', 'filterFraction=0.5'] },
   { name: 'sokoban', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
     overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+  // Asynchronous iterations (iteration i plays version i − 2) beside the on-policy 'sokoban' case, same warm start.
+  { name: 'sokoban-async', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1'] },
+  { name: 'sokoban-async-tis', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1', 'offPolicyCorrection=tis'] },
   { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9, warmStart: EXPERT.sokoban,
     overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
   // Echo-Trap: a learning rate 300× too large collapses the policy; the detector should fire here and not above.

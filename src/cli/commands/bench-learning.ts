@@ -5,7 +5,7 @@
  * seed), the ratio to the oracle, the environment-spec id and the wall-clock. JSON lines, one per run; a
  * benchmark, not a test (wall-clock varies with the machine's load). Cases: bench-learning-cases.ts.
  */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -51,11 +51,17 @@ let extraOverrides: readonly string[] = [];
 /** Shared warm-starts of this process: name → the run directory holding checkpoint 0, and its time. */
 const warmStarted = new Map<string, Promise<{ runDir: string; seconds: number }>>();
 
+/**
+ * The warm start's run directory: trained once per process, or once per STARPO_BENCH_WARM_DIR (a directory
+ * whose `sft-<name>` run is reused by later bench processes, so each case can run in a process of its own).
+ */
 function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string; seconds: number }> {
   let run = warmStarted.get(name);
   if (!run) {
     run = (async () => {
-      const root = mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
+      const kept = process.env.STARPO_BENCH_WARM_DIR;
+      if (kept && existsSync(join(kept, `sft-${name}`, 'checkpoints', 'main', '00000000'))) return { runDir: join(kept, `sft-${name}`), seconds: 0 };
+      const root = kept ?? mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
       const t0 = performance.now();
       const config = resolveConfig({ overrides: [...overrides, ...extraOverrides] });
       await trainEmbedded({ root, runId: `sft-${name}`, config, stopAfter: 0 });
@@ -134,9 +140,11 @@ export function useTinyMode(tiny = process.env.STARPO_BENCH_TINY === '1'): void 
   extraOverrides = tiny ? TINY : [];
 }
 
+/** STARPO_BENCH_CASES picks cases; STARPO_BENCH_SET="seed=1,valSeeds=64" overrides every case's RL config. */
 export async function benchLearning(opts: { tiny?: boolean; cases?: string } = {}): Promise<void> {
   useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
   const only = opts.cases ?? process.env.STARPO_BENCH_CASES;
   const names = only ? only.split(',') : LEARNING_CASES.map((k) => k.name);
-  for (const k of LEARNING_CASES.filter((c) => names.includes(c.name))) await runLearningCase(k);
+  const extra = (process.env.STARPO_BENCH_SET ?? '').split(',').filter((s) => s.trim() !== '');
+  for (const k of LEARNING_CASES.filter((c) => names.includes(c.name))) await runLearningCase(k, extra);
 }
