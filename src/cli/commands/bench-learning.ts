@@ -72,8 +72,9 @@ function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string;
   return run;
 }
 
-/** Trains one case in a fresh temporary runs directory, recording its curve. */
-export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overrides' | 'warmStart'>, extra: string[] = []): Promise<TrainedCase> {
+/** Trains one case in a fresh temporary runs directory, recording its curve; `watch` sees each iteration as it ends. */
+export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overrides' | 'warmStart'>, extra: string[] = [],
+  watch?: (r: IterationReport) => void): Promise<TrainedCase> {
   const shared = k.warmStart ? await warmStartRun(k.warmStart) : undefined;
   const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
   // Without a shared warm start the policy before RL is the run's own checkpoint 0: a milestone keeps it.
@@ -87,6 +88,7 @@ export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overr
   await trainEmbedded({ root, runId: k.name, config, initFrom: shared?.runDir, onIteration: (r: IterationReport) => {
     const m = r.metrics;
     reports.push(r);
+    watch?.(r);
     curve.push({ iteration: r.iteration, lineageId: r.lineageId, success: m.success_rate, val: m['val/success_rate'],
       std: m['in_group_std/all'], entropy: m['entropy/mean'], mi: m['collapse/mi_estimate'],
       ...(r.warning ? { warning: r.warning } : {}) });
