@@ -47,7 +47,7 @@ export async function demonstrations(c: RlConfig, text: RunText, code?: CodeRunn
     // the solver saw no way to succeed from the start has nothing to teach.
     if (!demo.record.messages.some((m) => m.role === 'assistant')) continue;
     const fits = demo.ids.length <= c.modelContext && (demo.responseTokens ?? []).every((n) => n <= c.maxResponseTokens);
-    if (fits) out.push({ record: demo.record, ids: demo.ids, mask: demo.mask });
+    if (fits) out.push({ record: demo.record, ids: demo.ids, mask: c.sftTarget === 'episode' ? episodeMask(demo.ids) : demo.mask });
     else tooLong++;
   }
   if (tooLong > 0) {
@@ -55,6 +55,11 @@ export async function demonstrations(c: RlConfig, text: RunText, code?: CodeRunn
       'demonstrations longer than the model context or a turn budget are left out');
   }
   return out;
+}
+
+/** Every token after the first (nothing predicts the first). */
+function episodeMask(ids: readonly number[]): number[] {
+  return ids.map((_, i) => (i > 0 ? 1 : 0));
 }
 
 function plainDemonstration(record: ExpertRecord, text: RunText): Demonstration & { responseTokens?: number[] } {

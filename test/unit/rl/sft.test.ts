@@ -19,6 +19,14 @@ test('demonstrations train only the answer tokens: the mask covers exactly the w
   assert.match(written, /^([UDLR](\|[UDLR])*\n)+$/);
 });
 
+test('an episode-target warm-start trains every token after the first, observations included', async () => {
+  const [answers] = await demonstrations(config(['env=frozenlake', 'sftPolicy=random']), text);
+  const [episode] = await demonstrations(config(['env=frozenlake', 'sftPolicy=random', 'sftTarget=episode']), text);
+  assert.deepEqual(episode.ids, answers.ids);
+  assert.deepEqual(episode.mask, answers.ids.map((_, i) => (i > 0 ? 1 : 0)));
+  assert.ok(answers.mask.filter((m) => m === 1).length < episode.ids.length / 2);
+});
+
 test('the warm-start lowers the cross-entropy of the demonstrations', async () => {
   const c = config(['env=bandit', 'sftPolicy=random', 'sftSteps=40', 'sftBatchSize=8', 'sftLr=3e-3']);
   const { actor } = createModels(c, scratchModelConfig(c, tokenizer), tokenizer);
