@@ -131,9 +131,9 @@ export const FIELDS = {
   sftPolicy: oneOf(['expert', 'random'] as const, 'expert', 'Demonstrations: solver-optimal (expert) or random legal actions (teaches only the format).'),
   sftEpisodes: int(512, 1, 'Demonstration episodes generated for the warm-start (seeds disjoint from training and validation).'),
   sftTarget: oneOf(['assistant', 'episode'] as const, 'assistant',
-    'Warm-start tokens trained: the answers only (assistant), or every token of the episode after the first (episode: ' +
-    'observations too, so with sftPolicy random the model learns to read and predict the board - the dynamics of random ' +
-    'play - and still nothing about solving; a format-only start that is not blind to the state).'),
+    'Warm-start tokens trained: the answers only (assistant), or every token of the episode after the first ' +
+    '(episode: observations too, so with sftPolicy random the model learns to read and predict the board, the ' +
+    'dynamics of random play, and still nothing about solving: a format-only start that is not blind to the state).'),
   sftBatchSize: int(32, 1, 'Episodes per warm-start optimiser step.', BATCH_MAX),
   sftLr: num(1e-3, positive, 'Warm-start learning rate (cross-entropy on the model-written tokens).'),
   threads: int(0, 0, 'onnxruntime intra-op threads; 0 = one per core. Fix it for bitwise-reproducible runs.', 1024),

@@ -47,7 +47,8 @@ export async function demonstrations(c: RlConfig, text: RunText, code?: CodeRunn
     // the solver saw no way to succeed from the start has nothing to teach.
     if (!demo.record.messages.some((m) => m.role === 'assistant')) continue;
     const fits = demo.ids.length <= c.modelContext && (demo.responseTokens ?? []).every((n) => n <= c.maxResponseTokens);
-    if (fits) out.push({ record: demo.record, ids: demo.ids, mask: c.sftTarget === 'episode' ? episodeMask(demo.ids) : demo.mask });
+    const mask = c.sftTarget === 'episode' ? episodeMask(demo.ids) : demo.mask;
+    if (fits) out.push({ record: demo.record, ids: demo.ids, mask });
     else tooLong++;
   }
   if (tooLong > 0) {

@@ -14,9 +14,10 @@ test('every learning and seed-study case resolves to a valid config, at full siz
     if (k.warmStart) assert.doesNotThrow(() => resolveConfig({ overrides: [...k.warmStart!.overrides] }), k.warmStart.name);
   }
   const format = LEARNING_CASES.filter((k) => k.name.endsWith('-format')).map((k) => resolveConfig({ overrides: [...k.warmStart!.overrides] }));
-  assert.deepEqual(format.map((c) => [c.env, c.sftPolicy, c.valSeeds]), [
-    ['sokoban', 'random', 256], ['frozenlake', 'random', 256], ['sokoban-large', 'random', 256], ['countdown', 'random', 256],
-    ['coord-frozenlake', 'random', 256]]);
+  assert.deepEqual(format.map((c) => [c.env, c.sftPolicy, c.sftTarget, c.valSeeds]), [
+    ['sokoban', 'random', 'assistant', 256], ['frozenlake', 'random', 'episode', 256], ['frozenlake', 'random', 'episode', 256],
+    ['sokoban-large', 'random', 'assistant', 256], ['countdown', 'random', 'assistant', 256],
+    ['coord-frozenlake', 'random', 'assistant', 256]]);
 });
 
 const curve = (vals: Array<number | undefined>): CasePoint[] =>
