@@ -14,7 +14,8 @@ import {
   PROGRESS_QUERY, SIGNALS, type Carry, type CheckpointRef, type IterationSummary, type Progress, type RunOutcome,
   type Stage, type TrainingRunInput, type WireMetrics,
 } from '../src/durable/protocol.ts';
-import { forkLineageId, type CollapseAction } from '../src/rl/collapse-action.ts';
+import { forkLineageId } from '../src/events/lineage.ts';
+import type { CollapseAction } from '../src/rl/collapse-action.ts';
 import { stageActivities, type Stages } from './activities.ts';
 import { runIteration, type IterationOutcome } from './iteration.ts';
 import { RolloutSchedule } from './rollout-schedule.ts';

@@ -31,7 +31,7 @@ import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunS
 import { sftWarmup } from './sft.ts';
 import { createLocalEventLog, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore } from '../storage/index.ts';
-import { ROOT_LINEAGE } from '../replay/lineage.ts';
+import { ROOT_LINEAGE } from '../events/lineage.ts';
 import { log } from '../log.ts';
 
 export interface IterationReport {
