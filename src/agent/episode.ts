@@ -1,6 +1,7 @@
 import { StarpoError } from '../errors.ts';
 import type { Budget, Env, TaskDescription } from '../envs/types.ts';
 import { parseResponse, type ParsedResponse } from './parse.ts';
+import { type RewardParts, signedPenalty, trajectoryReturn, turnReward } from './reward.ts';
 import type { PromptTemplate } from './templates.ts';
 import type { Message } from './types.ts';
 
@@ -8,7 +9,8 @@ import type { Message } from './types.ts';
  * One episode of the agent protocol, as text: it renders the messages with a template, parses each
  * response, runs the actions in the environment within the budget, and charges the format penalty.
  * It is the only module that holds both an environment and a template; tokens are the
- * ContextBuilder's business, fed with the messages this class produces.
+ * ContextBuilder's business, fed with the messages this class produces. Rewards are assembled as
+ * reward.ts defines them; the penalty a turn was charged is kept here as a magnitude (see there).
  */
 export const FORMAT_PENALTY = 0.1;
 
@@ -25,7 +27,7 @@ export interface TurnRecord {
   envReward: number;
   /** FORMAT_PENALTY when the turn had a dropped action or no action, else 0. */
   formatPenalty: number;
-  /** envReward − formatPenalty: the reward reported to the agent and used for training. */
+  /** envReward − formatPenalty (turnReward of the signed penalty): the reward told to the agent and trained on. */
   reward: number;
   /** The user message that followed (reward report, and the next turn unless the episode ended). */
   userMessage: string;
@@ -62,7 +64,7 @@ export class Episode {
   }
 
   get totalReward(): number {
-    return this.turns.reduce((sum, t) => sum + t.reward, 0);
+    return trajectoryReturn(this.turns.map(rewardParts));
   }
 
   get actionsLeft(): number {
@@ -113,7 +115,7 @@ export class Episode {
       if (step.info.effective) effective++;
     }
     const formatPenalty = parsed.formatError ? (this.options.formatPenalty ?? FORMAT_PENALTY) : 0;
-    const reward = envReward - formatPenalty;
+    const reward = turnReward({ envReward, formatPenalty: signedPenalty(formatPenalty) });
     this.finished = this.env.done || this.turns.length + 1 >= this.budget.maxTurns || this.actionsLeft <= 0;
     const userMessage = this.finished
       ? this.template.finalUser(reward)
@@ -129,6 +131,9 @@ export class Episode {
     return record;
   }
 }
+
+const rewardParts = (t: TurnRecord): RewardParts =>
+  ({ envReward: t.envReward, formatPenalty: signedPenalty(t.formatPenalty) });
 
 /** Template names (e.g. compact "U") first, then the environment's own matching (full names, free-form). */
 function aliasMatcher(

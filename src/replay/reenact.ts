@@ -5,7 +5,9 @@
  * denominator of the action ratios) and the exact chat messages the agent saw (for SFT data) — and
  * checks the log against the environment: any disagreement is reported as a divergence.
  */
-import { Episode, TEMPLATES, type Message, type TemplateName, type TurnRecord } from '../agent/index.ts';
+import {
+  Episode, TEMPLATES, signedPenalty, turnReward, type Message, type TemplateName, type TurnRecord,
+} from '../agent/index.ts';
 import { createEnv, type EnvConfig } from '../envs/index.ts';
 import type { TrajectoryEvent, Turn } from '../events/index.ts';
 import type { RlConfig } from '../rl/config.ts';
@@ -36,7 +38,7 @@ function asLogged(e: TrajectoryEvent): Reenacted {
     proposed: e.turns.map((t) => t.validActions), divergence: null,
     messages: e.turns.flatMap((t): Message[] =>
       [{ role: 'user', content: t.observation }, { role: 'assistant', content: t.response }]),
-    turns: e.turns.map((t) => ({ actions: t.actions, reward: t.envReward + t.formatPenalty })),
+    turns: e.turns.map((t) => ({ actions: t.actions, reward: turnReward(t) })),
   };
 }
 
@@ -62,8 +64,8 @@ function compareTurn(k: number, logged: Turn, played: TurnRecord | null, compare
     return `turn ${k}: env reward ${played.envReward}, log says ${logged.envReward}`;
   }
   // The episode charges a positive penalty; the rollout logs it as a negative reward.
-  if (logged.formatPenalty !== -played.formatPenalty) {
-    return `turn ${k}: format penalty ${-played.formatPenalty}, log says ${logged.formatPenalty}`;
+  if (logged.formatPenalty !== signedPenalty(played.formatPenalty)) {
+    return `turn ${k}: format penalty ${signedPenalty(played.formatPenalty)}, log says ${logged.formatPenalty}`;
   }
   return null;
 }

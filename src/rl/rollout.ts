@@ -5,7 +5,9 @@
  * Environment state (Episode) and tokens (ContextBuilder) stay in their own modules; this file only
  * moves text and ids between them and the policy. Output is plain serialisable data.
  */
-import { ContextBuilder, Episode, TEMPLATES, type ChatFormat, type TemplateName } from '../agent/index.ts';
+import {
+  ContextBuilder, Episode, TEMPLATES, loggedReturn, signedPenalty, type ChatFormat, type TemplateName,
+} from '../agent/index.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
 import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
@@ -178,14 +180,14 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   const turns = l.episode.turns.map((t, k): RolloutTurn => ({
     observation: t.anchor, response: t.response, actions: t.parsed.actions, executed: t.executed,
     actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.effective,
-    envReward: t.envReward, formatPenalty: -t.formatPenalty, rewardPosition: built.turnEnds[k], promptTokens: l.sampled[k].start,
+    envReward: t.envReward, formatPenalty: signedPenalty(t.formatPenalty), rewardPosition: built.turnEnds[k], promptTokens: l.sampled[k].start,
     responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
     ...(l.sampled[k].toolCalls ? { toolCalls: l.sampled[k].toolCalls } : {}),
   }));
   return {
     group: l.group, index: l.index, env: spec.env.type, seed: l.seed, ids: built.ids, mask: built.mask, roles: built.roles,
     logprobs, ...(entropy ? { entropy } : {}), turns, promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
-    return: turns.reduce((s, t) => s + t.envReward + t.formatPenalty, 0), success: l.episode.success, truncated: l.truncated,
+    return: loggedReturn(turns), success: l.episode.success, truncated: l.truncated,
   };
 }
 

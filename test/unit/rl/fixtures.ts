@@ -5,7 +5,8 @@ import type { Batch, TrajectoryRecord, TurnRecord } from '../../../src/rl/batch.
 export type TurnSpec = [reward: number, position: number, anchor?: string, penalty?: number];
 
 export function turn([reward, rewardPosition, anchor = '', formatPenalty = 0]: TurnSpec): TurnRecord {
-  return { reward, formatPenalty, rewardPosition, anchor, actionsProposed: 1, actionsValid: 1, actionsEffective: 1 };
+  const actions = { actionsProposed: 1, actionsValid: 1, actionsEffective: 1 };
+  return { envReward: reward, formatPenalty, rewardPosition, observation: anchor, ...actions };
 }
 
 export function traj(groupId: string, turns: TurnSpec[], success = false): TrajectoryRecord {
