@@ -6,7 +6,7 @@
  *   this is the reward the agent is told after the turn and the one `per-turn` placement trains on;
  * - a trajectory's return = the sum of its turn rewards, turn by turn (`trajectory-end` placement, the
  *   advantage estimators, the filters and the batch metrics read it).
- * The episode (agent/episode.ts) keeps the penalty it charged as a magnitude (≥ 0, its option too) and
+ * The episode (agent/episode.ts) keeps the penalty it charged as a magnitude (`penaltyCharged` ≥ 0) and
  * signedPenalty turns it into the turn's ≤ 0 penalty; an un-penalised turn thus logs −0, as it always has.
  * Three places differ from the definitions above on purpose, and say so where they do it:
  * - a trajectory event's `trajectoryReturn` is `loggedReturn`: environment reward and penalty added to the
@@ -25,6 +25,9 @@ export interface RewardParts {
   /** ≤ 0. */
   readonly formatPenalty: number;
 }
+
+/** The config's default formatPenalty (rl/config-fields.ts), for episodes played without a run config. */
+export const DEFAULT_FORMAT_PENALTY = -0.1;
 
 /** A turn's ≤ 0 format penalty from the magnitude the episode charged. */
 export const signedPenalty = (charged: number): number => -charged;

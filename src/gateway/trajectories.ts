@@ -48,7 +48,8 @@ export function chainsOf(calls: readonly CallRecord[], mode: MergeMode): CallRec
 
 function turnOf(call: CallRecord, start: number, reward: number): RolloutTurn {
   return {
-    observation: call.observation, response: call.response, actions: [...call.toolNames], executed: [...call.toolNames],
+    observation: call.observation, response: call.response,
+    parsedActions: [...call.toolNames], executedActions: [...call.toolNames],
     actionsProposed: call.toolNames.length, actionsEffective: call.toolNames.length, envReward: reward, formatPenalty: 0,
     rewardPosition: start + call.sampled.length - 1, promptTokens: start, responseTokens: call.sampled.length,
   };

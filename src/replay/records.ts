@@ -26,8 +26,8 @@ export function trajectoryRecordOf(e: TrajectoryEvent, proposed: readonly number
       position += t.responseTokens;
       return {
         envReward: t.envReward, formatPenalty: t.formatPenalty, rewardPosition: position, observation: t.observation,
-        actionsProposed: proposed[k] ?? t.validActions, actionsValid: t.validActions,
-        actionsEffective: t.effectiveActions,
+        actionsProposed: proposed[k] ?? t.actionsValid, actionsValid: t.actionsValid,
+        actionsEffective: t.actionsEffective,
       };
     }),
   };

@@ -22,7 +22,7 @@ export function trajectoryRecord(t: Trajectory): TrajectoryRecord {
     success: t.success,
     turns: t.turns.map((turn) => ({
       envReward: turn.envReward, formatPenalty: turn.formatPenalty, rewardPosition: turn.rewardPosition,
-      observation: turn.observation, actionsProposed: turn.actionsProposed, actionsValid: turn.executed.length,
+      observation: turn.observation, actionsProposed: turn.actionsProposed, actionsValid: turn.executedActions.length,
       actionsEffective: turn.actionsEffective,
     })),
   };

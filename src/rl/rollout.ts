@@ -30,8 +30,10 @@ export interface GenerationBackend {
 export interface RolloutTurn {
   observation: string;
   response: string;
-  actions: string[];
-  executed: string[];
+  /** The actions the parser read from the response (after truncation to the per-turn budget). */
+  parsedActions: string[];
+  /** Of those, the ones the environment executed (valid, within the budget, until done). */
+  executedActions: string[];
   actionsProposed: number;
   actionsEffective: number;
   envReward: number;
@@ -129,7 +131,7 @@ function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
   const live: Live[] = [];
   spec.seeds.forEach((seed, group) => {
     for (let index = 0; index < spec.groupSize; index++) {
-      const episode = new Episode(createEnv(env), env, template, { formatPenalty: -(spec.formatPenalty ?? -0.1) });
+      const episode = new Episode(createEnv(env), env, template, { formatPenalty: spec.formatPenalty });
       const ctx = new ContextBuilder(tokenizer, spec.chat);
       for (const message of episode.start(seed)) ctx.addMessage(message);
       live.push({ group: spec.groupIds?.[group] ?? group, seed, index, episode, ctx, sampled: [], truncated: false });
@@ -178,9 +180,11 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   const entropy = l.sampled.every((s) => s.entropies) ? new Array<number>(built.ids.length).fill(0) : undefined;
   if (entropy) for (const { start, entropies } of l.sampled) entropies!.forEach((h, i) => { entropy[start + i] = h; });
   const turns = l.episode.turns.map((t, k): RolloutTurn => ({
-    observation: t.anchor, response: t.response, actions: t.parsed.actions, executed: t.executed,
-    actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.effective,
-    envReward: t.envReward, formatPenalty: signedPenalty(t.formatPenalty), rewardPosition: built.turnEnds[k], promptTokens: l.sampled[k].start,
+    observation: t.observation, response: t.response, parsedActions: t.parsed.actions,
+    executedActions: t.executedActions,
+    actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.actionsEffective,
+    envReward: t.envReward, formatPenalty: signedPenalty(t.penaltyCharged), rewardPosition: built.turnEnds[k],
+    promptTokens: l.sampled[k].start,
     responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
     ...(l.sampled[k].toolCalls ? { toolCalls: l.sampled[k].toolCalls } : {}),
   }));

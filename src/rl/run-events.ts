@@ -19,8 +19,9 @@ export function trajectoryEvents(ids: Ids, iteration: number, policyVersion: num
     extras: { ...t.extras, ...(t.truncated ? { truncated: 'true' } : {}) } as Record<string, string>,
     tokenIds: t.ids, tokenRoles: t.roles.join(''),
     turns: t.turns.map((turn) => ({
-      observation: turn.observation, response: turn.response, actions: turn.executed, envReward: turn.envReward,
-      formatPenalty: turn.formatPenalty, validActions: turn.executed.length, effectiveActions: turn.actionsEffective,
+      observation: turn.observation, response: turn.response, executedActions: turn.executedActions,
+      envReward: turn.envReward, formatPenalty: turn.formatPenalty, actionsValid: turn.executedActions.length,
+      actionsEffective: turn.actionsEffective,
       promptTokens: turn.promptTokens, responseTokens: turn.responseTokens, toolCalls: toolCallEvents(turn.toolCalls),
     })),
   }));
