@@ -12,6 +12,7 @@ import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
 import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
 import type { ToolCallRecord } from '../tools/types.ts';
+import { mixSeed } from '../random/mix-seed.ts';
 
 /** What a rollout needs from a policy: batched generation with per-token log-probs (a scripted policy in tests). */
 export interface GenerationBackend {
@@ -120,9 +121,7 @@ export function withBudget(env: EnvConfig, budget: RolloutSpec['budget']): EnvCo
 
 /** A 32-bit seed per (group, rollout index, turn): a fixed mix, identical on every machine. */
 function episodeSeed(spec: RolloutSpec, l: { group: number; index: number }, turn: number): number {
-  let h = spec.samplingSeed >>> 0;
-  for (const x of [l.group, l.index, turn]) h = Math.imul(h ^ (x + 0x9e3779b9), 0x85ebca6b) >>> 0;
-  return (h ^ (h >>> 15)) >>> 0;
+  return mixSeed(spec.samplingSeed, [l.group, l.index, turn]);
 }
 
 function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
