@@ -19,9 +19,9 @@ export const ROOT_LINEAGE = 'main';
  *   resume`): the first `rN` that no lineage of the log or the store already uses;
  * - `f<forks>-<iteration>`: a fork onCollapse=fork takes, from the fork count and the checkpoint it starts
  *   from; unique per run and derived from the run's own state, so a replayed workflow computes it again;
- * - `r<iteration>-<6 hex>`: a durable resume, started by a client that sees the checkpoints but not the
- *   event log (its lineages without a checkpoint yet), so it cannot know which `rN` is free: a random
- *   suffix (the caller's) keeps two resumes from one iteration apart.
+ * - `r<iteration>-<6 hex>`: a durable resume, started by a client that reads the checkpoints but not the
+ *   event log (where a lineage without a checkpoint yet is declared), so it cannot know which `rN` is free:
+ *   a random suffix (the caller's) keeps two resumes from one iteration apart.
  */
 export function nextLineageId(known: Iterable<string>): string {
   const used = new Set(known);
