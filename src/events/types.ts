@@ -16,6 +16,7 @@ export interface ToolCall {
 }
 
 export interface Turn {
+  /** The state text before the turn (Env.anchor()). */
   observation: string;
   response: string;
   /** The actions the environment executed (Avro `actions`). */
@@ -27,6 +28,7 @@ export interface Turn {
   actionsValid: number;
   /** Of those, how many changed the state (Avro `effectiveActions`). */
   actionsEffective: number;
+  /** Context length the turn was generated from (prompt + history). */
   promptTokens: number;
   responseTokens: number;
   toolCalls: ToolCall[];

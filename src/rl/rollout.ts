@@ -12,6 +12,7 @@ import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
 import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
 import type { ToolCallRecord } from '../tools/types.ts';
+import type { Turn } from '../events/index.ts';
 import { mixSeed } from '../random/mix-seed.ts';
 
 /** What a rollout needs from a policy: batched generation with per-token log-probs (a scripted policy in tests). */
@@ -28,22 +29,19 @@ export interface GenerationBackend {
   }): Promise<{ tokens: number[]; logprobs: number[]; entropies?: number[]; finishReason: 'stop' | 'length' }[]>;
 }
 
-export interface RolloutTurn {
-  observation: string;
-  response: string;
+/**
+ * A turn as the rollout records it: the logged turn (events/types.ts Turn, one set of names for both),
+ * with what the log leaves out (the parsed actions, how many pieces the answer proposed, where the reward
+ * goes in the tokens) and the tool calls as the tools run them; the log keeps executedActions.length as
+ * actionsValid.
+ */
+export interface RolloutTurn extends Omit<Turn, 'actionsValid' | 'toolCalls'> {
   /** The actions the parser read from the response (after truncation to the per-turn budget). */
   parsedActions: string[];
-  /** Of those, the ones the environment executed (valid, within the budget, until done). */
-  executedActions: string[];
+  /** Parsed actions plus the pieces the parser could not match. */
   actionsProposed: number;
-  actionsEffective: number;
-  envReward: number;
-  formatPenalty: number;
   /** Token index of the turn's last model-written token. */
   rewardPosition: number;
-  /** Context length the turn was generated from (prompt + history). */
-  promptTokens: number;
-  responseTokens: number;
   /** The turn's tool calls (tool-integrated rollouts only). */
   toolCalls?: ToolCallRecord[];
 }
