@@ -16,8 +16,11 @@
 import { trajectoryReturn as returnOfTurns, turnReward } from '../agent/reward.ts';
 import { BatchError } from '../errors.ts';
 
-/** Thrown when a batch or a token array breaks the shape or masking conventions above. */
-export interface TurnRecord {
+/**
+ * A turn as the RL stages read it: the numbers of the rollout's turn (rollout.ts RolloutTurn, same names)
+ * and the anchor state. Named apart from the agent's TurnRecord, which is the episode's text-level turn.
+ */
+export interface BatchTurn {
   /** Environment reward of the turn (sum over the actions it executed). */
   readonly envReward: number;
   /** Format penalty of the turn: 0, or the configured penalty (−0.1) for a dropped/unparsable action. */
@@ -39,7 +42,7 @@ export interface TrajectoryRecord {
   readonly groupId: string;
   /** Ended by reaching the goal (never "ran out of budget"). */
   readonly success: boolean;
-  readonly turns: readonly TurnRecord[];
+  readonly turns: readonly BatchTurn[];
 }
 
 export interface Batch {

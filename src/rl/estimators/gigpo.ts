@@ -16,7 +16,7 @@
  * Both: A = A_E + ω·A_S on every assistant token of turn k. Per-turn rewards come from the batch's turn
  * records, so GiGPO does not depend on reward placement.
  */
-import { type Batch, type Groups, groupRows, tokenTurns, trajectoryReturn, turnReward, type TurnRecord } from '../batch.ts';
+import { type Batch, type Groups, groupRows, tokenTurns, trajectoryReturn, turnReward, type BatchTurn } from '../batch.ts';
 import { maskedSummary } from '../stats.ts';
 import { type AdvantageInput, type AdvantageOutput, centreInGroups } from './common.ts';
 
@@ -32,7 +32,7 @@ interface Steps {
 /** paper: discount each turn's reward; verl-agent: discount env rewards, then add the turn's penalty. */
 function collectSteps(batch: Batch, gamma: number, form: GigpoForm): Steps {
   const steps: Steps = { row: [], turn: [], stepReturn: [] };
-  const discounted = form === 'paper' ? turnReward : (turn: TurnRecord) => turn.envReward;
+  const discounted = form === 'paper' ? turnReward : (turn: BatchTurn) => turn.envReward;
   batch.trajectories.forEach((t, b) => {
     const returns = new Array<number>(t.turns.length);
     let running = 0;
