@@ -10,8 +10,8 @@ import { parse } from '../src/durable/batch-io.ts';
 import type { CheckpointRef, ForkPointInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import type { LineageStart } from '../src/events/index.ts';
+import { survivingCheckpoints, survivingPlan } from '../src/events/lineage.ts';
 import { forkPointBefore } from '../src/rl/collapse-action.ts';
-import { survivingCheckpoints, survivingPlan } from '../src/replay/lineage.ts';
 
 /** The chain's starts, oldest first (the order survivingPlan reads a log in). */
 async function chainStarts(r: WorkerResources, input: ForkPointInput): Promise<LineageStart[]> {

@@ -23,6 +23,7 @@ import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { SavedCheckpoint } from '../src/storage/index.ts';
 import type { PolicyEngine } from '../src/policy/engine/engine.ts';
 import type { Policy } from '../src/policy/engine/policy.ts';
+import { ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE } from '../src/rl/metric-names.ts';
 
 /** Heartbeat details: optimizer steps done (critic then actor) of those the update takes. */
 interface UpdateProgress {
@@ -62,8 +63,8 @@ function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics
   const forks = input.run.forks ?? 0;
   const echo = EchoTrapDetector.fromJSON(m.trainer!.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
   const warning = echo.observe({
-    iteration, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
-    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
+    iteration, inGroupRewardStd: metrics[IN_GROUP_STD_ALL] ?? 0, entropy: metrics[ENTROPY_MEAN] ?? 0,
+    gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0, successRate: metrics[SUCCESS_RATE] ?? 0,
   });
   const collapse = collapseAction(c, forks, warning);
   return { trainer: trainerState(iteration, echo.toJSON(), forks, collapse, behaviourPolicies), warning, collapse };

@@ -21,8 +21,8 @@ export function trajectoryRecord(t: Trajectory): TrajectoryRecord {
     groupId: `${t.seed}:${t.group}`,
     success: t.success,
     turns: t.turns.map((turn) => ({
-      reward: turn.envReward, formatPenalty: turn.formatPenalty, rewardPosition: turn.rewardPosition,
-      anchor: turn.observation, actionsProposed: turn.actionsProposed, actionsValid: turn.executed.length,
+      envReward: turn.envReward, formatPenalty: turn.formatPenalty, rewardPosition: turn.rewardPosition,
+      observation: turn.observation, actionsProposed: turn.actionsProposed, actionsValid: turn.executedActions.length,
       actionsEffective: turn.actionsEffective,
     })),
   };

@@ -41,9 +41,6 @@ export function collapseAction(c: RlConfig, forks: number, warning: EchoTrapWarn
   return { kind: 'fork', iteration: at, reason, before, forks: forks + 1 };
 }
 
-/** The id of the lineage a fork starts: the fork count and the checkpoint iteration it starts from (unique per run). */
-export const forkLineageId = (forks: number, fromIteration: number): string => `f${forks}-${fromIteration}`;
-
 /** The newest of `checkpoints` (the surviving history's) at an iteration before `before`, if any. */
 export function forkPointBefore<T extends { iteration: number }>(checkpoints: readonly T[], before: number): T | undefined {
   return checkpoints.filter((cp) => cp.iteration < before).sort((a, b) => b.iteration - a.iteration)[0];

@@ -6,15 +6,14 @@
  */
 import { canonicalConfigJSON, type RlConfig } from './config.ts';
 import { EchoTrapDetector } from './echo-trap.ts';
-import { forkLineageId, forkPointBefore, type CollapseAction } from './collapse-action.ts';
+import { forkPointBefore, type CollapseAction } from './collapse-action.ts';
 import { type CheckpointRef, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState } from './run-checkpoint.ts';
 import { checkpointEvent } from './run-events.ts';
 import type { RunModel } from './run-model.ts';
 import type { EventLog, LineageStart, RunEvent } from '../events/index.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
-import {
-  continuePlan, forkPlan, readLineageStarts, survivingCheckpoints, survivingPlan, withoutForkPoints, type ResumePlan,
-} from '../replay/lineage.ts';
+import { forkLineageId, survivingCheckpoints, survivingPlan } from '../events/lineage.ts';
+import { continuePlan, forkPlan, readLineageStarts, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
 import { localRunEvents } from '../replay/location.ts';
 import { log } from '../log.ts';
 

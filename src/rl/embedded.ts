@@ -31,8 +31,9 @@ import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunS
 import { sftWarmup } from './sft.ts';
 import { createLocalEventLog, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore } from '../storage/index.ts';
-import { ROOT_LINEAGE } from '../replay/lineage.ts';
+import { ROOT_LINEAGE } from '../events/lineage.ts';
 import { log } from '../log.ts';
+import { ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from './metric-names.ts';
 
 export interface IterationReport {
   iteration: number;
@@ -172,8 +173,8 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   if (val) result.timingsMs.validate = performance.now() - t0;
   const metrics = { ...result.metrics, ...val?.metrics };
   const warning = echo.observe({
-    iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
-    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
+    iteration: i, inGroupRewardStd: metrics[IN_GROUP_STD_ALL] ?? 0, entropy: metrics[ENTROPY_MEAN] ?? 0,
+    gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0, successRate: metrics[SUCCESS_RATE] ?? 0,
   });
   const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: result.collapse };
   // The checkpoints whose weights played: the schedule's version for training, the new policy i for validation.
@@ -184,9 +185,9 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
     ...(warning ? [warningEvent(ids, warning)] : []),
   ]);
   log.info({
-    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: extras.envSpecId, success: metrics.success_rate,
-    valSuccess: metrics['val/success_rate'], inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'],
-    gradNorm: metrics['actor/grad_norm'], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
+    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: extras.envSpecId, success: metrics[SUCCESS_RATE],
+    valSuccess: metrics[VAL_SUCCESS_RATE], inGroupStd: metrics[IN_GROUP_STD_ALL], entropy: metrics[ENTROPY_MEAN],
+    gradNorm: metrics[ACTOR_GRAD_NORM], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
   }, 'iteration');
   if (warning) log.warn({ iteration: i, evidence: warning.evidence }, `echo trap: ${warning.message}`);
   o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null,

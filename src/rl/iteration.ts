@@ -27,6 +27,9 @@ import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.
 import { agentRollout, agentRolloutSpec } from '../gateway/agent-rollout.ts';
 import { collapseMetrics, type CollapseProbe } from './collapse-metrics.ts';
 import { collapseDue, collapseProbe, type Scorer } from './collapse-probe.ts';
+import {
+  ASYNC_POLICY_LAG, BATCH_TRAINED_TRAJECTORIES, BATCH_TRUNCATED, VALUES_EXPLAINED_VARIANCE, valMetric,
+} from './metric-names.ts';
 
 export interface IterationModels {
   actor: Policy;
@@ -206,7 +209,7 @@ export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32A
 
 /** The schedule's own metric: async/policy_lag, updates between the behaviour and the training policy (asynchronous runs only). */
 export function scheduleMetrics(c: RlConfig, iteration: number): Record<string, number> {
-  return c.asyncStaleness === 0 ? {} : { 'async/policy_lag': policyLag(c.asyncStaleness, iteration) };
+  return c.asyncStaleness === 0 ? {} : { [ASYNC_POLICY_LAG]: policyLag(c.asyncStaleness, iteration) };
 }
 
 /** The rows `rows` of a token batch, with every per-token array cut the same way. */
@@ -267,11 +270,11 @@ export function iterationMetrics(m: {
   const entropy = m.all.samplingEntropy ?? undefined;
   return {
     ...batchMetrics({ batch: m.all.batch, keptGroupIds: m.keptGroupIds, passK, entropy }),
-    ...(m.values && m.adv.returns ? { 'values/explained_variance': explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
+    ...(m.values && m.adv.returns ? { [VALUES_EXPLAINED_VARIANCE]: explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
     ...toolMetricsOf(m.c, m.trajectories.map(toolOutcomeOf)),
     ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics, ...(m.collapse ? collapseMetrics(m.collapse) : {}),
-    'batch/trained_trajectories': m.kept.B,
-    'batch/truncated': m.trajectories.filter((t) => t.truncated).length,
+    [BATCH_TRAINED_TRAJECTORIES]: m.kept.B,
+    [BATCH_TRUNCATED]: m.trajectories.filter((t) => t.truncated).length,
   };
 }
 
@@ -289,5 +292,5 @@ export async function runValidation(c: RlConfig, actor: GenerationBackend, text:
     ...batchMetrics({ batch, passK: [...new Set([1, samples])] }),
     ...toolMetricsOf(c, trajectories.map(toolOutcomeOf)),
   };
-  return { trajectories, metrics: Object.fromEntries(Object.entries(m).map(([k, v]) => [`val/${k}`, v])) };
+  return { trajectories, metrics: Object.fromEntries(Object.entries(m).map(([k, v]) => [valMetric(k), v])) };
 }

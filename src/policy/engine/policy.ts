@@ -7,6 +7,7 @@
  * params and moments into the spare set (pre-allocated outputs), then the two swap.
  */
 import { ConfigError } from '../../errors.ts';
+import { type ProgramOverrides, programOptions } from '../graph/program-options.ts';
 import type { ModelConfig } from '../io/config.ts';
 import { GROUPS, type Layout, type Role, buildLayout, paramCount } from '../model/layout.ts';
 import type { Tensor } from '../io/dtype.ts';
@@ -56,6 +57,8 @@ export interface PolicyOptions {
   readonly tokenizer?: Tokenizer;
   /** Compiled programs kept (least recently used released first; default MAX_PROGRAMS). */
   readonly maxPrograms?: number;
+  /** Kernel and gradient choices the programs are built with (default DEFAULT_PROGRAM_OPTIONS; part of their key). */
+  readonly program?: ProgramOverrides;
   /**
    * Largest activation (floats) one program call may hold: a layer's attention scores (rows · heads · T²)
    * or an actor's logits (rows · T · vocab); larger batches are scored and trained in micro-batches
@@ -131,7 +134,7 @@ export class Policy {
     const params = paramCount(this.layout) + (this.layout.frozen ? paramCount(this.layout.frozen) : 0);
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
     const session = { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin, arena };
-    this.programs = new ProgramCache(this.layout, session, options.maxPrograms);
+    this.programs = new ProgramCache(this.layout, session, options.maxPrograms, programOptions(options.program));
     const kvBytes = options.kvCacheBytes ?? 0;
     this.prefixes = kvBytes > 0 ? new PrefixCache(Math.floor(kvBytes / 4)) : null;
   }

@@ -2,6 +2,7 @@
  * The typed message API between PolicyEngine (main thread) and its worker. One table says, per
  * operation, what goes in and what comes back; both sides are checked against it.
  */
+import type { ProgramOverrides } from '../graph/program-options.ts';
 import type { ModelConfig } from '../io/config.ts';
 import type { Tensor } from '../io/dtype.ts';
 import type { Role } from '../model/layout.ts';
@@ -26,6 +27,8 @@ export interface EngineInit {
   readonly spin?: boolean;
   readonly arena?: boolean;
   readonly maxPrograms?: number;
+  /** See PolicyOptions.program. */
+  readonly program?: ProgramOverrides;
   readonly attentionBudget?: number;
   /** See PolicyOptions.inPlaceOptimizer. */
   readonly inPlaceOptimizer?: boolean;

@@ -9,6 +9,14 @@ import { Rng } from '../../../src/policy/model/rng.ts';
 
 const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
+test('Rng keeps the xoshiro128** stream it drew before it used the shared generator (seed, stream, normals)', () => {
+  const r = new Rng(7);
+  assert.deepEqual([r.nextU32(), r.nextU32(), r.next()], [1004282400, 2200021487, 0.44891458133395923]);
+  const x = new Float32Array(4);
+  Rng.forStream(11, 3, 5).fillNormal(x, 0, 4, 1);
+  assert.deepEqual(Array.from(x), [0.04736362397670746, 2.1993091106414795, -1.520806908607483, -1.6269336938858032]);
+});
+
 test('the ziggurat normal has the moments and tails of N(0, 1) (1M draws, tail path included)', () => {
   const n = 1 << 20;
   const x = new Float32Array(n);
