@@ -9,7 +9,6 @@ import { activity } from '../src/durable/boundary.ts';
 import { configKey, lineageKey } from '../src/durable/artifacts.ts';
 import { json } from '../src/durable/batch-io.ts';
 import { checkpointExists, saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
-import { asPolicy } from '../src/durable/model-host.ts';
 import type { CheckpointRef, ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
 import type { TrainerState } from '../src/rl/run-checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
@@ -84,7 +83,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
     const trainer = m.trainer ?? { iteration: 0, echoTrap: new EchoTrapDetector().toJSON() };
     if (!done) {
       session.mutating();
-      await sftWarmup(c, asPolicy(m.actor), model, r.sandbox(c));
+      await sftWarmup(c, m.actor, model, r.sandbox(c));
       await m.actor.releasePrograms(); // as the embedded driver does: the warm-start's programs are not run again
       if (c.sftSteps > 0) {
         // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.

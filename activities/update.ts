@@ -9,7 +9,7 @@ import { activity, type Beat } from '../src/durable/boundary.ts';
 import { unpackArtifact } from '../src/durable/artifact-codec.ts';
 import { json, keyOf, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
 import { saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
-import { asPolicy, type HeldModels } from '../src/durable/model-host.ts';
+import type { HeldModels } from '../src/durable/model-host.ts';
 import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { selectRows } from '../src/rl/batch.ts';
@@ -21,8 +21,7 @@ import { samplingSeed, takeTokenRows } from '../src/rl/iteration.ts';
 import { updateStage, type UpdateInput as StageInput } from '../src/rl/update.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { SavedCheckpoint } from '../src/storage/index.ts';
-import type { PolicyEngine } from '../src/policy/engine/engine.ts';
-import type { Policy } from '../src/policy/engine/policy.ts';
+import type { Trainer } from '../src/policy/engine/handle.ts';
 
 /** Heartbeat details: optimizer steps done (critic then actor) of those the update takes. */
 interface UpdateProgress {
@@ -70,12 +69,12 @@ function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics
 }
 
 /** The policy as updateStage sees it, reporting each optimizer step as heartbeat progress. */
-function counting(engine: PolicyEngine, report: () => void): Policy {
-  return asPolicy({ trainStep: async (...args: Parameters<PolicyEngine['trainStep']>) => {
-    const out = await engine.trainStep(...args);
+function counting(model: Trainer, report: () => void): Trainer {
+  return { trainStep: async (...args) => {
+    const out = await model.trainStep(...args);
     report();
     return out;
-  } } as PolicyEngine);
+  } };
 }
 
 async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: Beat<UpdateProgress>): Promise<UpdateRecord> {

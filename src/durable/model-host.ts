@@ -5,7 +5,6 @@
  * turns (one at a time), because loading another checkpoint would change the weights under a caller.
  */
 import { PolicyEngine } from '../policy/engine/engine.ts';
-import type { Policy } from '../policy/engine/policy.ts';
 import type { Provider } from '../policy/engine/session.ts';
 import type { RlConfig } from '../rl/config.ts';
 import type { ModelName, TrainerState } from '../rl/run-checkpoint.ts';
@@ -28,9 +27,6 @@ export interface HostSession {
   mutating(): void;
   holds(id: CheckpointId, trainer: TrainerState): void;
 }
-
-/** The stage functions only call generate, score and trainStep, which PolicyEngine mirrors signature for signature. */
-export const asPolicy = (engine: PolicyEngine): Policy => engine as unknown as Policy;
 
 const label = (storeUri: string, id: CheckpointId): string => `${storeUri}|${id.runId}/${id.lineageId}@${id.iteration}`;
 

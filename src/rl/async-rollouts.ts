@@ -15,7 +15,7 @@ import { behaviourVersion, pendingVersions } from './async-schedule.ts';
 import type { RlConfig } from './config.ts';
 import { type SampledGroups, sampleGroups } from './iteration.ts';
 import { embeddedProvider } from './models.ts';
-import { type AnyPolicy, getPolicyState } from './model-state.ts';
+import type { PolicyHandle } from '../policy/engine/handle.ts';
 import { type CheckpointRef, loadActorState } from './run-checkpoint.ts';
 import type { RunModel } from './run-model.ts';
 
@@ -108,13 +108,13 @@ export class VersionCheckpoints {
  * that checkpoint names are read from the store, version `done` is the actor's current weights.
  */
 export async function openAsyncRollouts(c: RlConfig, run: RunModel, tools: TurnGenerator | undefined,
-  from: { store: CheckpointStore; runId: string; versions: VersionCheckpoints; done: number; actor: AnyPolicy },
+  from: { store: CheckpointStore; runId: string; versions: VersionCheckpoints; done: number; actor: PolicyHandle },
   last: number): Promise<AsyncRollouts | null> {
   if (c.asyncStaleness === 0) return null;
   const rollouts = await AsyncRollouts.start(c, run, tools, from.done + 1, last);
   for (const ref of from.versions.pendingAt(from.done) ?? []) {
     rollouts.publish(ref.iteration, await loadActorState(from.store, { runId: from.runId, ...ref }, run.assets));
   }
-  rollouts.publish(from.done, await getPolicyState(from.actor, false));
+  rollouts.publish(from.done, await from.actor.getState(false));
   return rollouts;
 }

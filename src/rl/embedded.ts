@@ -24,7 +24,7 @@ import { closeModels, createModels, loadPretrained } from './models.ts';
 import { type CheckpointRef, loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
 import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
-import { getPolicyState, startEngineModels, startFromWarmStart } from './model-state.ts';
+import { startEngineModels, startFromWarmStart } from './model-state.ts';
 import { iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
@@ -162,7 +162,7 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   const startedAt = new Date();
   const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
   if (rollouts) {
-    rollouts.publish(i, await getPolicyState(models.actor, false));
+    rollouts.publish(i, await models.actor.getState(false));
     result.timingsMs.rollout_play = rollouts.playedMs.get(i) ?? 0;
     rollouts.playedMs.delete(i);
   }

@@ -18,7 +18,7 @@ import { updateStage } from './update.ts';
 import { policyLag } from './async-schedule.ts';
 import { truncatedImportanceSampling } from './off-policy.ts';
 import { resolveEnvConfig } from '../envs/index.ts';
-import type { Policy } from '../policy/engine/policy.ts';
+import type { PolicyHandle } from '../policy/engine/handle.ts';
 import type { TrainBatch } from '../policy/programs/batch.ts';
 import type { ChatFormat, TemplateName } from '../agent/index.ts';
 import type { RunText } from './run-model.ts';
@@ -28,11 +28,12 @@ import { agentRollout, agentRolloutSpec } from '../gateway/agent-rollout.ts';
 import { collapseMetrics, type CollapseProbe } from './collapse-metrics.ts';
 import { collapseDue, collapseProbe, type Scorer } from './collapse-probe.ts';
 
-export interface IterationModels {
-  actor: Policy;
-  critic: Policy | null;
+/** A run's models: in-process Policies or PolicyEngines (`P`), which the stages use alike. */
+export interface IterationModels<P extends PolicyHandle = PolicyHandle> {
+  actor: P;
+  critic: P | null;
   /** Frozen reference for the KL term (null when klCoef = 0). */
-  ref: Policy | null;
+  ref: P | null;
 }
 
 export interface IterationResult {

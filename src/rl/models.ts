@@ -4,7 +4,6 @@ import { type Provider, probeProvider } from '../policy/engine/session.ts';
 import { ConfigError } from '../errors.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
-import { setPolicyBase, setPolicyState } from './model-state.ts';
 import type { IterationModels } from './iteration.ts';
 import { type RunModel, loraOf, pretrainedStates } from './run-model.ts';
 
@@ -12,7 +11,7 @@ import { type RunModel, loraOf, pretrainedStates } from './run-model.ts';
  * Actor, critic (separate weights, same architecture) and frozen reference, as the config asks. With LoRA
  * all three are LoRA policies on the same base (the reference's adapters are the actor's at the start).
  */
-export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokenizer): IterationModels {
+export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokenizer): IterationModels<Policy> {
   const threads = c.threads > 0 ? c.threads : undefined;
   const lora = loraOf(c) ?? undefined;
   const provider = embeddedProvider(c);
@@ -54,9 +53,9 @@ export async function loadPretrained(m: IterationModels, run: RunModel, c: RlCon
   const policies = (['actor', 'critic', 'ref'] as const).flatMap((name) => (m[name] ? [[name, m[name]!] as const] : []));
   if (run.lora) {
     const base = await run.pretrained.readWeights();
-    for (const [, policy] of policies) await setPolicyBase(policy, base);
+    for (const [, policy] of policies) await policy.setBase(base);
     return;
   }
   const states = await pretrainedStates(run, c.seed + 1);
-  for (const [name, policy] of policies) await setPolicyState(policy, states[name]);
+  for (const [name, policy] of policies) await policy.setState(states[name], { allowMissing: [] });
 }

@@ -10,14 +10,14 @@ import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
-import { type AnyPolicy, getPolicyState, setPolicyState } from './model-state.ts';
+import type { PolicyHandle } from '../policy/engine/handle.ts';
 import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
 import { ConfigError } from '../errors.ts';
 import type { CollapseAction } from './collapse-action.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
 /** In-process Policies, or PolicyEngines (an asynchronous embedded run's trainer): the files are the same. */
-export type Models = Partial<Record<ModelName, AnyPolicy>>;
+export type Models = Partial<Record<ModelName, PolicyHandle>>;
 
 /** Where a checkpoint lives within a run. */
 export interface CheckpointRef {
@@ -64,9 +64,9 @@ export async function saveRunCheckpoint(store: CheckpointStore, ids: { runId: st
   models: Models, config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
     const files: { name: string; path: string }[] = [];
-    for (const [name, policy] of Object.entries(models) as [ModelName, AnyPolicy][]) {
+    for (const [name, policy] of Object.entries(models) as [ModelName, PolicyHandle][]) {
       const modelDir = join(dir, name);
-      const state = await getPolicyState(policy, name !== 'ref');
+      const state = await policy.getState(name !== 'ref');
       await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} });
       for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
     }
@@ -96,10 +96,10 @@ export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: st
   return withScratch(async (dir) => {
     const flat = join(dir, 'flat');
     await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat });
-    for (const [name, policy] of Object.entries(models) as [ModelName, AnyPolicy][]) {
+    for (const [name, policy] of Object.entries(models) as [ModelName, PolicyHandle][]) {
       const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
-      await setPolicyState(policy, { weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step });
+      await policy.setState({ weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step }, { allowMissing: [] });
     }
     return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;
   });
