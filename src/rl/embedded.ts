@@ -20,11 +20,11 @@ import { envSpecId } from '../envs/index.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
-import { closeModels, createModels, loadPretrained } from './models.ts';
+import { closeModels, createModels, loadPretrained, namedModels, startEngineModels } from './models.ts';
 import { type CheckpointRef, loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
 import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
-import { startEngineModels, startFromWarmStart } from './model-state.ts';
+import { startFromWarmStart } from './model-state.ts';
 import { iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
@@ -78,11 +78,10 @@ export async function trainEmbedded(o: EmbeddedOptions, prepared?: PreparedRun):
 async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedRun): Promise<EmbeddedResult> {
   const { tokenizer, modelConfig, assets } = run;
   // An asynchronous run trains in worker threads, so the rollout beside it never waits for the main thread.
-  const models = c.asyncStaleness > 0 ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
+  const models: IterationModels = c.asyncStaleness > 0 ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
-  const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
   const ctx: RunContext = {
-    o, c, saved, store: createLocalCheckpointStore({ root: o.root }), events: createLocalEventLog({ root: o.root }),
+    o, c, saved: namedModels(models), store: createLocalCheckpointStore({ root: o.root }), events: createLocalEventLog({ root: o.root }),
     files: { modelConfig, assets },
   };
   const sandbox = openSandbox(c);
