@@ -8,9 +8,8 @@
 import { activity } from '../src/durable/boundary.ts';
 import { configKey, lineageKey } from '../src/durable/artifacts.ts';
 import { json } from '../src/durable/batch-io.ts';
-import { checkpointExists, saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
 import type { CheckpointRef, ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
-import type { TrainerState } from '../src/rl/run-checkpoint.ts';
+import { checkpointExists, saveRunCheckpoint, type TrainerState } from '../src/rl/run-checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
@@ -92,7 +91,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
         await m.ref?.setState({ weights, optimizer: null, step: 0 }, { allowMissing: [] });
       }
     }
-    const out = await saveEngineCheckpoint(store.store, id, m.engines, model.modelConfig, model.assets, trainer);
+    const out = await saveRunCheckpoint(store.store, id, m.engines, model.modelConfig, model.assets, trainer);
     session.holds(id, trainer);
     return out;
   });

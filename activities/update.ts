@@ -8,7 +8,6 @@
 import { activity, type Beat } from '../src/durable/boundary.ts';
 import { unpackArtifact } from '../src/durable/artifact-codec.ts';
 import { json, keyOf, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
-import { saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
 import type { HeldModels } from '../src/durable/model-host.ts';
 import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
@@ -16,7 +15,7 @@ import { selectRows } from '../src/rl/batch.ts';
 import type { RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
 import { collapseAction } from '../src/rl/collapse-action.ts';
-import { trainerState } from '../src/rl/run-checkpoint.ts';
+import { saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
 import { samplingSeed, takeTokenRows } from '../src/rl/iteration.ts';
 import { updateStage, type UpdateInput as StageInput } from '../src/rl/update.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
@@ -90,7 +89,7 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
     const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
     const metrics = { ...fromWire(input.metrics), ...trained };
     const { trainer, warning, collapse } = observeEchoTrap(m, c, input, metrics);
-    const saved = await saveEngineCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
+    const saved = await saveRunCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
     session.holds(id, trainer);
     const w = warning && { message: warning.message, evidence: toWire(warning.evidence) };
     const checkpoint = { lineageId: id.lineageId, iteration: id.iteration };

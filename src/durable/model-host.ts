@@ -8,17 +8,16 @@ import type { PolicyEngine } from '../policy/engine/engine.ts';
 import type { Provider } from '../policy/engine/session.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { loadPretrained, modelInits, namedModels, startEngineModels } from '../rl/models.ts';
-import type { ModelName, TrainerState } from '../rl/run-checkpoint.ts';
+import { loadRunCheckpoint, type ModelName, type TrainerState } from '../rl/run-checkpoint.ts';
 import { resolveRunModel } from '../rl/run-model.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
-import { type Engines, loadEngineCheckpoint } from './engine-checkpoint.ts';
 
 export interface HeldModels {
   actor: PolicyEngine;
   critic: PolicyEngine | null;
   ref: PolicyEngine | null;
   /** The models by checkpoint file prefix (what save and load iterate over). */
-  engines: Engines;
+  engines: Partial<Record<ModelName, PolicyEngine>>;
   /** trainer.json of the held checkpoint; null for a fresh initialisation. */
   trainer: TrainerState | null;
 }
@@ -62,7 +61,7 @@ export class ModelHost {
     const wanted = from === 'fresh' ? null : label(store.uri, from);
     if (from !== 'fresh' && this.held !== wanted) {
       this.held = null;
-      models.trainer = await loadEngineCheckpoint(store.store, from, models.engines, (await resolveRunModel(c)).assets);
+      models.trainer = await loadRunCheckpoint(store.store, from, models.engines, (await resolveRunModel(c)).assets);
       this.held = wanted;
     }
     const session: HostSession = {
