@@ -15,7 +15,7 @@ import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
 import { checkpointEvent } from '../src/rl/run-events.ts';
-import { sftWarmup } from '../src/rl/sft.ts';
+import { warmStart } from '../src/rl/warm-start.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { LineageStart, RunEvent } from '../src/events/index.ts';
 
@@ -70,8 +70,8 @@ async function saveLineageStart(r: WorkerResources, run: RunRef, resume: ResumeF
 }
 
 /**
- * Warm-start and checkpoint 0, exactly as the embedded driver does them (same seeds, same steps). A retry
- * that finds checkpoint 0 committed loads it instead; saving it again is then a no-op that returns it.
+ * Warm-start (rl/warm-start.ts) and checkpoint 0. A retry that finds checkpoint 0 committed loads it instead;
+ * saving it again is then a no-op that returns it.
  */
 async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<void> {
   const store = r.store(run.storeUri);
@@ -82,14 +82,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
     const trainer = m.trainer ?? { iteration: 0, echoTrap: new EchoTrapDetector().toJSON() };
     if (!done) {
       session.mutating();
-      await sftWarmup(c, m.actor, model, r.sandbox(c));
-      await m.actor.releasePrograms(); // as the embedded driver does: the warm-start's programs are not run again
-      if (c.sftSteps > 0) {
-        // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
-        const { weights } = await m.actor.getState(false);
-        await m.actor.setState({ weights, optimizer: null, step: 0 }, { allowMissing: [] });
-        await m.ref?.setState({ weights, optimizer: null, step: 0 }, { allowMissing: [] });
-      }
+      await warmStart(c, m, model, r.sandbox(c));
     }
     const out = await saveRunCheckpoint(store.store, id, m.engines, model.modelConfig, model.assets, trainer);
     session.holds(id, trainer);

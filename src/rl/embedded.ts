@@ -24,11 +24,10 @@ import { closeModels, createModels, loadPretrained, namedModels, startEngineMode
 import { type CheckpointRef, loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
 import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
-import { startFromWarmStart } from './model-state.ts';
 import { iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
-import { sftWarmup } from './sft.ts';
+import { warmStart } from './warm-start.ts';
 import { createLocalEventLog, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore } from '../storage/index.ts';
 import { ROOT_LINEAGE } from '../replay/lineage.ts';
@@ -134,15 +133,9 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
 async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, models: IterationModels,
   run: RunModel, sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number; versions: CheckpointRef[] }> {
   const { o, c } = ctx;
-  const sft = initFrom
-    ? await initActorFrom(initFrom, models.actor, run.assets) : await sftWarmup(c, models.actor, run, sandbox);
-  // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
-  // after 150 Sokoban steps (measured), memory RL needs.
-  await models.actor.releasePrograms();
-  if (c.sftSteps > 0 || initFrom) {
-    await startFromWarmStart(models);
-    log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
-  }
+  const init = initFrom ? (actor: Models['actor']) => initActorFrom(initFrom, actor, run.assets) : undefined;
+  const sft = await warmStart(c, models, run, sandbox, init);
+  if (sft) log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
   const echo = new EchoTrapDetector();
   const start = { lineageId: ROOT_LINEAGE, parentLineageId: null, fromIteration: 0, forks: 0 };
   const first = { runId: o.runId, lineageId: ROOT_LINEAGE, iteration: 0 };
