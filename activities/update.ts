@@ -11,13 +11,13 @@ import { json, keyOf, parse, policyId, unpackScored } from '../src/durable/batch
 import type { HeldModels } from '../src/durable/model-host.ts';
 import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { selectRows } from '../src/rl/batch.ts';
 import type { RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
 import { collapseAction } from '../src/rl/collapse-action.ts';
 import { saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
-import { samplingSeed, takeTokenRows } from '../src/rl/iteration.ts';
-import { updateStage, type UpdateInput as StageInput } from '../src/rl/update.ts';
+import { updateKeptRows } from '../src/rl/iteration.ts';
+import { keepRows, updateInputOf } from '../src/rl/kept-rows.ts';
+import type { UpdateInput as StageInput } from '../src/rl/update.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { SavedCheckpoint } from '../src/storage/index.ts';
 import type { Trainer } from '../src/policy/engine/handle.ts';
@@ -36,19 +36,14 @@ export interface UpdateRecord extends UpdateResult {
 export const updateRecordKey = (input: { run: UpdateInput['run']; iteration: number }): string =>
   keyOf(input, 'update', 'result.json');
 
-/** The engine's input rows, cut from the assembled batch exactly as runIteration cuts them. */
+/** The update's input: the kept rows (those the advantage stage wrote) with their scores and advantages. */
 async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageInput> {
   const artifacts = r.artifacts(input.run.storeUri);
   const { all } = await r.batch(input.run.storeUri, input.rollout);
   const scored = unpackScored(await artifacts.get(input.scored), input.scored);
   const adv = unpackArtifact(await artifacts.get(input.advantage), input.advantage).arrays;
-  const rows = Array.from(adv.rows);
-  const batch = selectRows(all.batch, rows);
-  return { // the scores are the kept rows' already, in this order
-    tokens: takeTokenRows(all.tokens, rows, batch.lossMask), advantages: adv.advantages as Float32Array,
-    oldLogprobs: scored.logprobs, refLogprobs: scored.refLogprobs, returns: adv.returns as Float32Array | undefined,
-    oldValues: scored.values,
-  };
+  const advantages = adv.advantages as Float32Array;
+  return updateInputOf(keepRows(all, Array.from(adv.rows)), scored, { advantages, returns: adv.returns as Float32Array | undefined });
 }
 
 /**
@@ -67,7 +62,7 @@ function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics
   return { trainer: trainerState(iteration, echo.toJSON(), forks, collapse, behaviourPolicies), warning, collapse };
 }
 
-/** The policy as updateStage sees it, reporting each optimizer step as heartbeat progress. */
+/** The model as the update stage sees it, reporting each optimizer step as heartbeat progress. */
 function counting(model: Trainer, report: () => void): Trainer {
   return { trainStep: async (...args) => {
     const out = await model.trainStep(...args);
@@ -86,7 +81,7 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
     const progress = { steps: 0, of: Math.ceil(data.tokens.batch / c.miniBatchSize) * c.ppoEpochs * (m.critic ? 2 : 1) };
     const report = () => { progress.steps++; beat.progress({ ...progress }); };
     const models = { actor: counting(m.actor, report), critic: m.critic && counting(m.critic, report) };
-    const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
+    const trained = await updateKeptRows(c, input.iteration, data, models);
     const metrics = { ...fromWire(input.metrics), ...trained };
     const { trainer, warning, collapse } = observeEchoTrap(m, c, input, metrics);
     const saved = await saveRunCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
