@@ -9,7 +9,7 @@ import { activity } from '../src/durable/boundary.ts';
 import { configKey, lineageKey } from '../src/durable/artifacts.ts';
 import { json } from '../src/durable/batch-io.ts';
 import type { CheckpointRef, ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
-import { checkpointExists, saveRunCheckpoint, type TrainerState } from '../src/rl/run-checkpoint.ts';
+import { checkpointExists, saveRunCheckpoint, trainerState, type TrainerState } from '../src/rl/run-checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
@@ -79,7 +79,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
   const done = await checkpointExists(store.store, id);
   const model = await resolveRunModel(c);
   const saved = await r.trainModels.use(c, store, done ? id : 'fresh', async (m, session) => {
-    const trainer = m.trainer ?? { iteration: 0, echoTrap: new EchoTrapDetector().toJSON() };
+    const trainer = m.trainer ?? trainerState(0, new EchoTrapDetector().toJSON(), 0, null);
     if (!done) {
       session.mutating();
       await warmStart(c, m, model, r.sandbox(c));

@@ -12,9 +12,8 @@ import type { HeldModels } from '../src/durable/model-host.ts';
 import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import type { RlConfig } from '../src/rl/config.ts';
-import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
-import { collapseAction } from '../src/rl/collapse-action.ts';
-import { saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
+import { observeIteration } from '../src/rl/collapse-action.ts';
+import { detectorOf, saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
 import { updateKeptRows } from '../src/rl/iteration.ts';
 import { keepRows, updateInputOf } from '../src/rl/kept-rows.ts';
 import type { UpdateInput as StageInput } from '../src/rl/update.ts';
@@ -47,18 +46,14 @@ async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageI
 }
 
 /**
- * The detector's observation, and the trainer state as the embedded driver writes it (forks, pending stop or fork,
- * and the checkpoints of the older versions the next rollouts play when asynchronous).
+ * The detector's observation, and the trainer state checkpoint i holds (forks, pending stop or fork, and the
+ * checkpoints of the older versions the next rollouts play when asynchronous).
  */
 function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics: Record<string, number>) {
   const { iteration, behaviourPolicies } = input;
   const forks = input.run.forks ?? 0;
-  const echo = EchoTrapDetector.fromJSON(m.trainer!.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
-  const warning = echo.observe({
-    iteration, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
-    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
-  });
-  const collapse = collapseAction(c, forks, warning);
+  const echo = detectorOf(m.trainer!);
+  const { warning, collapse } = observeIteration(c, echo, forks, iteration, metrics);
   return { trainer: trainerState(iteration, echo.toJSON(), forks, collapse, behaviourPolicies), warning, collapse };
 }
 

@@ -12,7 +12,7 @@
  * checkpoint and the fork takes it on resume, exactly as it would have.
  */
 import type { RlConfig } from './config.ts';
-import type { EchoTrapWarning } from './echo-trap.ts';
+import type { EchoTrapDetector, EchoTrapWarning } from './echo-trap.ts';
 
 export type CollapseAction =
   | { kind: 'stop'; iteration: number; reason: string }
@@ -39,6 +39,19 @@ export function collapseAction(c: RlConfig, forks: number, warning: EchoTrapWarn
   const reason = `${warning.message}; first sign at iteration ${before}, so the run forks from the newest checkpoint ` +
     `before it with lrActor and lrCritic × ${c.forkLrScale} (× ${Number(scale.toPrecision(6))} of the config's)`;
   return { kind: 'fork', iteration: at, reason, before, forks: forks + 1 };
+}
+
+/**
+ * The detector's observation of iteration `iteration` (its training metrics), and the stop or fork the warning
+ * calls for, if it fired: what both drivers do after each update.
+ */
+export function observeIteration(c: RlConfig, echo: EchoTrapDetector, forks: number, iteration: number,
+  metrics: Readonly<Record<string, number>>): { warning: EchoTrapWarning | null; collapse: CollapseAction | null } {
+  const warning = echo.observe({
+    iteration, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
+    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
+  });
+  return { warning, collapse: collapseAction(c, forks, warning) };
 }
 
 /** The id of the lineage a fork starts: the fork count and the checkpoint iteration it starts from (unique per run). */

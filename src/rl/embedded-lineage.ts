@@ -5,9 +5,11 @@
  * first warning sign and starts a new lineage with a FORKED RunEvent.
  */
 import { canonicalConfigJSON, type RlConfig } from './config.ts';
-import { EchoTrapDetector } from './echo-trap.ts';
+import type { EchoTrapDetector } from './echo-trap.ts';
 import { forkLineageId, forkPointBefore, type CollapseAction } from './collapse-action.ts';
-import { type CheckpointRef, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState } from './run-checkpoint.ts';
+import {
+  type CheckpointRef, detectorOf, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState,
+} from './run-checkpoint.ts';
 import { checkpointEvent } from './run-events.ts';
 import type { RunModel } from './run-model.ts';
 import type { EventLog, LineageStart, RunEvent } from '../events/index.ts';
@@ -71,9 +73,6 @@ export async function lineageFrom(ctx: RunContext, start: LineageStart, forkPoin
   const retained = withoutForkPoints(ctx.store, forkPoints);
   return { ids, forks: start.forks ?? 0, echo, retained, starts: [...starts, start] };
 }
-
-export const detectorOf = (state: TrainerState) =>
-  EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
 
 /** The policy versions a loaded checkpoint makes known: itself, and the older ones it names (asynchronous runs). */
 const versionsOf = (from: CheckpointId, state: TrainerState): CheckpointRef[] =>

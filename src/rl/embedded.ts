@@ -10,8 +10,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { RlConfig } from './config.ts';
-import { EchoTrapDetector, type EchoTrapWarning } from './echo-trap.ts';
-import { collapseAction, lineageConfig } from './collapse-action.ts';
+import { EchoTrapDetector } from './echo-trap.ts';
+import { type CollapseAction, lineageConfig, observeIteration } from './collapse-action.ts';
 import {
   checkpoint, lineageFrom, resumeLineage, runEvent, takeAction, type Lineage, type RunContext,
 } from './embedded-lineage.ts';
@@ -108,8 +108,7 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
       rollouts ??= await openAsyncRollouts(c, run, tools, { store: ctx.store, runId: o.runId, versions, done: next - 1,
         actor: models.actor }, last);
       const lc = lineageConfig(c, lineage.forks);
-      const warning = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o, rollouts);
-      pending = collapseAction(c, lineage.forks, warning);
+      pending = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o, rollouts);
       // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
       if (next % c.checkpointEvery === 0 || next === last || pending || o.signal?.aborted) {
         versions.add({ lineageId: lineage.ids.lineageId, iteration: next });
@@ -149,7 +148,7 @@ async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, 
  * soon as the update wrote it), update, validation of the new policy, and its events.
  */
 async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
-  events: EventLog, lineage: Lineage, o: EmbeddedOptions, rollouts: AsyncRollouts | null): Promise<EchoTrapWarning | null> {
+  events: EventLog, lineage: Lineage, o: EmbeddedOptions, rollouts: AsyncRollouts | null): Promise<CollapseAction | null> {
   const { ids, echo } = lineage;
   const startedAt = new Date();
   const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
@@ -163,10 +162,7 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   const val = validate ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
   if (val) result.timingsMs.validate = performance.now() - t0;
   const metrics = { ...result.metrics, ...val?.metrics };
-  const warning = echo.observe({
-    iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
-    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
-  });
+  const { warning, collapse } = observeIteration(c, echo, lineage.forks, i, metrics);
   const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: result.collapse };
   // The checkpoints whose weights played: the schedule's version for training, the new policy i for validation.
   await events.append([
@@ -183,7 +179,7 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   if (warning) log.warn({ iteration: i, evidence: warning.evidence }, `echo trap: ${warning.message}`);
   o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null,
     lineageId: ids.lineageId });
-  return warning;
+  return collapse;
 }
 
 /** Loads the actor of another run's checkpoint into `actor` (critic and optimizer state are not taken). */

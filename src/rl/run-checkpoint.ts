@@ -14,6 +14,7 @@ import type { PolicyHandle } from '../policy/engine/handle.ts';
 import { CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint } from '../storage/index.ts';
 import { ConfigError } from '../errors.ts';
 import type { CollapseAction } from './collapse-action.ts';
+import { EchoTrapDetector } from './echo-trap.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
 /** In-process Policies or PolicyEngines (the durable workers', an asynchronous embedded run's trainer): the files are the same. */
@@ -48,6 +49,10 @@ export function trainerState(iteration: number, echoTrap: unknown, forks: number
     ...(behaviourPolicies?.length ? { behaviourPolicies: [...behaviourPolicies] } : {}),
   };
 }
+
+/** The Echo-Trap detector as a checkpoint's trainer state left it. */
+export const detectorOf = (state: TrainerState): EchoTrapDetector =>
+  EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
 
 /** Runs `fn` with a fresh scratch directory that is removed afterwards, whatever happens. */
 export async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T> {
