@@ -8,6 +8,7 @@
  * from the schedule alone; when an activity completes decides only when the next command is issued.
  */
 import { behaviourVersion, pendingVersions } from '../src/rl/async-schedule.ts';
+import { sampleRounds } from '../src/rl/sampling-rounds.ts';
 import {
   shardGroups, type Carry, type CheckpointRef, type DurableOptions, type PlayedRollout, type RunPlan, type StageInput,
   type TrainingRunInput,
@@ -23,15 +24,10 @@ async function play(a: Stages, base: StageInput, o: DurableOptions, groups: numb
 
 /** The iteration's groups, plus DAPO's extra rounds (new group numbers, hence new seeds) while the plan asks. */
 async function sample(a: Stages, base: StageInput, o: DurableOptions, plan: RunPlan): Promise<{ rollout: string[]; sampling?: string }> {
-  const rollout = await play(a, base, o, Array.from({ length: plan.envGroups }, (_, g) => g), 0);
-  if (!plan.dynamicSampling) return { rollout };
-  let next = plan.envGroups;
-  for (let tries = 1; ; tries++) {
-    const p = await a.update.planSampling({ ...base, rollout, tries });
-    if (p.action !== 'sample-more') return { rollout, sampling: p.key };
-    rollout.push(...await play(a, base, o, Array.from({ length: p.groupsNeeded }, (_, k) => next + k), tries));
-    next += p.groupsNeeded;
-  }
+  const rollout: string[] = [];
+  const last = await sampleRounds(plan, async (groups, round) => void rollout.push(...await play(a, base, o, groups, round)),
+    (tries) => a.update.planSampling({ ...base, rollout, tries }));
+  return last ? { rollout, sampling: last.key } : { rollout };
 }
 
 /** Where a lineage run starts: its checkpoint, the older versions that checkpoint names, rollouts already played. */

@@ -6,7 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type AssembledBatch, assemble, trajectoryRecord } from './assemble.ts';
-import { planDynamicSampling } from './dynamic-sampling.ts';
+import { type DynamicSamplingPlan, planDynamicSampling } from './dynamic-sampling.ts';
+import { sampleRounds } from './sampling-rounds.ts';
 import { computeAdvantages, type AdvantageOutput } from './advantages.ts';
 import { type Batch, rowsOfGroups, takeRows } from './batch.ts';
 import type { RlConfig } from './config.ts';
@@ -159,23 +160,23 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
   });
 }
 
+/** Stage (pure): DAPO's plan after `tries` sampling rounds — enough groups whose returns differ, or how many more to play. */
+export function samplingPlan(c: RlConfig, trajectories: readonly Trajectory[], tries: number): DynamicSamplingPlan {
+  return planDynamicSampling({
+    trajectories: trajectories.map(trajectoryRecord), targetGroups: c.envGroups, tries, maxTries: c.dynamicSamplingMaxTries,
+  });
+}
+
 /**
  * The rollout of an iteration, with DAPO dynamic sampling when configured: groups whose returns are all
  * equal carry no signal, so more groups (new seeds) are played, up to dynamicSamplingMaxTries rounds.
  */
 export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
   tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number> }> {
-  const trajectories = await rolloutStage(c, iteration, actor, text, undefined, tools);
-  if (!c.dynamicSampling) return { trajectories, metrics: {} };
-  for (let tries = 1; ; tries++) {
-    const plan = planDynamicSampling({
-      trajectories: trajectories.map(trajectoryRecord), targetGroups: c.envGroups, tries, maxTries: c.dynamicSamplingMaxTries,
-    });
-    if (plan.action !== 'sample-more') return { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics };
-    const next = 1 + Math.max(...trajectories.map((t) => t.group));
-    const extra = Array.from({ length: plan.groupsNeeded }, (_, k) => next + k);
-    trajectories.push(...(await rolloutStage(c, iteration, actor, text, extra, tools)));
-  }
+  const trajectories: Trajectory[] = [];
+  const play = async (groups: number[]) => void trajectories.push(...await rolloutStage(c, iteration, actor, text, groups, tools));
+  const plan = await sampleRounds(c, play, (tries) => samplingPlan(c, trajectories, tries));
+  return plan ? { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics } : { trajectories, metrics: {} };
 }
 
 /** The kept rows' old (training policy's) and behaviour (sampling) log-probs, [rows, T] each. */
