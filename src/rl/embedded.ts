@@ -16,6 +16,7 @@ import {
   checkpoint, lineageFrom, resumeLineage, runEvent, takeAction, type Lineage, type RunContext,
 } from './embedded-lineage.ts';
 import { runEnvConfig } from './run-env.ts';
+import { validatesAt } from './val-schedule.ts';
 import { envSpecId } from '../envs/index.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
@@ -157,9 +158,8 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
     result.timingsMs.rollout_play = rollouts.playedMs.get(i) ?? 0;
     rollouts.playedMs.delete(i);
   }
-  const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
   const t0 = performance.now();
-  const val = validate ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
+  const val = validatesAt(c, i) ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
   if (val) result.timingsMs.validate = performance.now() - t0;
   const metrics = { ...result.metrics, ...val?.metrics };
   const { warning, collapse } = observeIteration(c, echo, lineage.forks, i, metrics);
