@@ -25,7 +25,7 @@ import { closeModels, createModels, loadPretrained, namedModels, startEngineMode
 import { type CheckpointRef, loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
 import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
-import { iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
+import { iterationEvents, trajectoryEvents } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
 import { warmStart } from './warm-start.ts';
@@ -163,16 +163,14 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   if (val) result.timingsMs.validate = performance.now() - t0;
   const metrics = { ...result.metrics, ...val?.metrics };
   const { warning, collapse } = observeIteration(c, echo, lineage.forks, i, metrics);
-  const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: result.collapse };
   // The checkpoints whose weights played: the schedule's version for training, the new policy i for validation.
   await events.append([
     ...trajectoryEvents(ids, i, behaviourVersion(c.asyncStaleness, i), result.trajectories, 'train', startedAt),
     ...(val ? trajectoryEvents(ids, i, i, val.trajectories, 'val', startedAt) : []),
-    iterationEvent(ids, i, metrics, result.timingsMs, startedAt, extras),
-    ...(warning ? [warningEvent(ids, warning)] : []),
+    ...iterationEvents(c, ids, { iteration: i, metrics, timingsMs: result.timingsMs, startedAt, collapse: result.collapse, warning }),
   ]);
   log.info({
-    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: extras.envSpecId, success: metrics.success_rate,
+    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: envSpecId(runEnvConfig(c)), success: metrics.success_rate,
     valSuccess: metrics['val/success_rate'], inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'],
     gradNorm: metrics['actor/grad_norm'], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
   }, 'iteration');

@@ -1,8 +1,11 @@
 /** Building the Avro events of a run from trainer data (src/events/types.ts mirrors schemas/*.avsc). */
 import type { CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, TrajectoryEvent } from '../events/index.ts';
 import type { SavedCheckpoint } from '../storage/index.ts';
+import type { RlConfig } from './config.ts';
 import type { EchoTrapWarning as Warning } from './echo-trap.ts';
 import type { Trajectory } from './rollout.ts';
+import { runEnvConfig } from './run-env.ts';
+import { envSpecId } from '../envs/index.ts';
 import { toolCallEvents } from '../tools/events.ts';
 
 type Ids = { runId: string; lineageId: string };
@@ -39,6 +42,25 @@ export function iterationEvent(ids: Ids, iteration: number, metrics: Record<stri
     entropy: metrics['entropy/mean'] ?? 0, gradNorm: metrics['actor/grad_norm'] ?? 0, metrics: finite,
     stageTimingsMs: timingsMs, envSpecId: extras.envSpecId, collapse: extras.collapse, startedAt, finishedAt: new Date(),
   };
+}
+
+/** What an iteration reports once it is done (training and validation metrics, stage timings, probe, warning). */
+export interface FinishedIteration {
+  iteration: number;
+  metrics: Record<string, number>;
+  timingsMs: Record<string, number>;
+  startedAt: Date;
+  collapse: CollapseProbe | null;
+  warning: Warning | null;
+}
+
+/** The iteration's IterationEvent and, when the detector fired, its warning: what both drivers publish. */
+export function iterationEvents(c: RlConfig, ids: Ids, r: FinishedIteration): (IterationEvent | EchoTrapWarning)[] {
+  const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: r.collapse };
+  return [
+    iterationEvent(ids, r.iteration, r.metrics, r.timingsMs, r.startedAt, extras),
+    ...(r.warning ? [warningEvent(ids, r.warning)] : []),
+  ];
 }
 
 export function warningEvent(ids: Ids, w: Warning): EchoTrapWarning {
