@@ -6,7 +6,8 @@
  */
 import { canonicalConfigJSON, type RlConfig } from './config.ts';
 import type { EchoTrapDetector } from './echo-trap.ts';
-import { forkLineageId, forkPointBefore, type CollapseAction } from './collapse-action.ts';
+import { forkLineageId, type CollapseAction } from './collapse-action.ts';
+import { forkPoint } from './fork-point.ts';
 import {
   type CheckpointRef, detectorOf, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState,
 } from './run-checkpoint.ts';
@@ -14,9 +15,7 @@ import { checkpointEvent } from './run-events.ts';
 import type { RunModel } from './run-model.ts';
 import type { EventLog, LineageStart, RunEvent } from '../events/index.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
-import {
-  continuePlan, forkPlan, readLineageStarts, survivingCheckpoints, survivingPlan, withoutForkPoints, type ResumePlan,
-} from '../replay/lineage.ts';
+import { continuePlan, forkPlan, readLineageStarts, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
 import { localRunEvents } from '../replay/location.ts';
 import { log } from '../log.ts';
 
@@ -107,7 +106,7 @@ export async function takeAction(ctx: RunContext, lineage: Lineage, action: Coll
     return null;
   }
   const checkpoints = await ctx.store.list(runId);
-  const point = forkPointBefore(survivingCheckpoints(survivingPlan(lineage.starts), checkpoints), action.before);
+  const point = forkPoint(lineage.starts, checkpoints, action.before);
   if (!point) {
     log.warn({ runId, before: action.before }, 'run stopped: no checkpoint before the first warning sign survived retention');
     return null;
