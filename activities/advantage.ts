@@ -21,7 +21,8 @@ export function advantageActivity(r: WorkerResources) {
     const scored = unpackScored(await artifacts.get(input.scored), input.scored);
     const tokenRewards = unpackArtifact(await artifacts.get(input.rewards), input.rewards).arrays.tokenRewards as Float32Array;
     const filtered = parse<FilterOutput>(await artifacts.get(input.kept));
-    const samplingMetrics = input.sampling ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).metrics : {};
+    const samplingMetrics = input.sampling
+      ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).metrics : {};
     const kept = keepRows(all, rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds));
     const collapse = await loadCollapseProbe(artifacts, input);
     const { adv, metrics } = advantagesAndMetrics(c, input.iteration, {
@@ -29,7 +30,8 @@ export function advantageActivity(r: WorkerResources) {
     });
     const key = keyOf(input, 'advantage', 'advantages.bin');
     const returns = adv.returns ?? undefined;
-    await artifacts.put(key, packArtifact({}, { rows: Int32Array.from(kept.rows), advantages: adv.advantages, returns }));
+    const rows = Int32Array.from(kept.rows);
+    await artifacts.put(key, packArtifact({}, { rows, advantages: adv.advantages, returns }));
     return { key, metrics: toWire(metrics) };
   });
 }

@@ -41,8 +41,8 @@ async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageI
   const { all } = await r.batch(input.run.storeUri, input.rollout);
   const scored = unpackScored(await artifacts.get(input.scored), input.scored);
   const adv = unpackArtifact(await artifacts.get(input.advantage), input.advantage).arrays;
-  const advantages = adv.advantages as Float32Array;
-  return updateInputOf(keepRows(all, Array.from(adv.rows)), scored, { advantages, returns: adv.returns as Float32Array | undefined });
+  const [advantages, returns] = [adv.advantages as Float32Array, adv.returns as Float32Array | undefined];
+  return updateInputOf(keepRows(all, Array.from(adv.rows)), scored, { advantages, returns });
 }
 
 /**

@@ -25,8 +25,9 @@ async function play(a: Stages, base: StageInput, o: DurableOptions, groups: numb
 /** The iteration's groups, plus DAPO's extra rounds (new group numbers, hence new seeds) while the plan asks. */
 async function sample(a: Stages, base: StageInput, o: DurableOptions, plan: RunPlan): Promise<{ rollout: string[]; sampling?: string }> {
   const rollout: string[] = [];
-  const last = await sampleRounds(plan, async (groups, round) => void rollout.push(...await play(a, base, o, groups, round)),
-    (tries) => a.update.planSampling({ ...base, rollout, tries }));
+  const playRound = async (groups: number[], round: number) =>
+    void rollout.push(...await play(a, base, o, groups, round));
+  const last = await sampleRounds(plan, playRound, (tries) => a.update.planSampling({ ...base, rollout, tries }));
   return last ? { rollout, sampling: last.key } : { rollout };
 }
 

@@ -78,11 +78,12 @@ export async function trainEmbedded(o: EmbeddedOptions, prepared?: PreparedRun):
 async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedRun): Promise<EmbeddedResult> {
   const { tokenizer, modelConfig, assets } = run;
   // An asynchronous run trains in worker threads, so the rollout beside it never waits for the main thread.
-  const models: IterationModels = c.asyncStaleness > 0 ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
+  const models: IterationModels = c.asyncStaleness > 0
+    ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
   const ctx: RunContext = {
-    o, c, saved: namedModels(models), store: createLocalCheckpointStore({ root: o.root }), events: createLocalEventLog({ root: o.root }),
-    files: { modelConfig, assets },
+    o, c, saved: namedModels(models), store: createLocalCheckpointStore({ root: o.root }),
+    events: createLocalEventLog({ root: o.root }), files: { modelConfig, assets },
   };
   const sandbox = openSandbox(c);
   const tools = toolTurns(c, tokenizer, sandbox);
@@ -149,7 +150,8 @@ async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, 
  * soon as the update wrote it), update, validation of the new policy, and its events.
  */
 async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
-  events: EventLog, lineage: Lineage, o: EmbeddedOptions, rollouts: AsyncRollouts | null): Promise<CollapseAction | null> {
+  events: EventLog, lineage: Lineage, o: EmbeddedOptions,
+  rollouts: AsyncRollouts | null): Promise<CollapseAction | null> {
   const { ids, echo } = lineage;
   const startedAt = new Date();
   const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
@@ -167,10 +169,13 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
   await events.append([
     ...trajectoryEvents(ids, i, behaviourVersion(c.asyncStaleness, i), result.trajectories, 'train', startedAt),
     ...(val ? trajectoryEvents(ids, i, i, val.trajectories, 'val', startedAt) : []),
-    ...iterationEvents(c, ids, { iteration: i, metrics, timingsMs: result.timingsMs, startedAt, collapse: result.collapse, warning }),
+    ...iterationEvents(c, ids, {
+      iteration: i, metrics, timingsMs: result.timingsMs, startedAt, collapse: result.collapse, warning,
+    }),
   ]);
   log.info({
-    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: envSpecId(runEnvConfig(c)), success: metrics.success_rate,
+    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: envSpecId(runEnvConfig(c)),
+    success: metrics.success_rate,
     valSuccess: metrics['val/success_rate'], inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'],
     gradNorm: metrics['actor/grad_norm'], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
   }, 'iteration');

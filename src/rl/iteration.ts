@@ -160,10 +160,11 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
   });
 }
 
-/** Stage (pure): DAPO's plan after `tries` sampling rounds — enough groups whose returns differ, or how many more to play. */
+/** Stage (pure): DAPO's plan after `tries` rounds: enough groups whose returns differ, or how many more to play. */
 export function samplingPlan(c: RlConfig, trajectories: readonly Trajectory[], tries: number): DynamicSamplingPlan {
   return planDynamicSampling({
-    trajectories: trajectories.map(trajectoryRecord), targetGroups: c.envGroups, tries, maxTries: c.dynamicSamplingMaxTries,
+    trajectories: trajectories.map(trajectoryRecord), targetGroups: c.envGroups, tries,
+    maxTries: c.dynamicSamplingMaxTries,
   });
 }
 
@@ -174,7 +175,8 @@ export function samplingPlan(c: RlConfig, trajectories: readonly Trajectory[], t
 export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
   tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number> }> {
   const trajectories: Trajectory[] = [];
-  const play = async (groups: number[]) => void trajectories.push(...await rolloutStage(c, iteration, actor, text, groups, tools));
+  const play = async (groups: number[]) =>
+    void trajectories.push(...await rolloutStage(c, iteration, actor, text, groups, tools));
   const plan = await sampleRounds(c, play, (tries) => samplingPlan(c, trajectories, tries));
   return plan ? { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics } : { trajectories, metrics: {} };
 }
@@ -223,21 +225,23 @@ export interface AdvantageInputs {
   collapse: CollapseProbe | null;
 }
 
-/** Stage: the kept rows' advantages (advantageStage) and the iteration's metrics before the update (iterationMetrics). */
+/** Stage: the kept rows' advantages (advantageStage) and the iteration's metrics before the update. */
 export function advantagesAndMetrics(c: RlConfig, iteration: number, s: AdvantageInputs): {
   adv: AdvantageOutput; metrics: Record<string, number>;
 } {
   const { kept, scored, filtered } = s;
   const tokenRewards = takeRows(s.tokenRewards, kept.batch.T, kept.rows);
-  const adv = advantageStage(c, kept.batch, tokenRewards, scored.values, { old: scored.logprobs, behaviour: kept.behaviour });
+  const logprobs = { old: scored.logprobs, behaviour: kept.behaviour };
+  const adv = advantageStage(c, kept.batch, tokenRewards, scored.values, logprobs);
+  const stageMetrics = [s.samplingMetrics, filtered.metrics, scored.metrics, scheduleMetrics(c, iteration)];
   const metrics = iterationMetrics({
-    c, trajectories: s.trajectories, all: s.all, kept: kept.batch, keptGroupIds: filtered.keptGroupIds, values: scored.values,
-    adv, stageMetrics: [s.samplingMetrics, filtered.metrics, scored.metrics, scheduleMetrics(c, iteration)], collapse: s.collapse,
+    c, trajectories: s.trajectories, all: s.all, kept: kept.batch, keptGroupIds: filtered.keptGroupIds,
+    values: scored.values, adv, stageMetrics, collapse: s.collapse,
   });
   return { adv, metrics };
 }
 
-/** Stage: the update of iteration `iteration` on the kept rows (updateInputOf), mini-batches seeded by the iteration. */
+/** Stage: the update on the kept rows (updateInputOf), its mini-batches seeded by the iteration. */
 export function updateKeptRows(c: RlConfig, iteration: number, input: UpdateInput,
   models: { actor: Trainer; critic: Trainer | null }): Promise<Record<string, number>> {
   return input.tokens.batch === 0 ? Promise.resolve({}) : updateStage(input, models, c, samplingSeed(c, iteration));

@@ -7,6 +7,7 @@ import { PolicyEngine } from '../policy/engine/engine.ts';
 import type { PolicyHandle } from '../policy/engine/handle.ts';
 import { Policy } from '../policy/engine/policy.ts';
 import type { EngineInit } from '../policy/engine/protocol.ts';
+import type { Role } from '../policy/model/layout.ts';
 import { type Provider, probeProvider } from '../policy/engine/session.ts';
 import { ConfigError } from '../errors.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
@@ -27,14 +28,16 @@ export interface ModelInit {
  * actor's seed, so it starts equal to the actor), as the config asks. With LoRA all three are LoRA policies on
  * the same base (the reference's adapters are the actor's at the start). `roles` 'actor': the actor only.
  */
-export function modelInits(c: RlConfig, config: ModelConfig, provider: Provider, roles: 'actor' | 'all' = 'all'): ModelInit[] {
+export function modelInits(c: RlConfig, config: ModelConfig, provider: Provider,
+  roles: 'actor' | 'all' = 'all'): ModelInit[] {
   const base = { config, threads: c.threads > 0 ? c.threads : undefined, provider, lora: loraOf(c) ?? undefined };
   const all = roles === 'all';
-  const inits: ModelInit[] = [
-    { name: 'actor', samples: true, options: { ...base, role: 'actor', seed: c.seed, kvCacheBytes: c.kvCacheMb * 2 ** 20 } },
-  ];
-  if (all && c.critic) inits.push({ name: 'critic', samples: false, options: { ...base, role: 'critic', seed: c.seed + 1 } });
-  if (all && c.klCoef > 0) inits.push({ name: 'ref', samples: false, options: { ...base, role: 'actor', seed: c.seed } });
+  const kvCacheBytes = c.kvCacheMb * 2 ** 20;
+  const model = (name: ModelName, role: Role, seed: number, samples = false): ModelInit =>
+    ({ name, samples, options: { ...base, role, seed, ...(samples && { kvCacheBytes }) } });
+  const inits = [model('actor', 'actor', c.seed, true)];
+  if (all && c.critic) inits.push(model('critic', 'critic', c.seed + 1));
+  if (all && c.klCoef > 0) inits.push(model('ref', 'actor', c.seed));
   return inits;
 }
 
@@ -53,7 +56,9 @@ export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokeni
 export async function startEngineModels(c: RlConfig, run: RunModel, provider = embeddedProvider(c),
   roles: 'actor' | 'all' = 'all'): Promise<IterationModels<PolicyEngine>> {
   const inits = modelInits(c, run.modelConfig, provider, roles);
-  const made = await Promise.all(inits.map((i) => PolicyEngine.start({ ...i.options, tokenizerFiles: i.samples ? run.assets : undefined })));
+  const start = (i: ModelInit) =>
+    PolicyEngine.start({ ...i.options, tokenizerFiles: i.samples ? run.assets : undefined });
+  const made = await Promise.all(inits.map(start));
   return collect(inits, made);
 }
 

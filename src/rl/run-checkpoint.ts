@@ -11,13 +11,15 @@ import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import type { PolicyHandle } from '../policy/engine/handle.ts';
-import { CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint } from '../storage/index.ts';
+import {
+  CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint,
+} from '../storage/index.ts';
 import { ConfigError } from '../errors.ts';
 import type { CollapseAction } from './collapse-action.ts';
 import { EchoTrapDetector } from './echo-trap.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
-/** In-process Policies or PolicyEngines (the durable workers', an asynchronous embedded run's trainer): the files are the same. */
+/** In-process Policies or PolicyEngines (durable workers, an asynchronous embedded run's trainer): same files. */
 export type Models = Partial<Record<ModelName, PolicyHandle>>;
 
 /** Where a checkpoint lives within a run. */

@@ -12,8 +12,11 @@ export interface SamplingDecision {
 }
 
 /** Plays the rounds; returns the last plan (null without dynamic sampling, which plays round 0 only). */
-export async function sampleRounds<P extends SamplingDecision>(s: { envGroups: number; dynamicSampling?: boolean },
-  play: (groups: number[], round: number) => Promise<void>, plan: (tries: number) => Promise<P> | P): Promise<P | null> {
+export async function sampleRounds<P extends SamplingDecision>(
+  s: { envGroups: number; dynamicSampling?: boolean },
+  play: (groups: number[], round: number) => Promise<void>,
+  plan: (tries: number) => Promise<P> | P,
+): Promise<P | null> {
   const groups = (from: number, n: number) => Array.from({ length: n }, (_, k) => from + k);
   await play(groups(0, s.envGroups), 0);
   if (!s.dynamicSampling) return null;

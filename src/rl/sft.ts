@@ -62,7 +62,8 @@ function plainDemonstration(record: ExpertRecord, text: RunText): Demonstration 
 }
 
 /** Runs sftSteps cross-entropy steps over the demonstrations (in order, cycling); returns summary metrics. */
-export async function sftWarmup(c: RlConfig, actor: Trainer, text: RunText, code?: CodeRunner): Promise<Record<string, number>> {
+export async function sftWarmup(c: RlConfig, actor: Trainer, text: RunText,
+  code?: CodeRunner): Promise<Record<string, number>> {
   if (c.sftSteps === 0) return {};
   const demos = await demonstrations(c, text, code);
   if (demos.length === 0) return { 'sft/episodes': 0 };
