@@ -14,10 +14,10 @@ import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
-import { checkpointEvent } from '../src/rl/run-events.ts';
+import { checkpointEvent, runEvent } from '../src/rl/run-events.ts';
 import { warmStart } from '../src/rl/warm-start.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
-import type { LineageStart, RunEvent } from '../src/events/index.ts';
+import type { LineageStart, StarpoEvent } from '../src/events/index.ts';
 
 const planOf = (c: RlConfig): RunPlan => ({
   iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery, dynamicSampling: c.dynamicSampling,
@@ -50,23 +50,19 @@ async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): 
   return c;
 }
 
-function runEvent(run: RunRef, c: RlConfig, resume: ResumeFrom | undefined, forks: number): RunEvent {
-  return {
-    kind: 'run', runId: run.runId, lineageId: run.lineageId,
-    action: resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED',
-    parentLineageId: resume?.parentLineageId ?? null, fromIteration: resume?.fromIteration ?? 0,
-    reason: resume?.fork?.reason ?? null, forks, configJson: canonicalConfigJSON(c), at: new Date(),
-  };
-}
-
-/** The lineage's start, where the fork-point activity finds it (the log is Kafka's, too far to read back). */
-async function saveLineageStart(r: WorkerResources, run: RunRef, resume: ResumeFrom | undefined,
-  forks: number): Promise<void> {
+/**
+ * Saves the lineage's start where the fork-point activity finds it (the log is Kafka's, too far to read back),
+ * then appends its RunEvent (and `after`, the events that follow it).
+ */
+async function openLineage(r: WorkerResources, run: RunRef, c: RlConfig, resume: ResumeFrom | undefined, forks: number,
+  after: StarpoEvent[] = []): Promise<void> {
   const start: LineageStart = {
     lineageId: run.lineageId, parentLineageId: resume?.parentLineageId ?? null,
     fromIteration: resume?.fromIteration ?? 0, forks,
   };
   await r.artifacts(run.storeUri).put(lineageKey(run.runId, run.lineageId), json(start));
+  const action = resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED';
+  await r.events(run.events).append([runEvent(run.runId, c, start, action, resume?.fork?.reason ?? null), ...after]);
 }
 
 /**
@@ -88,8 +84,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
     session.holds(id, trainer);
     return out;
   });
-  await saveLineageStart(r, run, undefined, 0);
-  await r.events(run.events).append([runEvent(run, c, undefined, 0), checkpointEvent(saved)]);
+  await openLineage(r, run, c, undefined, 0, [checkpointEvent(saved)]);
 }
 
 export function startRunActivity(r: WorkerResources) {
@@ -103,8 +98,7 @@ export function startRunActivity(r: WorkerResources) {
       const forks = resume.fork?.forks ?? trainer?.forks ?? 0;
       const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
       const versions = await versionsOf(r, run, policy, trainer);
-      await saveLineageStart(r, run, resume, forks);
-      await r.events(run.events).append([runEvent(run, c, resume, forks)]);
+      await openLineage(r, run, c, resume, forks);
       return { plan: planOf(c), policy, nextIteration: parent.iteration + 1, forks, ...(versions.length > 0 && { versions }) };
     }
     if (input.configJson === undefined) throw new ConfigError('configJson', 'a new run needs a config');

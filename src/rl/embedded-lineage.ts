@@ -4,14 +4,14 @@
  * fork that onCollapse calls for is taken (collapse-action.ts): a fork loads the checkpoint before the
  * first warning sign and starts a new lineage with a FORKED RunEvent.
  */
-import { canonicalConfigJSON, type RlConfig } from './config.ts';
+import type { RlConfig } from './config.ts';
 import type { EchoTrapDetector } from './echo-trap.ts';
 import { forkLineageId, type CollapseAction } from './collapse-action.ts';
 import { forkPoint } from './fork-point.ts';
 import {
   type CheckpointRef, detectorOf, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState,
 } from './run-checkpoint.ts';
-import { checkpointEvent } from './run-events.ts';
+import { checkpointEvent, runEvent as lineageRunEvent } from './run-events.ts';
 import type { RunModel } from './run-model.ts';
 import type { EventLog, LineageStart, RunEvent } from '../events/index.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
@@ -59,11 +59,7 @@ export interface RunContext {
 }
 
 export function runEvent(ctx: RunContext, start: LineageStart, action: RunEvent['action'], reason: string | null): RunEvent {
-  return {
-    kind: 'run', runId: ctx.o.runId, lineageId: start.lineageId, action, parentLineageId: start.parentLineageId,
-    fromIteration: start.fromIteration, reason, forks: start.forks ?? 0, configJson: canonicalConfigJSON(ctx.c),
-    at: new Date(),
-  };
+  return lineageRunEvent(ctx.o.runId, ctx.c, start, action, reason);
 }
 
 export async function lineageFrom(ctx: RunContext, start: LineageStart, forkPoints: CheckpointId[], starts: LineageStart[],

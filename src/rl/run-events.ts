@@ -1,7 +1,9 @@
 /** Building the Avro events of a run from trainer data (src/events/types.ts mirrors schemas/*.avsc). */
-import type { CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, TrajectoryEvent } from '../events/index.ts';
+import type {
+  CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, LineageStart, RunEvent, TrajectoryEvent,
+} from '../events/index.ts';
 import type { SavedCheckpoint } from '../storage/index.ts';
-import type { RlConfig } from './config.ts';
+import { canonicalConfigJSON, type RlConfig } from './config.ts';
 import type { EchoTrapWarning as Warning } from './echo-trap.ts';
 import type { Trajectory } from './rollout.ts';
 import { runEnvConfig } from './run-env.ts';
@@ -65,6 +67,16 @@ export function iterationEvents(c: RlConfig, ids: Ids, r: FinishedIteration): (I
 
 export function warningEvent(ids: Ids, w: Warning): EchoTrapWarning {
   return { kind: 'echo-trap', ...ids, iteration: w.iteration, evidence: w.evidence, message: w.message, detectedAt: new Date() };
+}
+
+/** The RunEvent that opens lineage `start` (STARTED, RESUMED or FORKED) of a run trained with config `c`. */
+export function runEvent(runId: string, c: RlConfig, start: LineageStart, action: RunEvent['action'],
+  reason: string | null): RunEvent {
+  return {
+    kind: 'run', runId, lineageId: start.lineageId, action, parentLineageId: start.parentLineageId,
+    fromIteration: start.fromIteration, reason, forks: start.forks ?? 0, configJson: canonicalConfigJSON(c),
+    at: new Date(),
+  };
 }
 
 export function checkpointEvent(saved: SavedCheckpoint): CheckpointEvent {
