@@ -11,6 +11,7 @@ import { fromWire, type CheckpointInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { CorruptDataError } from '../src/errors.ts';
 import { checkpointEvent, iterationEvents } from '../src/rl/run-events.ts';
+import { retentionOf } from '../src/rl/run-checkpoint.ts';
 import { applyRetention } from '../src/storage/index.ts';
 import { updateRecordKey, type UpdateRecord } from './update.ts';
 
@@ -37,7 +38,7 @@ export function checkpointActivity(r: WorkerResources) {
       }),
       checkpointEvent(saved),
     ]);
-    await applyRetention(store, input.run.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+    await applyRetention(store, input.run.runId, retentionOf(c));
     if (!input.keepArtifacts) {
       // The update's small record stays: a retry of this activity still finds what to publish.
       const base = iterationArtifacts({ runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration });

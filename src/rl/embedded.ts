@@ -22,7 +22,7 @@ import { runIteration, runValidation, type IterationModels } from './iteration.t
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { closeModels, createModels, loadPretrained, namedModels, startEngineModels } from './models.ts';
-import { type CheckpointRef, loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
+import { type CheckpointRef, loadRunCheckpoint, retentionOf, trainerState, type Models } from './run-checkpoint.ts';
 import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
 import { iterationEvents, trajectoryEvents } from './run-events.ts';
@@ -116,8 +116,7 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
         versions.add({ lineageId: lineage.ids.lineageId, iteration: next });
         const state = trainerState(next, lineage.echo.toJSON(), lineage.forks, pending, versions.pendingAt(next));
         await checkpoint(ctx, { ...lineage.ids, iteration: next }, state);
-        const retention = { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint };
-        await applyRetention(lineage.retained, o.runId, retention);
+        await applyRetention(lineage.retained, o.runId, retentionOf(c));
       }
       done = next++;
     }

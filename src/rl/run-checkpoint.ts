@@ -12,8 +12,9 @@ import type { ModelConfig } from '../policy/io/config.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import type { PolicyHandle } from '../policy/engine/handle.ts';
 import {
-  CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type SavedCheckpoint,
+  CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type RetentionPolicy, type SavedCheckpoint,
 } from '../storage/index.ts';
+import type { RlConfig } from './config.ts';
 import { ConfigError } from '../errors.ts';
 import type { CollapseAction } from './collapse-action.ts';
 import { EchoTrapDetector } from './echo-trap.ts';
@@ -51,6 +52,10 @@ export function trainerState(iteration: number, echoTrap: unknown, forks: number
     ...(behaviourPolicies?.length ? { behaviourPolicies: [...behaviourPolicies] } : {}),
   };
 }
+
+/** Which checkpoints a run keeps (applyRetention after each one is written). */
+export const retentionOf = (c: RlConfig): RetentionPolicy =>
+  ({ keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
 
 /** The Echo-Trap detector as a checkpoint's trainer state left it. */
 export const detectorOf = (state: TrainerState): EchoTrapDetector =>
