@@ -7,7 +7,7 @@
  * iteration waits for it only when it needs its trajectories. Which version plays which iteration follows
  * from the schedule alone; when an activity completes decides only when the next command is issued.
  */
-import { behaviourVersion, pendingVersions } from '../src/rl/async-schedule.ts';
+import { behaviourVersion, pendingCheckpoints } from '../src/rl/async-schedule.ts';
 import { sampleRounds } from '../src/rl/sampling-rounds.ts';
 import {
   shardGroups, type Carry, type CheckpointRef, type DurableOptions, type PlayedRollout, type RunPlan, type StageInput,
@@ -76,8 +76,7 @@ export class RolloutSchedule {
 
   /** The older versions checkpoint i names for the rollouts after it (asynchronous runs; else undefined). */
   pendingAt(i: number): CheckpointRef[] | undefined {
-    const refs = pendingVersions(this.staleness, i).map((v) => this.versions.get(v)!);
-    return refs.length > 0 ? refs : undefined;
+    return pendingCheckpoints(this.staleness, i, this.versions);
   }
 
   /** Before continue-as-new: waits for the rollouts under way; the versions and rollouts the next run needs. */

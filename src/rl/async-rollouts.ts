@@ -11,7 +11,7 @@ import type { PolicyEngine } from '../policy/engine/engine.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import type { CheckpointStore } from '../storage/index.ts';
-import { behaviourVersion, pendingVersions } from './async-schedule.ts';
+import { behaviourVersion, pendingCheckpoints } from './async-schedule.ts';
 import type { RlConfig } from './config.ts';
 import { type SampledGroups, sampleGroups } from './iteration.ts';
 import { loadPretrained, startEngineModels } from './models.ts';
@@ -90,13 +90,7 @@ export class VersionCheckpoints {
 
   /** TrainerState.behaviourPolicies of checkpoint i: undefined when none is pending (always, on-policy). */
   pendingAt(i: number): CheckpointRef[] | undefined {
-    const pending = pendingVersions(this.c.asyncStaleness, i);
-    if (pending.length === 0) return undefined;
-    return pending.map((v) => {
-      const ref = this.refs.get(v);
-      if (!ref) throw new Error(`policy version ${v} has no known checkpoint`);
-      return ref;
-    });
+    return pendingCheckpoints(this.c.asyncStaleness, i, this.refs);
   }
 }
 
