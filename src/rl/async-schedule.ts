@@ -30,7 +30,8 @@ export function pendingVersions(staleness: number, checkpoint: number): number[]
  * The checkpoints of the versions checkpoint c must name (pendingVersions), oldest first, from `known`
  * (version → its checkpoint); undefined when there are none (always, on-policy).
  */
-export function pendingCheckpoints<R>(staleness: number, checkpoint: number, known: ReadonlyMap<number, R>): R[] | undefined {
+export function pendingCheckpoints<R>(staleness: number, checkpoint: number,
+  known: ReadonlyMap<number, R>): R[] | undefined {
   const pending = pendingVersions(staleness, checkpoint);
   if (pending.length === 0) return undefined;
   return pending.map((v) => {
