@@ -18,7 +18,8 @@ test('without dynamic sampling one round plays groups 0 … envGroups − 1 and 
 test('dynamic sampling plays new group numbers each round until the plan stops asking', async () => {
   const played: [number[], number][] = [];
   const plans = [
-    { action: 'sample-more', groupsNeeded: 2 }, { action: 'sample-more', groupsNeeded: 1 }, { action: 'train', groupsNeeded: 0 },
+    { action: 'sample-more', groupsNeeded: 2 }, { action: 'sample-more', groupsNeeded: 1 },
+    { action: 'train', groupsNeeded: 0 },
   ];
   const last = await sampleRounds({ envGroups: 2, dynamicSampling: true }, async (g, r) => void played.push([g, r]),
     (tries) => plans[tries - 1]);
@@ -38,11 +39,13 @@ test('a checkpoint names the checkpoints of its pending versions, and an unknown
   assert.throws(() => pendingCheckpoints(2, 5, known), /policy version 4 has no known checkpoint/);
 });
 
-test('a run has an actor (seed, KV cache), a critic (seed + 1) and a KL reference (the actor seed), as configured', () => {
+test('a run has an actor (seed, KV cache), a critic (seed + 1) and a KL reference (the actor seed)', () => {
   const c = resolveConfig({ overrides: ['seed=7', 'critic=true', 'klCoef=0.01', 'kvCacheMb=2', 'threads=1'] });
   const inits = modelInits(c, scratchModelConfig(c, scratchTokenizer()), 'cpu');
   const summary = inits.map((i) => [i.name, i.options.role, i.options.seed, i.options.kvCacheBytes ?? 0, i.samples]);
-  const expected = [['actor', 'actor', 7, 2 * 2 ** 20, true], ['critic', 'critic', 8, 0, false], ['ref', 'actor', 7, 0, false]];
+  const expected = [
+    ['actor', 'actor', 7, 2 * 2 ** 20, true], ['critic', 'critic', 8, 0, false], ['ref', 'actor', 7, 0, false],
+  ];
   assert.deepEqual(summary, expected);
   assert.deepEqual(modelInits(c, inits[0].options.config, 'cpu', 'actor').map((i) => i.name), ['actor']);
 });
