@@ -312,8 +312,3 @@ export function chunksOf<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += Math.max(1, size)) out.push(items.slice(i, i + Math.max(1, size)));
   return out;
 }
-
-/** Whether iteration i validates (as the embedded driver does: every valEvery, and at the end). */
-export function validatesAt(plan: RunPlan, i: number): boolean {
-  return i === plan.iterations || (plan.valEvery > 0 && i % plan.valEvery === 0);
-}

@@ -1,8 +1,13 @@
 /** Building the Avro events of a run from trainer data (src/events/types.ts mirrors schemas/*.avsc). */
-import type { CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, TrajectoryEvent } from '../events/index.ts';
+import type {
+  CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, LineageStart, RunEvent, TrajectoryEvent,
+} from '../events/index.ts';
 import type { SavedCheckpoint } from '../storage/index.ts';
+import { canonicalConfigJSON, type RlConfig } from './config.ts';
 import type { EchoTrapWarning as Warning } from './echo-trap.ts';
 import type { Trajectory } from './rollout.ts';
+import { runEnvConfig } from './run-env.ts';
+import { envSpecId } from '../envs/index.ts';
 import { toolCallEvents } from '../tools/events.ts';
 import {
   ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, RETURN_MEAN, RETURN_STD, SUCCESS_RATE, VAL_SUCCESS_RATE,
@@ -45,8 +50,37 @@ export function iterationEvent(ids: Ids, iteration: number, metrics: Record<stri
   };
 }
 
+/** What an iteration reports once it is done (training and validation metrics, stage timings, probe, warning). */
+export interface FinishedIteration {
+  iteration: number;
+  metrics: Record<string, number>;
+  timingsMs: Record<string, number>;
+  startedAt: Date;
+  collapse: CollapseProbe | null;
+  warning: Warning | null;
+}
+
+/** The iteration's IterationEvent and, when the detector fired, its warning: what both drivers publish. */
+export function iterationEvents(c: RlConfig, ids: Ids, r: FinishedIteration): (IterationEvent | EchoTrapWarning)[] {
+  const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: r.collapse };
+  return [
+    iterationEvent(ids, r.iteration, r.metrics, r.timingsMs, r.startedAt, extras),
+    ...(r.warning ? [warningEvent(ids, r.warning)] : []),
+  ];
+}
+
 export function warningEvent(ids: Ids, w: Warning): EchoTrapWarning {
   return { kind: 'echo-trap', ...ids, iteration: w.iteration, evidence: w.evidence, message: w.message, detectedAt: new Date() };
+}
+
+/** The RunEvent that opens lineage `start` (STARTED, RESUMED or FORKED) of a run trained with config `c`. */
+export function runEvent(runId: string, c: RlConfig, start: LineageStart, action: RunEvent['action'],
+  reason: string | null): RunEvent {
+  return {
+    kind: 'run', runId, lineageId: start.lineageId, action, parentLineageId: start.parentLineageId,
+    fromIteration: start.fromIteration, reason, forks: start.forks ?? 0, configJson: canonicalConfigJSON(c),
+    at: new Date(),
+  };
 }
 
 export function checkpointEvent(saved: SavedCheckpoint): CheckpointEvent {

@@ -6,7 +6,7 @@
 import type { RlConfig } from './config.ts';
 import { takeRows } from './batch.ts';
 import { Prng } from '../envs/prng.ts';
-import type { Policy } from '../policy/engine/policy.ts';
+import type { Trainer } from '../policy/engine/handle.ts';
 import type { AdamWSpec } from '../policy/programs/adamw.ts';
 import type { TrainBatch } from '../policy/programs/batch.ts';
 import type { LossSpec } from '../policy/programs/loss.ts';
@@ -71,7 +71,7 @@ function meanMetrics(all: Record<string, number>[], model: 'actor' | 'critic'): 
   return Object.fromEntries(Object.entries(sums).map(([k, v]) => [modelMetric(model, k), meanOf(k, v)]));
 }
 
-export async function updateStage(input: UpdateInput, models: { actor: Policy; critic: Policy | null },
+export async function updateStage(input: UpdateInput, models: { actor: Trainer; critic: Trainer | null },
   c: RlConfig, seed: number): Promise<Record<string, number>> {
   const batches = miniBatches(input.tokens.batch, c.miniBatchSize, c.ppoEpochs, seed);
   const metrics: Record<string, number> = {};

@@ -16,6 +16,7 @@ import { StarpoError } from '../../errors.ts';
 import type { Tensor } from '../io/dtype.ts';
 import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
 import type { GenerateRequest, Generation } from './generate.ts';
+import type { PolicyHandle } from './handle.ts';
 import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
 import type { EngineInfo, EngineInit, Op, Ops, RemoteError, Response } from './protocol.ts';
 import type { ImportOptions, PolicyState } from './state.ts';
@@ -29,7 +30,7 @@ export class EngineError extends StarpoError {
   }
 }
 
-export class PolicyEngine {
+export class PolicyEngine implements PolicyHandle {
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private dead: Error | null = null;

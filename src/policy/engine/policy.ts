@@ -22,10 +22,12 @@ import { type LossSpec, lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import { only, sequenceFeeds, weightFeeds } from './feeds.ts';
 import { type GenerateRequest, type Generation, generate, generationShapes } from './generate.ts';
+import type { PolicyHandle } from './handle.ts';
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { ProgramCache } from './programs.ts';
 import { type Provider, defaultThreads } from './session.ts';
+import { type ImportOptions, type PolicyState, exportState, importState } from './state.ts';
 import { type OptimizerBuffers, type TrainContext, trainStep, trainStepInPlace } from './train.ts';
 
 export interface PolicyOptions {
@@ -112,7 +114,7 @@ export interface ScoreResult {
   readonly values?: Float32Array;
 }
 
-export class Policy {
+export class Policy implements PolicyHandle {
   readonly layout: Layout;
   readonly programs: ProgramCache;
   /** Initialised on first use, so a policy loaded from a checkpoint never pays for a random init. */
@@ -215,6 +217,16 @@ export class Policy {
     this.moments = moments && { m: clonePacked(moments.m), v: clonePacked(moments.v) };
     this.step = step;
     this.spare = null;
+  }
+
+  /** A copy of weights (HF names), AdamW moments (unless `optimizer` is false) and step, after the calls before it. */
+  getState(optimizer = true): Promise<PolicyState> {
+    return this.exclusive(async () => exportState(this, optimizer));
+  }
+
+  /** importState, after the calls before it. */
+  setState(state: PolicyState, opts?: ImportOptions): Promise<{ unused: string[] }> {
+    return this.exclusive(async () => importState(this, state, opts));
   }
 
   /** Runs operations one at a time (they share buffers and programs), in call order. */
