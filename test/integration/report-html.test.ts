@@ -27,7 +27,7 @@ import { assertTokenViewMatches, textOf } from '../unit/report/token-view.ts';
 const root = mkdtempSync(join(tmpdir(), 'starpo-report-html-'));
 const html = join(root, 'out', 'report.html');
 const pngDir = join(root, 'out', 'charts');
-let events: StarpoEvent[] = [];
+const events: StarpoEvent[] = [];
 
 const config = resolveConfig({
   preset: 'starpo-s',
@@ -83,8 +83,11 @@ test('the report loads with no console error or network request; each chart has 
     assert.deepEqual(charts.find((c) => c.id === 'value-loss')!.points, { critic: 3 });
     for (const c of charts) assert.deepEqual(c.markers, [2], `${c.id} lacks the echo-trap mark`);
     // The drawn Chart.js objects hold the same data as the DOM says.
-    const drawn = await page.evaluate(() => Object.fromEntries(Object.entries((globalThis as any).starpoReport.charts)
-      .map(([id, chart]: [string, any]) => [id, chart.data.datasets.map((d: any) => d.data.length)])));
+    const drawn = await page.evaluate(() => {
+      type Drawn = { data: { datasets: { data: unknown[] }[] } };
+      const { charts } = (globalThis as unknown as { starpoReport: { charts: Record<string, Drawn> } }).starpoReport;
+      return Object.fromEntries(Object.entries(charts).map(([id, c]) => [id, c.data.datasets.map((d) => d.data.length)]));
+    });
     assert.deepEqual(drawn.success, [3, 2, 2]);
     assert.deepEqual(errors, []);
   });
