@@ -18,7 +18,8 @@ export async function saveEngineCheckpoint(store: CheckpointStore, id: Checkpoin
   config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
     const named = Object.entries(engines) as [ModelName, PolicyEngine][];
-    const states = await Promise.all(named.map(([name, engine]) => engine.getState(name !== 'ref'))); // each in its thread
+    // each in its thread
+    const states = await Promise.all(named.map(([name, engine]) => engine.getState(name !== 'ref')));
     const files: { name: string; path: string }[] = [];
     for (const [k, [name]] of named.entries()) {
       const modelDir = join(dir, name);

@@ -105,7 +105,10 @@ export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: st
   });
 }
 
-/** Moves the files `<name>.<file>` of a loaded checkpoint (in `flat`) into `<dir>/<name>/<file>`; returns that directory. */
+/**
+ * Moves the files `<name>.<file>` of a loaded checkpoint (in `flat`) into
+ * `<dir>/<name>/<file>`; returns that directory.
+ */
 export async function modelDirectory(flat: string, dir: string, name: ModelName): Promise<string> {
   const modelDir = join(dir, name);
   await mkdir(modelDir);

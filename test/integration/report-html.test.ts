@@ -122,7 +122,8 @@ test('the trajectory browser shows the grid, response and actions of a chosen tr
   });
 });
 
-test('the token view shows the trajectory\'s tokens as logged: owners, loss only on the model\'s, the compact \'>\' as template', T120,
+test("the token view shows the trajectory's tokens as logged: owners, loss only on the model's, " +
+  "the compact '>' as template", T120,
   async (t) => {
     // In the compact template a turn whose model wrote the stop ("\n") is followed by the observation at once;
     // otherwise the template appends the stop first. One such trajectory is checked too, when the run has one.
