@@ -24,7 +24,9 @@ const planOf = (c: RlConfig): RunPlan => ({
   ...(c.asyncStaleness > 0 && { asyncStaleness: c.asyncStaleness }),
 });
 
-/** The older versions an asynchronous run's checkpoint names; each must still exist (retention, a fork from far back). */
+/**
+ * The older versions an asynchronous run's checkpoint names; each must still exist (retention, a fork from far back).
+ */
 async function versionsOf(r: WorkerResources, run: RunRef, from: CheckpointRef, trainer: TrainerState | null): Promise<CheckpointRef[]> {
   const versions = trainer?.behaviourPolicies ?? [];
   for (const v of versions) {

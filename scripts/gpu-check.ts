@@ -80,7 +80,7 @@ async function gradientCheck(provider: Provider): Promise<Record<string, unknown
   const out = buildLoss(g, { cfg: TINY, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) }, { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW }).loss;
   g.output('loss', out);
   grad(out, ws).forEach((gv, i) => g.output(`grad_${i}`, gv));
-  const feeds = { ...ppoFeeds(B, T), ...Object.fromEntries(layout.views.map((v, i) => [`w.${v.key}`, tensor('float32', v.shape, init[v.group].slice(v.offset, v.offset + v.size))])) };
+  const feeds = { ...ppoFeeds(B, T), ...Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, tensor('float32', v.shape, init[v.group].slice(v.offset, v.offset + v.size))])) };
   const run = async (p: Provider) => (await createSession(g, { provider: p, threads: 1 })).run(feeds);
   const [dev, cpu] = [await run(provider), await run('cpu')];
   const worst = Math.max(...Object.keys(cpu).map((k) => relDiff(dev[k].data as Float32Array, cpu[k].data as Float32Array)));

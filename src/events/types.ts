@@ -141,7 +141,9 @@ export interface RunEvent {
   fromIteration: number;
   /** FORKED: the warning and the change made; null otherwise (and before schema v5). */
   reason: string | null;
-  /** onCollapse=fork forks behind this lineage: its learning rates are the config's × forkLrScale^forks (0 before v5). */
+  /**
+   * onCollapse=fork forks behind this lineage: its learning rates are the config's × forkLrScale^forks (0 before v5).
+   */
   forks: number;
   configJson: string;
   at: Date;

@@ -12,7 +12,9 @@ export interface AssembledBatch {
   tokens: TrainBatch;
   /** [B, T] sampling log-probs of the model-written tokens (0 elsewhere). */
   samplingLogprobs: Float32Array;
-  /** [B, T] entropy of each model-written token's sampling distribution (0 elsewhere); null when a trajectory has none. */
+  /**
+   * [B, T] entropy of each model-written token's sampling distribution (0 elsewhere); null when a trajectory has none.
+   */
   samplingEntropy: Float32Array | null;
 }
 

@@ -62,7 +62,8 @@ export class AsyncRollouts {
     const t0 = performance.now();
     if (this.loaded !== v) await this.engine.setState(this.versions.get(v)!, { allowMissing: [] });
     this.loaded = v;
-    for (const older of this.versions.keys()) if (older < v) this.versions.delete(older); // later rollouts play newer ones
+    // later rollouts play newer ones
+    for (const older of this.versions.keys()) if (older < v) this.versions.delete(older);
     const sampled = await sampleGroups(this.c, i, this.engine, this.run, this.tools);
     this.playedMs.set(i, performance.now() - t0);
     return sampled;

@@ -88,7 +88,9 @@ class Stopwatch {
   }
 }
 
-/** Per-token [rows, T] model outputs for the trained rows (in the order of `trainedRows`), aligned with their tokens. */
+/**
+ * Per-token [rows, T] model outputs for the trained rows (in the order of `trainedRows`), aligned with their tokens.
+ */
 export interface ScoredBatch {
   /** Old log-probs: recomputed by the actor, or the rollout's sampling log-probs (oldLogprobs = behaviour). */
   logprobs: Float32Array;
@@ -209,7 +211,10 @@ export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32A
   return { ...adv, advantages: tis.advantages, metrics: { ...adv.metrics, ...tis.metrics } };
 }
 
-/** The schedule's own metric: async/policy_lag, updates between the behaviour and the training policy (asynchronous runs only). */
+/**
+ * The schedule's own metric: async/policy_lag, updates between the behaviour and the training
+ * policy (asynchronous runs only).
+ */
 export function scheduleMetrics(c: RlConfig, iteration: number): Record<string, number> {
   return c.asyncStaleness === 0 ? {} : { [ASYNC_POLICY_LAG]: policyLag(c.asyncStaleness, iteration) };
 }

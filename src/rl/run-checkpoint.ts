@@ -148,7 +148,10 @@ async function readCheckpoint(store: CheckpointStore, ids: CheckpointId, names: 
   });
 }
 
-/** Moves the files `<name>.<file>` of a loaded checkpoint (in `flat`) into `<dir>/<name>/<file>`; returns that directory. */
+/**
+ * Moves the files `<name>.<file>` of a loaded checkpoint (in `flat`) into
+ * `<dir>/<name>/<file>`; returns that directory.
+ */
 async function modelDirectory(flat: string, dir: string, name: ModelName): Promise<string> {
   const modelDir = join(dir, name);
   await mkdir(modelDir);

@@ -41,7 +41,10 @@ const emit = (line: Record<string, unknown>): void => void process.stdout.write(
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
 const GB = 2 ** 30;
 
-/** The --quick shapes: same architectures and vocabulary, width 256, 4 layers (~43M parameters, 39M of them the embedding). */
+/**
+ * The --quick shapes: same architectures and vocabulary, width 256, 4 layers (~43M parameters,
+ * 39M of them the embedding).
+ */
 const QUICK = { hidden_size: 256, num_hidden_layers: 4, max_window_layers: 4 };
 export const MODELS: Record<string, Record<string, unknown>> = {
   'qwen2.5-0.5b': QWEN25_05B_CONFIG,
@@ -244,7 +247,8 @@ function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string>
       clearInterval(watchdog);
       const line = out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1);
       if (code === 0 && line) resolve(line);
-      else reject(new Error(`${side} child (${spec.mode}) exited with ${code ?? signal}${killed ? ` (${killed})` : ''}: ${err.trim().split('\n').slice(-8).join('\n')}`));
+      else reject(new Error(`${side} child (${spec.mode}) exited with ${code ?? signal}${killed ? ` (${killed})` : ''}: ` +
+        err.trim().split('\n').slice(-8).join('\n')));
     });
   });
 }
@@ -292,7 +296,8 @@ export async function benchScale(opts: Options = {}): Promise<void> {
           // The whole batch did not fit in one forward/backward: the same step with gradient accumulation over rows.
           try {
             runs.pytorch = await runChild('pytorch', { ...spec, micro: 1 }, needGB);
-            pytorchVariant = `gradient accumulation, 1 row per forward/backward (the whole batch failed: ${message.split('\n')[0].slice(0, 200)})`;
+            pytorchVariant = 'gradient accumulation, 1 row per forward/backward (the whole batch failed: ' +
+              `${message.split('\n')[0].slice(0, 200)})`;
           } catch (err2) {
             emit({ bench: 'scale', model, case: c, side, micro: 1, error: String((err2 as Error).message ?? err2).slice(0, 2000) });
           }

@@ -7,8 +7,8 @@
  *   const gens = await engine.generate({ prompts, maxNewTokens: 64, sampling: { temperature: 1 }, seed });
  *   const scores = await engine.score(batch);            // log-probs / entropy (actor) or values (critic)
  *   const metrics = await engine.trainStep(batch, { loss: STARPO_S_PPO, lr: 1e-6 });
- *   const state = await engine.getState();                // HF-named weights + AdamW moments + step
- *                                                         // (with LoRA: adapters and their moments; setBase sets the base)
+ *   const state = await engine.getState();                // HF-named weights + AdamW moments + step (with LoRA:
+ *                                                         // adapters and their moments; setBase sets the base)
  *   await engine.close();
  */
 import { Worker } from 'node:worker_threads';

@@ -79,7 +79,10 @@ export interface PolicyOptions {
    * The tokens and log-probs are those of a full prefill bit for bit. Default 0: every prompt prefilled whole.
    */
   readonly kvCacheBytes?: number;
-  /** With kvCacheBytes: compute once the prefixes several rows of a call share (default true; false to measure the gain). */
+  /**
+   * With kvCacheBytes: compute once the prefixes several rows of a call share (default true;
+   * false to measure the gain).
+   */
   readonly prefixSharing?: boolean;
 }
 
@@ -89,10 +92,16 @@ export interface PolicyOptions {
  */
 export const ATTENTION_BUDGET = 1 << 24;
 
-/** 2^25 parameters (base included): from here on programs run without onnxruntime's memory arena (see PolicyOptions.arena). */
+/**
+ * 2^25 parameters (base included): from here on programs run without onnxruntime's memory arena
+ * (see PolicyOptions.arena).
+ */
 export const ARENA_MAX_PARAMS = 1 << 25;
 
-/** 2^24 trained parameters (64 MB per copy): from here on a spare copy of params and moments costs more than the one-graph step saves. */
+/**
+ * 2^24 trained parameters (64 MB per copy): from here on a spare copy of params and moments
+ * costs more than the one-graph step saves.
+ */
 export const IN_PLACE_MIN_PARAMS = 1 << 24;
 
 export interface TrainStepOptions {
@@ -270,7 +279,9 @@ export class Policy implements PolicyHandle {
     return metrics;
   }
 
-  /** Rows one program call may take so that a layer's attention scores (rows·H·T²) and logits (rows·T·V) fit the budget. */
+  /**
+   * Rows one program call may take so that a layer's attention scores (rows·H·T²) and logits (rows·T·V) fit the budget.
+   */
   private rowsPerCall(bucket: Bucket): number {
     const { numHeads, vocabSize } = this.layout.config;
     const T = bucket.seqLen;

@@ -32,7 +32,9 @@ async function releaseProgram(p: Promise<unknown>): Promise<void> {
   await s?.release();
 }
 
-/** One compile: what was built, its live node count, and seconds to build + serialise the graph and create the session. */
+/**
+ * One compile: what was built, its live node count, and seconds to build + serialise the graph and create the session.
+ */
 export interface CompileRecord {
   readonly kind: string;
   readonly nodes: number;

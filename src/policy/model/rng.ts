@@ -91,8 +91,8 @@ export class Rng extends Xoshiro128 {
     for (;;) {
       const x = hz * wn[layer];
       if (layer === 0) {
-        let tx = 0;
-        let ty = 0;
+        let tx: number;
+        let ty: number;
         do {
           tx = -Math.log((this.nextU32() + 0.5) / 4294967296) / ZIGGURAT_R; // uniforms in (0, 1): finite logs
           ty = -Math.log((this.nextU32() + 0.5) / 4294967296);

@@ -194,7 +194,8 @@ function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   // keeps onnxruntime's transpose optimizer from pushing the transpose past the split (into three).
   const heads = o.reshape(o.transpose(qkv, [0, 2, 1, 3]), [B, (H + 2 * K) * T * E]);
   const [q, k, v] = o.split(heads, [H, K, K].map((h) => h * T * E), 1).map((t, j) => o.reshape(t, [B, [H, K, K][j], T, E]));
-  const qh = o.reshape(rope(qkNorm(m, i, 'q', q), c.q), [B, K, G * T, E]); // q heads kv·G + g share K/V head kv (HF repeat_kv)
+  // q heads kv·G + g share K/V head kv (HF repeat_kv)
+  const qh = o.reshape(rope(qkNorm(m, i, 'q', q), c.q), [B, K, G * T, E]);
   const kh = rope(qkNorm(m, i, 'k', k), c.k); // [B, K, T, E]
   const kv = c.kv ? c.kv(i, kh, v) : { k: kh, v }; // [B, K, S, E]
   const y = 'past' in kv ? attendPastAndNow(qh, kv.past, kh, v, c) : attend(qh, kv.k, kv.v, c, K, G);
@@ -227,7 +228,8 @@ function attendPastAndNow(qh: Value, past: { k: Value; v: Value }, kh: Value, vh
   const [B, K, G, E] = qh.shape; // T = 1: G·T = G
   const S = past.k.shape[2];
   if (c.T !== 1) throw new GraphError(`attention beside a past cache takes one query per row, got ${c.T}`);
-  const pastScores = o.add(o.reshape(o.matmul(qh, o.transposeLast(past.k)), [B, K, G, 1, S]), c.bias); // [B, K, G, 1, S]
+  // [B, K, G, 1, S]
+  const pastScores = o.add(o.reshape(o.matmul(qh, o.transposeLast(past.k)), [B, K, G, 1, S]), c.bias);
   const own = o.reshape(o.reduceSum(o.mul(qh, kh), [3], true), [B, K, G, 1, 1]); // q·k of this step's own key
   const p = softmax(o.concat([pastScores, own], 4)); // [B, K, G, 1, S + 1]
   const fromPast = o.matmul(o.reshape(o.slice(p, 4, 0, S), [B, K, G, S]), past.v); // [B, K, G, E]

@@ -23,7 +23,8 @@ test('the full template opens with the instruction, legend, actions, K and turn 
     'You can take up to 5 actions per turn, separated by " || ".',
     'Turn 1:', 'State:', GRID,
   ].join('\n'));
-  assert.ok(user?.content.endsWith('You have 10 actions left. Always output: <think> [your thoughts] </think> <answer> [your answer] </answer> with no extra text.'));
+  assert.ok(user?.content.endsWith('You have 10 actions left. Always output: <think> [your thoughts] </think> <answer> [your answer] ' +
+    '</answer> with no extra text.'));
 });
 
 test('after a turn the user message reports its reward, then the next turn', () => {

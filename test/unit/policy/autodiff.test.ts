@@ -130,7 +130,10 @@ test('stop-gradient blocks the gradient and an unknown op names itself', () => {
   assert.throws(() => grad(o.reduceSum(y, [0], false), [x]), (e: unknown) => e instanceof GraphError && /no gradient rule for Erf/.test(e.message));
 });
 
-/** Composites whose backward is written out (Graph.defineGradient), and the rotary composite, against finite differences. */
+/**
+ * Composites whose backward is written out (Graph.defineGradient), and the rotary composite,
+ * against finite differences.
+ */
 const WRITTEN_OUT: Record<string, Case> = {
   siluFusedGrad: { shapes: [[3, 5]], f: ([a]) => composite.siluFusedGrad(o.mul(a, 3)) },
   // Tables come from positions and take no gradient: only x is checked.

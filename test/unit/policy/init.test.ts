@@ -27,7 +27,8 @@ test('the ziggurat normal has the moments and tails of N(0, 1) (1M draws, tail p
   assert.ok(Math.abs(m2 / n - 1) < 0.01, `variance ${m2 / n}`);
   assert.ok(Math.abs(m4 / n - 3) < 0.05, `fourth moment ${m4 / n}`);
   assert.ok(Math.abs(over3 / n - 0.0026998) < 0.0004, `P(|x| > 3) = ${over3 / n}`);
-  assert.ok(over4 > 20 && over4 < 120, `P(|x| > 4): ${over4} of ${n} (expect 66)`); // beyond the base strip's edge 3.44: the tail method
+  // beyond the base strip's edge 3.44: the tail method
+  assert.ok(over4 > 20 && over4 < 120, `P(|x| > 4): ${over4} of ${n} (expect 66)`);
   const again = new Float32Array(n);
   new Rng(7).fillNormal(again, 0, n, 1);
   assert.ok(bytes(x).equals(bytes(again)));

@@ -62,12 +62,14 @@ test('the LM-head composite equals log-softmax + gather + entropy by the chain r
 });
 
 test('a tied embedding\'s gradient is scattered into the LM head\'s: no [V, D] zeros and no [V, D] sum in the program', () => {
-  // 16 tokens · 40000 > embeddingOptions.onehotMaxElements: the embedding's gradient is a scatter (a one-hot Gemm below)
+  // 16 tokens · 40000 > embeddingOptions.onehotMaxElements: the embedding's gradient is a
+  // scatter (a one-hot Gemm below)
   const config = parseModelConfig({ model_type: 'qwen2', vocab_size: 40000, hidden_size: 8, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 2, tie_word_embeddings: true });
   const { graph } = buildViewGradGraph(buildLayout(config), { batch: 2, seqLen: 8, loss: { kind: 'sft', aggregation: 'token-mean' }, optim: DEFAULT_ADAMW }, false);
   const table = (n: { outputs: Value[] }) => n.outputs.some((v) => v.shape.join() === '40000,8');
   const ops = liveNodes(graph).filter(table).map((n) => n.op);
-  assert.deepEqual(ops.sort(), ['Gemm', 'ScatterElements'], ops.join()); // the head's dW, the scatter into it (then the output)
+  // the head's dW, the scatter into it (then the output)
+  assert.deepEqual(ops.sort(), ['Gemm', 'ScatterElements'], ops.join());
 });
 
 test('train_step with the recomputing backwards equals the one that keeps the tensors (float32, 2 steps)', async () => {
