@@ -7,12 +7,11 @@
 import { activity } from '../src/durable/boundary.ts';
 import { iterationArtifacts } from '../src/durable/artifacts.ts';
 import { loadCollapseProbe, parse } from '../src/durable/batch-io.ts';
-import { envSpecId } from '../src/envs/index.ts';
-import { runEnvConfig } from '../src/rl/run-env.ts';
 import { fromWire, type CheckpointInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { CorruptDataError } from '../src/errors.ts';
-import { checkpointEvent, iterationEvent, warningEvent } from '../src/rl/run-events.ts';
+import { checkpointEvent, iterationEvents } from '../src/rl/run-events.ts';
+import { retentionOf } from '../src/rl/run-checkpoint.ts';
 import { applyRetention } from '../src/storage/index.ts';
 import { updateRecordKey, type UpdateRecord } from './update.ts';
 
@@ -31,13 +30,15 @@ export function checkpointActivity(r: WorkerResources) {
     }
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     const w = input.warning;
-    const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: await loadCollapseProbe(artifacts, input) };
+    const warning = w && { iteration: input.iteration, message: w.message, evidence: fromWire(w.evidence) };
     await r.events(input.run.events).append([
-      iterationEvent(ids, input.iteration, fromWire(input.metrics), input.timingsMs, new Date(input.startedAtMs), extras),
-      ...(w ? [warningEvent(ids, { iteration: input.iteration, message: w.message, evidence: fromWire(w.evidence) })] : []),
+      ...iterationEvents(c, ids, {
+        iteration: input.iteration, metrics: fromWire(input.metrics), timingsMs: input.timingsMs,
+        startedAt: new Date(input.startedAtMs), collapse: await loadCollapseProbe(artifacts, input), warning,
+      }),
       checkpointEvent(saved),
     ]);
-    await applyRetention(store, input.run.runId, { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+    await applyRetention(store, input.run.runId, retentionOf(c));
     if (!input.keepArtifacts) {
       // The update's small record stays: a retry of this activity still finds what to publish.
       const base = iterationArtifacts({ runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration });

@@ -1,8 +1,7 @@
 /**
- * forkPoint (task queue "update"): where onCollapse=fork rewinds to — the newest checkpoint of the
- * surviving history at an iteration before the detector's first warning sign, as the embedded driver
- * chooses it (src/rl/collapse-action.ts). The surviving history is the lineage's chain of starts, which
- * startRun saved per lineage (a parent without a saved start is treated as the root, as replay does).
+ * forkPoint (task queue "update"): where onCollapse=fork rewinds to (src/rl/fork-point.ts), from the
+ * lineage's chain of starts, which startRun saved per lineage (a parent without a saved start is treated as
+ * the root, as replay does).
  */
 import { activity } from '../src/durable/boundary.ts';
 import { lineageKey } from '../src/durable/artifacts.ts';
@@ -10,8 +9,7 @@ import { parse } from '../src/durable/batch-io.ts';
 import type { CheckpointRef, ForkPointInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import type { LineageStart } from '../src/events/index.ts';
-import { forkPointBefore } from '../src/rl/collapse-action.ts';
-import { survivingCheckpoints, survivingPlan } from '../src/replay/lineage.ts';
+import { forkPoint } from '../src/rl/fork-point.ts';
 
 /** The chain's starts, oldest first (the order survivingPlan reads a log in). */
 async function chainStarts(r: WorkerResources, input: ForkPointInput): Promise<LineageStart[]> {
@@ -30,8 +28,7 @@ async function chainStarts(r: WorkerResources, input: ForkPointInput): Promise<L
 export function forkPointActivity(r: WorkerResources) {
   return activity('forkPoint', async (input: ForkPointInput): Promise<CheckpointRef | null> => {
     const checkpoints = await r.store(input.run.storeUri).store.list(input.run.runId);
-    const surviving = survivingCheckpoints(survivingPlan(await chainStarts(r, input)), checkpoints);
-    const point = forkPointBefore(surviving, input.before);
+    const point = forkPoint(await chainStarts(r, input), checkpoints, input.before);
     return point ? { lineageId: point.lineageId, iteration: point.iteration } : null;
   });
 }

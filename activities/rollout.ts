@@ -8,7 +8,6 @@
  */
 import { activity, resumeFrom } from '../src/durable/boundary.ts';
 import { json, keyOf, policyId } from '../src/durable/batch-io.ts';
-import { asPolicy } from '../src/durable/model-host.ts';
 import {
   chunksOf, toWire, type RolloutShardInput, type ShardResult, type ValidateInput, type WireMetrics,
 } from '../src/durable/protocol.ts';
@@ -40,7 +39,7 @@ export function rolloutActivities(r: WorkerResources) {
       const startedAt = new Date();
       log.info({ shard: input.shard, chunk: k, groups, iteration: input.iteration, pid: process.pid }, 'rollout chunk started');
       const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input),
-        (m) => rolloutStage(c, input.iteration, asPolicy(m.actor), run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))));
+        (m) => rolloutStage(c, input.iteration, m.actor, run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))));
       await Promise.all([ // policyVersion: the checkpoint whose weights played them
         r.artifacts(input.run.storeUri).put(keys[k], json(trajectories)),
         r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.policy.iteration, trajectories, 'train', startedAt)),
@@ -59,7 +58,7 @@ export function rolloutActivities(r: WorkerResources) {
     const startedAt = new Date();
     const policy = { runId: input.run.runId, ...input.policy };
     const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy,
-      (m) => runValidation(c, asPolicy(m.actor), run, c.valSamples, toolTurns(c, run.tokenizer, r.sandbox(c))));
+      (m) => runValidation(c, m.actor, run, c.valSamples, toolTurns(c, run.tokenizer, r.sandbox(c))));
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     await r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.policy.iteration, val.trajectories, 'val', startedAt));
     return { metrics: toWire(val.metrics) };

@@ -7,7 +7,6 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { collapseProbeKey, json, keyOf, packScored, parse, policyId } from '../src/durable/batch-io.ts';
-import { asPolicy } from '../src/durable/model-host.ts';
 import type { ArtifactResult, FilterInput } from '../src/durable/protocol.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
@@ -21,10 +20,8 @@ export function scoreActivity(r: WorkerResources) {
     const informative = input.sampling ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).keptGroupIds : undefined;
     const rows = trainedRows(c, all.batch, informative);
     const [scored, probe] = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), async (m) => {
-      const actor = asPolicy(m.actor);
-      const models = { actor, critic: m.critic && asPolicy(m.critic), ref: m.ref && asPolicy(m.ref) };
-      const out = await scoreStage(c, all, rows, models);
-      return [out, await collapseStage(c, input.iteration, trajectories, actor)] as const;
+      const out = await scoreStage(c, all, rows, m);
+      return [out, await collapseStage(c, input.iteration, trajectories, m.actor)] as const;
     });
     const key = keyOf(input, 'score', 'scored.bin');
     await artifacts.put(key, packScored(scored));

@@ -8,25 +8,25 @@
 import { activity } from '../src/durable/boundary.ts';
 import { configKey, lineageKey } from '../src/durable/artifacts.ts';
 import { json } from '../src/durable/batch-io.ts';
-import { checkpointExists, saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
-import { asPolicy } from '../src/durable/model-host.ts';
 import type { CheckpointRef, ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
-import type { TrainerState } from '../src/rl/run-checkpoint.ts';
+import { checkpointExists, saveRunCheckpoint, trainerState, type TrainerState } from '../src/rl/run-checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
-import { checkpointEvent } from '../src/rl/run-events.ts';
-import { sftWarmup } from '../src/rl/sft.ts';
+import { checkpointEvent, runEvent } from '../src/rl/run-events.ts';
+import { warmStart } from '../src/rl/warm-start.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
-import type { LineageStart, RunEvent } from '../src/events/index.ts';
+import type { LineageStart, StarpoEvent } from '../src/events/index.ts';
 
 const planOf = (c: RlConfig): RunPlan => ({
   iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery, dynamicSampling: c.dynamicSampling,
   ...(c.asyncStaleness > 0 && { asyncStaleness: c.asyncStaleness }),
 });
 
-/** The older versions an asynchronous run's checkpoint names; each must still exist (retention, a fork from far back). */
+/**
+ * The older versions an asynchronous run's checkpoint names; each must still exist (retention, a fork from far back).
+ */
 async function versionsOf(r: WorkerResources, run: RunRef, from: CheckpointRef, trainer: TrainerState | null): Promise<CheckpointRef[]> {
   const versions = trainer?.behaviourPolicies ?? [];
   for (const v of versions) {
@@ -52,28 +52,24 @@ async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): 
   return c;
 }
 
-function runEvent(run: RunRef, c: RlConfig, resume: ResumeFrom | undefined, forks: number): RunEvent {
-  return {
-    kind: 'run', runId: run.runId, lineageId: run.lineageId,
-    action: resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED',
-    parentLineageId: resume?.parentLineageId ?? null, fromIteration: resume?.fromIteration ?? 0,
-    reason: resume?.fork?.reason ?? null, forks, configJson: canonicalConfigJSON(c), at: new Date(),
-  };
-}
-
-/** The lineage's start, where the fork-point activity finds it (the log is Kafka's, too far to read back). */
-async function saveLineageStart(r: WorkerResources, run: RunRef, resume: ResumeFrom | undefined,
-  forks: number): Promise<void> {
+/**
+ * Saves the lineage's start where the fork-point activity finds it (the log is Kafka's, too far to read back),
+ * then appends its RunEvent (and `after`, the events that follow it).
+ */
+async function openLineage(r: WorkerResources, run: RunRef, c: RlConfig, resume: ResumeFrom | undefined, forks: number,
+  after: StarpoEvent[] = []): Promise<void> {
   const start: LineageStart = {
     lineageId: run.lineageId, parentLineageId: resume?.parentLineageId ?? null,
     fromIteration: resume?.fromIteration ?? 0, forks,
   };
   await r.artifacts(run.storeUri).put(lineageKey(run.runId, run.lineageId), json(start));
+  const action = resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED';
+  await r.events(run.events).append([runEvent(run.runId, c, start, action, resume?.fork?.reason ?? null), ...after]);
 }
 
 /**
- * Warm-start and checkpoint 0, exactly as the embedded driver does them (same seeds, same steps). A retry
- * that finds checkpoint 0 committed loads it instead; saving it again is then a no-op that returns it.
+ * Warm-start (rl/warm-start.ts) and checkpoint 0. A retry that finds checkpoint 0 committed loads it instead;
+ * saving it again is then a no-op that returns it.
  */
 async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<void> {
   const store = r.store(run.storeUri);
@@ -81,24 +77,16 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
   const done = await checkpointExists(store.store, id);
   const model = await resolveRunModel(c);
   const saved = await r.trainModels.use(c, store, done ? id : 'fresh', async (m, session) => {
-    const trainer = m.trainer ?? { iteration: 0, echoTrap: new EchoTrapDetector().toJSON() };
+    const trainer = m.trainer ?? trainerState(0, new EchoTrapDetector().toJSON(), 0, null);
     if (!done) {
       session.mutating();
-      await sftWarmup(c, asPolicy(m.actor), model, r.sandbox(c));
-      await m.actor.releasePrograms(); // as the embedded driver does: the warm-start's programs are not run again
-      if (c.sftSteps > 0) {
-        // RL starts with fresh optimizer moments, and the KL reference is the warm-started policy.
-        const { weights } = await m.actor.getState(false);
-        await m.actor.setState({ weights, optimizer: null, step: 0 }, { allowMissing: [] });
-        await m.ref?.setState({ weights, optimizer: null, step: 0 }, { allowMissing: [] });
-      }
+      await warmStart(c, m, model, r.sandbox(c));
     }
-    const out = await saveEngineCheckpoint(store.store, id, m.engines, model.modelConfig, model.assets, trainer);
+    const out = await saveRunCheckpoint(store.store, id, m.engines, model.modelConfig, model.assets, trainer);
     session.holds(id, trainer);
     return out;
   });
-  await saveLineageStart(r, run, undefined, 0);
-  await r.events(run.events).append([runEvent(run, c, undefined, 0), checkpointEvent(saved)]);
+  await openLineage(r, run, c, undefined, 0, [checkpointEvent(saved)]);
 }
 
 export function startRunActivity(r: WorkerResources) {
@@ -112,8 +100,7 @@ export function startRunActivity(r: WorkerResources) {
       const forks = resume.fork?.forks ?? trainer?.forks ?? 0;
       const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
       const versions = await versionsOf(r, run, policy, trainer);
-      await saveLineageStart(r, run, resume, forks);
-      await r.events(run.events).append([runEvent(run, c, resume, forks)]);
+      await openLineage(r, run, c, resume, forks);
       return { plan: planOf(c), policy, nextIteration: parent.iteration + 1, forks, ...(versions.length > 0 && { versions }) };
     }
     if (input.configJson === undefined) throw new ConfigError('configJson', 'a new run needs a config');

@@ -8,21 +8,18 @@
 import { activity, type Beat } from '../src/durable/boundary.ts';
 import { unpackArtifact } from '../src/durable/artifact-codec.ts';
 import { json, keyOf, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
-import { saveEngineCheckpoint } from '../src/durable/engine-checkpoint.ts';
-import { asPolicy, type HeldModels } from '../src/durable/model-host.ts';
+import type { HeldModels } from '../src/durable/model-host.ts';
 import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { selectRows } from '../src/rl/batch.ts';
 import type { RlConfig } from '../src/rl/config.ts';
-import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
-import { collapseAction } from '../src/rl/collapse-action.ts';
-import { trainerState } from '../src/rl/run-checkpoint.ts';
-import { samplingSeed, takeTokenRows } from '../src/rl/iteration.ts';
-import { updateStage, type UpdateInput as StageInput } from '../src/rl/update.ts';
+import { observeIteration } from '../src/rl/collapse-action.ts';
+import { detectorOf, saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
+import { updateKeptRows } from '../src/rl/iteration.ts';
+import { keepRows, updateInputOf } from '../src/rl/kept-rows.ts';
+import type { UpdateInput as StageInput } from '../src/rl/update.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { SavedCheckpoint } from '../src/storage/index.ts';
-import type { PolicyEngine } from '../src/policy/engine/engine.ts';
-import type { Policy } from '../src/policy/engine/policy.ts';
+import type { Trainer } from '../src/policy/engine/handle.ts';
 
 /** Heartbeat details: optimizer steps done (critic then actor) of those the update takes. */
 interface UpdateProgress {
@@ -38,44 +35,35 @@ export interface UpdateRecord extends UpdateResult {
 export const updateRecordKey = (input: { run: UpdateInput['run']; iteration: number }): string =>
   keyOf(input, 'update', 'result.json');
 
-/** The engine's input rows, cut from the assembled batch exactly as runIteration cuts them. */
+/** The update's input: the kept rows (those the advantage stage wrote) with their scores and advantages. */
 async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageInput> {
   const artifacts = r.artifacts(input.run.storeUri);
   const { all } = await r.batch(input.run.storeUri, input.rollout);
   const scored = unpackScored(await artifacts.get(input.scored), input.scored);
   const adv = unpackArtifact(await artifacts.get(input.advantage), input.advantage).arrays;
-  const rows = Array.from(adv.rows);
-  const batch = selectRows(all.batch, rows);
-  return { // the scores are the kept rows' already, in this order
-    tokens: takeTokenRows(all.tokens, rows, batch.lossMask), advantages: adv.advantages as Float32Array,
-    oldLogprobs: scored.logprobs, refLogprobs: scored.refLogprobs, returns: adv.returns as Float32Array | undefined,
-    oldValues: scored.values,
-  };
+  const [advantages, returns] = [adv.advantages as Float32Array, adv.returns as Float32Array | undefined];
+  return updateInputOf(keepRows(all, Array.from(adv.rows)), scored, { advantages, returns });
 }
 
 /**
- * The detector's observation, and the trainer state as the embedded driver writes it (forks, pending stop or fork,
- * and the checkpoints of the older versions the next rollouts play when asynchronous).
+ * The detector's observation, and the trainer state checkpoint i holds (forks, pending stop or fork, and the
+ * checkpoints of the older versions the next rollouts play when asynchronous).
  */
 function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics: Record<string, number>) {
   const { iteration, behaviourPolicies } = input;
   const forks = input.run.forks ?? 0;
-  const echo = EchoTrapDetector.fromJSON(m.trainer!.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
-  const warning = echo.observe({
-    iteration, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
-    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
-  });
-  const collapse = collapseAction(c, forks, warning);
+  const echo = detectorOf(m.trainer!);
+  const { warning, collapse } = observeIteration(c, echo, forks, iteration, metrics);
   return { trainer: trainerState(iteration, echo.toJSON(), forks, collapse, behaviourPolicies), warning, collapse };
 }
 
-/** The policy as updateStage sees it, reporting each optimizer step as heartbeat progress. */
-function counting(engine: PolicyEngine, report: () => void): Policy {
-  return asPolicy({ trainStep: async (...args: Parameters<PolicyEngine['trainStep']>) => {
-    const out = await engine.trainStep(...args);
+/** The model as the update stage sees it, reporting each optimizer step as heartbeat progress. */
+function counting(model: Trainer, report: () => void): Trainer {
+  return { trainStep: async (...args) => {
+    const out = await model.trainStep(...args);
     report();
     return out;
-  } } as PolicyEngine);
+  } };
 }
 
 async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: Beat<UpdateProgress>): Promise<UpdateRecord> {
@@ -88,10 +76,10 @@ async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: 
     const progress = { steps: 0, of: Math.ceil(data.tokens.batch / c.miniBatchSize) * c.ppoEpochs * (m.critic ? 2 : 1) };
     const report = () => { progress.steps++; beat.progress({ ...progress }); };
     const models = { actor: counting(m.actor, report), critic: m.critic && counting(m.critic, report) };
-    const trained = data.tokens.batch === 0 ? {} : await updateStage(data, models, c, samplingSeed(c, input.iteration));
+    const trained = await updateKeptRows(c, input.iteration, data, models);
     const metrics = { ...fromWire(input.metrics), ...trained };
     const { trainer, warning, collapse } = observeEchoTrap(m, c, input, metrics);
-    const saved = await saveEngineCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
+    const saved = await saveRunCheckpoint(store.store, id, m.engines, run.modelConfig, run.assets, trainer);
     session.holds(id, trainer);
     const w = warning && { message: warning.message, evidence: toWire(warning.evidence) };
     const checkpoint = { lineageId: id.lineageId, iteration: id.iteration };

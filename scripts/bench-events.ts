@@ -32,7 +32,7 @@ function turn(i: number): Turn {
     response: '<think>The box X is at row 2 and the target O is up and right of it. ' +
       'I should move around the box and push it ' +
       'up, then right, avoiding walls.</think><answer>Left || Up || Up</answer>',
-    actions: ['Left', 'Up', 'Up'], envReward: -0.3, formatPenalty: 0, validActions: 3, effectiveActions: 2,
+    executedActions: ['Left', 'Up', 'Up'], envReward: -0.3, formatPenalty: 0, actionsValid: 3, actionsEffective: 2,
     promptTokens: 180 + 90 * i, responseTokens: 48, toolCalls: [],
   };
 }

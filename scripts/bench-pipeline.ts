@@ -51,7 +51,10 @@ interface Measured {
   extra: Record<string, unknown>;
 }
 
-/** Published StarPO-S on Sokoban (8 groups × 16, the small model from scratch), one thread per engine, validation at the end. */
+/**
+ * Published StarPO-S on Sokoban (8 groups × 16, the small model from scratch), one thread per
+ * engine, validation at the end.
+ */
 function benchConfig(staleness: number): RlConfig {
   const iterations = Number(process.env.STARPO_BENCH_ITERATIONS ?? 4);
   const extra = (process.env.STARPO_BENCH_SET ?? '').split(',').filter((s) => s.trim() !== '');

@@ -11,6 +11,7 @@ import { Policy } from '../src/policy/engine/policy.ts';
 import { type Provider, type Tensor, createSession, tensor } from '../src/policy/engine/session.ts';
 import { Graph } from '../src/policy/graph/graph.ts';
 import { type ModelConfig, parseModelConfig } from '../src/policy/io/config.ts';
+import { QWEN25_05B_CONFIG } from '../src/policy/io/published-configs.ts';
 import { GROUPS, buildLayout, paramCount } from '../src/policy/model/layout.ts';
 import { initParams } from '../src/policy/model/params.ts';
 import { DEFAULT_ADAMW } from '../src/policy/programs/adamw.ts';
@@ -37,15 +38,9 @@ const SMALL = parseModelConfig({
   model_type: 'qwen2', vocab_size: 256, hidden_size: 256, intermediate_size: 704, num_hidden_layers: 4,
   num_attention_heads: 4, num_key_value_heads: 4, tie_word_embeddings: true, max_position_embeddings: 1024,
 });
-/** Qwen2.5-0.5B's config.json (the fields starpo reads). */
-const QWEN25_05B = {
-  model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24,
-  num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 32768, rms_norm_eps: 1e-6, rope_theta: 1000000,
-  tie_word_embeddings: true, initializer_range: 0.02, use_sliding_window: false, sliding_window: 32768, max_window_layers: 24,
-};
 const SCALES: Record<string, ModelConfig> = {
-  '0.5b': parseModelConfig(QWEN25_05B),
-  quick: parseModelConfig({ ...QWEN25_05B, hidden_size: 256, num_hidden_layers: 4, max_window_layers: 4, num_attention_heads: 4, intermediate_size: 1024 }),
+  '0.5b': parseModelConfig(QWEN25_05B_CONFIG),
+  quick: parseModelConfig({ ...QWEN25_05B_CONFIG, hidden_size: 256, num_hidden_layers: 4, max_window_layers: 4, num_attention_heads: 4, intermediate_size: 1024 }),
 };
 
 /** Largest |a - b| over the largest |b|: one number per tensor pair, scale-free. */
@@ -85,7 +80,7 @@ async function gradientCheck(provider: Provider): Promise<Record<string, unknown
   const out = buildLoss(g, { cfg: TINY, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) }, { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW }).loss;
   g.output('loss', out);
   grad(out, ws).forEach((gv, i) => g.output(`grad_${i}`, gv));
-  const feeds = { ...ppoFeeds(B, T), ...Object.fromEntries(layout.views.map((v, i) => [`w.${v.key}`, tensor('float32', v.shape, init[v.group].slice(v.offset, v.offset + v.size))])) };
+  const feeds = { ...ppoFeeds(B, T), ...Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, tensor('float32', v.shape, init[v.group].slice(v.offset, v.offset + v.size))])) };
   const run = async (p: Provider) => (await createSession(g, { provider: p, threads: 1 })).run(feeds);
   const [dev, cpu] = [await run(provider), await run('cpu')];
   const worst = Math.max(...Object.keys(cpu).map((k) => relDiff(dev[k].data as Float32Array, cpu[k].data as Float32Array)));

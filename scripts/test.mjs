@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs the test suite with node's built-in runner (TypeScript through tsx).
+// Checks formatting (Prettier), lint (ESLint) and types (tsc), then runs the tests with node's built-in runner
+// (TypeScript through tsx).
 //   node scripts/test.mjs              unit + integration (starts the local services if needed)
 //   node scripts/test.mjs unit         unit tests only (no services)
 //   node scripts/test.mjs integration  integration tests only
@@ -30,11 +31,19 @@ function run(args, env = {}) {
   return r.status ?? 1;
 }
 
-// Types first: strict TypeScript (unused locals included) over src, workflows, activities, tests and scripts.
-const typed = run([join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]);
-if (typed !== 0) {
-  console.error('typecheck failed (tsc --noEmit); see the messages above');
-  process.exit(typed);
+// Static checks first, cheapest first: formatting (Prettier), lint (ESLint, type-aware), then strict TypeScript
+// (unused locals included) over src, workflows, activities, tests and scripts.
+const checks = [
+  { bin: 'prettier/bin/prettier.cjs', args: ['--check', '--log-level=warn', '.'], fix: 'run `npm run format`' },
+  { bin: 'eslint/bin/eslint.js', args: ['.'], fix: 'see the messages above (npm run lint)' },
+  { bin: 'typescript/bin/tsc', args: ['--noEmit', '-p', root], fix: 'see the messages above (tsc --noEmit)' },
+];
+for (const { bin, args, fix } of checks) {
+  const rc = run([join(root, 'node_modules', bin), ...args]);
+  if (rc !== 0) {
+    console.error(`${bin.split('/')[0]} failed: ${fix}`);
+    process.exit(rc);
+  }
 }
 
 const files = [];

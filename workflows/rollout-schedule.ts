@@ -7,7 +7,8 @@
  * iteration waits for it only when it needs its trajectories. Which version plays which iteration follows
  * from the schedule alone; when an activity completes decides only when the next command is issued.
  */
-import { behaviourVersion, pendingVersions } from '../src/rl/async-schedule.ts';
+import { behaviourVersion, pendingCheckpoints } from '../src/rl/async-schedule.ts';
+import { sampleRounds } from '../src/rl/sampling-rounds.ts';
 import {
   shardGroups, type Carry, type CheckpointRef, type DurableOptions, type PlayedRollout, type RunPlan, type StageInput,
   type TrainingRunInput,
@@ -23,15 +24,11 @@ async function play(a: Stages, base: StageInput, o: DurableOptions, groups: numb
 
 /** The iteration's groups, plus DAPO's extra rounds (new group numbers, hence new seeds) while the plan asks. */
 async function sample(a: Stages, base: StageInput, o: DurableOptions, plan: RunPlan): Promise<{ rollout: string[]; sampling?: string }> {
-  const rollout = await play(a, base, o, Array.from({ length: plan.envGroups }, (_, g) => g), 0);
-  if (!plan.dynamicSampling) return { rollout };
-  let next = plan.envGroups;
-  for (let tries = 1; ; tries++) {
-    const p = await a.update.planSampling({ ...base, rollout, tries });
-    if (p.action !== 'sample-more') return { rollout, sampling: p.key };
-    rollout.push(...await play(a, base, o, Array.from({ length: p.groupsNeeded }, (_, k) => next + k), tries));
-    next += p.groupsNeeded;
-  }
+  const rollout: string[] = [];
+  const playRound = async (groups: number[], round: number) =>
+    void rollout.push(...await play(a, base, o, groups, round));
+  const last = await sampleRounds(plan, playRound, (tries) => a.update.planSampling({ ...base, rollout, tries }));
+  return last ? { rollout, sampling: last.key } : { rollout };
 }
 
 /** Where a lineage run starts: its checkpoint, the older versions that checkpoint names, rollouts already played. */
@@ -79,8 +76,7 @@ export class RolloutSchedule {
 
   /** The older versions checkpoint i names for the rollouts after it (asynchronous runs; else undefined). */
   pendingAt(i: number): CheckpointRef[] | undefined {
-    const refs = pendingVersions(this.staleness, i).map((v) => this.versions.get(v)!);
-    return refs.length > 0 ? refs : undefined;
+    return pendingCheckpoints(this.staleness, i, this.versions);
   }
 
   /** Before continue-as-new: waits for the rollouts under way; the versions and rollouts the next run needs. */

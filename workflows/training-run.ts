@@ -14,10 +14,14 @@ import {
   PROGRESS_QUERY, SIGNALS, type Carry, type CheckpointRef, type IterationSummary, type Progress, type RunOutcome,
   type Stage, type TrainingRunInput, type WireMetrics,
 } from '../src/durable/protocol.ts';
-import { forkLineageId, type CollapseAction } from '../src/rl/collapse-action.ts';
+import { forkLineageId } from '../src/events/lineage.ts';
+import type { CollapseAction } from '../src/rl/collapse-action.ts';
 import { stageActivities, type Stages } from './activities.ts';
 import { runIteration, type IterationOutcome } from './iteration.ts';
 import { RolloutSchedule } from './rollout-schedule.ts';
+import {
+  ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE,
+} from '../src/rl/metric-names.ts';
 
 export const pauseSignal = defineSignal(SIGNALS.pause);
 export const resumeSignal = defineSignal(SIGNALS.resume);
@@ -32,8 +36,8 @@ const num = (v: number | string | undefined): number => (typeof v === 'number' ?
 function summary(iteration: number, o: IterationOutcome): IterationSummary {
   const m: WireMetrics = o.metrics;
   return {
-    iteration, success: num(m.success_rate), valSuccess: m['val/success_rate'] === undefined ? null : num(m['val/success_rate']),
-    inGroupStd: num(m['in_group_std/all']), entropy: num(m['entropy/mean']), gradNorm: num(m['actor/grad_norm']),
+    iteration, success: num(m[SUCCESS_RATE]), valSuccess: m[VAL_SUCCESS_RATE] === undefined ? null : num(m[VAL_SUCCESS_RATE]),
+    inGroupStd: num(m[IN_GROUP_STD_ALL]), entropy: num(m[ENTROPY_MEAN]), gradNorm: num(m[ACTOR_GRAD_NORM]),
     ms: o.ms, warning: o.warning,
   };
 }

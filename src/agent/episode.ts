@@ -1,6 +1,7 @@
 import { StarpoError } from '../errors.ts';
 import type { Budget, Env, TaskDescription } from '../envs/types.ts';
 import { parseResponse, type ParsedResponse } from './parse.ts';
+import { DEFAULT_FORMAT_PENALTY, type RewardParts, signedPenalty, trajectoryReturn, turnReward } from './reward.ts';
 import type { PromptTemplate } from './templates.ts';
 import type { Message } from './types.ts';
 
@@ -8,24 +9,24 @@ import type { Message } from './types.ts';
  * One episode of the agent protocol, as text: it renders the messages with a template, parses each
  * response, runs the actions in the environment within the budget, and charges the format penalty.
  * It is the only module that holds both an environment and a template; tokens are the
- * ContextBuilder's business, fed with the messages this class produces.
+ * ContextBuilder's business, fed with the messages this class produces. Rewards are assembled as
+ * reward.ts defines them; the penalty a turn was charged is kept here as a magnitude (see there).
+ * A turn's fields have the names every turn record in starpo uses (rl/rollout.ts, events/types.ts).
  */
-export const FORMAT_PENALTY = 0.1;
-
 export interface TurnRecord {
   turn: number;
-  /** The state text before the turn: GiGPO's anchor-state key. */
-  anchor: string;
+  /** The state text before the turn (Env.anchor()): GiGPO's anchor-state key. */
+  observation: string;
   response: string;
   parsed: ParsedResponse;
   /** Canonical actions the environment executed (valid ones, within the budget, until done). */
-  executed: string[];
+  executedActions: string[];
   /** Executed actions that changed the state. */
-  effective: number;
+  actionsEffective: number;
   envReward: number;
-  /** FORMAT_PENALTY when the turn had a dropped action or no action, else 0. */
-  formatPenalty: number;
-  /** envReward − formatPenalty: the reward reported to the agent and used for training. */
+  /** ≥ 0: the penalty charged for a dropped action or no action (−formatPenalty of the run), else 0. */
+  penaltyCharged: number;
+  /** envReward − penaltyCharged (turnReward of the signed penalty): the reward told to the agent and trained on. */
   reward: number;
   /** The user message that followed (reward report, and the next turn unless the episode ended). */
   userMessage: string;
@@ -34,6 +35,7 @@ export interface TurnRecord {
 }
 
 export interface EpisodeOptions {
+  /** ≤ 0, as the run config's formatPenalty (default DEFAULT_FORMAT_PENALTY). */
   formatPenalty?: number;
   maxParseChars?: number;
 }
@@ -62,7 +64,7 @@ export class Episode {
   }
 
   get totalReward(): number {
-    return this.turns.reduce((sum, t) => sum + t.reward, 0);
+    return trajectoryReturn(this.turns.map(rewardParts));
   }
 
   get actionsLeft(): number {
@@ -93,7 +95,7 @@ export class Episode {
   respond(response: string): TurnRecord {
     if (!this.task) throw new StarpoError('episode: start(seed) before respond()');
     if (this.finished) throw new StarpoError('episode: respond() after the episode ended');
-    const anchor = this.env.anchor();
+    const observation = this.env.anchor();
     const parsed = parseResponse(response, {
       style: this.template.style,
       separator: this.template.separator,
@@ -112,8 +114,8 @@ export class Episode {
       envReward += step.reward;
       if (step.info.effective) effective++;
     }
-    const formatPenalty = parsed.formatError ? (this.options.formatPenalty ?? FORMAT_PENALTY) : 0;
-    const reward = envReward - formatPenalty;
+    const penaltyCharged = parsed.formatError ? -(this.options.formatPenalty ?? DEFAULT_FORMAT_PENALTY) : 0;
+    const reward = turnReward({ envReward, formatPenalty: signedPenalty(penaltyCharged) });
     this.finished = this.env.done || this.turns.length + 1 >= this.budget.maxTurns || this.actionsLeft <= 0;
     const userMessage = this.finished
       ? this.template.finalUser(reward)
@@ -122,13 +124,17 @@ export class Episode {
       });
     this.messages.push({ role: 'assistant', content: response }, { role: 'user', content: userMessage });
     const record: TurnRecord = {
-      turn: this.turns.length + 1, anchor, response, parsed, executed, effective, envReward, formatPenalty, reward,
+      turn: this.turns.length + 1, observation, response, parsed, executedActions: executed,
+      actionsEffective: effective, envReward, penaltyCharged, reward,
       userMessage, done: this.finished, success: this.env.success,
     };
     this.turns.push(record);
     return record;
   }
 }
+
+const rewardParts = (t: TurnRecord): RewardParts =>
+  ({ envReward: t.envReward, formatPenalty: signedPenalty(t.penaltyCharged) });
 
 /** Template names (e.g. compact "U") first, then the environment's own matching (full names, free-form). */
 function aliasMatcher(

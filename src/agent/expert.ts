@@ -76,7 +76,7 @@ export function expertResponse(env: EnvConfig, episode: Episode, template: Promp
 export function expertRecord(env: EnvConfig, seed: number, template: TemplateName, episode: Episode): ExpertRecord {
   return {
     env, seed, template, messages: episode.messages.slice(),
-    turns: episode.turns.map((t) => ({ actions: t.executed, reward: t.reward })),
+    turns: episode.turns.map((t) => ({ actions: t.executedActions, reward: t.reward })),
     return: episode.totalReward, success: episode.success,
   };
 }

@@ -58,7 +58,9 @@ export function textAfterAssistantTurn(template: ChatTemplate, messages: readonl
   return text.slice(at + MARK.length);
 }
 
-/** The text after an assistant turn less its stop when the model wrote it (the stop is then among the sampled tokens). */
+/**
+ * The text after an assistant turn less its stop when the model wrote it (the stop is then among the sampled tokens).
+ */
 export function stripStop(tail: string, stop: string, wroteStop: boolean, name: string): string {
   if (!tail.startsWith(stop)) {
     throw new StarpoError(`chat template ${name}: an assistant turn no longer closes with ${stop}`);

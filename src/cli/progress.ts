@@ -5,6 +5,7 @@
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { IterationReport } from '../rl/embedded.ts';
+import { ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from '../rl/metric-names.ts';
 
 export interface ProgressBar {
   update(report: IterationReport): void;
@@ -32,8 +33,8 @@ export function progressBar(stream: NodeJS.WriteStream, warnings: boolean): Prog
       bar ??= bars.create(r.iterations, r.iteration - 1, {});
       const m = r.metrics;
       bar.update(r.iteration, {
-        success: fmt(m.success_rate, 2), val: fmt(m['val/success_rate'], 2), std: fmt(m['in_group_std/all']),
-        entropy: fmt(m['entropy/mean']),
+        success: fmt(m[SUCCESS_RATE], 2), val: fmt(m[VAL_SUCCESS_RATE], 2), std: fmt(m[IN_GROUP_STD_ALL]),
+        entropy: fmt(m[ENTROPY_MEAN]),
       });
       if (warnings && r.warning) note(`iteration ${r.iteration}: echo trap: ${r.warning}`);
     },

@@ -10,17 +10,17 @@ import {
 } from '@temporalio/client';
 import { ConfigError, StarpoError } from '../errors.ts';
 import { assertSafeId } from '../events/ids.ts';
+import { ROOT_LINEAGE, durableResumeLineageId } from '../events/lineage.ts';
+import { latestLineageAt } from '../replay/lineage.ts';
 import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
+import { createCheckpointStore } from '../storage/index.ts';
 import { endpoints } from '../services/endpoints.ts';
-import { parentLineage } from './lineages.ts';
 import {
   DEFAULT_OPTIONS, PROGRESS_QUERY, WORKFLOW_TYPE, workflowIdOf, type DurableOptions, type EventsTarget, type Progress,
   type RunOutcome, type RunRef, type TrainingRunInput,
 } from './protocol.ts';
 
 export const DEFAULT_STORE_URI = 's3://starpo/runs/';
-/** The first lineage of every run, as in the embedded driver. */
-export const ROOT_LINEAGE = 'main';
 
 export interface ClientOptions {
   address?: string;
@@ -143,8 +143,9 @@ export async function startResume(runId: string, fromIteration: number, o: Resum
   return withClient(o, async (client) => {
     const before = await previousInput(client, runId);
     const storeUri = o.storeUri ?? before?.run.storeUri ?? DEFAULT_STORE_URI;
-    const parentLineageId = o.parentLineageId ?? await parentLineage(storeUri, runId, fromIteration);
-    const lineageId = `r${fromIteration}-${randomBytes(3).toString('hex')}`;
+    const store = createCheckpointStore(storeUri);
+    const parentLineageId = o.parentLineageId ?? await latestLineageAt(store, runId, fromIteration);
+    const lineageId = durableResumeLineageId(fromIteration, randomBytes(3).toString('hex'));
     const run = runRef(runId, lineageId, { ...o, storeUri, events: o.events ?? before?.run.events });
     const options = mergeOptions({ ...before?.options, ...o.options });
     const input: TrainingRunInput = { run, options, resume: { parentLineageId, fromIteration }, stopAfter: o.stopAfter };

@@ -5,7 +5,7 @@
  */
 import { startResume, type ResumeOptions } from './client.ts';
 
-export { followRun, runStatus, startResume, submitRun, DEFAULT_STORE_URI, ROOT_LINEAGE } from './client.ts';
+export { followRun, runStatus, startResume, submitRun, DEFAULT_STORE_URI } from './client.ts';
 export type { ClientOptions, ResumeOptions, RunHandle, RunStatus, SubmitOptions } from './client.ts';
 export type { Progress, RunOutcome, TrainingRunInput } from './protocol.ts';
 

@@ -4,21 +4,20 @@
  * the same checkpoint (score then update; the shards of one rollout) skip the download. Users take
  * turns (one at a time), because loading another checkpoint would change the weights under a caller.
  */
-import { PolicyEngine } from '../policy/engine/engine.ts';
-import type { Policy } from '../policy/engine/policy.ts';
+import type { PolicyEngine } from '../policy/engine/engine.ts';
 import type { Provider } from '../policy/engine/session.ts';
 import type { RlConfig } from '../rl/config.ts';
-import type { ModelName, TrainerState } from '../rl/run-checkpoint.ts';
-import { type RunModel, pretrainedStates, resolveRunModel } from '../rl/run-model.ts';
+import { loadPretrained, modelInits, namedModels, startEngineModels } from '../rl/models.ts';
+import { loadRunCheckpoint, type ModelName, type TrainerState } from '../rl/run-checkpoint.ts';
+import { resolveRunModel } from '../rl/run-model.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
-import { type Engines, loadEngineCheckpoint } from './engine-checkpoint.ts';
 
 export interface HeldModels {
   actor: PolicyEngine;
   critic: PolicyEngine | null;
   ref: PolicyEngine | null;
   /** The models by checkpoint file prefix (what save and load iterate over). */
-  engines: Engines;
+  engines: Partial<Record<ModelName, PolicyEngine>>;
   /** trainer.json of the held checkpoint; null for a fresh initialisation. */
   trainer: TrainerState | null;
 }
@@ -28,9 +27,6 @@ export interface HostSession {
   mutating(): void;
   holds(id: CheckpointId, trainer: TrainerState): void;
 }
-
-/** The stage functions only call generate, score and trainStep, which PolicyEngine mirrors signature for signature. */
-export const asPolicy = (engine: PolicyEngine): Policy => engine as unknown as Policy;
 
 const label = (storeUri: string, id: CheckpointId): string => `${storeUri}|${id.runId}/${id.lineageId}@${id.iteration}`;
 
@@ -65,7 +61,7 @@ export class ModelHost {
     const wanted = from === 'fresh' ? null : label(store.uri, from);
     if (from !== 'fresh' && this.held !== wanted) {
       this.held = null;
-      models.trainer = await loadEngineCheckpoint(store.store, from, models.engines, (await resolveRunModel(c)).assets);
+      models.trainer = await loadRunCheckpoint(store.store, from, models.engines, (await resolveRunModel(c)).assets);
       this.held = wanted;
     }
     const session: HostSession = {
@@ -87,29 +83,13 @@ export class ModelHost {
    */
   private async engines(c: RlConfig, fresh: boolean): Promise<HeldModels> {
     const run = await resolveRunModel(c);
-    const config = run.modelConfig;
-    const threads = c.threads > 0 ? c.threads : undefined;
-    const all = this.roles === 'all';
     const provider = this.providerFor(c);
-    const kvCacheBytes = c.kvCacheMb * 2 ** 20;
-    const signature = JSON.stringify({
-      config, threads, provider, critic: all && c.critic, ref: all && c.klCoef > 0, seed: c.seed, lora: run.lora, kvCacheBytes,
-    });
+    const signature = JSON.stringify(modelInits(c, run.modelConfig, provider, this.roles));
     if (this.models && this.signature === signature && !fresh) return this.models;
     await this.close();
-    const start = (role: 'actor' | 'critic', seed: number) => PolicyEngine.start({
-      config, role, seed, threads, provider, tokenizerFiles: role === 'actor' ? run.assets : undefined,
-      lora: run.lora ?? undefined, kvCacheBytes: role === 'actor' ? kvCacheBytes : undefined,
-    });
-    // The seeds of rl/models.ts createModels, so a fresh start is the embedded driver's initialisation.
-    const [actor, critic, ref] = await Promise.all([
-      start('actor', c.seed),
-      all && c.critic ? start('critic', c.seed + 1) : null,
-      all && c.klCoef > 0 ? start('actor', c.seed) : null,
-    ]);
-    const engines: Engines = { actor, ...(critic && { critic }), ...(ref && { ref }) };
-    await loadPretrainedEngines(engines, run, c, fresh);
-    this.models = { actor, critic, ref, engines, trainer: null };
+    const models = await startEngineModels(c, run, provider, this.roles);
+    await loadPretrained(models, run, c, fresh);
+    this.models = { ...models, engines: namedModels(models), trainer: null };
     this.signature = signature;
     return this.models;
   }
@@ -123,16 +103,3 @@ export class ModelHost {
 }
 
 export type { ModelName };
-
-/** The embedded driver's loadPretrained, for engines: a LoRA base always, a full model's weights when fresh. */
-async function loadPretrainedEngines(engines: Engines, run: RunModel, c: RlConfig, fresh: boolean): Promise<void> {
-  if (!run.pretrained || (!run.lora && !fresh)) return;
-  const names = Object.keys(engines) as ModelName[];
-  if (run.lora) {
-    const base = await run.pretrained.readWeights();
-    await Promise.all(names.map((name) => engines[name]!.setBase(base)));
-    return;
-  }
-  const states = await pretrainedStates(run, c.seed + 1);
-  await Promise.all(names.map((name) => engines[name]!.setState(states[name], { allowMissing: [] })));
-}

@@ -57,7 +57,10 @@ export interface RunPlan {
   valEvery: number;
   /** DAPO: after the rollout, plan and play more groups until enough carry signal (absent = off). */
   dynamicSampling?: boolean;
-  /** Iteration i plays policy version max(0, i − 1 − k) beside the updates before it (src/rl/async-schedule.ts; absent = 0). */
+  /**
+   * Iteration i plays policy version max(0, i − 1 − k) beside the updates before it
+   * (src/rl/async-schedule.ts; absent = 0).
+   */
   asyncStaleness?: number;
 }
 
@@ -120,7 +123,9 @@ export interface Carry {
   rollouts?: PlayedRollout[];
 }
 
-/** A new lineage continuing from checkpoint `fromIteration` of `parentLineageId`; `fork`: started by onCollapse=fork. */
+/**
+ * A new lineage continuing from checkpoint `fromIteration` of `parentLineageId`; `fork`: started by onCollapse=fork.
+ */
 export interface ResumeFrom {
   parentLineageId: string;
   fromIteration: number;
@@ -311,9 +316,4 @@ export function chunksOf<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += Math.max(1, size)) out.push(items.slice(i, i + Math.max(1, size)));
   return out;
-}
-
-/** Whether iteration i validates (as the embedded driver does: every valEvery, and at the end). */
-export function validatesAt(plan: RunPlan, i: number): boolean {
-  return i === plan.iterations || (plan.valEvery > 0 && i % plan.valEvery === 0);
 }

@@ -37,7 +37,9 @@ export interface WorkerResources {
   rolloutModels: ModelHost;
   /** Actor, critic and reference for scoring, updates and the warm-start. */
   trainModels: ModelHost;
-  /** The code sandbox of a run whose agent writes code (one per setting, kept for the worker's life); else undefined. */
+  /**
+   * The code sandbox of a run whose agent writes code (one per setting, kept for the worker's life); else undefined.
+   */
   sandbox(c: RlConfig): CodeRunner | undefined;
   close(): Promise<void>;
 }

@@ -12,8 +12,8 @@ import { SIGNALS, type IterationSummary, type Progress, type RunOutcome } from '
 const fmt = (x: number | null, digits = 3): string => (x === null || Number.isNaN(x) ? '-' : x.toFixed(digits));
 
 export function summaryLine(s: IterationSummary, iterations: number): string {
-  return `iteration ${s.iteration}/${iterations}: success ${fmt(s.success, 2)} val ${fmt(s.valSuccess, 2)} ` +
-    `in-group std ${fmt(s.inGroupStd)} entropy ${fmt(s.entropy)} grad ${fmt(s.gradNorm)} (${(s.ms / 1000).toFixed(1)} s)` +
+  return `iteration ${s.iteration}/${iterations}: success ${fmt(s.success, 2)} val ${fmt(s.valSuccess, 2)} in-group ` +
+    `std ${fmt(s.inGroupStd)} entropy ${fmt(s.entropy)} grad ${fmt(s.gradNorm)} (${(s.ms / 1000).toFixed(1)} s)` +
     `${s.warning ? ` | echo trap: ${s.warning}` : ''}`;
 }
 

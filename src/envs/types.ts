@@ -110,7 +110,9 @@ export interface EnvDefinition<C extends EnvConfigBase> {
   randomAction?(config: C, snapshot: EnvSnapshot, rng: Prng): string;
   /** Tool environments: the calls an expert makes in this turn before it answers (tool demonstrations). */
   expertCalls?(config: C, snapshot: EnvSnapshot): ExpertCall[];
-  /** Function-calling environments: the ground-truth calls of the whole episode of `seed`, in order (ToolRL, Tool-N1). */
+  /**
+   * Function-calling environments: the ground-truth calls of the whole episode of `seed`, in order (ToolRL, Tool-N1).
+   */
   expectedCalls?(config: C, seed: number): { name: string; arguments: { [key: string]: Json } }[];
 }
 

@@ -8,7 +8,7 @@ import { checkEncoded } from './avro-bounds.ts';
 import { assertSafeId } from './ids.ts';
 import { schemaRegistry, type SchemaVersion } from './schemas.ts';
 import { fromTimestampMillis, toTimestampMillis } from './time.ts';
-import type { EventKind, StarpoEvent } from './types.ts';
+import type { EventKind, StarpoEvent, Turn } from './types.ts';
 
 interface KindSpec {
   /** Full name of the Avro record (the union branch in the StarpoEvent envelope). */
@@ -41,16 +41,35 @@ function toPlain(value: unknown): unknown {
   return out;
 }
 
+/**
+ * A trajectory turn's fields whose TypeScript name (the one every turn record uses) differs from the
+ * Avro name, which stays as written in schemas/ so existing logs and fixtures read.
+ */
+export const TURN_AVRO_NAMES = {
+  executedActions: 'actions', actionsValid: 'validActions', actionsEffective: 'effectiveActions',
+} as const satisfies Partial<Record<keyof Turn, string>>;
+
+function renameFields(record: Json, names: Readonly<Record<string, string>>): Json {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [names[k] ?? k, v]));
+}
+
+const TURN_TS_NAMES: Record<string, string> =
+  Object.fromEntries(Object.entries(TURN_AVRO_NAMES).map(([ts, avro]) => [avro, ts]));
+
 function toAvroRecord(event: StarpoEvent): Json {
   const { kind, ...record } = event as StarpoEvent & Json;
   for (const field of EVENT_KINDS[kind].timestamps) record[field] = toTimestampMillis(record[field] as Date);
+  if (kind === 'trajectory') record.turns = (record.turns as Json[]).map((t) => renameFields(t, TURN_AVRO_NAMES));
   return record;
 }
 
 function fromAvroRecord(kind: EventKind, avroRecord: unknown): StarpoEvent {
   const record = toPlain(avroRecord) as Json;
   for (const field of EVENT_KINDS[kind].timestamps) record[field] = fromTimestampMillis(record[field] as number);
-  if (kind === 'trajectory') checkTokenRoles(record.tokenIds as number[], record.tokenRoles as string);
+  if (kind === 'trajectory') {
+    checkTokenRoles(record.tokenIds as number[], record.tokenRoles as string);
+    record.turns = (record.turns as Json[]).map((t) => renameFields(t, TURN_TS_NAMES));
+  }
   return { kind, ...record } as unknown as StarpoEvent;
 }
 

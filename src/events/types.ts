@@ -1,6 +1,7 @@
 /**
  * The event model as the rest of starpo sees it: one discriminated union (`kind`) whose members mirror
- * the Avro records in schemas/*.avsc field for field, except that timestamps are Dates (see time.ts).
+ * the Avro records in schemas/*.avsc field for field, except that timestamps are Dates (see time.ts) and
+ * that a trajectory turn uses the names every turn record in starpo uses (codec.ts maps TURN_AVRO_NAMES).
  */
 
 export interface ToolCall {
@@ -15,14 +16,19 @@ export interface ToolCall {
 }
 
 export interface Turn {
+  /** The state text before the turn (Env.anchor()). */
   observation: string;
   response: string;
-  actions: string[];
+  /** The actions the environment executed (Avro `actions`). */
+  executedActions: string[];
   envReward: number;
   /** <= 0; applied when an action was dropped or none parsed. */
   formatPenalty: number;
-  validActions: number;
-  effectiveActions: number;
+  /** How many actions were executed (Avro `validActions`). */
+  actionsValid: number;
+  /** Of those, how many changed the state (Avro `effectiveActions`). */
+  actionsEffective: number;
+  /** Context length the turn was generated from (prompt + history). */
   promptTokens: number;
   responseTokens: number;
   toolCalls: ToolCall[];
@@ -135,7 +141,9 @@ export interface RunEvent {
   fromIteration: number;
   /** FORKED: the warning and the change made; null otherwise (and before schema v5). */
   reason: string | null;
-  /** onCollapse=fork forks behind this lineage: its learning rates are the config's × forkLrScale^forks (0 before v5). */
+  /**
+   * onCollapse=fork forks behind this lineage: its learning rates are the config's × forkLrScale^forks (0 before v5).
+   */
   forks: number;
   configJson: string;
   at: Date;

@@ -15,6 +15,7 @@ import type { Episode } from './episodes.ts';
 import type { ChatRequest } from './request.ts';
 import { startGateway } from './server.ts';
 import { episodeTrajectories, type MergeMode } from './trajectories.ts';
+import { mixSeed } from '../random/mix-seed.ts';
 
 export interface AgentRolloutSpec {
   readonly command: string;
@@ -55,10 +56,8 @@ export function agentRolloutSpec(c: AgentFields, o: Played): AgentRolloutSpec {
 /** A 32-bit seed from the rollout seed, the episode and the call: identical on every machine and attempt. */
 function callSeed(spec: AgentRolloutSpec, episode: Episode, ordinal: number, request: ChatRequest): number {
   const task = episode.task!;
-  let h = spec.samplingSeed >>> 0;
   const asked = request.seed === undefined ? 0 : Number(BigInt.asUintN(32, BigInt(request.seed)));
-  for (const x of [task.group, task.index, ordinal, asked]) h = Math.imul(h ^ (x + 0x9e3779b9), 0x85ebca6b) >>> 0;
-  return (h ^ (h >>> 15)) >>> 0;
+  return mixSeed(spec.samplingSeed, [task.group, task.index, ordinal, asked]);
 }
 
 /** An episode's trajectories, numbered within their group after the ones before them. */

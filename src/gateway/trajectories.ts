@@ -12,6 +12,7 @@
  * last turn (every trajectory of an episode carries the episode's outcome).
  */
 import { roleCode } from '../agent/chat-format.ts';
+import { trajectoryReturn } from '../agent/reward.ts';
 import { StarpoError } from '../errors.ts';
 import type { RolloutTurn, Trajectory } from '../rl/rollout.ts';
 import type { CallRecord } from './episodes.ts';
@@ -47,7 +48,8 @@ export function chainsOf(calls: readonly CallRecord[], mode: MergeMode): CallRec
 
 function turnOf(call: CallRecord, start: number, reward: number): RolloutTurn {
   return {
-    observation: call.observation, response: call.response, actions: [...call.toolNames], executed: [...call.toolNames],
+    observation: call.observation, response: call.response,
+    parsedActions: [...call.toolNames], executedActions: [...call.toolNames],
     actionsProposed: call.toolNames.length, actionsEffective: call.toolNames.length, envReward: reward, formatPenalty: 0,
     rewardPosition: start + call.sampled.length - 1, promptTokens: start, responseTokens: call.sampled.length,
   };
@@ -71,7 +73,7 @@ function chainTrajectory(chain: readonly CallRecord[], outcome: Outcome, truncat
   });
   roles.forEach((r, i) => { if (r === ASSISTANT && mask[i] === 0) roles[i] = USER; });
   const trained = mask.reduce((a, b) => a + b, 0);
-  const ret = turns.reduce((s, t) => s + t.envReward, 0);
+  const ret = trajectoryReturn(turns); // the outcome is on the last turn's reward (agent/reward.ts)
   return {
     ids, mask, roles, logprobs, turns, promptTokens: ids.length - trained, return: ret,
     success: outcome.success ?? (outcome.reward ?? 0) > 0, truncated,

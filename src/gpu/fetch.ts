@@ -34,7 +34,8 @@ function pipDownload(python: string, w: Wheel, dest: string, log: string): Promi
     child.once('error', (err: NodeJS.ErrnoException) => {
       closeSync(fd);
       reject(new GpuError(err.code === 'ENOENT'
-        ? `${python} not found: gpu install downloads wheels with pip (install python3 and pip, or set STARPO_PYTHON)`
+        ? `${python} not found: gpu install downloads wheels with pip (install python3 and pip, ` +
+          'or set STARPO_PYTHON)'
         : `${python} failed to start: ${err.message}`));
     });
     child.once('exit', (code) => {

@@ -53,10 +53,12 @@ export function cudaBlocked(f: CudaFacts): ProviderStatus | null {
   if (i.missing.includes(DRIVER_LIB)) return s('no-driver', `installed, no NVIDIA driver (${DRIVER_LIB} not found)`);
   const v = f.driver.version;
   if ((v !== null && driverMajor(v) < f.minDriver) || said(f.probe, /driver version is insufficient/i)) {
-    return s('driver-too-old', `installed, driver too old: ${v ?? 'version unknown'} found, the CUDA ${f.cudaMajor} provider needs ≥ ${f.minDriver}`);
+    return s('driver-too-old', `installed, driver too old: ${v ?? 'version unknown'} found, the CUDA ${f.cudaMajor} provider needs ≥ ` +
+      `${f.minDriver}`);
   }
   if (f.driver.devices?.length === 0 || said(f.probe, /no CUDA-capable device/i)) {
-    return s('no-device', `installed, driver ${v ?? '(version unknown)'}, no CUDA device (${f.driver.smiMessage ?? 'no CUDA-capable device is detected'})`);
+    return s('no-device', `installed, driver ${v ?? '(version unknown)'}, no CUDA device ` +
+      `(${f.driver.smiMessage ?? 'no CUDA-capable device is detected'})`);
   }
   return null;
 }

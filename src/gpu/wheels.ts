@@ -46,7 +46,8 @@ const ORT_1_30_0: WheelSet = {
   wheels: [
     {
       name: 'onnxruntime-gpu', version: '1.30.0', group: 'cuda', bytes: 246_685_715,
-      // Only the providers are taken; they do not depend on the Python ABI, so one fixed cp312 build serves any machine.
+      // Only the providers are taken; they do not depend on the Python ABI, so one fixed cp312
+      // build serves any machine.
       file: 'onnxruntime_gpu-1.30.0-cp312-cp312-manylinux_2_28_x86_64.whl', platform: 'manylinux_2_28_x86_64',
       sha256: '6acc0f4b3d5ac5f2984432faa59dd8fcce6775f8b43a7140afa0f322c7a703b1',
       members: lib('onnxruntime/capi', ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_cuda.so']),
@@ -99,7 +100,8 @@ export const WHEEL_SETS: Readonly<Record<string, WheelSet>> = { '1.30.0': ORT_1_
 export function wheelSetFor(ortVersion: string, sets: Readonly<Record<string, WheelSet>> = WHEEL_SETS): WheelSet {
   const set = sets[ortVersion];
   if (!set) {
-    throw new GpuError(`no CUDA provider wheels are pinned for onnxruntime-node ${ortVersion} (pinned: ${Object.keys(sets).join(', ')}); ` +
+    throw new GpuError(`no CUDA provider wheels are pinned for onnxruntime-node ${ortVersion} (pinned: ` +
+      `${Object.keys(sets).join(', ')}); ` +
       'add its onnxruntime-gpu wheel of the same version and the CUDA libraries it links to src/gpu/wheels.ts');
   }
   return set;

@@ -28,6 +28,13 @@ export class Xoshiro128 {
     return result >>> 0;
   }
 
+  /** A uniform double in [0, 1) with 53 random bits (two draws), fine enough for tokens of tiny probability. */
+  next(): number {
+    const hi = this.nextU32() >>> 5;
+    const lo = this.nextU32() >>> 6;
+    return (hi * 67108864 + lo) / 9007199254740992;
+  }
+
   /** The state as four unsigned 32-bit words. */
   protected words(): [number, number, number, number] {
     return [this.s0 >>> 0, this.s1 >>> 0, this.s2 >>> 0, this.s3 >>> 0];

@@ -3,9 +3,9 @@
  * surviving history (the newest checkpoint, or the named iteration's in the lineage that owns it).
  */
 import { ConfigError } from '../errors.ts';
-import { ownerOf } from '../events/index.ts';
+import { ownerOf, survivingPlan } from '../events/lineage.ts';
 import type { CheckpointId, CheckpointInfo } from '../storage/index.ts';
-import { continuePlan, readLineageStarts, survivingPlan } from './lineage.ts';
+import { continuePlan, readLineageStarts } from './lineage.ts';
 import { localRunEvents, runLocation, type RunLocation } from './location.ts';
 
 export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation & { iteration?: number } {

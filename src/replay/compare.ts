@@ -8,6 +8,9 @@
  * in a different order, and is far below any real disagreement (one trajectory in 10^4 moves a mean 1e-4).
  */
 import type { IterationEvent } from '../events/index.ts';
+import {
+  IN_GROUP_STD_ALL, RETURN_MEAN, RETURN_STD, SUCCESS_RATE, VAL_SUCCESS_RATE, modelMetric, valMetric,
+} from '../rl/metric-names.ts';
 
 export interface Mismatch {
   metric: string;
@@ -28,8 +31,8 @@ const TOLERANCE = 1e-12;
 /** Why a metric cannot come from trajectory events, by prefix (first match wins). */
 export const WHY_NOT: ReadonlyArray<readonly [prefix: string, reason: string]> = [
   ['entropy/', "needs the policy's token distributions"],
-  ['actor/', 'comes from the update step (losses, gradient norm, clipping, KL)'],
-  ['critic/', 'comes from the critic update'],
+  [modelMetric('actor', ''), 'comes from the update step (losses, gradient norm, clipping, KL)'],
+  [modelMetric('critic', ''), 'comes from the critic update'],
   ['values/', "needs the critic's values"],
   ['returns/', 'value targets need the critic (GAE) and token positions'],
   ['advantages/', 'need token-level rewards and critic values'],
@@ -39,14 +42,14 @@ export const WHY_NOT: ReadonlyArray<readonly [prefix: string, reason: string]> =
 ];
 
 export function whyNot(metric: string): string {
-  return WHY_NOT.find(([prefix]) => metric.startsWith(prefix) || metric.startsWith(`val/${prefix}`))?.[1] ??
+  return WHY_NOT.find(([prefix]) => metric.startsWith(prefix) || metric.startsWith(valMetric(prefix)))?.[1] ??
     'not derived from trajectories';
 }
 
 /** The IterationEvent's own summary fields and the metric each copies. */
 const SUMMARY_FIELDS = [
-  ['successRateTrain', 'success_rate'], ['successRateVal', 'val/success_rate'], ['returnMean', 'return/mean'],
-  ['returnStd', 'return/std'], ['inGroupReturnStd', 'in_group_std/all'],
+  ['successRateTrain', SUCCESS_RATE], ['successRateVal', VAL_SUCCESS_RATE], ['returnMean', RETURN_MEAN],
+  ['returnStd', RETURN_STD], ['inGroupReturnStd', IN_GROUP_STD_ALL],
 ] as const satisfies ReadonlyArray<readonly [keyof IterationEvent, string]>;
 
 export function sameNumber(a: number, b: number): boolean {

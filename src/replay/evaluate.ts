@@ -20,6 +20,7 @@ import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.
 import { chooseCheckpoint, parseCheckpointRef } from './checkpoint-ref.ts';
 import { readRunConfig } from './location.ts';
 import { episodeSetup } from './reenact.ts';
+import { VAL_SUCCESS_RATE, passAtKMetric, valMetric } from '../rl/metric-names.ts';
 
 export interface EvalOptions {
   /** "<run-dir>" or "<run-dir>@<iteration>" (a run id under runsDir works too). */
@@ -99,11 +100,11 @@ async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
     });
     const { env } = episodeSetup(c);
     const oracle = oracleSuccess(env, validationSeeds(c));
-    const passAtK = Object.fromEntries([1, samples].map((k) => [`pass@${k}`, metrics[`val/pass@${k}`]]));
+    const passAtK = Object.fromEntries([1, samples].map(passAtKMetric).map((k) => [k, metrics[valMetric(k)]]));
     return {
       runId: checkpoint.runId, checkpoint, env: c.env, envSpecId: envSpecId(env), seeds: c.valSeeds, samples,
       temperature: c.valTemperature,
-      successRate: metrics['val/success_rate'], passAtK, oracleSuccess: oracle.successRate, successBySeed,
+      successRate: metrics[VAL_SUCCESS_RATE], passAtK, oracleSuccess: oracle.successRate, successBySeed,
     };
   } finally {
     await sandbox?.close();

@@ -36,9 +36,9 @@ export function csvRow(e: TrajectoryEvent): string {
   const total = (f: (t: TrajectoryEvent['turns'][number]) => number) => e.turns.reduce((n, t) => n + f(t), 0);
   const row: (string | number | boolean)[] = [
     e.runId, e.lineageId, e.iteration, e.split, e.group, e.rolloutIndex, e.envName, e.envSeed, e.policyVersion,
-    e.success, e.trajectoryReturn, e.turns.length, total((t) => t.responseTokens), total((t) => t.validActions),
-    total((t) => t.effectiveActions), total((t) => (t.formatPenalty !== 0 ? 1 : 0)), e.extras.truncated === 'true',
-    JSON.stringify(e.turns.map((t) => t.actions)), JSON.stringify(e.turns.map((t) => t.response)),
+    e.success, e.trajectoryReturn, e.turns.length, total((t) => t.responseTokens), total((t) => t.actionsValid),
+    total((t) => t.actionsEffective), total((t) => (t.formatPenalty !== 0 ? 1 : 0)), e.extras.truncated === 'true',
+    JSON.stringify(e.turns.map((t) => t.executedActions)), JSON.stringify(e.turns.map((t) => t.response)),
   ];
   return row.map(csvField).join(',');
 }

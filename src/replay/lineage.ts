@@ -1,19 +1,18 @@
 /**
- * Where a resumed run starts and which lineage it writes. Pure decisions over the run's lineage starts
- * (its RunEvents) and its visible checkpoints, shared by the embedded driver, `starpo resume` and
- * `starpo eval`:
+ * Where a resumed run starts and which lineage it writes: plans over the run's lineage starts (its
+ * RunEvents) and its visible checkpoints, made with the lineage decisions of src/events/lineage.ts and
+ * shared by the embedded driver, `starpo resume` and `starpo eval`:
  * - continue: the surviving lineage goes on from the newest checkpoint its chain owns;
  * - fork: a NEW lineage starts from checkpoint k of the lineage that owns iteration k, so the old
  *   lineage's later events stay in the log and replay (src/events/lineage.ts) drops them;
  * - fork points: the checkpoints lineages started from, which retention must keep.
  */
 import { ConfigError } from '../errors.ts';
-import { chooseLineage, ownerOf, type LineagePlan, type LineageStart } from '../events/index.ts';
 import type { EventReader } from '../events/index.ts';
+import {
+  ROOT_LINEAGE, forkPoints, nextLineageId, ownerOf, survivingCheckpoints, survivingPlan, type LineageStart,
+} from '../events/lineage.ts';
 import type { CheckpointId, CheckpointInfo, CheckpointStore } from '../storage/index.ts';
-
-/** The lineage every run starts with (the embedded driver's and the durable driver's first lineage). */
-export const ROOT_LINEAGE = 'main';
 
 export interface ResumePlan {
   /** Lineage the resumed run writes its iterations and checkpoints under. */
@@ -38,24 +37,6 @@ export async function readLineageStarts(reader: EventReader, runId: string): Pro
   return starts;
 }
 
-/** The surviving chain; a log without RunEvents (older runs) is the root lineage alone. */
-export function survivingPlan(starts: readonly LineageStart[]): LineagePlan {
-  const root = { lineageId: ROOT_LINEAGE, parentLineageId: null, fromIteration: 0 };
-  return chooseLineage(starts) ?? { survivor: ROOT_LINEAGE, chain: [root] };
-}
-
-/** Checkpoints whose iteration belongs to the surviving history (owned by their own lineage), oldest first. */
-export function survivingCheckpoints<T extends CheckpointId>(plan: LineagePlan, checkpoints: readonly T[]): T[] {
-  const inChain = (c: T) => plan.chain.some((l) => l.lineageId === c.lineageId);
-  return checkpoints.filter((c) => inChain(c) && ownerOf(plan, c.iteration) === c.lineageId)
-    .sort((a, b) => a.iteration - b.iteration);
-}
-
-export function forkPoints(runId: string, starts: readonly LineageStart[]): CheckpointId[] {
-  return starts.flatMap((s) =>
-    (s.parentLineageId === null ? [] : [{ runId, lineageId: s.parentLineageId, iteration: s.fromIteration }]));
-}
-
 const available = (cs: readonly CheckpointId[]): string =>
   cs.length === 0 ? 'none' : cs.map((c) => `${c.lineageId}@${c.iteration}`).join(', ');
 
@@ -77,14 +58,6 @@ export function continuePlan(
     from: { runId, lineageId: from.lineageId, iteration: from.iteration }, forkPoints: forkPoints(runId, starts),
     forks: survivor.forks ?? 0,
   };
-}
-
-/** `r1`, `r2`, … : the first that no lineage (in the log or the store) already uses. */
-export function nextLineageId(known: Iterable<string>): string {
-  const used = new Set(known);
-  let n = 1;
-  while (used.has(`r${n}`)) n++;
-  return `r${n}`;
 }
 
 /** Start a new lineage from checkpoint `k` of the surviving history. */
@@ -118,4 +91,24 @@ export function withoutForkPoints(store: CheckpointStore, protect: readonly Chec
     delete: (...args) => store.delete(...args),
     list: async (runId) => (await store.list(runId)).filter((c) => !hidden.has(key(c))),
   };
+}
+
+/**
+ * The lineage a durable resume continues from when its caller names none: of the lineages with a
+ * checkpoint at `iteration`, the one whose manifest was written last (the live branch). The durable
+ * client sees the store but not the event log, so it cannot ask forkPlan, which reads the log's chain.
+ */
+export async function latestLineageAt(store: CheckpointStore, runId: string, iteration: number): Promise<string> {
+  const all = await store.list(runId);
+  const here = all.filter((c) => c.iteration === iteration);
+  if (here.length === 0) {
+    const kept = [...new Set(all.map((c) => c.iteration))].sort((a, b) => a - b).join(', ') || 'none';
+    throw new ConfigError('fromIteration', `run ${runId} has no checkpoint at iteration ${iteration} (kept: ${kept})`);
+  }
+  let best = { lineageId: here[0].lineageId, at: '' };
+  for (const c of here) {
+    const { manifest } = await store.load(runId, c.lineageId, iteration, { only: [] });
+    if (manifest.createdAt > best.at) best = { lineageId: c.lineageId, at: manifest.createdAt };
+  }
+  return best.lineageId;
 }

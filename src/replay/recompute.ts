@@ -13,6 +13,7 @@ import { toolMetricsOf, toolOutcomeOf } from '../rl/tool-use.ts';
 import type { TrajectoryEvent } from '../events/index.ts';
 import { compactBatch, rolloutOrder, trajectoryRecordOf } from './records.ts';
 import { reenact, type EpisodeSetup } from './reenact.ts';
+import { ASYNC_POLICY_LAG, BATCH_TRAINED_TRAJECTORIES, BATCH_TRUNCATED, valMetric } from '../rl/metric-names.ts';
 
 export interface Recomputed {
   metrics: Record<string, number>;
@@ -59,10 +60,10 @@ function trainMetrics(c: RlConfig, s: SplitRecords): Record<string, number> {
   return {
     ...batchMetrics({ batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)] }),
     ...sampling?.metrics, ...filtered.metrics,
-    'batch/trained_trajectories': rowsOfGroups(s.records, filtered.keptGroupIds).length,
-    'batch/truncated': s.events.filter((e) => e.extras.truncated === 'true').length,
+    [BATCH_TRAINED_TRAJECTORIES]: rowsOfGroups(s.records, filtered.keptGroupIds).length,
+    [BATCH_TRUNCATED]: s.events.filter((e) => e.extras.truncated === 'true').length,
     ...toolMetricsOf(c, s.events.map(toolOutcomeOf)),
-    ...(c.asyncStaleness > 0 ? { 'async/policy_lag': policyLagOf(s.events) } : {}),
+    ...(c.asyncStaleness > 0 ? { [ASYNC_POLICY_LAG]: policyLagOf(s.events) } : {}),
   };
 }
 
@@ -80,7 +81,7 @@ function valMetrics(c: RlConfig, s: SplitRecords): Record<string, number> {
     ...batchMetrics({ batch: compactBatch(s.events, s.records), passK: [1, samples] }),
     ...toolMetricsOf(c, s.events.map(toolOutcomeOf)),
   };
-  return Object.fromEntries(Object.entries(m).map(([k, v]) => [`val/${k}`, v]));
+  return Object.fromEntries(Object.entries(m).map(([k, v]) => [valMetric(k), v]));
 }
 
 export function recomputeIteration(c: RlConfig, setup: EpisodeSetup, train: readonly TrajectoryEvent[],

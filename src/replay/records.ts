@@ -25,9 +25,9 @@ export function trajectoryRecordOf(e: TrajectoryEvent, proposed: readonly number
     turns: e.turns.map((t, k) => {
       position += t.responseTokens;
       return {
-        reward: t.envReward, formatPenalty: t.formatPenalty, rewardPosition: position, anchor: t.observation,
-        actionsProposed: proposed[k] ?? t.validActions, actionsValid: t.validActions,
-        actionsEffective: t.effectiveActions,
+        envReward: t.envReward, formatPenalty: t.formatPenalty, rewardPosition: position, observation: t.observation,
+        actionsProposed: proposed[k] ?? t.actionsValid, actionsValid: t.actionsValid,
+        actionsEffective: t.actionsEffective,
       };
     }),
   };

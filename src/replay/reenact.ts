@@ -5,7 +5,9 @@
  * denominator of the action ratios) and the exact chat messages the agent saw (for SFT data) — and
  * checks the log against the environment: any disagreement is reported as a divergence.
  */
-import { Episode, TEMPLATES, type Message, type TemplateName, type TurnRecord } from '../agent/index.ts';
+import {
+  Episode, TEMPLATES, signedPenalty, turnReward, type Message, type TemplateName, type TurnRecord,
+} from '../agent/index.ts';
 import { createEnv, type EnvConfig } from '../envs/index.ts';
 import type { TrajectoryEvent, Turn } from '../events/index.ts';
 import type { RlConfig } from '../rl/config.ts';
@@ -33,10 +35,10 @@ export function episodeSetup(c: RlConfig): EpisodeSetup {
 /** An external agent's episode as logged: each call's new messages and the model's reply. */
 function asLogged(e: TrajectoryEvent): Reenacted {
   return {
-    proposed: e.turns.map((t) => t.validActions), divergence: null,
+    proposed: e.turns.map((t) => t.actionsValid), divergence: null,
     messages: e.turns.flatMap((t): Message[] =>
       [{ role: 'user', content: t.observation }, { role: 'assistant', content: t.response }]),
-    turns: e.turns.map((t) => ({ actions: t.actions, reward: t.envReward + t.formatPenalty })),
+    turns: e.turns.map((t) => ({ actions: t.executedActions, reward: turnReward(t) })),
   };
 }
 
@@ -53,7 +55,7 @@ export interface Reenacted {
 
 function compareTurn(k: number, logged: Turn, played: TurnRecord | null, compareRewards: boolean): string | null {
   if (played === null) return `turn ${k}: the log has a turn after the episode ended`;
-  const [mine, theirs] = [played.executed, logged.actions];
+  const [mine, theirs] = [played.executedActions, logged.executedActions];
   if (mine.length !== theirs.length || mine.some((a, i) => a !== theirs[i])) {
     return `turn ${k}: executed ${JSON.stringify(mine)}, log says ${JSON.stringify(theirs)}`;
   }
@@ -62,8 +64,8 @@ function compareTurn(k: number, logged: Turn, played: TurnRecord | null, compare
     return `turn ${k}: env reward ${played.envReward}, log says ${logged.envReward}`;
   }
   // The episode charges a positive penalty; the rollout logs it as a negative reward.
-  if (logged.formatPenalty !== -played.formatPenalty) {
-    return `turn ${k}: format penalty ${-played.formatPenalty}, log says ${logged.formatPenalty}`;
+  if (logged.formatPenalty !== signedPenalty(played.penaltyCharged)) {
+    return `turn ${k}: format penalty ${signedPenalty(played.penaltyCharged)}, log says ${logged.formatPenalty}`;
   }
   return null;
 }
@@ -71,20 +73,20 @@ function compareTurn(k: number, logged: Turn, played: TurnRecord | null, compare
 export function reenact(e: TrajectoryEvent, setup: EpisodeSetup): Reenacted {
   if (setup.externalAgent) return asLogged(e);
   const template = TEMPLATES[setup.template];
-  const episode = new Episode(createEnv(setup.env), setup.env, template, { formatPenalty: -setup.formatPenalty });
+  const episode = new Episode(createEnv(setup.env), setup.env, template, { formatPenalty: setup.formatPenalty });
   episode.start(e.envSeed);
   let divergence = e.envName === setup.env.type ? null : `env ${e.envName}, run config says ${setup.env.type}`;
   const proposed: number[] = [];
   e.turns.forEach((logged, k) => {
     const played = episode.done ? null : episode.respond(logged.response);
     divergence ??= compareTurn(k, logged, played, !setup.rewardsReplaced);
-    proposed.push(played ? played.parsed.actions.length + played.parsed.unknown.length : logged.validActions);
+    proposed.push(played ? played.parsed.actions.length + played.parsed.unknown.length : logged.actionsValid);
   });
   if (divergence === null && episode.success !== e.success) {
     divergence = `success ${episode.success}, log says ${e.success}`;
   }
   return {
     proposed, messages: episode.messages.slice(), divergence,
-    turns: episode.turns.map((t) => ({ actions: t.executed, reward: t.reward })),
+    turns: episode.turns.map((t) => ({ actions: t.executedActions, reward: t.reward })),
   };
 }

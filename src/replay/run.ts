@@ -82,7 +82,8 @@ export function checkIteration(
   const spec = envSpecId(setup.env);
   const divergences = recorded.envSpecId !== '' && recorded.envSpecId !== spec
     ? [...re.divergences,
-      `environment spec ${recorded.envSpecId} recorded, the run's config gives ${spec} now (its definition changed)`]
+      `environment spec ${recorded.envSpecId} recorded, the run's config gives ${spec} now ` +
+        '(its definition changed)']
     : re.divergences;
   const ok = cmp.mismatches.length === 0 && divergences.length === 0;
   const { mismatches, notRecomputable } = cmp;

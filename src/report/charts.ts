@@ -5,6 +5,12 @@
  * no validation this iteration) simply has no point there.
  */
 import type { ChartModel, ChartSeries, IterationPoint, RunReport } from './model.ts';
+import {
+  ACTOR_APPROX_KL, ACTOR_CLIP_FRAC, ACTOR_GRAD_NORM, ACTOR_KL_REF, COLLAPSE_MI_ESTIMATE, COLLAPSE_MI_UPPER_BOUND,
+  COLLAPSE_RETRIEVAL_ACCURACY, COLLAPSE_RETRIEVAL_CHANCE_LEVEL, CRITIC_GRAD_NORM, CRITIC_VALUE_LOSS, ENTROPY_MEAN,
+  FILTER_IN_GROUP_STD_ALL, FILTER_IN_GROUP_STD_KEPT, IN_GROUP_STD_ALL, IN_GROUP_STD_KEPT, RESPONSE_LENGTH_MEAN,
+  RETURN_MEAN, SUCCESS_RATE, VAL_SUCCESS_RATE,
+} from '../rl/metric-names.ts';
 
 interface SeriesSpec {
   label: string;
@@ -38,49 +44,49 @@ function stageSeries(run: RunReport): SeriesSpec[] {
 export const CHART_SPECS: readonly ChartSpec[] = [
   {
     id: 'success', title: 'Success rate', yLabel: 'success rate', yMin: 0, yMax: 1,
-    series: fixed(metric('train', 'success_rate'), metric('validation', 'val/success_rate')),
+    series: fixed(metric('train', SUCCESS_RATE), metric('validation', VAL_SUCCESS_RATE)),
     reference: (run) => (run.oracle
       ? { label: `oracle ceiling (${run.oracle.seeds} val seeds)`, y: run.oracle.successRate }
       : null),
   },
-  { id: 'return', title: 'Return', yLabel: 'trajectory return', series: fixed(metric('mean', 'return/mean')) },
+  { id: 'return', title: 'Return', yLabel: 'trajectory return', series: fixed(metric('mean', RETURN_MEAN)) },
   {
     id: 'in-group-std', title: 'In-group return std', yLabel: 'std of returns within a group',
     // The filter stage measures both over the rollout batch itself, so its numbers are read first: the
     // iteration's in_group_std/* have at times been recomputed on the kept batch only (all = kept).
-    series: fixed(firstOf('all groups', 'filter/in_group_std_all', 'in_group_std/all'),
-      firstOf('kept groups', 'filter/in_group_std_kept', 'in_group_std/kept')),
+    series: fixed(firstOf('all groups', FILTER_IN_GROUP_STD_ALL, IN_GROUP_STD_ALL),
+      firstOf('kept groups', FILTER_IN_GROUP_STD_KEPT, IN_GROUP_STD_KEPT)),
   },
-  { id: 'entropy', title: 'Token entropy', yLabel: 'nats', series: fixed(metric('mean', 'entropy/mean')) },
+  { id: 'entropy', title: 'Token entropy', yLabel: 'nats', series: fixed(metric('mean', ENTROPY_MEAN)) },
   {
     id: 'response-length', title: 'Response length', yLabel: 'tokens per response',
-    series: fixed(metric('mean', 'response_length/mean')),
+    series: fixed(metric('mean', RESPONSE_LENGTH_MEAN)),
   },
   {
     id: 'grad-norm', title: 'Gradient norm', yLabel: 'L2 norm before clipping',
-    series: fixed(metric('actor', 'actor/grad_norm'), metric('critic', 'critic/grad_norm')),
+    series: fixed(metric('actor', ACTOR_GRAD_NORM), metric('critic', CRITIC_GRAD_NORM)),
   },
   {
     id: 'clip-fraction', title: 'Clip fraction', yLabel: 'fraction of tokens', yMin: 0,
-    series: fixed(metric('actor', 'actor/clip_frac')),
+    series: fixed(metric('actor', ACTOR_CLIP_FRAC)),
   },
   {
     id: 'kl', title: 'KL', yLabel: 'nats per token',
-    series: fixed(metric('approx KL (old → new)', 'actor/approx_kl'), metric('KL to reference', 'actor/kl_ref')),
+    series: fixed(metric('approx KL (old → new)', ACTOR_APPROX_KL), metric('KL to reference', ACTOR_KL_REF)),
   },
   {
     // RAGEN-2's collapse metrics: whether first-turn responses still depend on the input (src/rl/collapse-metrics.ts).
     id: 'collapse-mi', title: 'Mutual information of prompt and response', yLabel: 'nats',
-    series: fixed(metric('MI estimate', 'collapse/mi_estimate'), metric('upper bound log N', 'collapse/mi_upper_bound')),
+    series: fixed(metric('MI estimate', COLLAPSE_MI_ESTIMATE), metric('upper bound log N', COLLAPSE_MI_UPPER_BOUND)),
   },
   {
     id: 'collapse-retrieval', title: 'Retrieval accuracy of the prompt from the response', yLabel: 'accuracy',
     yMin: 0, yMax: 1,
-    series: fixed(metric('accuracy', 'collapse/retrieval_accuracy'), metric('chance', 'collapse/retrieval_chance_level')),
+    series: fixed(metric('accuracy', COLLAPSE_RETRIEVAL_ACCURACY), metric('chance', COLLAPSE_RETRIEVAL_CHANCE_LEVEL)),
   },
   {
     id: 'value-loss', title: 'Value loss', yLabel: 'critic loss',
-    series: fixed(metric('critic', 'critic/value_loss')),
+    series: fixed(metric('critic', CRITIC_VALUE_LOSS)),
   },
   { id: 'stage-timings', title: 'Stage timings', yLabel: 'ms per iteration', yMin: 0, series: stageSeries },
 ];

@@ -33,7 +33,7 @@ export function trajectoryView(e: TrajectoryEvent): TrajectoryView {
     iteration: e.iteration, split: e.split, group: e.group, rollout: e.rolloutIndex, seed: e.envSeed,
     return: e.trajectoryReturn, success: e.success,
     turns: e.turns.map((t) => ({
-      observation: t.observation, response: t.response, actions: t.actions, envReward: t.envReward,
+      observation: t.observation, response: t.response, actions: t.executedActions, envReward: t.envReward,
       formatPenalty: t.formatPenalty, toolCalls: t.toolCalls,
     })),
     tokens: null,

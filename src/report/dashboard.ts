@@ -100,7 +100,8 @@ function handler(o: DashboardOptions, model: () => Promise<ReportModel>) {
 
 /** Starts serving; loopback only, since the page shows a run's full trajectories. */
 export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
-  const server = createServer(handler(o, modelCache(o)));
+  const serve = handler(o, modelCache(o));
+  const server = createServer((req, res) => void serve(req, res)); // serve() answers its own errors
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 0, '127.0.0.1', () => resolve());

@@ -12,7 +12,9 @@ export interface AssembledBatch {
   tokens: TrainBatch;
   /** [B, T] sampling log-probs of the model-written tokens (0 elsewhere). */
   samplingLogprobs: Float32Array;
-  /** [B, T] entropy of each model-written token's sampling distribution (0 elsewhere); null when a trajectory has none. */
+  /**
+   * [B, T] entropy of each model-written token's sampling distribution (0 elsewhere); null when a trajectory has none.
+   */
   samplingEntropy: Float32Array | null;
 }
 
@@ -21,8 +23,8 @@ export function trajectoryRecord(t: Trajectory): TrajectoryRecord {
     groupId: `${t.seed}:${t.group}`,
     success: t.success,
     turns: t.turns.map((turn) => ({
-      reward: turn.envReward, formatPenalty: turn.formatPenalty, rewardPosition: turn.rewardPosition,
-      anchor: turn.observation, actionsProposed: turn.actionsProposed, actionsValid: turn.executed.length,
+      envReward: turn.envReward, formatPenalty: turn.formatPenalty, rewardPosition: turn.rewardPosition,
+      observation: turn.observation, actionsProposed: turn.actionsProposed, actionsValid: turn.executedActions.length,
       actionsEffective: turn.actionsEffective,
     })),
   };

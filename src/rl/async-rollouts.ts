@@ -7,15 +7,15 @@
  * (config, iteration, version weights) only, never on when it ran.
  */
 import { performance } from 'node:perf_hooks';
-import { PolicyEngine } from '../policy/engine/engine.ts';
+import type { PolicyEngine } from '../policy/engine/engine.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import type { CheckpointStore } from '../storage/index.ts';
-import { behaviourVersion, pendingVersions } from './async-schedule.ts';
+import { behaviourVersion, pendingCheckpoints } from './async-schedule.ts';
 import type { RlConfig } from './config.ts';
 import { type SampledGroups, sampleGroups } from './iteration.ts';
-import { embeddedProvider } from './models.ts';
-import { type AnyPolicy, getPolicyState } from './model-state.ts';
+import { loadPretrained, startEngineModels } from './models.ts';
+import type { PolicyHandle } from '../policy/engine/handle.ts';
 import { type CheckpointRef, loadActorState } from './run-checkpoint.ts';
 import type { RunModel } from './run-model.ts';
 
@@ -32,12 +32,9 @@ export class AsyncRollouts {
 
   /** A rollout engine for iterations `first` … `last` (no rollout starts before its version is published). */
   static async start(c: RlConfig, run: RunModel, tools: TurnGenerator | undefined, first: number, last: number): Promise<AsyncRollouts> {
-    const engine = await PolicyEngine.start({
-      config: run.modelConfig, role: 'actor', seed: c.seed, threads: c.threads > 0 ? c.threads : undefined,
-      provider: embeddedProvider(c), tokenizerFiles: run.assets, lora: run.lora ?? undefined, kvCacheBytes: c.kvCacheMb * 2 ** 20,
-    });
-    if (run.lora && run.pretrained) await engine.setBase(await run.pretrained.readWeights());
-    return new AsyncRollouts(c, engine, run, tools, first, last);
+    const models = await startEngineModels(c, run, undefined, 'actor');
+    await loadPretrained(models, run, c, false); // a LoRA base; the weights come with each published version
+    return new AsyncRollouts(c, models.actor, run, tools, first, last);
   }
 
   /** Version v (the actor after update v, or the starting policy) is ready: starts the rollouts it unblocks. */
@@ -65,7 +62,8 @@ export class AsyncRollouts {
     const t0 = performance.now();
     if (this.loaded !== v) await this.engine.setState(this.versions.get(v)!, { allowMissing: [] });
     this.loaded = v;
-    for (const older of this.versions.keys()) if (older < v) this.versions.delete(older); // later rollouts play newer ones
+    // later rollouts play newer ones
+    for (const older of this.versions.keys()) if (older < v) this.versions.delete(older);
     const sampled = await sampleGroups(this.c, i, this.engine, this.run, this.tools);
     this.playedMs.set(i, performance.now() - t0);
     return sampled;
@@ -93,13 +91,7 @@ export class VersionCheckpoints {
 
   /** TrainerState.behaviourPolicies of checkpoint i: undefined when none is pending (always, on-policy). */
   pendingAt(i: number): CheckpointRef[] | undefined {
-    const pending = pendingVersions(this.c.asyncStaleness, i);
-    if (pending.length === 0) return undefined;
-    return pending.map((v) => {
-      const ref = this.refs.get(v);
-      if (!ref) throw new Error(`policy version ${v} has no known checkpoint`);
-      return ref;
-    });
+    return pendingCheckpoints(this.c.asyncStaleness, i, this.refs);
   }
 }
 
@@ -108,13 +100,13 @@ export class VersionCheckpoints {
  * that checkpoint names are read from the store, version `done` is the actor's current weights.
  */
 export async function openAsyncRollouts(c: RlConfig, run: RunModel, tools: TurnGenerator | undefined,
-  from: { store: CheckpointStore; runId: string; versions: VersionCheckpoints; done: number; actor: AnyPolicy },
+  from: { store: CheckpointStore; runId: string; versions: VersionCheckpoints; done: number; actor: PolicyHandle },
   last: number): Promise<AsyncRollouts | null> {
   if (c.asyncStaleness === 0) return null;
   const rollouts = await AsyncRollouts.start(c, run, tools, from.done + 1, last);
   for (const ref of from.versions.pendingAt(from.done) ?? []) {
     rollouts.publish(ref.iteration, await loadActorState(from.store, { runId: from.runId, ...ref }, run.assets));
   }
-  rollouts.publish(from.done, await getPolicyState(from.actor, false));
+  rollouts.publish(from.done, await from.actor.getState(false));
   return rollouts;
 }

@@ -26,6 +26,21 @@ export function pendingVersions(staleness: number, checkpoint: number): number[]
   return Array.from({ length: Math.max(0, checkpoint - from) }, (_, k) => from + k);
 }
 
+/**
+ * The checkpoints of the versions checkpoint c must name (pendingVersions), oldest first, from `known`
+ * (version → its checkpoint); undefined when there are none (always, on-policy).
+ */
+export function pendingCheckpoints<R>(staleness: number, checkpoint: number,
+  known: ReadonlyMap<number, R>): R[] | undefined {
+  const pending = pendingVersions(staleness, checkpoint);
+  if (pending.length === 0) return undefined;
+  return pending.map((v) => {
+    const ref = known.get(v);
+    if (ref === undefined) throw new Error(`policy version ${v} has no known checkpoint`);
+    return ref;
+  });
+}
+
 /** The iterations (up to `last`) that play with exactly version v: 1 … k + 1 for version 0, else v + 1 + k. */
 export function iterationsPlayedBy(staleness: number, version: number, last: number): number[] {
   const out: number[] = [];

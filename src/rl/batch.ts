@@ -7,24 +7,28 @@
  *   (system, user, observation, tool-output and padding tokens). Nothing else is ever trained.
  * - A trajectory is a list of turns. Turn k owns the masked tokens with index in (pos[k−1], pos[k]], where
  *   pos[k] = `rewardPosition` is the index of the turn's last assistant token (pos[−1] = −1).
- * - A turn's reward is `reward + formatPenalty` (environment reward plus the ≤ 0 format penalty);
- *   the trajectory return is the sum over its turns.
+ * - A turn's reward is `envReward + formatPenalty` (environment reward plus the ≤ 0 format penalty);
+ *   the trajectory return is the sum over its turns (src/agent/reward.ts, the one definition).
  * - Trajectories with the same `groupId` were played from the same seed (one environment group).
  *   Groups are listed in order of first appearance in the batch; every stage keeps that order.
  * Stages never mutate a batch: they return new arrays and a `metrics` record.
  */
+import { trajectoryReturn as returnOfTurns, turnReward } from '../agent/reward.ts';
 import { BatchError } from '../errors.ts';
 
-/** Thrown when a batch or a token array breaks the shape or masking conventions above. */
-export interface TurnRecord {
+/**
+ * A turn as the RL stages read it: the numbers of the rollout's turn (rollout.ts RolloutTurn, same names)
+ * and the anchor state. Named apart from the agent's TurnRecord, which is the episode's text-level turn.
+ */
+export interface BatchTurn {
   /** Environment reward of the turn (sum over the actions it executed). */
-  readonly reward: number;
+  readonly envReward: number;
   /** Format penalty of the turn: 0, or the configured penalty (−0.1) for a dropped/unparsable action. */
   readonly formatPenalty: number;
   /** Index in [0, T) of the turn's last assistant-written token; lossMask must be 1 there. */
   readonly rewardPosition: number;
-  /** GiGPO anchor: the raw environment observation the agent acted on in this turn (Env.anchor()). */
-  readonly anchor: string;
+  /** GiGPO's anchor state: the raw environment observation the agent acted on in this turn (Env.anchor()). */
+  readonly observation: string;
   /** Actions the parser extracted from the answer (after truncation to the per-turn budget). */
   readonly actionsProposed: number;
   /** Of those, actions the environment understood. */
@@ -38,7 +42,7 @@ export interface TrajectoryRecord {
   readonly groupId: string;
   /** Ended by reaching the goal (never "ran out of budget"). */
   readonly success: boolean;
-  readonly turns: readonly TurnRecord[];
+  readonly turns: readonly BatchTurn[];
 }
 
 export interface Batch {
@@ -51,16 +55,12 @@ export interface Batch {
   readonly lossMask: Float32Array;
 }
 
-/** Sum of the turn rewards plus format penalties. */
+/** Sum of the turn rewards (environment rewards plus format penalties). */
 export function trajectoryReturn(t: TrajectoryRecord): number {
-  let r = 0;
-  for (const turn of t.turns) r += turn.reward + turn.formatPenalty;
-  return r;
+  return returnOfTurns(t.turns);
 }
 
-export function turnReward(turn: TurnRecord): number {
-  return turn.reward + turn.formatPenalty;
-}
+export { turnReward };
 
 export interface Groups {
   /** Group ids in order of first appearance. */
@@ -107,7 +107,7 @@ function validateTurns(batch: Batch, b: number, t: TrajectoryRecord): void {
       throw new BatchError(`${where}: rewardPosition ${p} must be an integer in (${prev}, ${T})`);
     }
     if (lossMask[b * T + p] !== 1) throw new BatchError(`${where}: rewardPosition ${p} is not an assistant token`);
-    if (!Number.isFinite(turn.reward) || !Number.isFinite(turn.formatPenalty)) {
+    if (!Number.isFinite(turn.envReward) || !Number.isFinite(turn.formatPenalty)) {
       throw new BatchError(`${where}: non-finite reward`);
     }
     prev = p;

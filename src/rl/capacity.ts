@@ -69,8 +69,8 @@ export function checkCapacity(c: RlConfig, model: ModelConfig, lora: LoraSpec | 
   if (needs.modelBytes > memoryBytes) {
     const shape = `${model.numLayers} layers, hidden ${model.hiddenSize}, ffn ${model.intermediateSize}, ` +
       `vocab ${model.vocabSize}`;
-    throw new ConfigError(c.model ? 'model' : 'modelHidden', `a ${formatCount(needs.parameters)}-parameter model ` +
-      `(${shape}) needs at least ${formatBytes(needs.modelBytes)} for its weights and optimizer state, more than ${have}`);
+    throw new ConfigError(c.model ? 'model' : 'modelHidden', `a ${formatCount(needs.parameters)}-parameter model (${shape}) needs at least ` +
+      `${formatBytes(needs.modelBytes)} for its weights and optimizer state, more than ${have}`);
   }
   if (needs.modelBytes + needs.kvCacheBytes > memoryBytes) {
     const { rows, field } = needs.batch;

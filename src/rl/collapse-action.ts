@@ -12,7 +12,8 @@
  * checkpoint and the fork takes it on resume, exactly as it would have.
  */
 import type { RlConfig } from './config.ts';
-import type { EchoTrapWarning } from './echo-trap.ts';
+import type { EchoTrapDetector, EchoTrapWarning } from './echo-trap.ts';
+import { ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE } from './metric-names.ts';
 
 export type CollapseAction =
   | { kind: 'stop'; iteration: number; reason: string }
@@ -41,8 +42,18 @@ export function collapseAction(c: RlConfig, forks: number, warning: EchoTrapWarn
   return { kind: 'fork', iteration: at, reason, before, forks: forks + 1 };
 }
 
-/** The id of the lineage a fork starts: the fork count and the checkpoint iteration it starts from (unique per run). */
-export const forkLineageId = (forks: number, fromIteration: number): string => `f${forks}-${fromIteration}`;
+/**
+ * The detector's observation of iteration `iteration` (its training metrics), and the stop or fork the warning
+ * calls for, if it fired: what both drivers do after each update.
+ */
+export function observeIteration(c: RlConfig, echo: EchoTrapDetector, forks: number, iteration: number,
+  metrics: Readonly<Record<string, number>>): { warning: EchoTrapWarning | null; collapse: CollapseAction | null } {
+  const warning = echo.observe({
+    iteration, inGroupRewardStd: metrics[IN_GROUP_STD_ALL] ?? 0, entropy: metrics[ENTROPY_MEAN] ?? 0,
+    gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0, successRate: metrics[SUCCESS_RATE] ?? 0,
+  });
+  return { warning, collapse: collapseAction(c, forks, warning) };
+}
 
 /** The newest of `checkpoints` (the surviving history's) at an iteration before `before`, if any. */
 export function forkPointBefore<T extends { iteration: number }>(checkpoints: readonly T[], before: number): T | undefined {

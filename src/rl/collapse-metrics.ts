@@ -16,6 +16,9 @@
  * the matrices, so replay recomputes every metric from the event log.
  */
 import type { CollapseProbe } from '../events/types.ts';
+import {
+  COLLAPSE_MI_ESTIMATE, COLLAPSE_MI_UPPER_BOUND, COLLAPSE_RETRIEVAL_ACCURACY, COLLAPSE_RETRIEVAL_CHANCE_LEVEL,
+} from './metric-names.ts';
 
 export type { CollapseProbe } from '../events/types.ts';
 
@@ -79,7 +82,7 @@ function retrieval(p: CollapseProbe): Record<string, number> {
     out[`collapse/retrieval_above_chance@${k}`] = (hits[n] as number) / p.rows - chanceK;
   });
   return {
-    ...out, 'collapse/retrieval_accuracy': accuracy, 'collapse/retrieval_chance_level': chanceLevel,
+    ...out, [COLLAPSE_RETRIEVAL_ACCURACY]: accuracy, [COLLAPSE_RETRIEVAL_CHANCE_LEVEL]: chanceLevel,
     'collapse/retrieval_above_chance': accuracy - chanceLevel,
   };
 }
@@ -101,7 +104,7 @@ export function collapseMetrics(p: CollapseProbe): Record<string, number> {
   const stdSeq = populationStd(seq.marginal);
   return {
     ...counts,
-    'collapse/mi_estimate': matched - marginal, 'collapse/mi_upper_bound': Math.log(p.columns),
+    [COLLAPSE_MI_ESTIMATE]: matched - marginal, [COLLAPSE_MI_UPPER_BOUND]: Math.log(p.columns),
     'collapse/matched_log_prob_mean': matched, 'collapse/marginal_log_prob_mean': marginal,
     'collapse/mi_seq_estimate': meanOf(seq.matched.map((m, i) => m - (seq.marginal[i] as number))),
     ...retrieval(p),

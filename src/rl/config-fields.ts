@@ -97,9 +97,10 @@ export const FIELDS = {
   // What to train on, and the model (tiny models trained from scratch by default)
   env: oneOf(Object.keys(ENV_PRESETS), 'sokoban', 'Environment preset (src/envs/registry.ts). Training default: Simple Sokoban 6×6.'),
   model: str('',
-    'Hugging Face model directory (config.json, safetensors, tokenizer.json, tokenizer_config.json with its chat template) ' +
-    'whose weights the actor, critic and reference start from; empty = a tiny model trained from scratch (the model* fields). ' +
-    'With a model the template defaults to full, wrapped by the model\'s own chat template.'),
+    'Hugging Face model directory (config.json, safetensors, tokenizer.json, tokenizer_config.json with its chat ' +
+      'template) whose weights the actor, critic and reference start from; empty = a tiny model trained from ' +
+      "scratch (the model* fields). With a model the template defaults to full, wrapped by the model's own chat " +
+      'template.'),
   template: oneOf(TEMPLATE_NAMES, 'compact',
     'Prompt template; compact suits character-level models trained from scratch (default full when model is set).'),
   chatThinking: oneOf(['default', 'on', 'off'] as const, 'default',
@@ -117,10 +118,10 @@ export const FIELDS = {
   modelContext: int(1024, 64, 'Longest token sequence (prompt + all turns) the model accepts.', CONTEXT_MAX),
   maxResponseTokens: int(24, 1, 'Tokens one assistant turn may write before it is cut (compact answers are short).', CONTEXT_MAX),
   kvCacheMb: int(1024, 0,
-    "Keys and values the rollout engine keeps between generate calls (MB): a turn prefills only what its row's previous " +
-    "turn lacks (the answer and the new observation), and rows sharing a prefix (a group's first prompt, the system prompt) " +
-    'compute it once. Tokens and log-probs are the same bit for bit at any size (rows that do not fit re-prefill); ' +
-    '0 = every turn re-prefills its whole context.', 1 << 20),
+    "Keys and values the rollout engine keeps between generate calls (MB): a turn prefills only what its row's " +
+      "previous turn lacks (the answer and the new observation), and rows sharing a prefix (a group's first prompt, " +
+      'the system prompt) compute it once. Tokens and log-probs are the same bit for bit at any size (rows that do ' +
+      'not fit re-prefill); 0 = every turn re-prefills its whole context.', 1 << 20),
   topP: num(1, { ...positive, max: 1 }, 'Nucleus sampling mass for rollouts; 1 = off (published).'),
   topK: int(0, 0, 'Top-k sampling for rollouts; 0 = off (published).', 1 << 20),
   valEvery: int(5, 0, 'Validate every this many iterations (and at the end); 0 = only at the end.'),
@@ -138,13 +139,14 @@ export const FIELDS = {
   sftLr: num(1e-3, positive, 'Warm-start learning rate (cross-entropy on the model-written tokens).'),
   threads: int(0, 0, 'onnxruntime intra-op threads; 0 = one per core. Fix it for bitwise-reproducible runs.', 1024),
   rolloutProvider: oneOf(PROVIDER_NAMES, 'cpu',
-    'Execution provider of the rollout and validation engines: cpu, cuda or webgpu (`starpo doctor` says which work here; ' +
-    '`starpo worker --provider` overrides it for that worker). No fallback: a session that cannot get it fails. Runs on ' +
-    'different providers are not bitwise comparable with each other (other kernels, other summation orders).'),
+    'Execution provider of the rollout and validation engines: cpu, cuda or webgpu (`starpo doctor` says which ' +
+      'work here; `starpo worker --provider` overrides it for that worker). No fallback: a session that cannot get ' +
+      'it fails. Runs on different providers are not bitwise comparable with each other (other kernels, ' +
+      'other summation orders).'),
   updateProvider: oneOf(PROVIDER_NAMES, 'cpu',
-    'Execution provider of the update engines (actor updates, critic, reference: scoring, train_step, warm-start), e.g. cuda ' +
-    'on the durable update worker while rollouts stay on CPU workers. The embedded driver trains and samples one actor, so ' +
-    'there it must equal rolloutProvider.'),
+    'Execution provider of the update engines (actor updates, critic, reference: scoring, train_step, ' +
+      'warm-start), e.g. cuda on the durable update worker while rollouts stay on CPU workers. The embedded driver ' +
+      'trains and samples one actor, so there it must equal rolloutProvider.'),
   // Rollout shape
   envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.', BATCH_MAX),
   groupSize: int(16, 1, 'Rollouts per group (M), all from the same seed; 8 × 16 = 128 trajectories. Published: 16.', BATCH_MAX),
@@ -184,10 +186,11 @@ export const FIELDS = {
     'what OTC is meant to remove. 0 = the minimal calls.'),
   // External agents (src/gateway/): the rollout is an agent program's OpenAI-API calls, served by the actor
   agent: str('',
-    'Command line of an external agent program (run with sh -c), played once per episode instead of the built-in ' +
-    'environment: it gets the gateway URL, an episode token and the task seed in its environment (STARPO_BASE_URL, ' +
-    'STARPO_EPISODE_TOKEN, STARPO_TASK_SEED, and OPENAI_BASE_URL / OPENAI_API_KEY for the openai SDK) and reports its ' +
-    'reward to POST <url>/episodes/<id>/reward. Needs model (the calls go through its chat template). Empty = no agent.'),
+    'Command line of an external agent program (run with sh -c), played once per episode instead of the ' +
+      'built-in environment: it gets the gateway URL, an episode token and the task seed in its environment ' +
+      '(STARPO_BASE_URL, STARPO_EPISODE_TOKEN, STARPO_TASK_SEED, and OPENAI_BASE_URL / OPENAI_API_KEY for the ' +
+      'openai SDK) and reports its reward to POST <url>/episodes/<id>/reward. Needs model (the calls go through ' +
+      'its chat template). Empty = no agent.'),
   agentConcurrency: int(8, 1, 'Agent processes running at once (per rollout activity in the durable driver).', 4096),
   agentRetries: int(2, 0,
     'Reruns of an episode whose agent process crashed, exited non-zero or timed out; its calls are discarded, once.'),
@@ -202,19 +205,20 @@ export const FIELDS = {
   filterBandLow: num(0, unit, 'accuracy-band: keep groups with mean success strictly above this (ZeroTIR: 0).'),
   filterBandHigh: num(0.8, unit, 'accuracy-band: ... and strictly below this (ZeroTIR: 0.8).'),
   filterTopP: num(0.9, { ...positive, max: 1 },
-    "snr-top-p (RAGEN-2): keep the highest-std groups until their std sum reaches this share of all groups' (0.9, its recommended value)."),
+    "snr-top-p (RAGEN-2): keep the highest-std groups until their std sum reaches this share of all groups' " +
+      '(0.9, its recommended value).'),
   filterTopPEps: num(0.01, { min: 0 }, 'snr-top-p: the threshold is filterTopP · Σ std − this (RAGEN-2: 0.01).'),
   dynamicSampling: bool(false, 'DAPO: drop groups with all-equal returns and sample more groups to refill the batch.'),
   dynamicSamplingMaxTries: int(10, 1, 'DAPO: most sampling rounds per iteration before training on what was found.', 1000),
   // Collapse: RAGEN-2's metrics, and what to do when the Echo-Trap detector fires
   collapseEvery: int(1, 0,
-    "RAGEN-2's collapse metrics (mutual information, retrieval accuracy of first-turn responses) at iteration 1 and every " +
-    'n-th; 0 = off. They cost one scoring pass of collapseSamples × groups prompt-response pairs.'),
+    "RAGEN-2's collapse metrics (mutual information, retrieval accuracy of first-turn responses) at iteration 1 " +
+      'and every n-th; 0 = off. They cost one scoring pass of collapseSamples × groups prompt-response pairs.'),
   collapseSamples: int(64, 0, 'Collapse metrics: first-turn pairs sampled per iteration (RAGEN-2: 64); 0 = every trajectory.'),
   onCollapse: oneOf(['warn', 'stop', 'fork'] as const, 'warn',
-    'When the Echo-Trap detector fires: warn (record the warning, go on); stop (end the run after that iteration); fork ' +
-    '(rewind to the newest checkpoint before its first warning sign and go on as a new lineage with both learning rates ' +
-    'scaled by forkLrScale; keep enough checkpoints: keepEveryCheckpoint).'),
+    'When the Echo-Trap detector fires: warn (record the warning, go on); stop (end the run after that ' +
+      'iteration); fork (rewind to the newest checkpoint before its first warning sign and go on as a new lineage ' +
+      'with both learning rates scaled by forkLrScale; keep enough checkpoints: keepEveryCheckpoint).'),
   forkLrScale: num(0.5, { ...positive, max: 1, openMax: true }, 'onCollapse=fork: learning-rate factor each fork applies.'),
   maxForks: int(2, 1, 'onCollapse=fork: forks per run; a collapse after the last one stops the run.'),
   // Advantages
@@ -226,8 +230,9 @@ export const FIELDS = {
   gigpoStepGamma: num(0.95, unit, 'GiGPO: per-turn discount of step returns. Published: 0.95.'),
   gigpoOmega: num(1, { min: 0 }, 'GiGPO: weight of the step advantage. Published: 1.'),
   gigpoForm: oneOf(['paper', 'verl-agent'] as const, 'paper',
-    "GiGPO: paper = Eq. 3 (episode statistics over trajectories, penalties inside the discounted step returns); verl-agent = " +
-    'its trainer (statistics over step rows, each turn\'s format penalty subtracted after discounting; the gigpo preset\'s).'),
+    'GiGPO: paper = Eq. 3 (episode statistics over trajectories, penalties inside the discounted step returns); ' +
+      "verl-agent = its trainer (statistics over step rows, each turn's format penalty subtracted after " +
+      "discounting; the gigpo preset's)."),
   // Policy loss
   clipLow: num(0.2, { ...positive, max: 1, openMax: true }, 'PPO ratio lower clip ε: ratio ≥ 1 − clipLow (0.2).'),
   clipHigh: num(0.28, positive, 'PPO ratio upper clip ε: ratio ≤ 1 + clipHigh. StarPO-S/DAPO clip-higher: 0.28.'),
@@ -238,19 +243,21 @@ export const FIELDS = {
   lossAggregation: oneOf(AGGREGATION_NAMES, 'token-mean', 'How per-token losses become one number (published).'),
   valueClip: num(0.5, positive, 'Critic: predictions clipped to v_old ± valueClip in the value loss. Published: 0.5.'),
   oldLogprobs: oneOf(['recompute', 'behaviour'] as const, 'recompute',
-    "PPO's old log-probs: recomputed by the actor on the trained rows before the update (published), or the log-probs " +
-    'the rollout sampled with (no scoring pass; the metrics logprobs/behaviour_gap_mean|max say how far the two are apart ' +
-    'when recomputing).'),
+    "PPO's old log-probs: recomputed by the actor on the trained rows before the update (published), " +
+      'or the log-probs the rollout sampled with (no scoring pass; the metrics logprobs/behaviour_gap_mean|max say ' +
+      'how far the two are apart when recomputing).'),
   asyncStaleness: int(0, 0,
-    'Asynchronous iterations: iteration i plays its rollouts with policy version i − 1 − k (the checkpoint of that ' +
-    'iteration; 0 for the first ones) on a separate rollout engine, so they run while the updates of iterations ' +
-    'i − k … i − 1 train. 0 = on-policy (each rollout waits for the previous update; published). Which version plays ' +
-    'which iteration is fixed by this schedule, so resumed and durable runs stay bitwise equal; needs checkpointEvery 1 ' +
-    'and keepLastCheckpoints ≥ k + 1 (a resumed run reads those versions back). See docs/async.md.', 64),
+    'Asynchronous iterations: iteration i plays its rollouts with policy version i − 1 − k (the checkpoint of ' +
+      'that iteration; 0 for the first ones) on a separate rollout engine, so they run while the updates of ' +
+      'iterations i − k … i − 1 train. 0 = on-policy (each rollout waits for the previous update; ' +
+      'published). Which version plays which iteration is fixed by this schedule, so resumed and durable runs ' +
+      'stay bitwise equal; needs checkpointEvery 1 and keepLastCheckpoints ≥ k + 1 (a resumed run reads those ' +
+      'versions back). See docs/async.md.', 64),
   offPolicyCorrection: oneOf(['none', 'tis'] as const, 'none',
-    'Off-policy correction of the policy gradient: tis = truncated importance sampling, each model-written token\'s ' +
-    'PPO term weighted by min(exp(old − behaviour log-prob), tisCap) (old: recomputed by the training policy; behaviour: ' +
-    'what the rollout sampled with). Metrics tis/ratio_mean, tis/ratio_max, tis/capped_share. Needs oldLogprobs recompute.'),
+    'Off-policy correction of the policy gradient: tis = truncated importance sampling, each model-written ' +
+      "token's PPO term weighted by min(exp(old − behaviour log-prob), tisCap) (old: recomputed by the training " +
+      'policy; behaviour: what the rollout sampled with). Metrics tis/ratio_mean, tis/ratio_max, ' +
+      'tis/capped_share. Needs oldLogprobs recompute.'),
   tisCap: num(2, { min: 1 }, 'TIS: cap C of the importance weight min(ratio, C) (verl\'s documented token-level threshold: 2).'),
   critic: bool(true, 'Train a critic (same architecture, separate weights). Required by, and only used by, gae.'),
   // Optimiser

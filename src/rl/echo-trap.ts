@@ -202,7 +202,8 @@ function warningOf(
     : `no grad-norm spike, but smoothed success ${f(success)} fell from ${f(s.successSmoothedMax ?? 0)}`;
   const message =
     `Echo Trap suspected at iteration ${obs.iteration}: in-group reward std ${f(std)} (max ${f(s.stdMax)}), ` +
-    `entropy ${f(entropy)} (max ${f(s.entropyMax)}), ${trigger}; success ${f(obs.successRate)} (max ${f(s.successMax)})`;
+      `entropy ${f(entropy)} (max ${f(s.entropyMax)}), ${trigger}; success ${f(obs.successRate)} (max ` +
+      `${f(s.successMax)})`;
   return { iteration: obs.iteration, evidence, message };
 }
 

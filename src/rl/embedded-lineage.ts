@@ -4,17 +4,19 @@
  * fork that onCollapse calls for is taken (collapse-action.ts): a fork loads the checkpoint before the
  * first warning sign and starts a new lineage with a FORKED RunEvent.
  */
-import { canonicalConfigJSON, type RlConfig } from './config.ts';
-import { EchoTrapDetector } from './echo-trap.ts';
-import { forkLineageId, forkPointBefore, type CollapseAction } from './collapse-action.ts';
-import { type CheckpointRef, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState } from './run-checkpoint.ts';
-import { checkpointEvent } from './run-events.ts';
+import type { RlConfig } from './config.ts';
+import type { EchoTrapDetector } from './echo-trap.ts';
+import type { CollapseAction } from './collapse-action.ts';
+import { forkPoint } from './fork-point.ts';
+import {
+  type CheckpointRef, detectorOf, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState,
+} from './run-checkpoint.ts';
+import { checkpointEvent, runEvent as lineageRunEvent } from './run-events.ts';
 import type { RunModel } from './run-model.ts';
 import type { EventLog, LineageStart, RunEvent } from '../events/index.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
-import {
-  continuePlan, forkPlan, readLineageStarts, survivingCheckpoints, survivingPlan, withoutForkPoints, type ResumePlan,
-} from '../replay/lineage.ts';
+import { forkLineageId } from '../events/lineage.ts';
+import { continuePlan, forkPlan, readLineageStarts, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
 import { localRunEvents } from '../replay/location.ts';
 import { log } from '../log.ts';
 
@@ -58,11 +60,7 @@ export interface RunContext {
 }
 
 export function runEvent(ctx: RunContext, start: LineageStart, action: RunEvent['action'], reason: string | null): RunEvent {
-  return {
-    kind: 'run', runId: ctx.o.runId, lineageId: start.lineageId, action, parentLineageId: start.parentLineageId,
-    fromIteration: start.fromIteration, reason, forks: start.forks ?? 0, configJson: canonicalConfigJSON(ctx.c),
-    at: new Date(),
-  };
+  return lineageRunEvent(ctx.o.runId, ctx.c, start, action, reason);
 }
 
 export async function lineageFrom(ctx: RunContext, start: LineageStart, forkPoints: CheckpointId[], starts: LineageStart[],
@@ -71,9 +69,6 @@ export async function lineageFrom(ctx: RunContext, start: LineageStart, forkPoin
   const retained = withoutForkPoints(ctx.store, forkPoints);
   return { ids, forks: start.forks ?? 0, echo, retained, starts: [...starts, start] };
 }
-
-export const detectorOf = (state: TrainerState) =>
-  EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
 
 /** The policy versions a loaded checkpoint makes known: itself, and the older ones it names (asynchronous runs). */
 const versionsOf = (from: CheckpointId, state: TrainerState): CheckpointRef[] =>
@@ -108,7 +103,7 @@ export async function takeAction(ctx: RunContext, lineage: Lineage, action: Coll
     return null;
   }
   const checkpoints = await ctx.store.list(runId);
-  const point = forkPointBefore(survivingCheckpoints(survivingPlan(lineage.starts), checkpoints), action.before);
+  const point = forkPoint(lineage.starts, checkpoints, action.before);
   if (!point) {
     log.warn({ runId, before: action.before }, 'run stopped: no checkpoint before the first warning sign survived retention');
     return null;

@@ -10,29 +10,30 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { RlConfig } from './config.ts';
-import { EchoTrapDetector, type EchoTrapWarning } from './echo-trap.ts';
-import { collapseAction, lineageConfig } from './collapse-action.ts';
+import { EchoTrapDetector } from './echo-trap.ts';
+import { type CollapseAction, lineageConfig, observeIteration } from './collapse-action.ts';
 import {
   checkpoint, lineageFrom, resumeLineage, runEvent, takeAction, type Lineage, type RunContext,
 } from './embedded-lineage.ts';
 import { runEnvConfig } from './run-env.ts';
+import { validatesAt } from './val-schedule.ts';
 import { envSpecId } from '../envs/index.ts';
 import { runIteration, runValidation, type IterationModels } from './iteration.ts';
 import { openSandbox, toolTurns } from './tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
-import { closeModels, createModels, loadPretrained } from './models.ts';
-import { type CheckpointRef, loadRunCheckpoint, trainerState, type Models } from './run-checkpoint.ts';
+import { closeModels, createModels, loadPretrained, namedModels, startEngineModels } from './models.ts';
+import { type CheckpointRef, loadRunCheckpoint, retentionOf, trainerState, type Models } from './run-checkpoint.ts';
 import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
 import { behaviourVersion } from './async-schedule.ts';
-import { getPolicyState, startEngineModels, startFromWarmStart } from './model-state.ts';
-import { iterationEvent, trajectoryEvents, warningEvent } from './run-events.ts';
+import { iterationEvents, trajectoryEvents } from './run-events.ts';
 import type { RunModel, RunText } from './run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
-import { sftWarmup } from './sft.ts';
+import { warmStart } from './warm-start.ts';
 import { createLocalEventLog, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore } from '../storage/index.ts';
-import { ROOT_LINEAGE } from '../replay/lineage.ts';
+import { ROOT_LINEAGE } from '../events/lineage.ts';
 import { log } from '../log.ts';
+import { ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from './metric-names.ts';
 
 export interface IterationReport {
   iteration: number;
@@ -78,12 +79,12 @@ export async function trainEmbedded(o: EmbeddedOptions, prepared?: PreparedRun):
 async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedRun): Promise<EmbeddedResult> {
   const { tokenizer, modelConfig, assets } = run;
   // An asynchronous run trains in worker threads, so the rollout beside it never waits for the main thread.
-  const models = c.asyncStaleness > 0 ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
+  const models: IterationModels = c.asyncStaleness > 0
+    ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
-  const saved: Models = { actor: models.actor, ...(models.critic && { critic: models.critic }), ...(models.ref && { ref: models.ref }) };
   const ctx: RunContext = {
-    o, c, saved, store: createLocalCheckpointStore({ root: o.root }), events: createLocalEventLog({ root: o.root }),
-    files: { modelConfig, assets },
+    o, c, saved: namedModels(models), store: createLocalCheckpointStore({ root: o.root }),
+    events: createLocalEventLog({ root: o.root }), files: { modelConfig, assets },
   };
   const sandbox = openSandbox(c);
   const tools = toolTurns(c, tokenizer, sandbox);
@@ -110,15 +111,13 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
       rollouts ??= await openAsyncRollouts(c, run, tools, { store: ctx.store, runId: o.runId, versions, done: next - 1,
         actor: models.actor }, last);
       const lc = lineageConfig(c, lineage.forks);
-      const warning = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o, rollouts);
-      pending = collapseAction(c, lineage.forks, warning);
+      pending = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o, rollouts);
       // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
       if (next % c.checkpointEvery === 0 || next === last || pending || o.signal?.aborted) {
         versions.add({ lineageId: lineage.ids.lineageId, iteration: next });
         const state = trainerState(next, lineage.echo.toJSON(), lineage.forks, pending, versions.pendingAt(next));
         await checkpoint(ctx, { ...lineage.ids, iteration: next }, state);
-        const retention = { keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint };
-        await applyRetention(lineage.retained, o.runId, retention);
+        await applyRetention(lineage.retained, o.runId, retentionOf(c));
       }
       done = next++;
     }
@@ -135,15 +134,9 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
 async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, models: IterationModels,
   run: RunModel, sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number; versions: CheckpointRef[] }> {
   const { o, c } = ctx;
-  const sft = initFrom
-    ? await initActorFrom(initFrom, models.actor, run.assets) : await sftWarmup(c, models.actor, run, sandbox);
-  // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
-  // after 150 Sokoban steps (measured), memory RL needs.
-  await models.actor.releasePrograms();
-  if (c.sftSteps > 0 || initFrom) {
-    await startFromWarmStart(models);
-    log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
-  }
+  const init = initFrom ? (actor: Models['actor']) => initActorFrom(initFrom, actor, run.assets) : undefined;
+  const sft = await warmStart(c, models, run, sandbox, init);
+  if (sft) log.info({ runId: o.runId, ...sft }, 'supervised warm-start done');
   const echo = new EchoTrapDetector();
   const start = { lineageId: ROOT_LINEAGE, parentLineageId: null, fromIteration: 0, forks: 0 };
   const first = { runId: o.runId, lineageId: ROOT_LINEAGE, iteration: 0 };
@@ -157,41 +150,38 @@ async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, 
  * soon as the update wrote it), update, validation of the new policy, and its events.
  */
 async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
-  events: EventLog, lineage: Lineage, o: EmbeddedOptions, rollouts: AsyncRollouts | null): Promise<EchoTrapWarning | null> {
+  events: EventLog, lineage: Lineage, o: EmbeddedOptions,
+  rollouts: AsyncRollouts | null): Promise<CollapseAction | null> {
   const { ids, echo } = lineage;
   const startedAt = new Date();
   const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
   if (rollouts) {
-    rollouts.publish(i, await getPolicyState(models.actor, false));
+    rollouts.publish(i, await models.actor.getState(false));
     result.timingsMs.rollout_play = rollouts.playedMs.get(i) ?? 0;
     rollouts.playedMs.delete(i);
   }
-  const validate = i === c.iterations || (c.valEvery > 0 && i % c.valEvery === 0);
   const t0 = performance.now();
-  const val = validate ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
+  const val = validatesAt(c, i) ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
   if (val) result.timingsMs.validate = performance.now() - t0;
   const metrics = { ...result.metrics, ...val?.metrics };
-  const warning = echo.observe({
-    iteration: i, inGroupRewardStd: metrics['in_group_std/all'] ?? 0, entropy: metrics['entropy/mean'] ?? 0,
-    gradNorm: metrics['actor/grad_norm'] ?? 0, successRate: metrics.success_rate ?? 0,
-  });
-  const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: result.collapse };
+  const { warning, collapse } = observeIteration(c, echo, lineage.forks, i, metrics);
   // The checkpoints whose weights played: the schedule's version for training, the new policy i for validation.
   await events.append([
     ...trajectoryEvents(ids, i, behaviourVersion(c.asyncStaleness, i), result.trajectories, 'train', startedAt),
     ...(val ? trajectoryEvents(ids, i, i, val.trajectories, 'val', startedAt) : []),
-    iterationEvent(ids, i, metrics, result.timingsMs, startedAt, extras),
-    ...(warning ? [warningEvent(ids, warning)] : []),
+    ...iterationEvents(c, ids, {
+      iteration: i, metrics, timingsMs: result.timingsMs, startedAt, collapse: result.collapse, warning,
+    }),
   ]);
   log.info({
-    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: extras.envSpecId, success: metrics.success_rate,
-    valSuccess: metrics['val/success_rate'], inGroupStd: metrics['in_group_std/all'], entropy: metrics['entropy/mean'],
-    gradNorm: metrics['actor/grad_norm'], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
+    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: envSpecId(runEnvConfig(c)), success: metrics[SUCCESS_RATE],
+    valSuccess: metrics[VAL_SUCCESS_RATE], inGroupStd: metrics[IN_GROUP_STD_ALL], entropy: metrics[ENTROPY_MEAN],
+    gradNorm: metrics[ACTOR_GRAD_NORM], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
   }, 'iteration');
   if (warning) log.warn({ iteration: i, evidence: warning.evidence }, `echo trap: ${warning.message}`);
   o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null,
     lineageId: ids.lineageId });
-  return warning;
+  return collapse;
 }
 
 /** Loads the actor of another run's checkpoint into `actor` (critic and optimizer state are not taken). */

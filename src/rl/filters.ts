@@ -13,6 +13,7 @@
  */
 import { type TrajectoryRecord, groupRows, trajectoryReturn } from './batch.ts';
 import { allEqual, mean, sampleStd } from './stats.ts';
+import { FILTER_IN_GROUP_STD_ALL, FILTER_IN_GROUP_STD_KEPT } from './metric-names.ts';
 
 export type FilterName = 'top-std' | 'bottom-std' | 'nonzero-std' | 'accuracy-band' | 'snr-top-p' | 'none';
 
@@ -141,7 +142,7 @@ function filterMetrics(groups: readonly GroupSummary[], kept: readonly number[])
     'filter/groups': groups.length,
     'filter/kept_groups': kept.length,
     'filter/kept_fraction': groups.length === 0 ? 0 : kept.length / groups.length,
-    'filter/in_group_std_all': mean(groups.map((g) => g.returnStd)),
-    'filter/in_group_std_kept': mean(kept.map((i) => groups[i].returnStd)),
+    [FILTER_IN_GROUP_STD_ALL]: mean(groups.map((g) => g.returnStd)),
+    [FILTER_IN_GROUP_STD_KEPT]: mean(kept.map((i) => groups[i].returnStd)),
   };
 }

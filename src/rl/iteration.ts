@@ -6,20 +6,21 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type AssembledBatch, assemble, trajectoryRecord } from './assemble.ts';
-import { planDynamicSampling } from './dynamic-sampling.ts';
+import { type DynamicSamplingPlan, planDynamicSampling } from './dynamic-sampling.ts';
+import { sampleRounds } from './sampling-rounds.ts';
 import { computeAdvantages, type AdvantageOutput } from './advantages.ts';
-import { type Batch, rowsOfGroups, selectRows, takeRows } from './batch.ts';
+import { type Batch, rowsOfGroups, takeRows } from './batch.ts';
 import type { RlConfig } from './config.ts';
 import { FILTERS, type FilterOutput } from './filters.ts';
 import { batchMetrics, behaviourGap, explainedVariance } from './metrics.ts';
 import { placeRewards } from './reward.ts';
 import { rollout, type GenerationBackend, type RolloutSpec, type Trajectory } from './rollout.ts';
-import { updateStage } from './update.ts';
+import { type UpdateInput, updateStage } from './update.ts';
+import { type KeptRows, keepRows, updateInputOf } from './kept-rows.ts';
 import { policyLag } from './async-schedule.ts';
 import { truncatedImportanceSampling } from './off-policy.ts';
 import { resolveEnvConfig } from '../envs/index.ts';
-import type { Policy } from '../policy/engine/policy.ts';
-import type { TrainBatch } from '../policy/programs/batch.ts';
+import type { PolicyHandle, Trainer } from '../policy/engine/handle.ts';
 import type { ChatFormat, TemplateName } from '../agent/index.ts';
 import type { RunText } from './run-model.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
@@ -27,12 +28,16 @@ import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.
 import { agentRollout, agentRolloutSpec } from '../gateway/agent-rollout.ts';
 import { collapseMetrics, type CollapseProbe } from './collapse-metrics.ts';
 import { collapseDue, collapseProbe, type Scorer } from './collapse-probe.ts';
+import {
+  ASYNC_POLICY_LAG, BATCH_TRAINED_TRAJECTORIES, BATCH_TRUNCATED, VALUES_EXPLAINED_VARIANCE, valMetric,
+} from './metric-names.ts';
 
-export interface IterationModels {
-  actor: Policy;
-  critic: Policy | null;
+/** A run's models: in-process Policies or PolicyEngines (`P`), which the stages use alike. */
+export interface IterationModels<P extends PolicyHandle = PolicyHandle> {
+  actor: P;
+  critic: P | null;
   /** Frozen reference for the KL term (null when klCoef = 0). */
-  ref: Policy | null;
+  ref: P | null;
 }
 
 export interface IterationResult {
@@ -83,7 +88,9 @@ class Stopwatch {
   }
 }
 
-/** Per-token [rows, T] model outputs for the trained rows (in the order of `trainedRows`), aligned with their tokens. */
+/**
+ * Per-token [rows, T] model outputs for the trained rows (in the order of `trainedRows`), aligned with their tokens.
+ */
 export interface ScoredBatch {
   /** Old log-probs: recomputed by the actor, or the rollout's sampling log-probs (oldLogprobs = behaviour). */
   logprobs: Float32Array;
@@ -123,10 +130,8 @@ export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed 
 export async function scoreStage(
   c: RlConfig, all: AssembledBatch, rows: readonly number[], models: IterationModels,
 ): Promise<ScoredBatch> {
-  const T = all.batch.T;
-  const behaviour = takeRows(all.samplingLogprobs, T, rows);
+  const { behaviour, tokens } = keepRows(all, rows);
   if (rows.length === 0) return { logprobs: behaviour, metrics: {} };
-  const tokens = takeTokenRows(all.tokens, rows, takeRows(all.tokens.lossMask, T, rows));
   const recompute = c.oldLogprobs === 'recompute';
   const logprobs = recompute ? (await models.actor.score(tokens, c.trainTemperature)).logprobs! : behaviour;
   const values = models.critic ? (await models.critic.score(tokens)).values : undefined;
@@ -160,23 +165,25 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
   });
 }
 
+/** Stage (pure): DAPO's plan after `tries` rounds: enough groups whose returns differ, or how many more to play. */
+export function samplingPlan(c: RlConfig, trajectories: readonly Trajectory[], tries: number): DynamicSamplingPlan {
+  return planDynamicSampling({
+    trajectories: trajectories.map(trajectoryRecord), targetGroups: c.envGroups, tries,
+    maxTries: c.dynamicSamplingMaxTries,
+  });
+}
+
 /**
  * The rollout of an iteration, with DAPO dynamic sampling when configured: groups whose returns are all
  * equal carry no signal, so more groups (new seeds) are played, up to dynamicSamplingMaxTries rounds.
  */
 export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
   tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number> }> {
-  const trajectories = await rolloutStage(c, iteration, actor, text, undefined, tools);
-  if (!c.dynamicSampling) return { trajectories, metrics: {} };
-  for (let tries = 1; ; tries++) {
-    const plan = planDynamicSampling({
-      trajectories: trajectories.map(trajectoryRecord), targetGroups: c.envGroups, tries, maxTries: c.dynamicSamplingMaxTries,
-    });
-    if (plan.action !== 'sample-more') return { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics };
-    const next = 1 + Math.max(...trajectories.map((t) => t.group));
-    const extra = Array.from({ length: plan.groupsNeeded }, (_, k) => next + k);
-    trajectories.push(...(await rolloutStage(c, iteration, actor, text, extra, tools)));
-  }
+  const trajectories: Trajectory[] = [];
+  const play = async (groups: number[]) =>
+    void trajectories.push(...await rolloutStage(c, iteration, actor, text, groups, tools));
+  const plan = await sampleRounds(c, play, (tries) => samplingPlan(c, trajectories, tries));
+  return plan ? { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics } : { trajectories, metrics: {} };
 }
 
 /** The kept rows' old (training policy's) and behaviour (sampling) log-probs, [rows, T] each. */
@@ -204,16 +211,48 @@ export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32A
   return { ...adv, advantages: tis.advantages, metrics: { ...adv.metrics, ...tis.metrics } };
 }
 
-/** The schedule's own metric: async/policy_lag, updates between the behaviour and the training policy (asynchronous runs only). */
+/**
+ * The schedule's own metric: async/policy_lag, updates between the behaviour and the training
+ * policy (asynchronous runs only).
+ */
 export function scheduleMetrics(c: RlConfig, iteration: number): Record<string, number> {
-  return c.asyncStaleness === 0 ? {} : { 'async/policy_lag': policyLag(c.asyncStaleness, iteration) };
+  return c.asyncStaleness === 0 ? {} : { [ASYNC_POLICY_LAG]: policyLag(c.asyncStaleness, iteration) };
 }
 
-/** The rows `rows` of a token batch, with every per-token array cut the same way. */
-export function takeTokenRows(tokens: TrainBatch, rows: readonly number[], lossMask: Float32Array): TrainBatch {
-  const T = tokens.seqLen;
-  return { ...tokens, batch: rows.length, tokens: Int32Array.from(takeRows(tokens.tokens, T, rows)),
-    attentionMask: takeRows(tokens.attentionMask, T, rows), lossMask };
+/** What the advantage stage reads: the batch, the kept rows and their scores, and the stages' outputs before it. */
+export interface AdvantageInputs {
+  trajectories: readonly Trajectory[];
+  all: AssembledBatch;
+  kept: KeptRows;
+  /** [B, T] token rewards of the whole batch (placeRewards). */
+  tokenRewards: Float32Array;
+  scored: ScoredBatch;
+  filtered: FilterOutput;
+  /** The DAPO sampling plan's metrics ({} without dynamic sampling). */
+  samplingMetrics: Record<string, number>;
+  collapse: CollapseProbe | null;
+}
+
+/** Stage: the kept rows' advantages (advantageStage) and the iteration's metrics before the update. */
+export function advantagesAndMetrics(c: RlConfig, iteration: number, s: AdvantageInputs): {
+  adv: AdvantageOutput; metrics: Record<string, number>;
+} {
+  const { kept, scored, filtered } = s;
+  const tokenRewards = takeRows(s.tokenRewards, kept.batch.T, kept.rows);
+  const logprobs = { old: scored.logprobs, behaviour: kept.behaviour };
+  const adv = advantageStage(c, kept.batch, tokenRewards, scored.values, logprobs);
+  const stageMetrics = [s.samplingMetrics, filtered.metrics, scored.metrics, scheduleMetrics(c, iteration)];
+  const metrics = iterationMetrics({
+    c, trajectories: s.trajectories, all: s.all, kept: kept.batch, keptGroupIds: filtered.keptGroupIds,
+    values: scored.values, adv, stageMetrics, collapse: s.collapse,
+  });
+  return { adv, metrics };
+}
+
+/** Stage: the update on the kept rows (updateInputOf), its mini-batches seeded by the iteration. */
+export function updateKeptRows(c: RlConfig, iteration: number, input: UpdateInput,
+  models: { actor: Trainer; critic: Trainer | null }): Promise<Record<string, number>> {
+  return input.tokens.batch === 0 ? Promise.resolve({}) : updateStage(input, models, c, samplingSeed(c, iteration));
 }
 
 /** An iteration's rollout as sampleGroups returns it. */
@@ -233,24 +272,14 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
     ? await clock.time('collapse', () => collapseStage(c, iteration, trajectories, models.actor)) : null;
   const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
   const filtered = await clock.time('filter', () => filterStage(c, all.batch, sampled.informative));
-  const rows = rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds);
-  const scored = await clock.time('score', () => scoreStage(c, all, rows, models));
-  const T = all.batch.T;
-  const batch = selectRows(all.batch, rows);
-  const tokens = takeTokenRows(all.tokens, rows, batch.lossMask);
-  const { values } = scored;
-  const logprobs = { old: scored.logprobs, behaviour: takeRows(all.samplingLogprobs, T, rows) };
-  const adv = await clock.time('advantage', () => advantageStage(c, batch, takeRows(tokenRewards, T, rows), values, logprobs));
-  const train = rows.length === 0 ? {} : await clock.time('update', () => updateStage({
-    tokens, advantages: adv.advantages, oldLogprobs: scored.logprobs, refLogprobs: scored.refLogprobs,
-    returns: adv.returns ?? undefined, oldValues: values,
-  }, models, c, samplingSeed(c, iteration)));
-  const metrics = {
-    ...iterationMetrics({ c, trajectories, all, kept: batch, keptGroupIds: filtered.keptGroupIds, values, adv,
-      stageMetrics: [sampled.metrics, filtered.metrics, scored.metrics, scheduleMetrics(c, iteration)], collapse }),
-    ...train,
-  };
-  return { trajectories, metrics, timingsMs: clock.ms, collapse };
+  const kept = keepRows(all, rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds));
+  const scored = await clock.time('score', () => scoreStage(c, all, kept.rows, models));
+  const { adv, metrics } = await clock.time('advantage', () => advantagesAndMetrics(c, iteration, {
+    trajectories, all, kept, tokenRewards, scored, filtered, samplingMetrics: sampled.metrics, collapse,
+  }));
+  const train = kept.rows.length === 0 ? {} : await clock.time('update', () =>
+    updateKeptRows(c, iteration, updateInputOf(kept, scored, adv), models));
+  return { trajectories, metrics: { ...metrics, ...train }, timingsMs: clock.ms, collapse };
 }
 
 /**
@@ -267,11 +296,11 @@ export function iterationMetrics(m: {
   const entropy = m.all.samplingEntropy ?? undefined;
   return {
     ...batchMetrics({ batch: m.all.batch, keptGroupIds: m.keptGroupIds, passK, entropy }),
-    ...(m.values && m.adv.returns ? { 'values/explained_variance': explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
+    ...(m.values && m.adv.returns ? { [VALUES_EXPLAINED_VARIANCE]: explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
     ...toolMetricsOf(m.c, m.trajectories.map(toolOutcomeOf)),
     ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics, ...(m.collapse ? collapseMetrics(m.collapse) : {}),
-    'batch/trained_trajectories': m.kept.B,
-    'batch/truncated': m.trajectories.filter((t) => t.truncated).length,
+    [BATCH_TRAINED_TRAJECTORIES]: m.kept.B,
+    [BATCH_TRUNCATED]: m.trajectories.filter((t) => t.truncated).length,
   };
 }
 
@@ -289,5 +318,5 @@ export async function runValidation(c: RlConfig, actor: GenerationBackend, text:
     ...batchMetrics({ batch, passK: [...new Set([1, samples])] }),
     ...toolMetricsOf(c, trajectories.map(toolOutcomeOf)),
   };
-  return { trajectories, metrics: Object.fromEntries(Object.entries(m).map(([k, v]) => [`val/${k}`, v])) };
+  return { trajectories, metrics: Object.fromEntries(Object.entries(m).map(([k, v]) => [valMetric(k), v])) };
 }

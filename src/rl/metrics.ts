@@ -18,6 +18,10 @@
 import { type Batch, groupRows, rowsOfGroups, trajectoryReturn } from './batch.ts';
 import { BatchError } from '../errors.ts';
 import { masked, maskedMean, mean, type Numbers, sampleStd, sampleVar, sum } from './stats.ts';
+import {
+  ENTROPY_MEAN, IN_GROUP_STD_ALL, IN_GROUP_STD_KEPT, RESPONSE_LENGTH_MEAN, RETURN_MEAN, RETURN_STD, SUCCESS_RATE,
+  VALUES_EXPLAINED_VARIANCE, passAtKMetric,
+} from './metric-names.ts';
 
 /** Unbiased pass@k (Chen et al. 2021) for n samples with c successes; 1 − Π_{i=n−c+1..n} (1 − k/i). */
 export function passAtK(n: number, c: number, k: number): number {
@@ -57,8 +61,8 @@ export function batchMetrics(input: BatchMetricsInput): Record<string, number> {
     ...lengthMetrics(batch),
     ...actionMetrics(batch),
   };
-  if (values && returns) metrics['values/explained_variance'] = explainedVariance(values, returns, batch.lossMask);
-  if (entropy) metrics['entropy/mean'] = maskedMean(entropy, batch.lossMask);
+  if (values && returns) metrics[VALUES_EXPLAINED_VARIANCE] = explainedVariance(values, returns, batch.lossMask);
+  if (entropy) metrics[ENTROPY_MEAN] = maskedMean(entropy, batch.lossMask);
   return metrics;
 }
 
@@ -77,17 +81,17 @@ function outcomeMetrics(input: BatchMetricsInput): Record<string, number> {
   const groupStd = groups.rows.map((rows) => sampleStd(rows.map((r) => returns[r])));
   const keep = new Set(keptGroupIds ?? groups.ids);
   const out: Record<string, number> = {
-    success_rate: mean(ts.map((t) => (t.success ? 1 : 0))),
-    'return/mean': mean(returns),
-    'return/std': sampleStd(returns),
-    'in_group_std/all': mean(groupStd),
-    'in_group_std/kept': mean(groupStd.filter((_, g) => keep.has(groups.ids[g]))),
+    [SUCCESS_RATE]: mean(ts.map((t) => (t.success ? 1 : 0))),
+    [RETURN_MEAN]: mean(returns),
+    [RETURN_STD]: sampleStd(returns),
+    [IN_GROUP_STD_ALL]: mean(groupStd),
+    [IN_GROUP_STD_KEPT]: mean(groupStd.filter((_, g) => keep.has(groups.ids[g]))),
     'kept/trajectories': rowsOfGroups(ts, [...keep]).length,
   };
   for (const k of passK) {
     const eligible = groups.rows.filter((rows) => rows.length >= k);
     if (eligible.length === 0) continue;
-    out[`pass@${k}`] = mean(eligible.map((rows) => passAtK(rows.length, rows.filter((r) => ts[r].success).length, k)));
+    out[passAtKMetric(k)] = mean(eligible.map((rows) => passAtK(rows.length, rows.filter((r) => ts[r].success).length, k)));
   }
   return out;
 }
@@ -96,7 +100,7 @@ function lengthMetrics(batch: Batch): Record<string, number> {
   const lengths: number[] = [];
   for (let b = 0; b < batch.B; b++) lengths.push(sum(batch.lossMask.subarray(b * batch.T, (b + 1) * batch.T)));
   return {
-    'response_length/mean': mean(lengths),
+    [RESPONSE_LENGTH_MEAN]: mean(lengths),
     'response_length/max': lengths.length === 0 ? 0 : Math.max(...lengths),
     'response_length/min': lengths.length === 0 ? 0 : Math.min(...lengths),
     'turns/mean': mean(batch.trajectories.map((t) => t.turns.length)),

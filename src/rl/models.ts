@@ -1,25 +1,70 @@
+/**
+ * A run's models, one definition for every driver: which models a run has, each one's role and seed, and
+ * how it starts (in-process Policies, or PolicyEngines in worker threads computing the same numbers).
+ */
 import type { ModelConfig } from '../policy/io/config.ts';
+import { PolicyEngine } from '../policy/engine/engine.ts';
+import type { PolicyHandle } from '../policy/engine/handle.ts';
 import { Policy } from '../policy/engine/policy.ts';
+import type { EngineInit } from '../policy/engine/protocol.ts';
+import type { Role } from '../policy/model/layout.ts';
 import { type Provider, probeProvider } from '../policy/engine/session.ts';
 import { ConfigError } from '../errors.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
-import { setPolicyBase, setPolicyState } from './model-state.ts';
 import type { IterationModels } from './iteration.ts';
+import type { ModelName } from './run-checkpoint.ts';
 import { type RunModel, loraOf, pretrainedStates } from './run-model.ts';
 
+/** One model of a run, as either kind starts it; `samples`: it generates (the actor: tokenizer and KV cache). */
+export interface ModelInit {
+  readonly name: ModelName;
+  readonly options: Omit<EngineInit, 'tokenizerFiles'>;
+  readonly samples: boolean;
+}
+
 /**
- * Actor, critic (separate weights, same architecture) and frozen reference, as the config asks. With LoRA
- * all three are LoRA policies on the same base (the reference's adapters are the actor's at the start).
+ * Actor (the run's seed), critic (separate weights, same architecture, seed + 1) and frozen reference (the
+ * actor's seed, so it starts equal to the actor), as the config asks. With LoRA all three are LoRA policies on
+ * the same base (the reference's adapters are the actor's at the start). `roles` 'actor': the actor only.
  */
-export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokenizer): IterationModels {
-  const threads = c.threads > 0 ? c.threads : undefined;
-  const lora = loraOf(c) ?? undefined;
-  const provider = embeddedProvider(c);
-  const actor = new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora, provider, kvCacheBytes: c.kvCacheMb * 2 ** 20 });
-  const critic = c.critic ? new Policy({ config, role: 'critic', seed: c.seed + 1, threads, tokenizer, lora, provider }) : null;
-  const ref = c.klCoef > 0 ? new Policy({ config, role: 'actor', seed: c.seed, threads, tokenizer, lora, provider }) : null;
-  return { actor, critic, ref };
+export function modelInits(c: RlConfig, config: ModelConfig, provider: Provider,
+  roles: 'actor' | 'all' = 'all'): ModelInit[] {
+  const base = { config, threads: c.threads > 0 ? c.threads : undefined, provider, lora: loraOf(c) ?? undefined };
+  const all = roles === 'all';
+  const kvCacheBytes = c.kvCacheMb * 2 ** 20;
+  const model = (name: ModelName, role: Role, seed: number, samples = false): ModelInit =>
+    ({ name, samples, options: { ...base, role, seed, ...(samples && { kvCacheBytes }) } });
+  const inits = [model('actor', 'actor', c.seed, true)];
+  if (all && c.critic) inits.push(model('critic', 'critic', c.seed + 1));
+  if (all && c.klCoef > 0) inits.push(model('ref', 'actor', c.seed));
+  return inits;
+}
+
+function collect<P extends PolicyHandle>(inits: readonly ModelInit[], made: readonly P[]): IterationModels<P> {
+  const of = (name: ModelName): P | null => made[inits.findIndex((i) => i.name === name)] ?? null;
+  return { actor: of('actor')!, critic: of('critic'), ref: of('ref') };
+}
+
+/** The run's models in-process, on the embedded driver's one provider. */
+export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokenizer): IterationModels<Policy> {
+  const inits = modelInits(c, config, embeddedProvider(c));
+  return collect(inits, inits.map((i) => new Policy({ ...i.options, tokenizer: i.samples ? tokenizer : undefined })));
+}
+
+/** The same models, each in a worker thread (started side by side). */
+export async function startEngineModels(c: RlConfig, run: RunModel, provider = embeddedProvider(c),
+  roles: 'actor' | 'all' = 'all'): Promise<IterationModels<PolicyEngine>> {
+  const inits = modelInits(c, run.modelConfig, provider, roles);
+  const start = (i: ModelInit) =>
+    PolicyEngine.start({ ...i.options, tokenizerFiles: i.samples ? run.assets : undefined });
+  const made = await Promise.all(inits.map(start));
+  return collect(inits, made);
+}
+
+/** The models present, by checkpoint file prefix (what checkpoints save and load). */
+export function namedModels<P extends PolicyHandle>(m: IterationModels<P>): Partial<Record<ModelName, P>> {
+  return { actor: m.actor, ...(m.critic && { critic: m.critic }), ...(m.ref && { ref: m.ref }) };
 }
 
 /**
@@ -51,12 +96,12 @@ export async function closeModels(m: IterationModels): Promise<void> {
  */
 export async function loadPretrained(m: IterationModels, run: RunModel, c: RlConfig, fresh: boolean): Promise<void> {
   if (!run.pretrained || (!run.lora && !fresh)) return;
-  const policies = (['actor', 'critic', 'ref'] as const).flatMap((name) => (m[name] ? [[name, m[name]!] as const] : []));
+  const models = Object.entries(namedModels(m)) as [ModelName, PolicyHandle][];
   if (run.lora) {
     const base = await run.pretrained.readWeights();
-    for (const [, policy] of policies) await setPolicyBase(policy, base);
+    await Promise.all(models.map(([, model]) => model.setBase(base)));
     return;
   }
   const states = await pretrainedStates(run, c.seed + 1);
-  for (const [name, policy] of policies) await setPolicyState(policy, states[name]);
+  await Promise.all(models.map(([name, model]) => model.setState(states[name], { allowMissing: [] })));
 }

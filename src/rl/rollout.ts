@@ -5,11 +5,15 @@
  * Environment state (Episode) and tokens (ContextBuilder) stay in their own modules; this file only
  * moves text and ids between them and the policy. Output is plain serialisable data.
  */
-import { ContextBuilder, Episode, TEMPLATES, type ChatFormat, type TemplateName } from '../agent/index.ts';
+import {
+  ContextBuilder, Episode, TEMPLATES, loggedReturn, signedPenalty, type ChatFormat, type TemplateName,
+} from '../agent/index.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
 import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
 import type { ToolCallRecord } from '../tools/types.ts';
+import type { Turn } from '../events/index.ts';
+import { mixSeed } from '../random/mix-seed.ts';
 
 /** What a rollout needs from a policy: batched generation with per-token log-probs (a scripted policy in tests). */
 export interface GenerationBackend {
@@ -25,20 +29,19 @@ export interface GenerationBackend {
   }): Promise<{ tokens: number[]; logprobs: number[]; entropies?: number[]; finishReason: 'stop' | 'length' }[]>;
 }
 
-export interface RolloutTurn {
-  observation: string;
-  response: string;
-  actions: string[];
-  executed: string[];
+/**
+ * A turn as the rollout records it: the logged turn (events/types.ts Turn, one set of names for both),
+ * with what the log leaves out (the parsed actions, how many pieces the answer proposed, where the reward
+ * goes in the tokens) and the tool calls as the tools run them; the log keeps executedActions.length as
+ * actionsValid.
+ */
+export interface RolloutTurn extends Omit<Turn, 'actionsValid' | 'toolCalls'> {
+  /** The actions the parser read from the response (after truncation to the per-turn budget). */
+  parsedActions: string[];
+  /** Parsed actions plus the pieces the parser could not match. */
   actionsProposed: number;
-  actionsEffective: number;
-  envReward: number;
-  formatPenalty: number;
   /** Token index of the turn's last model-written token. */
   rewardPosition: number;
-  /** Context length the turn was generated from (prompt + history). */
-  promptTokens: number;
-  responseTokens: number;
   /** The turn's tool calls (tool-integrated rollouts only). */
   toolCalls?: ToolCallRecord[];
 }
@@ -116,9 +119,7 @@ export function withBudget(env: EnvConfig, budget: RolloutSpec['budget']): EnvCo
 
 /** A 32-bit seed per (group, rollout index, turn): a fixed mix, identical on every machine. */
 function episodeSeed(spec: RolloutSpec, l: { group: number; index: number }, turn: number): number {
-  let h = spec.samplingSeed >>> 0;
-  for (const x of [l.group, l.index, turn]) h = Math.imul(h ^ (x + 0x9e3779b9), 0x85ebca6b) >>> 0;
-  return (h ^ (h >>> 15)) >>> 0;
+  return mixSeed(spec.samplingSeed, [l.group, l.index, turn]);
 }
 
 function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
@@ -127,7 +128,7 @@ function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
   const live: Live[] = [];
   spec.seeds.forEach((seed, group) => {
     for (let index = 0; index < spec.groupSize; index++) {
-      const episode = new Episode(createEnv(env), env, template, { formatPenalty: -(spec.formatPenalty ?? -0.1) });
+      const episode = new Episode(createEnv(env), env, template, { formatPenalty: spec.formatPenalty });
       const ctx = new ContextBuilder(tokenizer, spec.chat);
       for (const message of episode.start(seed)) ctx.addMessage(message);
       live.push({ group: spec.groupIds?.[group] ?? group, seed, index, episode, ctx, sampled: [], truncated: false });
@@ -176,16 +177,18 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   const entropy = l.sampled.every((s) => s.entropies) ? new Array<number>(built.ids.length).fill(0) : undefined;
   if (entropy) for (const { start, entropies } of l.sampled) entropies!.forEach((h, i) => { entropy[start + i] = h; });
   const turns = l.episode.turns.map((t, k): RolloutTurn => ({
-    observation: t.anchor, response: t.response, actions: t.parsed.actions, executed: t.executed,
-    actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.effective,
-    envReward: t.envReward, formatPenalty: -t.formatPenalty, rewardPosition: built.turnEnds[k], promptTokens: l.sampled[k].start,
+    observation: t.observation, response: t.response, parsedActions: t.parsed.actions,
+    executedActions: t.executedActions,
+    actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.actionsEffective,
+    envReward: t.envReward, formatPenalty: signedPenalty(t.penaltyCharged), rewardPosition: built.turnEnds[k],
+    promptTokens: l.sampled[k].start,
     responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
     ...(l.sampled[k].toolCalls ? { toolCalls: l.sampled[k].toolCalls } : {}),
   }));
   return {
     group: l.group, index: l.index, env: spec.env.type, seed: l.seed, ids: built.ids, mask: built.mask, roles: built.roles,
     logprobs, ...(entropy ? { entropy } : {}), turns, promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
-    return: turns.reduce((s, t) => s + t.envReward + t.formatPenalty, 0), success: l.episode.success, truncated: l.truncated,
+    return: loggedReturn(turns), success: l.episode.success, truncated: l.truncated,
   };
 }
 

@@ -1,8 +1,8 @@
 /**
- * A run's checkpoint: every model (actor, critic, frozen reference) saved with io/checkpoint.ts into
- * a scratch directory, then pushed to the checkpoint store as flat files `<model>.<file>` plus
- * `trainer.json` (iteration, echo-trap state). The store writes its manifest last and verifies
- * every hash on load, so a half-written or damaged checkpoint is never resumed from.
+ * A run's checkpoint, the one codec of both drivers: every model (actor, critic, frozen reference; in-process
+ * or engines alike) saved with io/checkpoint.ts into a scratch directory, then pushed to the checkpoint store
+ * as flat files `<model>.<file>` plus `trainer.json` (iteration, echo-trap state). The store writes its
+ * manifest last and verifies every hash on load, so a half-written or damaged checkpoint is never resumed from.
  */
 import { mkdtemp, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,14 +10,18 @@ import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
-import { type AnyPolicy, getPolicyState, setPolicyState } from './model-state.ts';
-import type { CheckpointStore, SavedCheckpoint } from '../storage/index.ts';
+import type { PolicyHandle } from '../policy/engine/handle.ts';
+import {
+  CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type RetentionPolicy, type SavedCheckpoint,
+} from '../storage/index.ts';
+import type { RlConfig } from './config.ts';
 import { ConfigError } from '../errors.ts';
 import type { CollapseAction } from './collapse-action.ts';
+import { EchoTrapDetector } from './echo-trap.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
-/** In-process Policies, or PolicyEngines (an asynchronous embedded run's trainer): the files are the same. */
-export type Models = Partial<Record<ModelName, AnyPolicy>>;
+/** In-process Policies or PolicyEngines (durable workers, an asynchronous embedded run's trainer): same files. */
+export type Models = Partial<Record<ModelName, PolicyHandle>>;
 
 /** Where a checkpoint lives within a run. */
 export interface CheckpointRef {
@@ -49,6 +53,14 @@ export function trainerState(iteration: number, echoTrap: unknown, forks: number
   };
 }
 
+/** Which checkpoints a run keeps (applyRetention after each one is written). */
+export const retentionOf = (c: RlConfig): RetentionPolicy =>
+  ({ keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+
+/** The Echo-Trap detector as a checkpoint's trainer state left it. */
+export const detectorOf = (state: TrainerState): EchoTrapDetector =>
+  EchoTrapDetector.fromJSON(state.echoTrap as Parameters<typeof EchoTrapDetector.fromJSON>[0]);
+
 /** Runs `fn` with a fresh scratch directory that is removed afterwards, whatever happens. */
 export async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'starpo-ckpt-'));
@@ -59,14 +71,17 @@ export async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T
   }
 }
 
-/** `assets`: the tokenizer files (and chat template, generation config) saved beside the actor's weights. */
-export async function saveRunCheckpoint(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
+/**
+ * Saves every model's state (the reference model without optimizer moments, one model at a time) and the
+ * trainer state. `assets`: the tokenizer files (and chat template, generation config) saved beside the actor's weights.
+ */
+export async function saveRunCheckpoint(store: CheckpointStore, ids: CheckpointId,
   models: Models, config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
     const files: { name: string; path: string }[] = [];
-    for (const [name, policy] of Object.entries(models) as [ModelName, AnyPolicy][]) {
+    for (const [name, policy] of Object.entries(models) as [ModelName, PolicyHandle][]) {
       const modelDir = join(dir, name);
-      const state = await getPolicyState(policy, name !== 'ref');
+      const state = await policy.getState(name !== 'ref');
       await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} });
       for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
     }
@@ -88,41 +103,66 @@ export function checkAssets(saved: Readonly<Record<string, string>>, expected: R
 }
 
 /**
- * Loads a verified checkpoint into the given policies and returns the trainer state. `expectedAssets`:
- * the run's files (RunModel.assets) the actor's saved ones must equal.
+ * Loads a verified checkpoint into the given models (only their files are read: a rollout worker never
+ * downloads the critic) and returns the trainer state. `expectedAssets`: the run's files (RunModel.assets)
+ * the actor's saved ones must equal.
  */
-export async function loadRunCheckpoint(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
-  models: Models, expectedAssets?: Readonly<Record<string, string>>): Promise<TrainerState> {
+export async function loadRunCheckpoint(store: CheckpointStore, ids: CheckpointId, models: Models,
+  expectedAssets?: Readonly<Record<string, string>>): Promise<TrainerState> {
+  const named = Object.entries(models) as [ModelName, PolicyHandle][];
+  return readCheckpoint(store, ids, named.map(([name]) => name), expectedAssets, async (name, ckpt) => {
+    const policy = named.find(([n]) => n === name)![1];
+    await policy.setState({ weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step }, { allowMissing: [] });
+  });
+}
+
+/** The actor's weights of a checkpoint (only its files are read), for a rollout engine: no optimizer state. */
+export async function loadActorState(store: CheckpointStore, ids: CheckpointId,
+  expectedAssets?: Readonly<Record<string, string>>): Promise<PolicyState> {
+  let state: PolicyState | null = null;
+  await readCheckpoint(store, ids, ['actor'], expectedAssets, async (_, ckpt) => {
+    state = { weights: ckpt.weights, optimizer: null, step: ckpt.step };
+  });
+  return state!;
+}
+
+/**
+ * Downloads the files of the `names` models and trainer.json (each verified against the manifest's hash), hands
+ * each model's checkpoint to `use` in turn, and returns the trainer state.
+ */
+async function readCheckpoint(store: CheckpointStore, ids: CheckpointId, names: readonly ModelName[],
+  expectedAssets: Readonly<Record<string, string>> | undefined,
+  use: (name: ModelName, ckpt: Awaited<ReturnType<typeof loadCheckpoint>>) => Promise<void>): Promise<TrainerState> {
+  const { manifest } = await store.load(ids.runId, ids.lineageId, ids.iteration, { only: [] });
+  const only = manifest.files.map((f) => f.name)
+    .filter((f) => f === 'trainer.json' || names.some((n) => f.startsWith(`${n}.`)));
   return withScratch(async (dir) => {
     const flat = join(dir, 'flat');
-    await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat });
-    for (const [name, policy] of Object.entries(models) as [ModelName, AnyPolicy][]) {
+    await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat, only });
+    for (const name of names) {
       const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
-      await setPolicyState(policy, { weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step });
+      await use(name, ckpt);
     }
     return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;
   });
 }
 
-/** Moves the files `<name>.<file>` of a loaded checkpoint (in `flat`) into `<dir>/<name>/<file>`; returns that directory. */
-export async function modelDirectory(flat: string, dir: string, name: ModelName): Promise<string> {
+/**
+ * Moves the files `<name>.<file>` of a loaded checkpoint (in `flat`) into
+ * `<dir>/<name>/<file>`; returns that directory.
+ */
+async function modelDirectory(flat: string, dir: string, name: ModelName): Promise<string> {
   const modelDir = join(dir, name);
   await mkdir(modelDir);
   for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
   return modelDir;
 }
 
-/** The actor's weights of a checkpoint (only its files are read), for a rollout engine: no optimizer state. */
-export async function loadActorState(store: CheckpointStore, ids: { runId: string; lineageId: string; iteration: number },
-  expectedAssets?: Readonly<Record<string, string>>): Promise<PolicyState> {
-  const { manifest } = await store.load(ids.runId, ids.lineageId, ids.iteration, { only: [] });
-  const only = manifest.files.map((f) => f.name).filter((f) => f.startsWith('actor.'));
-  return withScratch(async (dir) => {
-    const flat = join(dir, 'flat');
-    await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat, only });
-    const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, 'actor'));
-    if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
-    return { weights: ckpt.weights, optimizer: null, step: ckpt.step };
+/** Whether the checkpoint is committed (its manifest is visible); store failures propagate. */
+export async function checkpointExists(store: CheckpointStore, id: CheckpointId): Promise<boolean> {
+  return store.load(id.runId, id.lineageId, id.iteration, { only: [] }).then(() => true, (err: unknown) => {
+    if (err instanceof CheckpointNotFoundError) return false;
+    throw err;
   });
 }

@@ -1,9 +1,17 @@
 /** Building the Avro events of a run from trainer data (src/events/types.ts mirrors schemas/*.avsc). */
-import type { CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, TrajectoryEvent } from '../events/index.ts';
+import type {
+  CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, LineageStart, RunEvent, TrajectoryEvent,
+} from '../events/index.ts';
 import type { SavedCheckpoint } from '../storage/index.ts';
+import { canonicalConfigJSON, type RlConfig } from './config.ts';
 import type { EchoTrapWarning as Warning } from './echo-trap.ts';
 import type { Trajectory } from './rollout.ts';
+import { runEnvConfig } from './run-env.ts';
+import { envSpecId } from '../envs/index.ts';
 import { toolCallEvents } from '../tools/events.ts';
+import {
+  ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, RETURN_MEAN, RETURN_STD, SUCCESS_RATE, VAL_SUCCESS_RATE,
+} from './metric-names.ts';
 
 type Ids = { runId: string; lineageId: string };
 
@@ -16,8 +24,9 @@ export function trajectoryEvents(ids: Ids, iteration: number, policyVersion: num
     extras: { ...t.extras, ...(t.truncated ? { truncated: 'true' } : {}) } as Record<string, string>,
     tokenIds: t.ids, tokenRoles: t.roles.join(''),
     turns: t.turns.map((turn) => ({
-      observation: turn.observation, response: turn.response, actions: turn.executed, envReward: turn.envReward,
-      formatPenalty: turn.formatPenalty, validActions: turn.executed.length, effectiveActions: turn.actionsEffective,
+      observation: turn.observation, response: turn.response, executedActions: turn.executedActions,
+      envReward: turn.envReward, formatPenalty: turn.formatPenalty, actionsValid: turn.executedActions.length,
+      actionsEffective: turn.actionsEffective,
       promptTokens: turn.promptTokens, responseTokens: turn.responseTokens, toolCalls: toolCallEvents(turn.toolCalls),
     })),
   }));
@@ -33,16 +42,45 @@ export function iterationEvent(ids: Ids, iteration: number, metrics: Record<stri
   timingsMs: Record<string, number>, startedAt: Date, extras: IterationRecordExtras): IterationEvent {
   const finite = Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
   return {
-    kind: 'iteration', ...ids, iteration, successRateTrain: metrics.success_rate ?? 0,
-    successRateVal: metrics['val/success_rate'] ?? null, returnMean: metrics['return/mean'] ?? 0,
-    returnStd: metrics['return/std'] ?? 0, inGroupReturnStd: metrics['in_group_std/all'] ?? 0,
-    entropy: metrics['entropy/mean'] ?? 0, gradNorm: metrics['actor/grad_norm'] ?? 0, metrics: finite,
+    kind: 'iteration', ...ids, iteration, successRateTrain: metrics[SUCCESS_RATE] ?? 0,
+    successRateVal: metrics[VAL_SUCCESS_RATE] ?? null, returnMean: metrics[RETURN_MEAN] ?? 0,
+    returnStd: metrics[RETURN_STD] ?? 0, inGroupReturnStd: metrics[IN_GROUP_STD_ALL] ?? 0,
+    entropy: metrics[ENTROPY_MEAN] ?? 0, gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0, metrics: finite,
     stageTimingsMs: timingsMs, envSpecId: extras.envSpecId, collapse: extras.collapse, startedAt, finishedAt: new Date(),
   };
 }
 
+/** What an iteration reports once it is done (training and validation metrics, stage timings, probe, warning). */
+export interface FinishedIteration {
+  iteration: number;
+  metrics: Record<string, number>;
+  timingsMs: Record<string, number>;
+  startedAt: Date;
+  collapse: CollapseProbe | null;
+  warning: Warning | null;
+}
+
+/** The iteration's IterationEvent and, when the detector fired, its warning: what both drivers publish. */
+export function iterationEvents(c: RlConfig, ids: Ids, r: FinishedIteration): (IterationEvent | EchoTrapWarning)[] {
+  const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: r.collapse };
+  return [
+    iterationEvent(ids, r.iteration, r.metrics, r.timingsMs, r.startedAt, extras),
+    ...(r.warning ? [warningEvent(ids, r.warning)] : []),
+  ];
+}
+
 export function warningEvent(ids: Ids, w: Warning): EchoTrapWarning {
   return { kind: 'echo-trap', ...ids, iteration: w.iteration, evidence: w.evidence, message: w.message, detectedAt: new Date() };
+}
+
+/** The RunEvent that opens lineage `start` (STARTED, RESUMED or FORKED) of a run trained with config `c`. */
+export function runEvent(runId: string, c: RlConfig, start: LineageStart, action: RunEvent['action'],
+  reason: string | null): RunEvent {
+  return {
+    kind: 'run', runId, lineageId: start.lineageId, action, parentLineageId: start.parentLineageId,
+    fromIteration: start.fromIteration, reason, forks: start.forks ?? 0, configJson: canonicalConfigJSON(c),
+    at: new Date(),
+  };
 }
 
 export function checkpointEvent(saved: SavedCheckpoint): CheckpointEvent {

@@ -4,7 +4,7 @@
  * tokens the agent would have written — the same engine and loss mask as RL.
  */
 import { expertEpisode, tokenizeMessages, type ExpertRecord, type TemplateName } from '../agent/index.ts';
-import type { Policy } from '../policy/engine/policy.ts';
+import type { Trainer } from '../policy/engine/handle.ts';
 import type { RlConfig } from './config.ts';
 import { runEnvConfig } from './run-env.ts';
 import { padSequences } from './assemble.ts';
@@ -68,7 +68,8 @@ function plainDemonstration(record: ExpertRecord, text: RunText): Demonstration 
 }
 
 /** Runs sftSteps cross-entropy steps over the demonstrations (in order, cycling); returns summary metrics. */
-export async function sftWarmup(c: RlConfig, actor: Policy, text: RunText, code?: CodeRunner): Promise<Record<string, number>> {
+export async function sftWarmup(c: RlConfig, actor: Trainer, text: RunText,
+  code?: CodeRunner): Promise<Record<string, number>> {
   if (c.sftSteps === 0) return {};
   const demos = await demonstrations(c, text, code);
   if (demos.length === 0) return { 'sft/episodes': 0 };

@@ -6,10 +6,11 @@
 import type { RlConfig } from './config.ts';
 import { takeRows } from './batch.ts';
 import { Prng } from '../envs/prng.ts';
-import type { Policy } from '../policy/engine/policy.ts';
+import type { Trainer } from '../policy/engine/handle.ts';
 import type { AdamWSpec } from '../policy/programs/adamw.ts';
 import type { TrainBatch } from '../policy/programs/batch.ts';
 import type { LossSpec } from '../policy/programs/loss.ts';
+import { modelMetric } from './metric-names.ts';
 
 /** Everything the update reads, per token [B, T], for the rows being trained. */
 export interface UpdateInput {
@@ -63,13 +64,14 @@ function slice(input: UpdateInput, rows: readonly number[]): TrainBatch {
   };
 }
 
-function meanMetrics(all: Record<string, number>[], prefix: string): Record<string, number> {
+function meanMetrics(all: Record<string, number>[], model: 'actor' | 'critic'): Record<string, number> {
   const sums: Record<string, number> = {};
   for (const m of all) for (const [k, v] of Object.entries(m)) sums[k] = (sums[k] ?? 0) + v;
-  return Object.fromEntries(Object.entries(sums).map(([k, v]) => [`${prefix}/${k}`, k === 'skipped' ? v : v / all.length]));
+  const meanOf = (k: string, v: number) => (k === 'skipped' ? v : v / all.length);
+  return Object.fromEntries(Object.entries(sums).map(([k, v]) => [modelMetric(model, k), meanOf(k, v)]));
 }
 
-export async function updateStage(input: UpdateInput, models: { actor: Policy; critic: Policy | null },
+export async function updateStage(input: UpdateInput, models: { actor: Trainer; critic: Trainer | null },
   c: RlConfig, seed: number): Promise<Record<string, number>> {
   const batches = miniBatches(input.tokens.batch, c.miniBatchSize, c.ppoEpochs, seed);
   const metrics: Record<string, number> = {};

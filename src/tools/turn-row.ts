@@ -26,7 +26,9 @@ export interface ToolGeneration {
   mask: number[];
   /** Sampling log-prob of each model-written id; 0 on tool-result ids. */
   logprobs: number[];
-  /** Entropy of each model-written id's sampling distribution, 0 on tool-result ids; absent when a round reported none. */
+  /**
+   * Entropy of each model-written id's sampling distribution, 0 on tool-result ids; absent when a round reported none.
+   */
   entropies?: number[];
   /** 'stop': the tokens end with the turn stop the model wrote; 'length': cut at a budget. */
   finishReason: 'stop' | 'length';

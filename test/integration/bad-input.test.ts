@@ -77,7 +77,8 @@ test('a model whose parameters cannot fit in memory is refused with its size', (
   const r = starpo(['train', '--runs-dir', unwritten, '--set', 'modelLayers=64', '--set', 'modelHidden=16384']);
   assert.equal(r.status, 1);
   assert.equal(r.line, 'starpo: config modelHidden — a 52.1B-parameter model (64 layers, hidden 16384, ffn 192, vocab 106) ' +
-    `needs at least 1.1 TiB for its weights and optimizer state, more than this machine's ${formatBytes(totalmem())} of memory`);
+    "needs at least 1.1 TiB for its weights and optimizer state, more than this machine's " +
+      `${formatBytes(totalmem())} of memory`);
   assert.equal(existsSync(unwritten), false);
 });
 
@@ -119,8 +120,8 @@ test('a checkpoint missing its optimizer file is a clear error', () => {
   rmSync(join(dir, 'actor.training_state.safetensors'));
   const r = starpo(['train', '--resume', run]);
   assert.equal(r.status, 1);
-  assert.equal(r.line, `starpo: checkpoint no-optimizer/main@2 — file actor.training_state.safetensors is listed in its ` +
-    `manifest but missing from ${dir}/; an earlier checkpoint k still resumes: starpo resume <run> --from-iteration k`);
+  assert.equal(r.line, 'starpo: checkpoint no-optimizer/main@2 — file actor.training_state.safetensors is listed in its manifest ' +
+    `but missing from ${dir}/; an earlier checkpoint k still resumes: starpo resume <run> --from-iteration k`);
 });
 
 test('file-system errors name the operation and the path: a full disk, a read-only runs directory', (t) => {
@@ -128,7 +129,8 @@ test('file-system errors name the operation and the path: a full disk, a read-on
   const mnt = join(scratch, 'mnt');
   mkdirSync(mnt);
   const cli = (args: string) => `"${process.execPath}" "${BIN}" ${args} 2>&1 | tail -n 1`;
-  const script = `mount -t tmpfs -o size=256k tmpfs "${mnt}" && ${cli(`train --env bandit --set sftSteps=0 --runs-dir "${mnt}/runs"`)}` +
+  const script = `mount -t tmpfs -o size=256k tmpfs "${mnt}" && ` +
+    cli(`train --env bandit --set sftSteps=0 --runs-dir "${mnt}/runs"`) +
     ` && mount -o remount,ro "${mnt}" && ${cli(`train --env bandit --runs-dir "${mnt}/new"`)}`;
   const [full, readOnly] = spawnSync('unshare', ['-m', 'sh', '-c', script], { encoding: 'utf8', cwd: scratch }).stdout.trim().split('\n');
   assert.match(full, new RegExp(`^starpo: cannot write ${mnt}/runs/[^/]+/checkpoints/main/\\.00000000\\.tmp-[0-9a-f-]+/` +
@@ -163,9 +165,9 @@ test('a run killed during its warm-start is started over with --restart, which -
   warming.kill('SIGKILL');
   await exited(warming);
   const resume = starpo(['train', '--resume', run]);
-  assert.deepEqual([resume.status, resume.line], [1, 'starpo: config resume — run warm has no checkpoint: it stopped before ' +
-    'its warm-start finished; start it over with the options it was started with and --restart (starpo train --restart ' +
-    '--run-id warm …)']);
+  assert.deepEqual([resume.status, resume.line], [1, 'starpo: config resume — run warm has no checkpoint: ' +
+    'it stopped before its warm-start finished; start it over with the options it was started with ' +
+    'and --restart (starpo train --restart --run-id warm …)']);
   const again = ['train', '--run-id', 'warm', '--runs-dir', runs, ...sets([...SMALL, 'iterations=1'])];
   assert.equal(starpo(again).line, `starpo: config runId — run warm already exists in ${runs}; continue it with --resume`);
   const restarted = starpo([...again, '--restart']);

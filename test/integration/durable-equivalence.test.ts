@@ -22,7 +22,8 @@ const config = resolveConfig({ preset: 'starpo-s', overrides: [...TINY, 'filterF
   'lrCritic=1e-3', 'klCoef=0.001', 'sftSteps=2', 'sftEpisodes=8', 'sftBatchSize=4'] });
 // DAPO: dynamic sampling plays extra rounds of groups (an untrained model's returns are all equal).
 const dapo = resolveConfig({ preset: 'dapo', overrides: [...TINY, 'miniBatchSize=8', 'dynamicSamplingMaxTries=3', 'valSamples=2'] });
-// Tools: the warm-start's demonstrations and the rollouts call the worker's sandbox; OTC rescores whole groups per shard.
+// Tools: the warm-start's demonstrations and the rollouts call the worker's sandbox; OTC
+// rescores whole groups per shard.
 const tools = resolveConfig({ preset: 'grpo', overrides: [
   'env=toolmath-multiply', 'template=compact', 'tools=code-inline', 'toolReward=otc', 'toolMaxCalls=2', 'sftExtraToolCalls=1',
   'envGroups=4', 'groupSize=4', 'iterations=2', 'threads=1', 'valSeeds=4', 'valEvery=2', 'modelLayers=1', 'modelHidden=32',
@@ -136,7 +137,8 @@ test('an asynchronous run (staleness 1, TIS, rollouts carried across continue-as
   assert.ok(metricsOf(durable).every((m) => m['tis/ratio_mean'] > 0));
 });
 
-test('an asynchronous durable run stopped after iteration 2 resumes as a new lineage playing the versions checkpoint 2 names', { timeout: 300_000 }, async () => {
+test('an asynchronous durable run stopped after iteration 2 resumes as a new lineage ' +
+  'playing the versions checkpoint 2 names', { timeout: 300_000 }, async () => {
   const { root, embedded } = await embeddedRun(asyncConfig);
   const stack = await startLocalStack({ label: 'async-resume' });
   try {

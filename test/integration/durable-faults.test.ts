@@ -124,7 +124,8 @@ test('a Kafka broker that stays down fails the activity retryably, with a clear 
   const stack = await startLocalStack({ label: 'nokafka' });
   try {
     const t0 = Date.now();
-    const down = { ...stack.events, brokers: ['127.0.0.1:1'] }; // nothing listens there: a broker that never comes back
+    // nothing listens there: a broker that never comes back
+    const down = { ...stack.events, brokers: ['127.0.0.1:1'] };
     const { handle } = await submit(stack, tiny(1), { maxAttempts: 2 }, { events: down });
     const failure = await activityFailure(handle);
     assert.equal(failure.nonRetryable, false);

@@ -35,7 +35,8 @@ test('pause holds a run at an iteration boundary, resume continues it, stop ends
     await sleep(1500);
     assert.equal((await progress(handle)).iteration, paused.iteration, 'no iteration runs while paused');
     const lines = statusLines(runId, await runStatus(runId, { client: stack.client }));
-    assert.match(lines[0], new RegExp(`^run ${runId}: workflow starpo-${runId} RUNNING; lineage main; iteration ${paused.iteration}/20; stage paused \\(paused\\)`));
+    assert.match(lines[0], new RegExp(`^run ${runId}: workflow starpo-${runId} RUNNING; lineage main; iteration ${paused.iteration}/20; ` +
+      'stage paused \\(paused\\)'));
     await handle.signal(SIGNALS.resume);
     await until(handle, (p) => p.iteration > paused.iteration);
     await handle.signal(SIGNALS.stop);

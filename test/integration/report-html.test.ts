@@ -27,7 +27,7 @@ import { assertTokenViewMatches, textOf } from '../unit/report/token-view.ts';
 const root = mkdtempSync(join(tmpdir(), 'starpo-report-html-'));
 const html = join(root, 'out', 'report.html');
 const pngDir = join(root, 'out', 'charts');
-let events: StarpoEvent[] = [];
+const events: StarpoEvent[] = [];
 
 const config = resolveConfig({
   preset: 'starpo-s',
@@ -83,8 +83,11 @@ test('the report loads with no console error or network request; each chart has 
     assert.deepEqual(charts.find((c) => c.id === 'value-loss')!.points, { critic: 3 });
     for (const c of charts) assert.deepEqual(c.markers, [2], `${c.id} lacks the echo-trap mark`);
     // The drawn Chart.js objects hold the same data as the DOM says.
-    const drawn = await page.evaluate(() => Object.fromEntries(Object.entries((globalThis as any).starpoReport.charts)
-      .map(([id, chart]: [string, any]) => [id, chart.data.datasets.map((d: any) => d.data.length)])));
+    const drawn = await page.evaluate(() => {
+      type Drawn = { data: { datasets: { data: unknown[] }[] } };
+      const { charts } = (globalThis as unknown as { starpoReport: { charts: Record<string, Drawn> } }).starpoReport;
+      return Object.fromEntries(Object.entries(charts).map(([id, c]) => [id, c.data.datasets.map((d) => d.data.length)]));
+    });
     assert.deepEqual(drawn.success, [3, 2, 2]);
     assert.deepEqual(errors, []);
   });
@@ -119,7 +122,8 @@ test('the trajectory browser shows the grid, response and actions of a chosen tr
   });
 });
 
-test('the token view shows the trajectory\'s tokens as logged: owners, loss only on the model\'s, the compact \'>\' as template', T120,
+test("the token view shows the trajectory's tokens as logged: owners, loss only on the model's, " +
+  "the compact '>' as template", T120,
   async (t) => {
     // In the compact template a turn whose model wrote the stop ("\n") is followed by the observation at once;
     // otherwise the template appends the stop first. One such trajectory is checked too, when the run has one.

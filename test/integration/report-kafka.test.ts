@@ -41,7 +41,8 @@ test('a durable run\'s tokens are decoded with the tokenizer its checkpoint hold
   const saved = await store.save('d', 'main', 1, files);
   assert.match(saved.uri, /^s3:\/\//);
   const ids = chars.encode('Go\n>Up\n');
-  const logged = { ...trajectory(1, 0, 0, 'train', 'd'), tokenIds: ids, tokenRoles: '2200444' };  // the model wrote the stop
+  // the model wrote the stop
+  const logged = { ...trajectory(1, 0, 0, 'train', 'd'), tokenIds: ids, tokenRoles: '2200444' };
   const topic = `report-test-${randomUUID()}`;
   const log = createKafkaEventLog({ topic });
   const config = { env: 'sokoban', iterations: 1, valSeeds: 0, template: 'compact' };

@@ -78,8 +78,8 @@ test('the token logs cost the file a few KiB per trajectory, the strings shared 
   const shown = model.runs[0].trajectories.length;
   const tokens = model.runs[0].trajectories.reduce((n, v) => n + v.tokens!.ids.length, 0);
   const perTrajectory = (full - without) / shown;
-  t.diagnostic(`${shown} trajectories, ${tokens} tokens: +${full - without} bytes (${(perTrajectory / 1024).toFixed(1)} KiB each, `
-    + `${((full - without) / tokens).toFixed(1)} bytes per token)`);
+  t.diagnostic(`${shown} trajectories, ${tokens} tokens: +${full - without} bytes (${(perTrajectory / 1024).toFixed(1)} KiB ` +
+    `each, ${((full - without) / tokens).toFixed(1)} bytes per token)`);
   assert.equal(shown, trajectories.length);
   assert.ok(perTrajectory < 8 * 1024, `${perTrajectory} bytes per trajectory`);
   assert.ok(Object.keys(model.runs[0].tokens.text).length < tokens / 2, 'each string is stored once per run');

@@ -23,9 +23,9 @@ import { ConfigError } from '../../errors.ts';
 import { Policy } from '../../policy/engine/policy.ts';
 import { createSession, defaultThreads, floatTensor, type Session, type Tensor } from '../../policy/engine/session.ts';
 import { grad } from '../../policy/autodiff/grad.ts';
-import { embeddingOptions } from '../../policy/autodiff/rules.ts';
 import { Graph } from '../../policy/graph/graph.ts';
 import * as o from '../../policy/graph/ops.ts';
+import { programOptions } from '../../policy/graph/program-options.ts';
 import { parseModelConfig, type ModelConfig } from '../../policy/io/config.ts';
 import { paramCount } from '../../policy/model/layout.ts';
 import { generateWithoutCache } from '../../policy/engine/recompute.ts';
@@ -234,14 +234,11 @@ async function embeddingGrad(threads: number): Promise<void> {
   for (const V of [256, 32768]) {
     const seconds: Record<string, number> = {};
     for (const mode of ['onehot', 'scatter'] as const) {
-      const saved = embeddingOptions.onehotMaxElements;
-      embeddingOptions.onehotMaxElements = mode === 'onehot' ? Infinity : 0;
-      const g = new Graph();
+      const g = new Graph('float32', programOptions({ onehotMaxElements: mode === 'onehot' ? Infinity : 0 }));
       const table = g.input('table', 'float32', [V, 256]);
       const ids = g.constant(Array.from({ length: 2048 }, (_, i) => (i * 7919) % V), 'int64', [2048]);
       const up = g.input('up', 'float32', [2048, 256]);
       g.output('d', grad(o.reduceSum(o.mul(o.gather(table, ids), up), [0, 1], false), [table])[0]);
-      embeddingOptions.onehotMaxElements = saved;
       const s: Session = await createSession(g, { threads });
       const feeds = {
         table: floatTensor(new Float32Array(V * 256), [V, 256]), up: floatTensor(new Float32Array(2048 * 256).fill(1), [2048, 256]),

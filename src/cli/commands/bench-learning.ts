@@ -17,6 +17,9 @@ import { runEnvConfig } from '../../rl/run-env.ts';
 import { pairedDifference } from '../../rl/stats.ts';
 import { evaluateCheckpoint } from '../../replay/evaluate.ts';
 import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
+import {
+  COLLAPSE_MI_ESTIMATE, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE,
+} from '../../rl/metric-names.ts';
 
 export { LEARNING_CASES, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
 
@@ -89,8 +92,8 @@ export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overr
     const m = r.metrics;
     reports.push(r);
     watch?.(r);
-    curve.push({ iteration: r.iteration, lineageId: r.lineageId, success: m.success_rate, val: m['val/success_rate'],
-      std: m['in_group_std/all'], entropy: m['entropy/mean'], mi: m['collapse/mi_estimate'],
+    curve.push({ iteration: r.iteration, lineageId: r.lineageId, success: m[SUCCESS_RATE], val: m[VAL_SUCCESS_RATE],
+      std: m[IN_GROUP_STD_ALL], entropy: m[ENTROPY_MEAN], mi: m[COLLAPSE_MI_ESTIMATE],
       ...(r.warning ? { warning: r.warning } : {}) });
   } });
   const runDir = join(root, k.name);

@@ -17,7 +17,8 @@
  * With one thread (STARPO_BENCH_THREADS=1) the CPU seconds are the work itself, which other processes on a
  * shared machine barely disturb; wall-clock ratios on a loaded machine swing by several times.
  *
- *   npx starpo bench rollout   (STARPO_BENCH_SIZE=4x8 groups x rollouts, STARPO_BENCH_ROUNDS=3, STARPO_BENCH_THREADS=cores)
+ *   npx starpo bench rollout   (STARPO_BENCH_SIZE=4x8 groups x rollouts, STARPO_BENCH_ROUNDS=3,
+ *                               STARPO_BENCH_THREADS=cores)
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -114,7 +115,8 @@ async function benchCase(name: string, size: [number, number], rounds: number): 
   const spec = rolloutSpec(c, run.chat, trainSeeds(c, 1), c.groupSize, c.trainTemperature, 12345);
   const turns: Turn[] = [];
   const play = async (side: string, record: Turn[] = []) => {
-    policies[side].clearGenerationCache(); // as new weights do every iteration: nothing carries over from the last round
+    // as new weights do every iteration: nothing carries over from the last round
+    policies[side].clearGenerationCache();
     const time = { generate: 0 };
     const [t0, c0] = [performance.now(), process.cpuUsage()];
     const trajectories = await rollout(spec, recording(policies[side], record, time), run.tokenizer);
@@ -159,7 +161,8 @@ function report(name: string, trajectories: Trajectory[], samples: Record<string
         rolloutSeconds: stats(xs.map((x) => x.rollout)), episodesPerSecond: round(trajectories.length / best(side, 'rollout'), 2),
       }),
       generateSeconds: stats(xs.map((x) => x.generate)), generatedTokensPerSecond: round(generated / best(side, 'generate'), 1),
-      cpuSeconds: stats(xs.map((x) => x.cpu)), // the rollout's (starpo) or the generate calls' (PyTorch): the work itself
+      // the rollout's (starpo) or the generate calls' (PyTorch): the work itself
+      cpuSeconds: stats(xs.map((x) => x.cpu)),
       ...(s ? {
         promptTokens: per('prompt'), prefilledTokens: per('prefilled'), sharedTokens: per('shared'), reusedTokens: per('reused'),
         meanPrefillSeconds: per('prefillSeconds'), meanDecodeSeconds: per('decodeSeconds'),

@@ -32,6 +32,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError } from '../../errors.ts';
 import { Policy } from '../../policy/engine/policy.ts';
 import { parseModelConfig } from '../../policy/io/config.ts';
+import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../../policy/io/published-configs.ts';
 import { paramCount } from '../../policy/model/layout.ts';
 import type { LoraSpec } from '../../policy/model/lora.ts';
 import { torchPython } from './bench-engine.ts';
@@ -40,28 +41,16 @@ const emit = (line: Record<string, unknown>): void => void process.stdout.write(
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
 const GB = 2 ** 30;
 
-const QWEN25_05B = {
-  architectures: ['Qwen2ForCausalLM'], attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151643, hidden_act: 'silu',
-  hidden_size: 896, initializer_range: 0.02, intermediate_size: 4864, max_position_embeddings: 32768, max_window_layers: 24,
-  model_type: 'qwen2', num_attention_heads: 14, num_hidden_layers: 24, num_key_value_heads: 2, rms_norm_eps: 1e-6,
-  rope_theta: 1000000.0, sliding_window: 32768, tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.40.1',
-  use_cache: true, use_sliding_window: false, vocab_size: 151936,
-};
-const QWEN3_06B = {
-  architectures: ['Qwen3ForCausalLM'], attention_bias: false, attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151645,
-  head_dim: 128, hidden_act: 'silu', hidden_size: 1024, initializer_range: 0.02, intermediate_size: 3072,
-  max_position_embeddings: 40960, max_window_layers: 28, model_type: 'qwen3', num_attention_heads: 16, num_hidden_layers: 28,
-  num_key_value_heads: 8, rms_norm_eps: 1e-6, rope_scaling: null, rope_theta: 1000000, sliding_window: null,
-  tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.51.0', use_cache: true, use_sliding_window: false,
-  vocab_size: 151936,
-};
-/** The --quick shapes: same architectures and vocabulary, width 256, 4 layers (~43M parameters, 39M of them the embedding). */
+/**
+ * The --quick shapes: same architectures and vocabulary, width 256, 4 layers (~43M parameters,
+ * 39M of them the embedding).
+ */
 const QUICK = { hidden_size: 256, num_hidden_layers: 4, max_window_layers: 4 };
-const MODELS: Record<string, Record<string, unknown>> = {
-  'qwen2.5-0.5b': QWEN25_05B,
-  'qwen3-0.6b': QWEN3_06B,
-  'qwen2.5-quick': { ...QWEN25_05B, ...QUICK, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 1024 },
-  'qwen3-quick': { ...QWEN3_06B, ...QUICK, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 768 },
+export const MODELS: Record<string, Record<string, unknown>> = {
+  'qwen2.5-0.5b': QWEN25_05B_CONFIG,
+  'qwen3-0.6b': QWEN3_06B_CONFIG,
+  'qwen2.5-quick': { ...QWEN25_05B_CONFIG, ...QUICK, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 1024 },
+  'qwen3-quick': { ...QWEN3_06B_CONFIG, ...QUICK, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 768 },
 };
 
 const LORA: LoraSpec = { rank: 16, alpha: 32, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] };
@@ -126,7 +115,7 @@ const tokensFor = (n: number, V: number, salt = 0) => Int32Array.from({ length: 
 
 /** The starpo side of one measurement, in this (child) process. */
 async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
-  const config = parseModelConfig(Object.fromEntries(Object.entries(spec.config).filter(([k]) => k !== 'architectures' && k !== 'torch_dtype' && k !== 'transformers_version')));
+  const config = parseModelConfig(spec.config);
   const t0 = performance.now();
   const policy = new Policy({ config, seed: 1, threads: spec.threads, ...(spec.lora ? { lora: LORA } : {}) });
   await policy.initialize();
@@ -258,7 +247,8 @@ function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string>
       clearInterval(watchdog);
       const line = out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1);
       if (code === 0 && line) resolve(line);
-      else reject(new Error(`${side} child (${spec.mode}) exited with ${code ?? signal}${killed ? ` (${killed})` : ''}: ${err.trim().split('\n').slice(-8).join('\n')}`));
+      else reject(new Error(`${side} child (${spec.mode}) exited with ${code ?? signal}${killed ? ` (${killed})` : ''}: ` +
+        err.trim().split('\n').slice(-8).join('\n')));
     });
   });
 }
@@ -306,7 +296,8 @@ export async function benchScale(opts: Options = {}): Promise<void> {
           // The whole batch did not fit in one forward/backward: the same step with gradient accumulation over rows.
           try {
             runs.pytorch = await runChild('pytorch', { ...spec, micro: 1 }, needGB);
-            pytorchVariant = `gradient accumulation, 1 row per forward/backward (the whole batch failed: ${message.split('\n')[0].slice(0, 200)})`;
+            pytorchVariant = 'gradient accumulation, 1 row per forward/backward (the whole batch failed: ' +
+              `${message.split('\n')[0].slice(0, 200)})`;
           } catch (err2) {
             emit({ bench: 'scale', model, case: c, side, micro: 1, error: String((err2 as Error).message ?? err2).slice(0, 2000) });
           }

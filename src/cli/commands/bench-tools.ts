@@ -11,6 +11,7 @@
  */
 import { trainCase, type TrainedCase, type WarmStart } from './bench-learning.ts';
 import type { PresetName } from '../../rl/presets.ts';
+import { TOOL_CALLS_PER_RESPONSE, TOOL_PRODUCTIVITY, VAL_SUCCESS_RATE, valMetric } from '../../rl/metric-names.ts';
 
 /** Same model, budget and warm-start length for every case; only the tools differ. */
 const SETUP = [
@@ -38,11 +39,12 @@ interface ToolResult {
 
 /** The last validation's accuracy and tool use. */
 function lastValidation(t: TrainedCase): ToolResult & { iteration: number } {
-  const last = [...t.reports].reverse().find((r) => r.metrics['val/success_rate'] !== undefined);
+  const last = [...t.reports].reverse().find((r) => r.metrics[VAL_SUCCESS_RATE] !== undefined);
   const m = last?.metrics ?? {};
-  const productivity = m['val/tool/productivity'] ?? 0;
+  const productivity = m[valMetric(TOOL_PRODUCTIVITY)] ?? 0;
   return {
-    iteration: last?.iteration ?? 0, accuracy: m['val/success_rate'] ?? 0, callsPerResponse: m['val/tool/calls_per_response'] ?? 0,
+    iteration: last?.iteration ?? 0, accuracy: m[VAL_SUCCESS_RATE] ?? 0,
+    callsPerResponse: m[valMetric(TOOL_CALLS_PER_RESPONSE)] ?? 0,
     callsPerCorrect: productivity > 0 ? 1 / productivity : null,
   };
 }
@@ -54,9 +56,10 @@ export async function benchTools(only = process.env.STARPO_BENCH_CASES): Promise
     const trained = await trainCase(k);
     const final = lastValidation(trained);
     results.set(k.name, final);
-    const curve = trained.reports.filter((r) => r.metrics['val/success_rate'] !== undefined).map((r) => ({
-      iteration: r.iteration, accuracy: r.metrics['val/success_rate'], callsPerResponse: r.metrics['val/tool/calls_per_response'] ?? 0,
-      trainCallsPerResponse: r.metrics['tool/calls_per_response'] ?? 0,
+    const curve = trained.reports.filter((r) => r.metrics[VAL_SUCCESS_RATE] !== undefined).map((r) => ({
+      iteration: r.iteration, accuracy: r.metrics[VAL_SUCCESS_RATE],
+      callsPerResponse: r.metrics[valMetric(TOOL_CALLS_PER_RESPONSE)] ?? 0,
+      trainCallsPerResponse: r.metrics[TOOL_CALLS_PER_RESPONSE] ?? 0,
     }));
     console.log(JSON.stringify({
       bench: 'tools', case: k.name, tools: trained.config.tools, reward: trained.config.toolReward, wallSeconds: Math.round(trained.wallSeconds),

@@ -66,7 +66,8 @@ async function checkServices(): Promise<Check[]> {
     const pid = ourPid(spec);
     const where = spec.ports().map((p) => `127.0.0.1:${p}`).join(' ');
     const detail = ready ? `answering on ${where}${pid === null ? ' (not started by starpo)' : ` (pid ${pid})`}`
-      : `not reachable on ${where}${pid === null ? '' : ` (pid ${pid} running but not answering)`}; run \`starpo services start\``;
+      : `not reachable on ${where}${pid === null ? '' : ` (pid ${pid} running but not answering)`}` +
+        '; run `starpo services start`';
     return { name: spec.name, ok: ready, required: false, detail };
   }));
 }
@@ -85,7 +86,8 @@ async function doctor(opts: { json?: boolean }): Promise<void> {
 
 export function registerDoctor(program: Command): void {
   program.command('doctor')
-    .description('Check Node, onnxruntime, each execution provider (cpu, cuda, webgpu) and each local service, and print what is working')
+    .description('Check Node, onnxruntime, each execution provider (cpu, cuda, webgpu) and each local service, ' +
+      'and print what is working')
     .option('--json', 'one JSON line per check')
     .action(doctor);
 }

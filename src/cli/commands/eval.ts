@@ -52,7 +52,8 @@ export async function evalCommand(flags: EvalFlags, say: (line: string) => void 
 
 export function registerEval(program: Command): void {
   program.command('eval')
-    .description('Load the actor from a run checkpoint (or a model directory); report validation success and pass@k beside the oracle ceiling')
+    .description('Load the actor from a run checkpoint (or a model directory); report validation success and pass@k beside ' +
+      'the oracle ceiling')
     .option('--checkpoint <run-dir[@iteration]>', 'run directory or id, @iteration optional (default: newest)')
     .option('--model <dir>', 'instead of a checkpoint: a Hugging Face model directory, evaluated with its own weights')
     .option('--set <key=value>', 'with --model: config overrides (template, maxResponseTokens, …; repeatable)', (v: string, acc: string[]) => [...acc, v], [])

@@ -22,6 +22,7 @@ export function registerExport(program: Command): void {
       if (dtype !== 'F32' && dtype !== 'BF16') throw new ConfigError('--dtype', `must be f32 or bf16, got "${flags.dtype}"`);
       const r = await exportCheckpoint({ checkpoint, runsDir: flags.runsDir, out: flags.out, dtype, peft: flags.peft });
       const { lineageId, iteration } = r.checkpoint;
-      console.log(`exported ${r.checkpoint.runId} ${lineageId}@${iteration}${r.merged ? ' (LoRA merged)' : ''} to ${r.out}: ${r.files.join(', ')}`);
+      console.log(`exported ${r.checkpoint.runId} ${lineageId}@${iteration}${r.merged ? ' (LoRA merged)' : ''} to ` +
+        `${r.out}: ${r.files.join(', ')}`);
     });
 }

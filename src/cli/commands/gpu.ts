@@ -9,11 +9,12 @@ async function install(flags: { withCudnn?: boolean }): Promise<void> {
   const paths = gpuPaths();
   const r = await installGpu({ withCudnn: flags.withCudnn, paths, say: (line) => log.info({ wheels: paths.wheels }, `gpu install: ${line}`) });
   const downloaded = r.wheels.filter((w) => w.downloaded);
-  console.log(`CUDA provider for onnxruntime-node ${r.ortVersion}: ${r.wheels.length} wheels ` +
-    `(${downloaded.length ? `downloaded ${MB(downloaded.reduce((s, w) => s + w.bytes, 0))}` : 'all from the cache'}), ` +
+  const fetched = downloaded.length ? `downloaded ${MB(downloaded.reduce((s, w) => s + w.bytes, 0))}` : 'all from the cache';
+  console.log(`CUDA provider for onnxruntime-node ${r.ortVersion}: ${r.wheels.length} wheels (${fetched}), ` +
     `${r.unpacked.length} libraries unpacked, RUNPATH ${r.runpath === 'set' ? 'set' : 'already set'}, ` +
     `links ${Object.entries(r.links).map(([n, a]) => `${n} ${a}`).join(', ')}`);
-  console.log(`libraries in ${paths.lib}; ldd resolves all of them${r.missing.length ? ` except ${r.missing.join(', ')} (the NVIDIA driver's)` : ''}`);
+  const except = r.missing.length ? ` except ${r.missing.join(', ')} (the NVIDIA driver's)` : '';
+  console.log(`libraries in ${paths.lib}; ldd resolves all of them${except}`);
   console.log('`starpo doctor` says whether a cuda session runs here');
 }
 

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
 import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
 import { iterationFlag, readRunConfig, runLocation } from '../../replay/location.ts';
+import { ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from '../../rl/metric-names.ts';
 
 export interface ResumeFlags {
   fromIteration?: string;
@@ -22,8 +23,8 @@ const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixe
 function progressLine(r: IterationReport): string {
   const m = r.metrics;
   const warning = r.warning ? ` | echo trap: ${r.warning}` : '';
-  return `iteration ${r.iteration}/${r.iterations}: success ${fmt(m.success_rate)} val ${fmt(m['val/success_rate'])} ` +
-    `in-group std ${fmt(m['in_group_std/all'])} entropy ${fmt(m['entropy/mean'])}${warning}`;
+  return `iteration ${r.iteration}/${r.iterations}: success ${fmt(m[SUCCESS_RATE])} val ${fmt(m[VAL_SUCCESS_RATE])} ` +
+    `in-group std ${fmt(m[IN_GROUP_STD_ALL])} entropy ${fmt(m[ENTROPY_MEAN])}${warning}`;
 }
 
 export async function resumeCommand(run: string, flags: ResumeFlags, say: (line: string) => void = console.log,

@@ -36,11 +36,12 @@ async function sft(flags: SftFlags): Promise<void> {
     const sandbox = openSandbox(config);
     const demos = await demonstrations(config, prepared.run, sandbox).finally(() => sandbox?.close());
     await writeRecords(flags.dataset, demos.map((d) => d.record));
-    console.log(`wrote ${demos.length} demonstrations to ${flags.dataset} (${config.sftEpisodes - demos.length} seeds without one skipped)`);
+    console.log(`wrote ${demos.length} demonstrations to ${flags.dataset} (${config.sftEpisodes - demos.length} seeds ` +
+      'without one skipped)');
   }
   await trainEmbedded(start, prepared);
-  console.log(`run ${runId}: warm-started policy saved as checkpoint 0 in ${flags.runsDir}/${runId}/ ` +
-    `(validation seeds: ${validationSeeds(config).length}); continue with RL: starpo train --resume ${flags.runsDir}/${runId}`);
+  console.log(`run ${runId}: warm-started policy saved as checkpoint 0 in ${flags.runsDir}/${runId}/ (validation seeds: ` +
+    `${validationSeeds(config).length}); continue with RL: starpo train --resume ${flags.runsDir}/${runId}`);
 }
 
 export function registerSft(program: Command): void {

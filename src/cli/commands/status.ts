@@ -8,7 +8,8 @@ export function statusLines(runId: string, s: RunStatus): string[] {
   if (!p) return [`run ${runId}: workflow ${s.workflowId} ${s.status} (no progress: no worker answered the query)`];
   const flags = [p.paused && 'paused', p.stopping && 'stopping'].filter(Boolean).join(', ');
   return [
-    `run ${runId}: workflow ${s.workflowId} ${s.status}; lineage ${p.lineageId}; iteration ${p.iteration}/${p.iterations}; ` +
+    `run ${runId}: workflow ${s.workflowId} ${s.status}; lineage ${p.lineageId}; ` +
+      `iteration ${p.iteration}/${p.iterations}; ` +
       `stage ${p.stage}${flags ? ` (${flags})` : ''}`,
     ...p.recent.map((r) => `  ${summaryLine(r, p.iterations)}`),
   ];

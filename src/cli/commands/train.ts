@@ -156,7 +156,9 @@ export function registerTrain(program: Command): void {
     .option('--print-config', 'print the whole resolved config as JSON (it is saved as <run>/config.json)')
     .option('--verbose', 'on a terminal, show the logs above the progress bar too (they go to <run>/train.log)')
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
-    .option('--model <dir>', 'Hugging Face model directory to train (its tokenizer, chat template and weights); default: a tiny model from scratch')
-    .option('--agent <command>', 'train an external agent program: run once per episode against an OpenAI-compatible gateway (README "Train an existing agent")')
+    .option('--model <dir>', 'Hugging Face model directory to train (its tokenizer, chat template and weights); default: ' +
+      'a tiny model from scratch')
+    .option('--agent <command>', 'train an external agent program: run once per episode against an OpenAI-compatible gateway (README ' +
+      '"Train an existing agent")')
     .action(train);
 }

@@ -19,7 +19,7 @@ const planCache = new Map<string, TurnPlan>();
 function turnPlan(map: LakeMap, c: FrozenLakeConfig): TurnPlan | null {
   const actions = Math.min(actionHorizon(c), c.maxSteps);
   if (Math.min(c.maxActionsPerTurn, actions) > MAX_PLANNED_TURN_LENGTH) return null;
-  const key = `${map.size}:${map.holes.join('')}:${map.goal}:${c.maxTurns}:${actions}:${c.maxActionsPerTurn}:${slipOf(c)}`;
+  const key = [map.size, map.holes.join(''), map.goal, c.maxTurns, actions, c.maxActionsPerTurn, slipOf(c)].join(':');
   let plan = planCache.get(key);
   if (!plan) {
     plan = planLakeTurns(map, c.maxTurns, actions, c.maxActionsPerTurn, slipOf(c));

@@ -33,7 +33,10 @@ function columnSums(g: Value, rows: number): Value {
   return gemm(ones, reshape(g, [rows, g.size / rows]));
 }
 
-/** A scatter-add into zeros (an embedding's gradient: autodiff/rules.ts embeddingGrad): [zeros, indices, updates], else null. */
+/**
+ * A scatter-add into zeros (an embedding's gradient: autodiff/rules.ts embeddingGrad): [zeros,
+ * indices, updates], else null.
+ */
 function scatterIntoZeros(g: Value): readonly Value[] | null {
   const n = g.node;
   if (!n || n.op !== 'ScatterElements' || n.attrs.reduction !== 'add') return null;

@@ -56,14 +56,13 @@ function gemmGrads(g: Value, n: Node): Value[] {
  * ScatterElements(add) is exact with several threads (ScatterND add is not, see docs/design.md).
  * bench-engine measured both for 2048 tokens: equal at a 256 vocabulary (≈1.5 ms), and the
  * scatter 13-33× faster at 32k (34 vs 440 ms; 18 vs 593 under load), so the one-hot Gemm is
- * kept for tiny tables only.
+ * kept for tiny tables only: up to the graph's options.onehotMaxElements (graph/program-options.ts).
  */
-export const embeddingOptions = { onehotMaxElements: 1 << 19 };
 function embeddingGrad(g: Value, idx: Value, table: Value): Value {
   const [v, d] = table.shape;
   const flat = reshape(idx, [-1, 1]); // [N, 1]
   const g2 = reshape(g, [-1, d]); // [N, D]
-  if (flat.size * v <= embeddingOptions.onehotMaxElements) {
+  if (flat.size * v <= g.graph.options.onehotMaxElements) {
     const vocab = g.graph.constant([...Array(v).keys()], 'int64', [1, v]);
     return gemm(cast(equal(flat, vocab), g.dtype), g2, 1, 0); // [N, V]^T · [N, D]
   }

@@ -7,8 +7,8 @@
  *   const gens = await engine.generate({ prompts, maxNewTokens: 64, sampling: { temperature: 1 }, seed });
  *   const scores = await engine.score(batch);            // log-probs / entropy (actor) or values (critic)
  *   const metrics = await engine.trainStep(batch, { loss: STARPO_S_PPO, lr: 1e-6 });
- *   const state = await engine.getState();                // HF-named weights + AdamW moments + step
- *                                                         // (with LoRA: adapters and their moments; setBase sets the base)
+ *   const state = await engine.getState();                // HF-named weights + AdamW moments + step (with LoRA:
+ *                                                         // adapters and their moments; setBase sets the base)
  *   await engine.close();
  */
 import { Worker } from 'node:worker_threads';
@@ -16,6 +16,7 @@ import { StarpoError } from '../../errors.ts';
 import type { Tensor } from '../io/dtype.ts';
 import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
 import type { GenerateRequest, Generation } from './generate.ts';
+import type { PolicyHandle } from './handle.ts';
 import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
 import type { EngineInfo, EngineInit, Op, Ops, RemoteError, Response } from './protocol.ts';
 import type { ImportOptions, PolicyState } from './state.ts';
@@ -29,7 +30,7 @@ export class EngineError extends StarpoError {
   }
 }
 
-export class PolicyEngine {
+export class PolicyEngine implements PolicyHandle {
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private dead: Error | null = null;

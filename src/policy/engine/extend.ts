@@ -75,7 +75,10 @@ function concatRows(chunks: Record<string, Tensor>[]): Record<string, Tensor> {
     const size = parts.reduce((s, p) => s + p.size, 0);
     const data = parts[0].data instanceof BigInt64Array ? new BigInt64Array(size) : new Float32Array(size);
     let at = 0;
-    for (const p of parts) (data.set(p.data as never, at), (at += p.size));
+    for (const p of parts) {
+      data.set(p.data as never, at);
+      at += p.size;
+    }
     const dims = [parts.reduce((s, p) => s + p.dims[0], 0), ...parts[0].dims.slice(1)];
     return tensor(data instanceof BigInt64Array ? 'int64' : 'float32', dims, data);
   };

@@ -7,6 +7,7 @@
  * params and moments into the spare set (pre-allocated outputs), then the two swap.
  */
 import { ConfigError } from '../../errors.ts';
+import { type ProgramOverrides, programOptions } from '../graph/program-options.ts';
 import type { ModelConfig } from '../io/config.ts';
 import { GROUPS, type Layout, type Role, buildLayout, paramCount } from '../model/layout.ts';
 import type { Tensor } from '../io/dtype.ts';
@@ -21,10 +22,12 @@ import { type LossSpec, lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import { only, sequenceFeeds, weightFeeds } from './feeds.ts';
 import { type GenerateRequest, type Generation, generate, generationShapes } from './generate.ts';
+import type { PolicyHandle } from './handle.ts';
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { ProgramCache } from './programs.ts';
 import { type Provider, defaultThreads } from './session.ts';
+import { type ImportOptions, type PolicyState, exportState, importState } from './state.ts';
 import { type OptimizerBuffers, type TrainContext, trainStep, trainStepInPlace } from './train.ts';
 
 export interface PolicyOptions {
@@ -56,6 +59,8 @@ export interface PolicyOptions {
   readonly tokenizer?: Tokenizer;
   /** Compiled programs kept (least recently used released first; default MAX_PROGRAMS). */
   readonly maxPrograms?: number;
+  /** Kernel and gradient choices the programs are built with (default DEFAULT_PROGRAM_OPTIONS; part of their key). */
+  readonly program?: ProgramOverrides;
   /**
    * Largest activation (floats) one program call may hold: a layer's attention scores (rows · heads · T²)
    * or an actor's logits (rows · T · vocab); larger batches are scored and trained in micro-batches
@@ -74,7 +79,10 @@ export interface PolicyOptions {
    * The tokens and log-probs are those of a full prefill bit for bit. Default 0: every prompt prefilled whole.
    */
   readonly kvCacheBytes?: number;
-  /** With kvCacheBytes: compute once the prefixes several rows of a call share (default true; false to measure the gain). */
+  /**
+   * With kvCacheBytes: compute once the prefixes several rows of a call share (default true;
+   * false to measure the gain).
+   */
   readonly prefixSharing?: boolean;
 }
 
@@ -84,10 +92,16 @@ export interface PolicyOptions {
  */
 export const ATTENTION_BUDGET = 1 << 24;
 
-/** 2^25 parameters (base included): from here on programs run without onnxruntime's memory arena (see PolicyOptions.arena). */
+/**
+ * 2^25 parameters (base included): from here on programs run without onnxruntime's memory arena
+ * (see PolicyOptions.arena).
+ */
 export const ARENA_MAX_PARAMS = 1 << 25;
 
-/** 2^24 trained parameters (64 MB per copy): from here on a spare copy of params and moments costs more than the one-graph step saves. */
+/**
+ * 2^24 trained parameters (64 MB per copy): from here on a spare copy of params and moments
+ * costs more than the one-graph step saves.
+ */
 export const IN_PLACE_MIN_PARAMS = 1 << 24;
 
 export interface TrainStepOptions {
@@ -109,7 +123,7 @@ export interface ScoreResult {
   readonly values?: Float32Array;
 }
 
-export class Policy {
+export class Policy implements PolicyHandle {
   readonly layout: Layout;
   readonly programs: ProgramCache;
   /** Initialised on first use, so a policy loaded from a checkpoint never pays for a random init. */
@@ -131,7 +145,7 @@ export class Policy {
     const params = paramCount(this.layout) + (this.layout.frozen ? paramCount(this.layout.frozen) : 0);
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
     const session = { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin, arena };
-    this.programs = new ProgramCache(this.layout, session, options.maxPrograms);
+    this.programs = new ProgramCache(this.layout, session, options.maxPrograms, programOptions(options.program));
     const kvBytes = options.kvCacheBytes ?? 0;
     this.prefixes = kvBytes > 0 ? new PrefixCache(Math.floor(kvBytes / 4)) : null;
   }
@@ -214,6 +228,16 @@ export class Policy {
     this.spare = null;
   }
 
+  /** A copy of weights (HF names), AdamW moments (unless `optimizer` is false) and step, after the calls before it. */
+  getState(optimizer = true): Promise<PolicyState> {
+    return this.exclusive(async () => exportState(this, optimizer));
+  }
+
+  /** importState, after the calls before it. */
+  setState(state: PolicyState, opts?: ImportOptions): Promise<{ unused: string[] }> {
+    return this.exclusive(async () => importState(this, state, opts));
+  }
+
   /** Runs operations one at a time (they share buffers and programs), in call order. */
   private exclusive<T>(op: () => Promise<T>): Promise<T> {
     const run = this.lock.then(op, op);
@@ -255,7 +279,9 @@ export class Policy {
     return metrics;
   }
 
-  /** Rows one program call may take so that a layer's attention scores (rows·H·T²) and logits (rows·T·V) fit the budget. */
+  /**
+   * Rows one program call may take so that a layer's attention scores (rows·H·T²) and logits (rows·T·V) fit the budget.
+   */
   private rowsPerCall(bucket: Bucket): number {
     const { numHeads, vocabSize } = this.layout.config;
     const T = bucket.seqLen;

@@ -46,7 +46,9 @@ export const MIN_SHARED = 16;
 
 const up = (x: number, m: number): number => Math.ceil(x / m) * m;
 
-/** Batch sizes generation compiles for: 2, 4, 8, then multiples of 8 up to 64, then of 32 (see extend.ts on one row). */
+/**
+ * Batch sizes generation compiles for: 2, 4, 8, then multiples of 8 up to 64, then of 32 (see extend.ts on one row).
+ */
 export function batchBucket(n: number): number {
   return n <= 8 ? Math.max(2, 2 ** Math.ceil(Math.log2(n))) : up(n, n <= 64 ? 8 : 32);
 }
@@ -102,7 +104,10 @@ async function computeShared(ctx: PrefillContext, keys: readonly (readonly numbe
   keys.forEach((k, i) => (ctx.stats.shared += k.length - starts[i]));
 }
 
-/** The distinct prefixes (at most `cap` tokens of each prompt) that prompts share and the store lacks MIN_SHARED tokens of. */
+/**
+ * The distinct prefixes (at most `cap` tokens of each prompt) that prompts share and the store
+ * lacks MIN_SHARED tokens of.
+ */
 function sharedPrefixes(
   store: PrefixCache, prompts: readonly (readonly number[])[], cap: (p: readonly number[]) => number,
 ): number[][] {

@@ -1,11 +1,14 @@
 /**
  * Compiled programs, built once per model layout and shape bucket and cached by key. Compiling
  * = building the graph (autodiff included), serialising it and creating an onnxruntime session;
- * for tiny models this takes tens of milliseconds, for 0.5B a few seconds, so keys matter.
+ * for tiny models this takes tens of milliseconds, for 0.5B a few seconds, so keys matter. A key
+ * holds the program options (kernels, embedding gradient) beside the kind and shape: a program built
+ * with other options is another program.
  */
 import { log } from '../../log.ts';
 import type { Graph } from '../graph/graph.ts';
 import { toOnnx } from '../graph/onnx.ts';
+import { DEFAULT_PROGRAM_OPTIONS, type ProgramOptions, programOptionsKey } from '../graph/program-options.ts';
 import type { Layout } from '../model/layout.ts';
 import { type AdamWSpec, DEFAULT_ADAMW, buildAdamwChunkGraph, buildSumSquaresGraph } from '../programs/adamw.ts';
 import { type DecodeShape, type ExtendShape, buildDecodeGraph, buildExtendGraph } from '../programs/generate.ts';
@@ -29,12 +32,19 @@ async function releaseProgram(p: Promise<unknown>): Promise<void> {
   await s?.release();
 }
 
-/** One compile: what was built, its live node count, and seconds to build + serialise the graph and create the session. */
+/**
+ * One compile: what was built, its live node count, and seconds to build + serialise the graph and create the session.
+ */
 export interface CompileRecord {
   readonly kind: string;
   readonly nodes: number;
   readonly buildSeconds: number;
   readonly sessionSeconds: number;
+}
+
+/** The cache key of a program: its build options, then its kind and shape (and loss, optimizer, …). */
+export function programKey(options: ProgramOptions, parts: readonly unknown[]): string {
+  return `${programOptionsKey(options)}|${JSON.stringify(parts)}`;
 }
 
 export class ProgramCache {
@@ -47,6 +57,8 @@ export class ProgramCache {
     readonly layout: Layout,
     readonly options: SessionOptions,
     readonly maxPrograms = MAX_PROGRAMS,
+    /** Kernel and gradient choices every program of this cache is built with. */
+    readonly build: ProgramOptions = DEFAULT_PROGRAM_OPTIONS,
   ) {}
 
   get size(): number {
@@ -54,12 +66,15 @@ export class ProgramCache {
   }
 
   train(shape: TrainShape, loss: LossSpec, optim: AdamWSpec): Promise<TrainProgram> {
-    return this.get(['train', shape, loss, optim], () => this.compileTrain('train', () => buildTrainGraph(this.layout, { ...shape, loss, optim })));
+    const spec = { ...shape, loss, optim, options: this.build };
+    const build = () => buildTrainGraph(this.layout, spec);
+    return this.get(['train', shape, loss, optim], () => this.compileTrain('train', build));
   }
 
   /** Micro-batch gradient accumulation (see train.ts). */
   grad(shape: TrainShape, loss: LossSpec): Promise<TrainProgram> {
-    return this.get(['grad', shape, loss], () => this.compileTrain('grad', () => buildGradGraph(this.layout, { ...shape, loss, optim: DEFAULT_ADAMW })));
+    const spec = { ...shape, loss, optim: DEFAULT_ADAMW, options: this.build };
+    return this.get(['grad', shape, loss], () => this.compileTrain('grad', () => buildGradGraph(this.layout, spec)));
   }
 
   /** Clipping + AdamW on an accumulated gradient. */
@@ -69,7 +84,9 @@ export class ProgramCache {
 
   /** One (micro-)batch's per-view gradients, written (or with `accumulate` added) in place (see train.ts). */
   viewGrad(shape: TrainShape, loss: LossSpec, accumulate: boolean): Promise<TrainProgram> {
-    return this.get(['viewGrad', shape, loss, accumulate], () => this.compileTrain('viewGrad', () => buildViewGradGraph(this.layout, { ...shape, loss, optim: DEFAULT_ADAMW }, accumulate)));
+    const spec = { ...shape, loss, optim: DEFAULT_ADAMW, options: this.build };
+    const build = () => buildViewGradGraph(this.layout, spec, accumulate);
+    return this.get(['viewGrad', shape, loss, accumulate], () => this.compileTrain('viewGrad', build));
   }
 
   /** AdamW on one chunk of `size` floats, outputs bound to the inputs' memory. */
@@ -83,15 +100,18 @@ export class ProgramCache {
   }
 
   score(shape: TrainShape): Promise<Session> {
-    return this.get(['score', shape], () => this.compile('score', () => buildScoreGraph(this.layout, shape)));
+    const build = () => buildScoreGraph(this.layout, shape, 'float32', this.build);
+    return this.get(['score', shape], () => this.compile('score', build));
   }
 
   extend(shape: ExtendShape): Promise<Session> {
-    return this.get(['extend', shape], () => this.compile('extend', () => buildExtendGraph(this.layout, shape)));
+    const build = () => buildExtendGraph(this.layout, shape, 'float32', this.build);
+    return this.get(['extend', shape], () => this.compile('extend', build));
   }
 
   decode(shape: DecodeShape): Promise<Session> {
-    return this.get(['decode', shape], () => this.compile('decode', () => buildDecodeGraph(this.layout, shape)));
+    const build = () => buildDecodeGraph(this.layout, shape, 'float32', this.build);
+    return this.get(['decode', shape], () => this.compile('decode', build));
   }
 
   /** Releases every session (onnxruntime frees their memory). */
@@ -107,7 +127,7 @@ export class ProgramCache {
    * right before using it, so an evicted session is never in use.
    */
   private get<T>(key: unknown[], make: () => Promise<T>): Promise<T> {
-    const k = JSON.stringify(key);
+    const k = programKey(this.build, key);
     let p = this.programs.get(k) as Promise<T> | undefined;
     if (p) this.programs.delete(k);
     else {

@@ -1,16 +1,14 @@
 /**
  * The typed message API between PolicyEngine (main thread) and its worker. One table says, per
- * operation, what goes in and what comes back; both sides are checked against it.
+ * operation, what goes in and what comes back (the PolicyHandle interface's calls, and info); both
+ * sides are checked against it.
  */
+import type { ProgramOverrides } from '../graph/program-options.ts';
 import type { ModelConfig } from '../io/config.ts';
-import type { Tensor } from '../io/dtype.ts';
 import type { Role } from '../model/layout.ts';
 import type { LoraSpec } from '../model/lora.ts';
-import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
-import type { GenerateRequest, Generation } from './generate.ts';
-import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
+import type { PolicyHandle } from './handle.ts';
 import type { Provider } from './session.ts';
-import type { ImportOptions, PolicyState } from './state.ts';
 
 /** What the worker is started with (structured-cloneable: the tokenizer travels as its files). */
 export interface EngineInit {
@@ -26,6 +24,8 @@ export interface EngineInit {
   readonly spin?: boolean;
   readonly arena?: boolean;
   readonly maxPrograms?: number;
+  /** See PolicyOptions.program. */
+  readonly program?: ProgramOverrides;
   readonly attentionBudget?: number;
   /** See PolicyOptions.inPlaceOptimizer. */
   readonly inPlaceOptimizer?: boolean;
@@ -49,18 +49,13 @@ export interface EngineInfo {
   readonly programs: number;
 }
 
-export interface Ops {
-  trainStep: { args: [batch: TrainBatch, opts: TrainStepOptions]; result: TrainMetrics };
-  score: { args: [batch: SequenceBatch, temperature?: number]; result: ScoreResult };
-  generate: { args: [req: GenerateRequest]; result: Generation[] };
-  getState: { args: [optimizer?: boolean]; result: PolicyState };
-  setState: { args: [state: PolicyState, opts?: ImportOptions]; result: { unused: string[] } };
-  /** LoRA: the frozen base from HF-named weights (see Policy.setBase); returns the names not used. */
-  setBase: { args: [weights: ReadonlyMap<string, Tensor>]; result: { unused: string[] } };
+/** Every PolicyHandle call, with its arguments and (awaited) result, plus the engine's own info. */
+type HandleOps = {
+  [K in keyof PolicyHandle]: { args: Parameters<PolicyHandle[K]>; result: Awaited<ReturnType<PolicyHandle[K]>> };
+};
+
+export interface Ops extends HandleOps {
   info: { args: []; result: EngineInfo };
-  /** Frees every compiled program (and its onnxruntime arena); they are recompiled on next use. */
-  releasePrograms: { args: []; result: void };
-  close: { args: []; result: void };
 }
 export type Op = keyof Ops;
 

@@ -37,15 +37,19 @@ export function defaultThreads(): number {
 }
 
 /**
- * STARPO_ORT_PROFILE=<prefix>: onnxruntime's per-node profile (JSON, written when the session is released)
- * and its optimised graph (.onnx) for every session, under that prefix. A debugging aid: the engine
- * README's 0.5B section read where time and memory go from these.
+ * Debugging aids, read where time and memory go (the engine README's 0.5B section, scripts/profile-step.ts):
+ * STARPO_ORT_PROFILE=<prefix> writes onnxruntime's per-node profile (JSON, when the session is released) and
+ * STARPO_ORT_OPTIMIZED=<prefix> its optimised graph (.onnx) for every session, under that prefix. Separate
+ * because serialising a 0.5B model's optimised graph holds another copy of its weights.
  */
-let profiled = 0;
+let optimized = 0;
 function profiling(): Partial<ort.InferenceSession.SessionOptions> {
-  const prefix = process.env.STARPO_ORT_PROFILE;
-  if (!prefix) return {};
-  return { enableProfiling: true, profileFilePrefix: prefix, optimizedModelFilePath: `${prefix}_${process.pid}_${profiled++}.onnx` };
+  const profile = process.env.STARPO_ORT_PROFILE;
+  const graph = process.env.STARPO_ORT_OPTIMIZED;
+  return {
+    ...(profile ? { enableProfiling: true, profileFilePrefix: profile } : {}),
+    ...(graph ? { optimizedModelFilePath: `${graph}_${process.pid}_${optimized++}.onnx` } : {}),
+  };
 }
 
 export async function createSession(model: Graph | Uint8Array, opts: SessionOptions = {}): Promise<Session> {

@@ -26,7 +26,10 @@ export interface TrainContext {
   readonly programs: ProgramCache;
   /** Rows per micro-batch (a power of two), or the whole bucket when it fits. */
   readonly rows: number;
-  /** Two gradient accumulators (micro-batch step) or one gradient buffer (in-place step), kept by the caller across steps, allocated on first use. */
+  /**
+   * Two gradient accumulators (micro-batch step) or one gradient buffer (in-place step), kept by
+   * the caller across steps, allocated on first use.
+   */
   readonly scratch: { acc?: [Packed, Packed]; grads?: Packed };
 }
 

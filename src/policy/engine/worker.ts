@@ -10,7 +10,6 @@ import { loadTokenizer } from '../tokenizer/load.ts';
 import { Policy } from './policy.ts';
 import type { EngineInit, Op, Ops, RemoteError, Request, Response } from './protocol.ts';
 import { defaultThreads, probeProvider } from './session.ts';
-import { exportState, importState } from './state.ts';
 
 const init = workerData as EngineInit;
 const tokenizer = init.tokenizerFiles ? loadTokenizer(init.tokenizerFiles) : undefined;
@@ -21,8 +20,8 @@ const handlers: Handlers = {
   trainStep: (batch, opts) => policy.trainStep(batch, opts),
   score: (batch, temperature) => policy.score(batch, temperature),
   generate: (req) => policy.generate(req),
-  getState: (optimizer) => exportState(policy, optimizer ?? true),
-  setState: (state, opts) => importState(policy, state, opts),
+  getState: (optimizer) => policy.getState(optimizer),
+  setState: (state, opts) => policy.setState(state, opts),
   setBase: (weights) => policy.setBase(weights),
   info: () => ({
     role: policy.role, paramCount: paramCount(policy.layout),

@@ -7,6 +7,7 @@
  * Names are counter-based (`t17`, `n17_MatMul`) so the same build gives byte-identical models.
  */
 import { StarpoError } from '../../errors.ts';
+import { DEFAULT_PROGRAM_OPTIONS, type ProgramOptions } from './program-options.ts';
 
 export type FloatDType = 'float32' | 'float64';
 export type DType = FloatDType | 'int64' | 'int32' | 'bool';
@@ -87,8 +88,14 @@ export class Graph {
   private readonly data = new Map<Value, TensorData>();
   private readonly customGradients = new Map<Node, CustomGradient>();
 
-  /** `float` is the dtype model code uses for activations and constants (float64 for gradient checks). */
-  constructor(readonly float: FloatDType = 'float32') {}
+  /**
+   * `float` is the dtype model code uses for activations and constants (float64 for gradient checks);
+   * `options` are the kernel and gradient choices the model code and the gradient rules build with.
+   */
+  constructor(
+    readonly float: FloatDType = 'float32',
+    readonly options: ProgramOptions = DEFAULT_PROGRAM_OPTIONS,
+  ) {}
 
   input(name: string, dtype: DType, shape: Shape): Value {
     const v = new Value(this, this.claim(name), dtype, shape, null);

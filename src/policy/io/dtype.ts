@@ -34,7 +34,7 @@ export function elementCount(shape: readonly number[]): number {
 }
 
 /** The typed array classes each dtype may be held in; the first is what a loaded tensor gets. */
-const ARRAY_TYPES: Readonly<Record<DType, readonly Function[]>> = {
+const ARRAY_TYPES: Readonly<Record<DType, readonly (abstract new (...args: never[]) => unknown)[]>> = {
   F64: [Float64Array],
   F32: [Float32Array],
   F16: [Float32Array, Uint16Array],

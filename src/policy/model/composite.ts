@@ -2,8 +2,8 @@
  * Composite ops built from autodiff primitives: their gradients come from the primitives' rules,
  * or, for `siluFusedGrad` and `matmulTransB`, from a backward written out (Graph.defineGradient)
  * that does less work. Log-softmax is always used from here; softmax, RMSNorm and the rotary
- * embedding also have onnxruntime kernels (see transformer.ts `kernels`), and these definitions
- * are their reference.
+ * embedding also have onnxruntime kernels (chosen by the program options, graph/program-options.ts),
+ * and these definitions are their reference.
  */
 import type { Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';

@@ -1,21 +1,22 @@
 /**
- * The seeded random stream used for parameter initialisation and sampling: the same seed gives
- * the same numbers on every platform and in every thread (no Math.random).
+ * The seeded random stream used for parameter initialisation: the same seed gives the same numbers on
+ * every platform and in every thread (no Math.random). The generator step is the shared xoshiro128**
+ * (src/random/xoshiro128.ts); this class adds its seeding and the normal draws.
  */
-/** xoshiro128** (public domain): small, fast, and identical on every platform. */
-export class Rng {
-  private s: Uint32Array;
+import { Xoshiro128 } from '../../random/xoshiro128.ts';
+
+export class Rng extends Xoshiro128 {
+  /** splitmix32 fills the state so nearby seeds diverge. */
   constructor(seed: number) {
-    this.s = new Uint32Array(4);
     let z = seed >>> 0;
+    const words: number[] = [];
     for (let i = 0; i < 4; i++) {
-      z = (z + 0x9e3779b9) >>> 0; // splitmix32 fills the state so nearby seeds diverge
-      let t = z;
-      t = Math.imul(t ^ (t >>> 16), 0x85ebca6b);
-      t = Math.imul(t ^ (t >>> 13), 0xc2b2ae35);
-      this.s[i] = (t ^ (t >>> 16)) >>> 0;
+      z = (z + 0x9e3779b9) >>> 0;
+      words.push(fmix32(z));
     }
+    super(words[0], words[1], words[2], words[3]);
   }
+
   /**
    * A generator for stream (a, b) of `seed` (e.g. a parameter and a chunk of it): each state word is a
    * chain of fmix32 (a bijection) over the seed, the word's index, a and b, so different keys give
@@ -23,27 +24,12 @@ export class Rng {
    */
   static forStream(seed: number, a: number, b: number): Rng {
     const rng = new Rng(0);
-    for (let i = 0; i < 4; i++) rng.s[i] = fmix32(fmix32(fmix32(((seed >>> 0) ^ Math.imul(i + 1, 0x9e3779b9)) >>> 0) ^ a) ^ b);
-    if (rng.s.every((w) => w === 0)) rng.s[0] = 1; // xoshiro's one forbidden state
+    const w = [0, 1, 2, 3].map((i) => fmix32(fmix32(fmix32(((seed >>> 0) ^ Math.imul(i + 1, 0x9e3779b9)) >>> 0) ^ a) ^ b));
+    [rng.s0, rng.s1, rng.s2, rng.s3] = w;
+    if (w.every((x) => x === 0)) rng.s0 = 1; // xoshiro's one forbidden state
     return rng;
   }
 
-  nextU32(): number {
-    const s = this.s;
-    const r = Math.imul(rotl(Math.imul(s[1], 5), 7), 9) >>> 0;
-    const t = s[1] << 9;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 11);
-    return r;
-  }
-  /** Uniform in [0, 1) with 53 random bits. */
-  next(): number {
-    return ((this.nextU32() >>> 5) * 67108864 + (this.nextU32() >>> 6)) / 9007199254740992;
-  }
   normal(): number {
     const u = 1 - this.next();
     return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * this.next());
@@ -60,7 +46,6 @@ export class Rng {
    * integer arithmetic, and the tables and the rare slow path use V8's own exp/log.
    */
   fillNormal(out: Float32Array, start: number, end: number, scale: number): void {
-    const s = this.s;
     const { kn, wn } = ZIGGURAT;
     const sw = ZIGGURAT_SCRATCH.scaled;
     for (let k = 0; k < 128; k++) sw[k] = scale * wn[k];
@@ -68,10 +53,10 @@ export class Rng {
     for (let block = start; block < end; block += ZIGGURAT_BLOCK) {
       const stop = Math.min(end, block + ZIGGURAT_BLOCK);
       // int32 locals throughout (uint32 values above 2^31 would push V8 onto doubles)
-      let s0 = s[0] | 0;
-      let s1 = s[1] | 0;
-      let s2 = s[2] | 0;
-      let s3 = s[3] | 0;
+      let s0 = this.s0 | 0;
+      let s1 = this.s1 | 0;
+      let s2 = this.s2 | 0;
+      let s3 = this.s3 | 0;
       let missed = 0;
       for (let i = block; i < stop; i++) {
         // xoshiro128** inlined: the same bits as nextU32, as a signed int
@@ -92,10 +77,10 @@ export class Rng {
           misses[missed++] = r;
         }
       }
-      s[0] = s0;
-      s[1] = s1;
-      s[2] = s2;
-      s[3] = s3;
+      this.s0 = s0;
+      this.s1 = s1;
+      this.s2 = s2;
+      this.s3 = s3;
       for (let k = 0; k < missed; k += 2) out[misses[k]] = scale * this.zigguratSlow(misses[k + 1] >> 7, misses[k + 1] & 127);
     }
   }
@@ -106,8 +91,8 @@ export class Rng {
     for (;;) {
       const x = hz * wn[layer];
       if (layer === 0) {
-        let tx = 0;
-        let ty = 0;
+        let tx: number;
+        let ty: number;
         do {
           tx = -Math.log((this.nextU32() + 0.5) / 4294967296) / ZIGGURAT_R; // uniforms in (0, 1): finite logs
           ty = -Math.log((this.nextU32() + 0.5) / 4294967296);
@@ -161,8 +146,4 @@ function fmix32(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;
-}
-
-function rotl(x: number, k: number): number {
-  return ((x << k) | (x >>> (32 - k))) >>> 0;
 }

@@ -8,6 +8,7 @@
  */
 import { GraphError, type Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
+import type { KernelOptions } from '../graph/program-options.ts';
 import type { ModelConfig } from '../io/config.ts';
 import { inverseFrequencies } from '../io/rope-scaling.ts';
 import * as composite from './composite.ts';
@@ -150,7 +151,7 @@ function rotaryTables(m: Model, positions: Value, maxPosition: number): { q: Rot
   const [B, T] = positions.shape;
   const scale = 1 / Math.sqrt(E);
   const tables = ropeTables(m.cfg, maxPosition);
-  if (kernels.rope && g.float === 'float32') {
+  if (g.options.kernels.rope && g.float === 'float32') {
     // HF tables repeat each frequency over both halves of the head; the op takes one half, [P, E/2].
     const half = (t: Float32Array, k: number) => {
       const values = Array.from({ length: maxPosition * (E / 2) }, (_, i) => k * t[Math.floor(i / (E / 2)) * E + (i % (E / 2))]);
@@ -175,13 +176,14 @@ function rotaryTables(m: Model, positions: Value, maxPosition: number): { q: Rot
  * `recompute`: the attention weights and SwiGLU's σ(gate), silu(gate) are recomputed in the backward
  * instead of kept (composite.attendRecomputed, composite.swiglu): measured at Qwen2.5-0.5B, 1x1024, see
  * the engine README's 0.5B section.
- * `kernels` selects the plain composites instead (read at graph build; the tests compare both).
+ * The graph's options.kernels (graph/program-options.ts) select the plain composites instead (the tests
+ * compare both).
  */
-export const kernels = { softmax: true, rmsNorm: true, silu: true, rope: true, recompute: true };
-const softmax = (x: Value): Value => (kernels.softmax ? o.softmax(x) : composite.softmax(x));
+const kernels = (x: Value): KernelOptions => x.graph.options.kernels;
+const softmax = (x: Value): Value => (kernels(x).softmax ? o.softmax(x) : composite.softmax(x));
 const rmsNorm = (x: Value, w: Value, eps: number): Value =>
-  kernels.rmsNorm ? o.rmsNormalization(x, w, eps) : composite.rmsNorm(x, w, eps);
-const silu = (x: Value): Value => (kernels.silu ? composite.siluFusedGrad(x) : composite.silu(x));
+  kernels(x).rmsNorm ? o.rmsNormalization(x, w, eps) : composite.rmsNorm(x, w, eps);
+const silu = (x: Value): Value => (kernels(x).silu ? composite.siluFusedGrad(x) : composite.silu(x));
 export const logSoftmax = composite.logSoftmax;
 
 function attention(m: Model, i: number, x: Value, c: Ctx): Value {
@@ -192,7 +194,8 @@ function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   // keeps onnxruntime's transpose optimizer from pushing the transpose past the split (into three).
   const heads = o.reshape(o.transpose(qkv, [0, 2, 1, 3]), [B, (H + 2 * K) * T * E]);
   const [q, k, v] = o.split(heads, [H, K, K].map((h) => h * T * E), 1).map((t, j) => o.reshape(t, [B, [H, K, K][j], T, E]));
-  const qh = o.reshape(rope(qkNorm(m, i, 'q', q), c.q), [B, K, G * T, E]); // q heads kv·G + g share K/V head kv (HF repeat_kv)
+  // q heads kv·G + g share K/V head kv (HF repeat_kv)
+  const qh = o.reshape(rope(qkNorm(m, i, 'q', q), c.q), [B, K, G * T, E]);
   const kh = rope(qkNorm(m, i, 'k', k), c.k); // [B, K, T, E]
   const kv = c.kv ? c.kv(i, kh, v) : { k: kh, v }; // [B, K, S, E]
   const y = 'past' in kv ? attendPastAndNow(qh, kv.past, kh, v, c) : attend(qh, kv.k, kv.v, c, K, G);
@@ -208,7 +211,7 @@ function qkNorm(m: Model, i: number, which: 'q' | 'k', x: Value): Value {
 /** softmax(q·kᵀ + bias)·v over [B, K, S, E] keys and values → [B, K, G, T, E]. */
 function attend(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Value {
   const [B, T, S, E] = [c.B, c.T, k.shape[2], k.shape[3]];
-  if (kernels.recompute) {
+  if (kernels(qh).recompute) {
     const probs = (scores: Value) => o.reshape(softmax(o.add(o.reshape(scores, [B, K, G, T, S]), c.bias)), [B, K, G * T, S]);
     return o.reshape(composite.attendRecomputed(qh, k, v, probs), [B, K, G, T, E]);
   }
@@ -225,7 +228,8 @@ function attendPastAndNow(qh: Value, past: { k: Value; v: Value }, kh: Value, vh
   const [B, K, G, E] = qh.shape; // T = 1: G·T = G
   const S = past.k.shape[2];
   if (c.T !== 1) throw new GraphError(`attention beside a past cache takes one query per row, got ${c.T}`);
-  const pastScores = o.add(o.reshape(o.matmul(qh, o.transposeLast(past.k)), [B, K, G, 1, S]), c.bias); // [B, K, G, 1, S]
+  // [B, K, G, 1, S]
+  const pastScores = o.add(o.reshape(o.matmul(qh, o.transposeLast(past.k)), [B, K, G, 1, S]), c.bias);
   const own = o.reshape(o.reduceSum(o.mul(qh, kh), [3], true), [B, K, G, 1, 1]); // q·k of this step's own key
   const p = softmax(o.concat([pastScores, own], 4)); // [B, K, G, 1, S + 1]
   const fromPast = o.matmul(o.reshape(o.slice(p, 4, 0, S), [B, K, G, S]), past.v); // [B, K, G, E]
@@ -235,7 +239,7 @@ function attendPastAndNow(qh: Value, past: { k: Value; v: Value }, kh: Value, vh
 
 function mlp(m: Model, i: number, x: Value): Value {
   const [gate, up] = [linear(m, x, `${i}.gate`), linear(m, x, `${i}.up`)]; // [N, I] each
-  return linear(m, kernels.recompute ? composite.swiglu(gate, up) : o.mul(silu(gate), up), `${i}.down`); // [N, D]
+  return linear(m, kernels(x).recompute ? composite.swiglu(gate, up) : o.mul(silu(gate), up), `${i}.down`); // [N, D]
 }
 
 function block(m: Model, i: number, x: Value, c: Ctx): Value {

@@ -18,6 +18,7 @@
  */
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
+import type { ProgramOptions } from '../graph/program-options.ts';
 import type { Layout } from '../model/layout.ts';
 import { type Model, forward, lmLogits, weightInputs } from '../model/transformer.ts';
 import { slotAllowed } from './common.ts';
@@ -59,8 +60,10 @@ export const newName = (kind: 'k' | 'v', layer: number): string => `new_${kind}_
  * sets to a slot no real token of the call uses), `last` [B] (flat index b·N + i of each row's last real
  * new token) and the caches, whose slots below each row's first new position hold its earlier tokens.
  */
-export function buildExtendGraph(layout: Layout, s: ExtendShape, float: FloatDType = 'float32'): Graph {
-  const g = new Graph(float);
+export function buildExtendGraph(
+  layout: Layout, s: ExtendShape, float: FloatDType = 'float32', options?: ProgramOptions,
+): Graph {
+  const g = new Graph(float, options);
   const { batch: B, newLen: N, cacheLen: S } = s;
   const { numKvHeads: K, headDim: E, numLayers: L } = layout.config;
   const model = weightInputs(g, layout);
@@ -83,8 +86,10 @@ export function buildExtendGraph(layout: Layout, s: ExtendShape, float: FloatDTy
   return g;
 }
 
-export function buildDecodeGraph(layout: Layout, s: DecodeShape, float: FloatDType = 'float32'): Graph {
-  const g = new Graph(float);
+export function buildDecodeGraph(
+  layout: Layout, s: DecodeShape, float: FloatDType = 'float32', options?: ProgramOptions,
+): Graph {
+  const g = new Graph(float, options);
   const { batch: B, cacheLen: S } = s;
   const { numKvHeads: K, headDim: E, numLayers: L } = layout.config;
   const model = weightInputs(g, layout);

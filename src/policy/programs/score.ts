@@ -5,13 +5,16 @@
  */
 import { type FloatDType, Graph } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
+import type { ProgramOptions } from '../graph/program-options.ts';
 import type { Layout } from '../model/layout.ts';
 import { values, weightInputs } from '../model/transformer.ts';
 import { encode, sequenceInputs, tokenStats } from './common.ts';
 import type { TrainShape } from './train.ts';
 
-export function buildScoreGraph(layout: Layout, s: TrainShape, float: FloatDType = 'float32'): Graph {
-  const g = new Graph(float);
+export function buildScoreGraph(
+  layout: Layout, s: TrainShape, float: FloatDType = 'float32', options?: ProgramOptions,
+): Graph {
+  const g = new Graph(float, options);
   const { batch: B, seqLen: T } = s;
   const model = weightInputs(g, layout);
   const hidden = encode(model, sequenceInputs(g, B, T));

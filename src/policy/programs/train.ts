@@ -13,6 +13,7 @@
 import { grad } from '../autodiff/grad.ts';
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
+import type { ProgramOptions } from '../graph/program-options.ts';
 import { type GroupName, type Layout, groupsOf } from '../model/layout.ts';
 import { type Model, values, weightInputs } from '../model/transformer.ts';
 import { type AdamWSpec, type Groups, adamw } from './adamw.ts';
@@ -28,6 +29,8 @@ export interface TrainProgramSpec extends TrainShape {
   readonly loss: LossSpec;
   readonly optim: AdamWSpec;
   readonly float?: FloatDType;
+  /** Kernel and gradient choices (default DEFAULT_PROGRAM_OPTIONS). */
+  readonly options?: ProgramOptions;
 }
 
 export interface TrainGraph {
@@ -78,7 +81,7 @@ function lossAndGrads(g: Graph, layout: Layout, spec: TrainProgramSpec) {
 }
 
 export function buildTrainGraph(layout: Layout, spec: TrainProgramSpec): TrainGraph {
-  const g = new Graph(spec.float ?? 'float32');
+  const g = new Graph(spec.float ?? 'float32', spec.options);
   const { grads, lossInputs, metrics, tokens } = lossAndGrads(g, layout, spec);
   // The packed params are fed twice over the same memory: as views (forward) and whole (update).
   const state = { params: groupInputs(g, layout, 'params'), m: groupInputs(g, layout, 'm'), v: groupInputs(g, layout, 'v') };
@@ -93,7 +96,7 @@ export function buildTrainGraph(layout: Layout, spec: TrainProgramSpec): TrainGr
 
 /** One micro-batch: `new_acc = acc + gradient`; metrics are this micro-batch's share of the sums. */
 export function buildGradGraph(layout: Layout, spec: TrainProgramSpec): TrainGraph {
-  const g = new Graph(spec.float ?? 'float32');
+  const g = new Graph(spec.float ?? 'float32', spec.options);
   const { grads, lossInputs, metrics, tokens } = lossAndGrads(g, layout, spec);
   const acc = groupInputs(g, layout, 'acc');
   for (const group of groupsOf(layout)) g.output(`new_acc_${group}`, o.add(acc[group], grads[group]));
@@ -110,7 +113,7 @@ export function buildGradGraph(layout: Layout, spec: TrainProgramSpec): TrainGra
  * reader). Metrics are this micro-batch's share of the sums, as buildGradGraph's.
  */
 export function buildViewGradGraph(layout: Layout, spec: TrainProgramSpec, accumulate: boolean): TrainGraph {
-  const g = new Graph(spec.float ?? 'float32');
+  const g = new Graph(spec.float ?? 'float32', spec.options);
   const model = weightInputs(g, layout);
   const { loss, metrics, lossInputs, tokens } = buildLoss(g, model, spec);
   const grads = grad(loss, layout.views.map((v) => model.w[v.key]));

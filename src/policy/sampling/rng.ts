@@ -51,12 +51,5 @@ export class SamplingRng extends Xoshiro128 {
   clone(): SamplingRng {
     return new SamplingRng(this.s0, this.s1, this.s2, this.s3);
   }
-
-  /** A uniform double in [0, 1) with 53 random bits (two draws), fine enough for tokens of tiny probability. */
-  next(): number {
-    const hi = this.nextU32() >>> 5;
-    const lo = this.nextU32() >>> 6;
-    return (hi * 67108864 + lo) / 9007199254740992;
-  }
 }
 

@@ -191,7 +191,7 @@ export class TokenSampler {
   private popNucleus(target: number): number {
     const heap = this.order;
     const w = this.weights;
-    let size = 0;
+    let size: number;
     for (let tau = 1e-4; ; tau = tau > 1e-300 ? tau * 1e-4 : 0) {
       let mass = 0;
       size = 0;

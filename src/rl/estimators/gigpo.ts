@@ -16,7 +16,7 @@
  * Both: A = A_E + ω·A_S on every assistant token of turn k. Per-turn rewards come from the batch's turn
  * records, so GiGPO does not depend on reward placement.
  */
-import { type Batch, type Groups, groupRows, tokenTurns, trajectoryReturn, turnReward, type TurnRecord } from '../batch.ts';
+import { type Batch, type Groups, groupRows, tokenTurns, trajectoryReturn, turnReward, type BatchTurn } from '../batch.ts';
 import { maskedSummary } from '../stats.ts';
 import { type AdvantageInput, type AdvantageOutput, centreInGroups } from './common.ts';
 
@@ -32,7 +32,7 @@ interface Steps {
 /** paper: discount each turn's reward; verl-agent: discount env rewards, then add the turn's penalty. */
 function collectSteps(batch: Batch, gamma: number, form: GigpoForm): Steps {
   const steps: Steps = { row: [], turn: [], stepReturn: [] };
-  const discounted = form === 'paper' ? turnReward : (turn: TurnRecord) => turn.reward;
+  const discounted = form === 'paper' ? turnReward : (turn: BatchTurn) => turn.envReward;
   batch.trajectories.forEach((t, b) => {
     const returns = new Array<number>(t.turns.length);
     let running = 0;
@@ -52,7 +52,7 @@ function episodeAdvantages(batch: Batch, steps: Steps, form: GigpoForm, normBySt
     const episode = centreInGroups(batch.trajectories.map(trajectoryReturn), groupRows(batch.trajectories), normByStd);
     return steps.row.map((b) => episode[b]);
   }
-  const envReturn = batch.trajectories.map((t) => t.turns.reduce((sum, turn) => sum + turn.reward, 0));
+  const envReturn = batch.trajectories.map((t) => t.turns.reduce((sum, turn) => sum + turn.envReward, 0));
   const scores = steps.row.map((b, s) => envReturn[b] + batch.trajectories[b].turns[steps.turn[s]].formatPenalty);
   const byGroup = groupRows(steps.row.map((b) => batch.trajectories[b]));
   return centreInGroups(scores, byGroup, normByStd);
@@ -63,7 +63,7 @@ function anchorGroups(batch: Batch, steps: Steps): Groups {
   const index = new Map<string, number[]>();
   steps.row.forEach((b, s) => {
     const t = batch.trajectories[b];
-    const key = JSON.stringify([t.groupId, t.turns[steps.turn[s]].anchor]);
+    const key = JSON.stringify([t.groupId, t.turns[steps.turn[s]].observation]);
     const rows = index.get(key);
     if (rows) rows.push(s);
     else index.set(key, [s]);

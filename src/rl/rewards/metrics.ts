@@ -3,6 +3,7 @@
  * and tool productivity = correct answers / calls run (OTC's measure; 0 when no call ran).
  */
 import type { RewardCall } from './types.ts';
+import { TOOL_CALLS_PER_RESPONSE, TOOL_PRODUCTIVITY } from '../metric-names.ts';
 
 /** What the metrics read of a response: whether each call ran and succeeded, and whether the answer was right. */
 export interface ToolOutcome {
@@ -16,8 +17,8 @@ export function toolMetrics(samples: readonly ToolOutcome[]): Record<string, num
   const correct = samples.filter((s) => s.correct).length;
   return {
     'tool/calls': ran.length,
-    'tool/calls_per_response': samples.length === 0 ? 0 : ran.length / samples.length,
+    [TOOL_CALLS_PER_RESPONSE]: samples.length === 0 ? 0 : ran.length / samples.length,
     'tool/success_rate': ran.length === 0 ? 0 : ok / ran.length,
-    'tool/productivity': ran.length === 0 ? 0 : correct / ran.length,
+    [TOOL_PRODUCTIVITY]: ran.length === 0 ? 0 : correct / ran.length,
   };
 }

@@ -23,38 +23,39 @@ test('the full template opens with the instruction, legend, actions, K and turn 
     'You can take up to 5 actions per turn, separated by " || ".',
     'Turn 1:', 'State:', GRID,
   ].join('\n'));
-  assert.ok(user?.content.endsWith('You have 10 actions left. Always output: <think> [your thoughts] </think> <answer> [your answer] </answer> with no extra text.'));
+  assert.ok(user?.content.endsWith('You have 10 actions left. Always output: <think> [your thoughts] </think> <answer> [your answer] ' +
+    '</answer> with no extra text.'));
 });
 
 test('after a turn the user message reports its reward, then the next turn', () => {
   const episode = sokoban('full');
   const turn = episode.respond('<think>down</think><answer>Down || Down</answer>');
-  assert.deepEqual([turn.executed, turn.reward, turn.formatPenalty, turn.anchor], [['Down', 'Down'], -0.2, 0, GRID]);
+  assert.deepEqual([turn.executedActions, turn.reward, turn.penaltyCharged, turn.observation], [['Down', 'Down'], -0.2, 0, GRID]);
   assert.ok(turn.userMessage.startsWith('Reward: -0.2\nTurn 2:\nState:\n######\n##___#\n#___##\n#_P_##\n#OX__#\n######\nYou have 8 actions left.'));
 });
 
 test('a dropped action costs the format penalty and the valid ones still run', () => {
   const turn = sokoban('full').respond('<think>x</think><answer>Down || Fly</answer>');
-  assert.deepEqual([turn.executed, turn.parsed.unknown, turn.formatPenalty, formatReward(turn.reward)], [['Down'], ['Fly'], 0.1, '-0.2']);
+  assert.deepEqual([turn.executedActions, turn.parsed.unknown, turn.penaltyCharged, formatReward(turn.reward)], [['Down'], ['Fly'], 0.1, '-0.2']);
 });
 
 test('an unparsable response runs nothing and costs the format penalty', () => {
   const turn = sokoban('full').respond('Down');
-  assert.deepEqual([turn.executed, turn.reward, turn.done], [[], -0.1, false]);
+  assert.deepEqual([turn.executedActions, turn.reward, turn.done], [[], -0.1, false]);
 });
 
 test('solving ends the episode with a final reward report and success', () => {
   const episode = sokoban('full-no-think');
   episode.respond('<answer>Down || Down || Right</answer>');
   const last = episode.respond('<answer>Down || Left || Up</answer>');
-  assert.deepEqual([last.executed, formatReward(last.reward), last.userMessage, episode.done, episode.success],
+  assert.deepEqual([last.executedActions, formatReward(last.reward), last.userMessage, episode.done, episode.success],
     [['Down', 'Left'], '10.8', 'Reward: 10.8', true, true]);
 });
 
 test('the action budget caps execution and ends the episode', () => {
   const episode = sokoban('full', { maxActionsPerTrajectory: 3 });
   const turn = episode.respond('<think>x</think><answer>Up || Up || Left || Left</answer>');
-  assert.deepEqual([turn.executed, episode.done, episode.actionsLeft], [['Up', 'Up', 'Left'], true, 0]);
+  assert.deepEqual([turn.executedActions, episode.done, episode.actionsLeft], [['Up', 'Up', 'Left'], true, 0]);
 });
 
 test('the turn budget ends the episode after max turns', () => {
@@ -69,7 +70,7 @@ test('the compact template: header, grid, actions left; "r<reward>" reports; one
   const episode = sokoban('compact');
   assert.deepEqual(episode.messages, [{ role: 'user', content: `U D L R/5\n${GRID}\n10` }]);
   const turn = episode.respond('D|d|Down'); // the third push is blocked by the wall
-  assert.deepEqual([turn.executed, turn.userMessage], [['Down', 'Down', 'Down'], 'r-0.3\n######\n##___#\n#___##\n#_P_##\n#OX__#\n######\n7']);
+  assert.deepEqual([turn.executedActions, turn.userMessage], [['Down', 'Down', 'Down'], 'r-0.3\n######\n##___#\n#___##\n#_P_##\n#OX__#\n######\n7']);
 });
 
 test('a countdown answer is free-form: the expression is the action', () => {
@@ -77,12 +78,12 @@ test('a countdown answer is free-form: the expression is the action', () => {
   const episode = new Episode(createEnv(config), config, TEMPLATES.full);
   episode.start(1); // Target 75, numbers 60, 70, 55
   const turn = episode.respond('<think>60+70=130</think><answer>(60+70)-55</answer>');
-  assert.deepEqual([turn.executed, turn.reward, episode.success], [['(60+70)-55'], 1, true]);
+  assert.deepEqual([turn.executedActions, turn.reward, episode.success], [['(60+70)-55'], 1, true]);
 });
 
 test('the compact template names bandit arms by their first letters', () => {
   const config = resolveEnvConfig('bandit');
   const episode = new Episode(createEnv(config), config, TEMPLATES.compact);
   assert.deepEqual(episode.start(0), [{ role: 'user', content: 'D P/1\nArms: Dragon, Phoenix\n1' }]);
-  assert.deepEqual(episode.respond('d').executed, ['Dragon']);
+  assert.deepEqual(episode.respond('d').executedActions, ['Dragon']);
 });

@@ -21,7 +21,8 @@ test('file-system errors name the operation and the path, and say what to do', a
     'cannot write /r/x/events/00000002.avro — no space left on the device; free some, then continue the run with ' +
     '`starpo train --resume <run-dir>` (ENOSPC)');
   assert.equal(describeFailure(systemError('EROFS', 'mkdir', '/ro/runs/x')).line,
-    'cannot create the directory /ro/runs/x — the file system is read-only; choose a writable directory (e.g. --runs-dir) (EROFS)');
+    'cannot create the directory /ro/runs/x — the file system is read-only; choose a writable directory (e.g. ' +
+      '--runs-dir) (EROFS)');
   const wrapped = new Error('save failed', { cause: systemError('EACCES', 'open', '/r/x/config.json') });
   assert.match(describeFailure(wrapped).line, /^cannot open \/r\/x\/config.json — permission denied; /);
 });

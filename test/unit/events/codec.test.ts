@@ -95,3 +95,14 @@ test('event keys name run, lineage, iteration, kind and the trajectory index', (
   assert.equal(eventKey(runEvent('L1', 'L0', 3)), 'run-1/L1/3/run');
   assert.equal(eventKey(echoTrap('L0', 9)), 'run-1/L0/9/echo-trap');
 });
+
+test('a trajectory turn is written under its Avro names (actions, validActions, effectiveActions) and read back renamed', () => {
+  const event = trajectory('L0', 3);
+  const bytes = encodeEvent(event);
+  const raw = schemaRegistry().current.type.fromBuffer(bytes) as { event: Record<string, { turns: object[] }> };
+  const [record] = Object.values(raw.event);
+  const { actions, validActions, effectiveActions } = record.turns[0] as Record<string, unknown>;
+  const [turn] = event.turns;
+  assert.deepEqual([actions, validActions, effectiveActions], [turn.executedActions, turn.actionsValid, turn.actionsEffective]);
+  assert.deepEqual(Object.keys((decodeEvent(bytes) as typeof event).turns[0]).sort(), Object.keys(turn).sort());
+});

@@ -88,8 +88,9 @@ test('a flipped byte in a block fails the read, naming the segment, the offset a
   writeFileSync(segment(dir), bytes);
   const blockTwo = blockThree - encodeBlockSize(trajectory('L0', 2));
   await assert.rejects(readAll(dir), (err: Error) => err instanceof CorruptDataError && err.message ===
-    `event log damaged (checksum-mismatch) at ${segment(dir)}@${blockTwo}: a block of 1 events fails its checksum; ` +
-    '2 acknowledged events from there on are lost (replay and report read the intact prefix with --allow-partial)');
+    `event log damaged (checksum-mismatch) at ${segment(dir)}@${blockTwo}: ` +
+    'a block of 1 events fails its checksum; 2 acknowledged events from there on are lost ' +
+    '(replay and report read the intact prefix with --allow-partial)');
 });
 
 test('with allowPartial a damaged log gives its intact prefix and reports the damage', async () => {

@@ -45,7 +45,7 @@ test('the trained tokens are the sampled tokens across three calls and two tool-
     const sampledLogprobs = backend.sampled.flatMap((s) => s.map((_, i) => -(i + 1) / 8));
     assert.deepEqual(t.logprobs.filter((_, i) => t.mask[i] === 1), sampledLogprobs);
     backend.prompts.forEach((p, k) => assert.deepEqual(t.ids.slice(0, p.length), p, `prompt ${k} is the trajectory so far`));
-    assert.deepEqual(t.turns.map((x) => x.actions), [['calc'], ['calc'], []]);
+    assert.deepEqual(t.turns.map((x) => x.parsedActions), [['calc'], ['calc'], []]);
     const rerendered = chat.jinja!.template.render(messages.map((m) => ({ ...m, content: String(m.content ?? '') })));
     assert.notEqual(rerendered, tokenizer.decode(t.ids), 'the template rewrites earlier turns');
     assert.ok(!rerendered.includes('Add first.') && tokenizer.decode(t.ids).includes('Add first.'));

@@ -26,7 +26,7 @@ test('a call repeating the last call\'s messages and reply extends its trajector
   const [p0, s0] = [backend.prompts[0], backend.sampled[0]];
   assert.deepEqual(backend.prompts[1].slice(0, p0.length + s0.length), [...p0, ...s0]);
   assert.deepEqual(t.ids, [...backend.prompts[1], ...backend.sampled[1]]);
-  const turns = t.turns.map((x) => [x.envReward, x.actions, x.rewardPosition]);
+  const turns = t.turns.map((x) => [x.envReward, x.parsedActions, x.rewardPosition]);
   assert.deepEqual(turns, [[0, ['calc'], p0.length + s0.length - 1], [1, [], t.ids.length - 1]]);
   assert.deepEqual([t.return, t.success], [1, true]);
 });

@@ -7,7 +7,8 @@ import { parseLdd, unexpectedMissing } from '../../../src/gpu/ldd.ts';
 import { linkPlan, linkProviders } from '../../../src/gpu/links.ts';
 import { runpathPlan } from '../../../src/gpu/runpath.ts';
 
-// `ldd node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so` on this CPU machine after gpu install.
+// `ldd node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so` on
+// this CPU machine after gpu install.
 const LDD_NO_DRIVER = `	linux-vdso.so.1 (0x00007ffd5d3f2000)
 	libcublasLt.so.13 => /work/main/.cache/gpu/lib/libcublasLt.so.13 (0x00007f6ae5c00000)
 	libcublas.so.13 => /work/main/.cache/gpu/lib/libcublas.so.13 (0x00007f6ae2400000)

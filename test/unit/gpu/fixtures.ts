@@ -113,9 +113,11 @@ cp "${index}/\${n//-/_}-$v-"*.whl "$dest/"`);
   script(ldd, `f="$1"; real="$(readlink -f "$f")"; lib="$(dirname "$real")"
 case "$(basename "$f")" in
   libonnxruntime_providers_cuda.so)
-    if [ "$(cat "$real.rpath" 2>/dev/null)" = "${paths.lib}" ]; then echo "	libcudart.so.13 => ${paths.lib}/libcudart.so.13 (0x00007f0000000000)"
+    if [ "$(cat "$real.rpath" 2>/dev/null)" = "${paths.lib}" ]; then
+      echo "	libcudart.so.13 => ${paths.lib}/libcudart.so.13 (0x00007f0000000000)"
     else echo "	libcudart.so.13 => not found"; fi
-    echo "	libcuda.so.1 => not found"; echo "	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f0000001000)"; exit 1 ;;
+    echo "	libcuda.so.1 => not found"
+    echo "	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f0000001000)"; exit 1 ;;
   *) echo "	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f0000001000)" ;;
 esac`);
   return { root, paths, index, sets: { '1.30.0': { cudaMajor: 13, minDriver: 580, wheels } }, python, ldd, pipLog };

@@ -48,7 +48,8 @@ test('a damaged cached wheel is fetched again, and a fetched file that is not th
 test('an onnxruntime-node version with no pinned wheels, or another platform, is refused before anything is written', async () => {
   const f = fakeGpu();
   await assert.rejects(installGpu({ ...options(f), ortVersion: '1.31.0' }),
-    /^GpuError: gpu: no CUDA provider wheels are pinned for onnxruntime-node 1\.31\.0 \(pinned: 1\.30\.0\); add its onnxruntime-gpu wheel/);
+    new RegExp('^GpuError: gpu: no CUDA provider wheels are pinned for onnxruntime-node 1\\.31\\.0 ' +
+      '\\(pinned: 1\\.30\\.0\\); add its onnxruntime-gpu wheel'));
   await assert.rejects(installGpu({ ...options(f), host: 'darwin-arm64' }), /the pinned CUDA wheels are linux x86_64 builds; this machine is darwin-arm64/);
   assert.equal(existsSync(join(f.root, 'cache')), false);
 });
@@ -56,7 +57,8 @@ test('an onnxruntime-node version with no pinned wheels, or another platform, is
 test("a provider file starpo did not link (onnxruntime-node's own CUDA download) is left alone with an error", async () => {
   const f = fakeGpu();
   writeFileSync(join(f.paths.native, 'libonnxruntime_providers_cuda.so'), 'cuda 12 provider');
-  await assert.rejects(installGpu(options(f)), /libonnxruntime_providers_cuda\.so is a file starpo did not put there .*remove it, then run `starpo gpu install` again/);
+  await assert.rejects(installGpu(options(f)), new RegExp('libonnxruntime_providers_cuda\\.so is a file starpo did not put ' +
+    'there .*remove it, then run `starpo gpu install` again'));
   assert.equal(readFileSync(join(f.paths.native, 'libonnxruntime_providers_cuda.so'), 'utf8'), 'cuda 12 provider');
 });
 

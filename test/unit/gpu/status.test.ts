@@ -63,7 +63,8 @@ test('the driver version comes from either kernel module line, and devices from 
 });
 
 test('the loader cache lookup matches a library by its exact name', () => {
-  const out = '1203 libs found in cache `/etc/ld.so.cache\'\n\tlibvulkan.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libvulkan.so.1\n\tlibvulkan.so (libc6,x86-64) => /x\n';
+  const out = "1203 libs found in cache `/etc/ld.so.cache'\n\tlibvulkan.so.1 (libc6,x86-64) => " +
+    '/lib/x86_64-linux-gnu/libvulkan.so.1\n\tlibvulkan.so (libc6,x86-64) => /x\n';
   assert.equal(inLoaderCache(out, 'libvulkan.so.1'), true);
   assert.equal(inLoaderCache(out.replace(/libvulkan\.so\.1 /, 'libvulkan.so.2 '), 'libvulkan.so.1'), false);
 });

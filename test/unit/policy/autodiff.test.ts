@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { grad } from '../../../src/policy/autodiff/grad.ts';
 import { PRIMITIVE_OPS, type PrimitiveOp } from '../../../src/policy/autodiff/rules.ts';
-import * as rules from '../../../src/policy/autodiff/rules.ts';
+import { programOptions } from '../../../src/policy/graph/program-options.ts';
 import { type Graph, Graph as G, GraphError, type Value } from '../../../src/policy/graph/graph.ts';
 import * as o from '../../../src/policy/graph/ops.ts';
 import * as composite from '../../../src/policy/model/composite.ts';
@@ -80,16 +80,12 @@ for (const op of PRIMITIVE_OPS) {
 }
 
 test('embedding gradient by ScatterElements add is exact with repeated indices and 2 threads', async () => {
-  const saved = rules.embeddingOptions.onehotMaxElements;
-  rules.embeddingOptions.onehotMaxElements = 0;
-  try {
-    const inputs = [{ name: 't', shape: [6, 4], data: rand(24, 5) }];
-    const ids = [5, 5, 5, 1, 5, 0, 1, 5, 5, 5, 2, 5];
-    const r = await gradCheck(inputs, ([t], g) => weighted(o.gather(t, idx(g, ids, [3, 4])), g), { samples: 24, threads: 2 });
-    assert.ok(r.maxRelError < 1e-5, `max relative error ${r.maxRelError}`);
-  } finally {
-    rules.embeddingOptions.onehotMaxElements = saved;
-  }
+  const inputs = [{ name: 't', shape: [6, 4], data: rand(24, 5) }];
+  const ids = [5, 5, 5, 1, 5, 0, 1, 5, 5, 5, 2, 5];
+  const program = programOptions({ onehotMaxElements: 0 });
+  const f = ([t]: Value[], g: Graph) => weighted(o.gather(t, idx(g, ids, [3, 4])), g);
+  const r = await gradCheck(inputs, f, { samples: 24, threads: 2, program });
+  assert.ok(r.maxRelError < 1e-5, `max relative error ${r.maxRelError}`);
 });
 
 test('fused softmax and RMSNorm equal their primitive composites, values and gradients', async () => {
@@ -134,7 +130,10 @@ test('stop-gradient blocks the gradient and an unknown op names itself', () => {
   assert.throws(() => grad(o.reduceSum(y, [0], false), [x]), (e: unknown) => e instanceof GraphError && /no gradient rule for Erf/.test(e.message));
 });
 
-/** Composites whose backward is written out (Graph.defineGradient), and the rotary composite, against finite differences. */
+/**
+ * Composites whose backward is written out (Graph.defineGradient), and the rotary composite,
+ * against finite differences.
+ */
 const WRITTEN_OUT: Record<string, Case> = {
   siluFusedGrad: { shapes: [[3, 5]], f: ([a]) => composite.siluFusedGrad(o.mul(a, 3)) },
   // Tables come from positions and take no gradient: only x is checked.

@@ -42,7 +42,8 @@ test('a row samples the same alone, in a larger batch and beside rows of other l
 });
 
 test('a row whose prefix does not fit the budget re-prefills and samples the same', async () => {
-  const tiny = new Policy({ config, seed: 3, threads: 1, kvCacheBytes: 2 * 2 * 2 * 16 * 4 * 45 }); // 45 tokens: the system prompt
+  // 45 tokens: the system prompt
+  const tiny = new Policy({ config, seed: 3, threads: 1, kvCacheBytes: 2 * 2 * 2 * 16 * 4 * 45 });
   const prompts = nextTurn(FIRST, await plain.generate(request(FIRST, 0)), 0);
   await tiny.generate(request(FIRST, 0));
   assert.deepEqual(await tiny.generate(request(prompts, 1)), await plain.generate(request(prompts, 1)));

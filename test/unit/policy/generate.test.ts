@@ -75,7 +75,8 @@ test('generation pads the batch to a bucket and the program cache stays bounded'
 });
 
 test('prefill in row chunks (small attention budget) generates what one prefill does, bit for bit', async () => {
-  const chunked = new Policy({ config, seed: 3, threads: 1, attentionBudget: 4 * 16 * 32 }); // two rows per prefill call
+  // two rows per prefill call
+  const chunked = new Policy({ config, seed: 3, threads: 1, attentionBudget: 4 * 16 * 32 });
   chunked.setParams(policy.getParams());
   for (const sampling of [{ temperature: 0 }, { temperature: 1 }]) {
     const req = { prompts: PROMPTS, maxNewTokens: 6, sampling, seed: 9, stopTokenIds: [] };

@@ -4,6 +4,7 @@
  */
 import { grad } from '../../../src/policy/autodiff/grad.ts';
 import { Graph, type Shape, type Value } from '../../../src/policy/graph/graph.ts';
+import type { ProgramOptions } from '../../../src/policy/graph/program-options.ts';
 import { createSession, tensor, type Tensor } from '../../../src/policy/engine/session.ts';
 
 export interface CheckInput {
@@ -37,9 +38,11 @@ export function rand(n: number, seed: number, lo = -1, hi = 1): Float64Array {
 export async function gradCheck(
   inputs: readonly CheckInput[],
   f: (vs: Value[], g: Graph) => Value,
-  opts: { samples?: number; h?: number; extra?: Record<string, Tensor>; threads?: number } = {},
+  opts: {
+    samples?: number; h?: number; extra?: Record<string, Tensor>; threads?: number; program?: ProgramOptions;
+  } = {},
 ): Promise<CheckResult> {
-  const g = new Graph('float64');
+  const g = new Graph('float64', opts.program);
   const vs = inputs.map((i) => g.input(i.name, 'float64', i.shape));
   const loss = f(vs, g);
   const diffable = inputs.map((i, k) => [i, vs[k]] as const).filter(([i]) => i.differentiate !== false);

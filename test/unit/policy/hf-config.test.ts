@@ -2,17 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors.ts';
 import { hfParameterNames, parseModelConfig, writeModelConfig } from '../../../src/policy/io/config.ts';
+import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../../../src/policy/io/published-configs.ts';
 import { inverseFrequencies } from '../../../src/policy/io/rope-scaling.ts';
 
-/** Qwen2.5-0.5B's config.json, as published. */
-const QWEN25_05B = `{
-  "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151643,
-  "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02, "intermediate_size": 4864,
-  "max_position_embeddings": 32768, "max_window_layers": 24, "model_type": "qwen2", "num_attention_heads": 14,
-  "num_hidden_layers": 24, "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
-  "sliding_window": 32768, "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.40.1",
-  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936
-}`;
+/** Qwen2.5-0.5B's config.json as text, as a model directory holds it. */
+const QWEN25_05B = JSON.stringify(QWEN25_05B_CONFIG, null, 2);
 
 test('parses the Qwen2.5-0.5B config.json', () => {
   const c = parseModelConfig(QWEN25_05B);
@@ -124,15 +118,7 @@ test('an explicit head_dim need not divide hidden_size', () => {
   assert.deepEqual(hfParameterNames(c)[2], { name: 'model.layers.0.self_attn.q_proj.weight', shape: [448, 900] });
 });
 
-/** Qwen3-0.6B's config.json, as published. */
-const QWEN3_06B = {
-  architectures: ['Qwen3ForCausalLM'], attention_bias: false, attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151645,
-  head_dim: 128, hidden_act: 'silu', hidden_size: 1024, initializer_range: 0.02, intermediate_size: 3072,
-  max_position_embeddings: 40960, max_window_layers: 28, model_type: 'qwen3', num_attention_heads: 16, num_hidden_layers: 28,
-  num_key_value_heads: 8, rms_norm_eps: 1e-6, rope_scaling: null, rope_theta: 1000000, sliding_window: null,
-  tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.51.0', use_cache: true, use_sliding_window: false,
-  vocab_size: 151936,
-};
+const QWEN3_06B = QWEN3_06B_CONFIG;
 
 test('parses Qwen3-0.6B: head_dim 128 beside hidden 1024 / 16 heads, q/k norms, no bias; 596M parameters', () => {
   const c = parseModelConfig(QWEN3_06B);

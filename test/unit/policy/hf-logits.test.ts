@@ -68,7 +68,8 @@ for (const name of ['qwen2-tiny', 'qwen3-tiny', 'qwen3-tiny-bf16', 'llama3-tiny'
   });
 }
 
-test('directories the tests write (real 151,936 / 128,256-token vocabularies, BF16 and F32 shards) score like the float64 reference', { timeout: 300_000 }, async () => {
+test('directories the tests write (real 151,936 / 128,256-token vocabularies, BF16 and F32 shards) ' +
+  'score like the float64 reference', { timeout: 300_000 }, async () => {
   const { writeTinyModel } = await import('../rl/tiny-hf-model.ts');
   const dir = await mkdtemp(join(tmpdir(), 'starpo-tiny-'));
   try {

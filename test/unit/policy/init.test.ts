@@ -9,6 +9,14 @@ import { Rng } from '../../../src/policy/model/rng.ts';
 
 const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
+test('Rng keeps the xoshiro128** stream it drew before it used the shared generator (seed, stream, normals)', () => {
+  const r = new Rng(7);
+  assert.deepEqual([r.nextU32(), r.nextU32(), r.next()], [1004282400, 2200021487, 0.44891458133395923]);
+  const x = new Float32Array(4);
+  Rng.forStream(11, 3, 5).fillNormal(x, 0, 4, 1);
+  assert.deepEqual(Array.from(x), [0.04736362397670746, 2.1993091106414795, -1.520806908607483, -1.6269336938858032]);
+});
+
 test('the ziggurat normal has the moments and tails of N(0, 1) (1M draws, tail path included)', () => {
   const n = 1 << 20;
   const x = new Float32Array(n);
@@ -19,7 +27,8 @@ test('the ziggurat normal has the moments and tails of N(0, 1) (1M draws, tail p
   assert.ok(Math.abs(m2 / n - 1) < 0.01, `variance ${m2 / n}`);
   assert.ok(Math.abs(m4 / n - 3) < 0.05, `fourth moment ${m4 / n}`);
   assert.ok(Math.abs(over3 / n - 0.0026998) < 0.0004, `P(|x| > 3) = ${over3 / n}`);
-  assert.ok(over4 > 20 && over4 < 120, `P(|x| > 4): ${over4} of ${n} (expect 66)`); // beyond the base strip's edge 3.44: the tail method
+  // beyond the base strip's edge 3.44: the tail method
+  assert.ok(over4 > 20 && over4 < 120, `P(|x| > 4): ${over4} of ${n} (expect 66)`);
   const again = new Float32Array(n);
   new Rng(7).fillNormal(again, 0, n, 1);
   assert.ok(bytes(x).equals(bytes(again)));

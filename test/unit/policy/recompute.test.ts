@@ -9,7 +9,6 @@ import * as o from '../../../src/policy/graph/ops.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
 import * as composite from '../../../src/policy/model/composite.ts';
 import { buildLayout } from '../../../src/policy/model/layout.ts';
-import { kernels } from '../../../src/policy/model/transformer.ts';
 import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
 import { buildViewGradGraph } from '../../../src/policy/programs/train.ts';
 import { rand } from './gradcheck.ts';
@@ -63,12 +62,14 @@ test('the LM-head composite equals log-softmax + gather + entropy by the chain r
 });
 
 test('a tied embedding\'s gradient is scattered into the LM head\'s: no [V, D] zeros and no [V, D] sum in the program', () => {
-  // 16 tokens · 40000 > embeddingOptions.onehotMaxElements: the embedding's gradient is a scatter (a one-hot Gemm below)
+  // 16 tokens · 40000 > embeddingOptions.onehotMaxElements: the embedding's gradient is a
+  // scatter (a one-hot Gemm below)
   const config = parseModelConfig({ model_type: 'qwen2', vocab_size: 40000, hidden_size: 8, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 2, tie_word_embeddings: true });
   const { graph } = buildViewGradGraph(buildLayout(config), { batch: 2, seqLen: 8, loss: { kind: 'sft', aggregation: 'token-mean' }, optim: DEFAULT_ADAMW }, false);
   const table = (n: { outputs: Value[] }) => n.outputs.some((v) => v.shape.join() === '40000,8');
   const ops = liveNodes(graph).filter(table).map((n) => n.op);
-  assert.deepEqual(ops.sort(), ['Gemm', 'ScatterElements'], ops.join()); // the head's dW, the scatter into it (then the output)
+  // the head's dW, the scatter into it (then the output)
+  assert.deepEqual(ops.sort(), ['Gemm', 'ScatterElements'], ops.join());
 });
 
 test('train_step with the recomputing backwards equals the one that keeps the tensors (float32, 2 steps)', async () => {
@@ -76,20 +77,16 @@ test('train_step with the recomputing backwards equals the one that keeps the te
   const [B, T] = [3, 16];
   const batch = { batch: B, seqLen: T, tokens: Int32Array.from({ length: B * T }, (_, i) => (i * 11) % 40), attentionMask: new Float32Array(B * T).fill(1), lossMask: new Float32Array(B * T).fill(1) };
   const run = async (recompute: boolean) => {
-    const saved = kernels.recompute;
-    kernels.recompute = recompute;
-    try {
-      const policy = new Policy({ config, seed: 2, threads: 1 });
-      const metrics = [];
-      for (let i = 0; i < 2; i++) metrics.push(await policy.trainStep(batch, { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-2 }));
-      const m = policy.getMoments()!.m.matrices.slice();
-      await policy.close();
-      return { metrics, m };
-    } finally {
-      kernels.recompute = saved;
-    }
+    const policy = new Policy({ config, seed: 2, threads: 1, program: { kernels: { recompute } } });
+    const metrics = [];
+    for (let i = 0; i < 2; i++) metrics.push(await policy.trainStep(batch, { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-2 }));
+    const m = policy.getMoments()!.m.matrices.slice();
+    const nodes = policy.programs.compiles.map((c) => c.nodes);
+    await policy.close();
+    return { metrics, m, nodes };
   };
   const [a, b] = [await run(true), await run(false)];
+  assert.notDeepEqual(a.nodes, b.nodes); // the option reached the graphs
   a.metrics.forEach((m, s) => Object.keys(m).forEach((k) => assert.ok(Math.abs(m[k] - b.metrics[s][k]) <= 1e-5 * Math.max(1, Math.abs(m[k])), `step ${s} ${k}: ${m[k]} vs ${b.metrics[s][k]}`)));
   const mMax = b.m.reduce((x, y) => Math.max(x, Math.abs(y)), 0);
   a.m.forEach((x, i) => assert.ok(Math.abs(x - b.m[i]) <= 1e-4 * mMax, `m ${i}: ${x} vs ${b.m[i]}`));

@@ -1,6 +1,7 @@
 /**
  * A plain float64 TypeScript Qwen2/Qwen3/Llama forward pass written from HF transformers'
- * modeling_qwen2.py, modeling_qwen3.py and modeling_llama.py (loops, no graph): the second way of computing the model for golden tests.
+ * modeling_qwen2.py, modeling_qwen3.py and modeling_llama.py (loops, no graph): the second way
+ * of computing the model for golden tests.
  * Weights are HF-named tensors; one sequence at a time, with HF's position ids for left padding.
  */
 import type { ModelConfig } from '../../../src/policy/io/config.ts';

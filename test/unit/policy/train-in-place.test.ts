@@ -42,7 +42,8 @@ test('the in-place optimizer (one gradient buffer, chunked AdamW written over it
       pa.forEach((x, i) => assert.ok(Math.abs(x - pb[i]) < 1e-5 || Math.abs(ma[i]) < 1e-8, `${g} param ${i}: ${x} vs ${pb[i]}`));
       ma.forEach((x, i) => assert.ok(Math.abs(x - mb[i]) < 1e-6, `${g} m ${i}: ${x} vs ${mb[i]}`));
     }
-    // the spare-buffer path compiles train (or grad + apply); in place: viewGrad (first, and accumulating), Σg² and AdamW chunks
+    // the spare-buffer path compiles train (or grad + apply); in place: viewGrad (first, and
+    // accumulating), Σg² and AdamW chunks
     assert.ok(inPlace.programs.compiles.every((c) => ['score', 'viewGrad', 'sumSquares', 'adamwChunk'].includes(c.kind)), inPlace.programs.compiles.map((c) => c.kind).join());
     assert.equal(inPlace.programs.compiles.filter((c) => c.kind === 'viewGrad').length, attentionBudget === 1 ? 2 : 1);
     await Promise.all([reference.close(), inPlace.close()]);
@@ -51,7 +52,8 @@ test('the in-place optimizer (one gradient buffer, chunked AdamW written over it
 
 test('in-place steps are bitwise deterministic on 2 threads, and a non-finite gradient leaves params, moments and step untouched', async () => {
   const run = async () => {
-    const policy = new Policy({ config, seed: 5, threads: 2, attentionBudget: 2 * 4 * T * T, inPlaceOptimizer: true }); // 2 rows per call
+    // 2 rows per call
+    const policy = new Policy({ config, seed: 5, threads: 2, attentionBudget: 2 * 4 * T * T, inPlaceOptimizer: true });
     const { train } = await steps(policy, 3);
     return { policy, train };
   };

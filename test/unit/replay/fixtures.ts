@@ -37,8 +37,8 @@ export function trajectory(s: TrajectorySpec): TrajectoryEvent {
     trajectoryReturn: o.envReward + o.formatPenalty,
     success: s.response === 'D', startedAt: T0, finishedAt: T0, extras: {}, split: s.split ?? 'train', tokenIds: [], tokenRoles: '',
     turns: [{
-      observation: ARMS[s.seed], response: s.response, actions: o.actions, envReward: o.envReward,
-      formatPenalty: o.formatPenalty, validActions: o.actions.length, effectiveActions: o.actions.length,
+      observation: ARMS[s.seed], response: s.response, executedActions: o.actions, envReward: o.envReward,
+      formatPenalty: o.formatPenalty, actionsValid: o.actions.length, actionsEffective: o.actions.length,
       promptTokens: 24, responseTokens: s.response.length + 1, toolCalls: [],
     }],
   };

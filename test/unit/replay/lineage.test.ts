@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  continuePlan, forkPlan, nextLineageId, withoutForkPoints, type ResumePlan,
-} from '../../../src/replay/lineage.ts';
+import { nextLineageId } from '../../../src/events/lineage.ts';
+import { continuePlan, forkPlan, withoutForkPoints, type ResumePlan } from '../../../src/replay/lineage.ts';
 import { applyRetention, type CheckpointInfo, type CheckpointStore } from '../../../src/storage/index.ts';
 
 const ckpt = (lineageId: string, iteration: number): CheckpointInfo =>

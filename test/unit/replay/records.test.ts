@@ -11,7 +11,7 @@ const twoTurns = () => {
 test('a record keys its group seed:group and puts each turn reward on the turn\'s last written token', () => {
   const r = trajectoryRecordOf(twoTurns(), [2, 1]);
   assert.equal(r.groupId, '4:3');
-  const turns = r.turns.map((t) => [t.rewardPosition, t.actionsProposed, t.actionsValid, t.reward]);
+  const turns = r.turns.map((t) => [t.rewardPosition, t.actionsProposed, t.actionsValid, t.envReward]);
   assert.deepEqual(turns, [[2, 2, 1, 0.1], [4, 1, 1, 0.1]]);
 });
 

@@ -28,9 +28,9 @@ export function trajectory(i: number, group: number, rollout: number, split = 't
     policyVersion: i - 1, trajectoryReturn: 1, success: true, startedAt: AT, finishedAt: AT, extras: {}, split,
     tokenIds: [], tokenRoles: '',  // an event without a token log, as written before schema v4
     turns: [{
-      observation: '#####\n#P_O#\n#####', response: '<answer>Right</answer>', actions: ['Right'],
+      observation: '#####\n#P_O#\n#####', response: '<answer>Right</answer>', executedActions: ['Right'],
       envReward: 1, formatPenalty: 0,
-      validActions: 1, effectiveActions: 1, promptTokens: 10, responseTokens: 4,
+      actionsValid: 1, actionsEffective: 1, promptTokens: 10, responseTokens: 4,
       toolCalls: [{ name: 'python', input: 'print(2)', output: '2', ok: true, executed: true }],
     }],
   };

@@ -72,7 +72,8 @@ const collapsing = resolveConfig({ preset: 'starpo', overrides: [
   'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=1e-1', 'lrCritic=1e-3', 'gradClip=1000', 'collapseEvery=0',
   'keepEveryCheckpoint=1', 'onCollapse=fork', 'asyncStaleness=1'] });
 
-test('a fork on collapse restarts the rollouts from the fork point: the schedule holds there, and a rerun is bitwise equal', { timeout: 600_000 }, async () => {
+test('a fork on collapse restarts the rollouts from the fork point: ' +
+  'the schedule holds there, and a rerun is bitwise equal', { timeout: 600_000 }, async () => {
   const [a, b] = [mkdtempSync(join(tmpdir(), 'starpo-fork-a-')), mkdtempSync(join(tmpdir(), 'starpo-fork-b-'))];
   const first = await trainEmbedded({ root: a, runId: 'r', config: collapsing });
   await trainEmbedded({ root: b, runId: 'r', config: collapsing });

@@ -58,7 +58,10 @@ test('without a spike, the fall in success confirms the collapse (later: success
   assert.match(warning.message, /no grad-norm spike, but smoothed success 0\.340 fell from 0\.500/);
 });
 
-/** Measured: FrozenLake, vanilla StarPO from a warm start, lrActor 3e-3 — [std, entropy, grad norm, success] per iteration. */
+/**
+ * Measured: FrozenLake, vanilla StarPO from a warm start, lrActor 3e-3 — [std, entropy, grad
+ * norm, success] per iteration.
+ */
 const MEASURED_COLLAPSE: Row[] = [
   [0.432, 0.431, 1.08, 0.445], [0.105, 0.389, 0.68, 0.188], [0.27, 0.378, 0.85, 0.258], [0.194, 0.405, 1.34, 0.133],
   [0.222, 0.43, 0.67, 0.234], [0.139, 0.412, 0.49, 0.141], [0.093, 0.481, 0.52, 0.266], [0.069, 0.45, 0.64, 0.141],

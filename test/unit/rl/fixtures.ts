@@ -1,11 +1,12 @@
 /** Tiny literal batches for the RL unit tests. */
-import type { Batch, TrajectoryRecord, TurnRecord } from '../../../src/rl/batch.ts';
+import type { Batch, TrajectoryRecord, BatchTurn } from '../../../src/rl/batch.ts';
 
 /** A turn: [reward, rewardPosition, anchor?, formatPenalty?]. Actions: 1 proposed, 1 valid, 1 effective. */
 export type TurnSpec = [reward: number, position: number, anchor?: string, penalty?: number];
 
-export function turn([reward, rewardPosition, anchor = '', formatPenalty = 0]: TurnSpec): TurnRecord {
-  return { reward, formatPenalty, rewardPosition, anchor, actionsProposed: 1, actionsValid: 1, actionsEffective: 1 };
+export function turn([reward, rewardPosition, anchor = '', formatPenalty = 0]: TurnSpec): BatchTurn {
+  const actions = { actionsProposed: 1, actionsValid: 1, actionsEffective: 1 };
+  return { envReward: reward, formatPenalty, rewardPosition, observation: anchor, ...actions };
 }
 
 export function traj(groupId: string, turns: TurnSpec[], success = false): TrajectoryRecord {

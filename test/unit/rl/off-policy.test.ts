@@ -28,7 +28,7 @@ test('positions outside the loss mask keep their value and do not count', () => 
 
 test('the advantage stage applies the weights only when offPolicyCorrection is tis', () => {
   const batch: Batch = { B: 1, T: 3, lossMask: f32([0, 1, 1]), trajectories: [{ groupId: 'g', success: false, turns: [
-    { reward: 1, formatPenalty: 0, rewardPosition: 2, anchor: 'a', actionsProposed: 1, actionsValid: 1, actionsEffective: 1 }] }] };
+    { envReward: 1, formatPenalty: 0, rewardPosition: 2, observation: 'a', actionsProposed: 1, actionsValid: 1, actionsEffective: 1 }] }] };
   const rewards = f32([0, 0, 1]);
   const logprobs = { old: f32([0, -1, -1]), behaviour: f32([0, -1, -2]) };
   const plain = resolveConfig({ overrides: ['advantage=reinforce++', 'critic=false', 'whitenAdvantages=false', 'gamma=1'] });

@@ -60,7 +60,8 @@ test('qwen3: the logged trajectories hold the trained tokens: the model\'s templ
   for (const t of trajectories) {
     assert.equal(t.tokenRoles.length, t.tokenIds.length);
     assert.ok(tok.decode(t.tokenIds).startsWith('<|im_start|>system\nYou\'re a helpful assistant.'));
-    // Each turn's tokens are one run of assistant tokens; decoded (less the stop it may have written) it is the turn's text.
+    // Each turn's tokens are one run of assistant tokens; decoded (less the stop it may have
+    // written) it is the turn's text.
     const runs = [...t.tokenRoles.matchAll(new RegExp(`${TOKEN_ROLES.indexOf('assistant')}+`, 'g'))];
     assert.equal(runs.length, t.turns.length);
     runs.forEach((r, k) => {

@@ -7,7 +7,7 @@ import type { ToolCallRecord } from '../../../src/tools/types.ts';
 /** Ids are char codes; mask '1'/'0' per char; one turn ending at the last '1'. */
 function trajectory(group: number, text: string, mask: string, success: boolean, calls: ToolCallRecord[]): Trajectory {
   const turn: RolloutTurn = {
-    observation: '', response: '', actions: [], executed: [], actionsProposed: 1, actionsEffective: 1,
+    observation: '', response: '', parsedActions: [], executedActions: [], actionsProposed: 1, actionsEffective: 1,
     envReward: success ? 1 : 0, formatPenalty: -0.1, rewardPosition: mask.lastIndexOf('1'), promptTokens: 0,
     responseTokens: 0, toolCalls: calls,
   };

@@ -23,7 +23,8 @@ test('scoring only the trained rows gives each of them the numbers scoring every
   const rows = [1, 3, 4];
   const [kept, every] = [await scoreStage(c, all, rows, models), await scoreStage(c, all, [0, 1, 2, 3, 4, 5], models)];
   for (const k of ['logprobs', 'values', 'refLogprobs'] as const) assert.deepEqual(kept[k], takeRows(every[k]!, all.batch.T, rows), k);
-  assert.ok(kept.metrics['logprobs/behaviour_gap_max'] < 1e-4, JSON.stringify(kept.metrics)); // sampled by the same weights
+  // sampled by the same weights
+  assert.ok(kept.metrics['logprobs/behaviour_gap_max'] < 1e-4, JSON.stringify(kept.metrics));
   await closeModels(models);
 });
 

@@ -126,5 +126,6 @@ test('a file the manifest lists but the directory lacks is a CorruptDataError na
   rmSync(join(ckptDir(root, 'L0', 4), 'optimizer.bin'));
   await assert.rejects(store.load('run-1', 'L0', 4, { toDirectory: join(root, 'out') }), (e: unknown) =>
     e instanceof CorruptDataError && e.message === 'checkpoint run-1/L0@4: file optimizer.bin is listed in its manifest ' +
-      `but missing from ${ckptDir(root, 'L0', 4)}/; an earlier checkpoint k still resumes: starpo resume <run> --from-iteration k`);
+      `but missing from ${ckptDir(root, 'L0', 4)}/; an earlier checkpoint k still resumes: starpo resume ` +
+        '<run> --from-iteration k');
 });

@@ -1,0 +1,72 @@
+/**
+ * Where a train_step's time goes at the real shapes: onnxruntime's per-node profile of starpo's step,
+ * summed by operator type, as JSON lines (one per type, largest first, then a total).
+ *
+ *   node --import tsx scripts/profile-step.ts [model] [batch]x[seq] [full|lora] [threads]
+ *   node --import tsx scripts/profile-step.ts qwen2.5-0.5b 1x1024 full 2
+ *
+ * Models are `bench scale`'s (qwen2.5-0.5b, qwen3-0.6b, and their -quick shapes). The step is bench scale's
+ * (SFT token-mean cross-entropy, AdamW): two steps run and the second is the one summed, so the first
+ * run's allocations and kernel selection are left out. Kernel time is onnxruntime's own (`*_kernel_time`
+ * events), summed over every session of the step (gradient programs, norm, optimizer chunks); the gap to
+ * the wall-clock is time outside kernels (input copies, the host side, the session's scheduling).
+ */
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const [model = 'qwen2.5-quick', shape = '1x256', kind = 'full', threadArg = '2'] = process.argv.slice(2);
+const dir = mkdtempSync(path.join(os.tmpdir(), 'starpo-profile-'));
+process.env.STARPO_ORT_PROFILE = path.join(dir, 'step'); // read when each session is created
+
+const { MODELS } = await import('../src/cli/commands/bench-scale.ts');
+const { parseModelConfig } = await import('../src/policy/io/config.ts');
+const { Policy } = await import('../src/policy/engine/policy.ts');
+if (!MODELS[model]) throw new Error(`unknown model ${model} (one of ${Object.keys(MODELS).join(', ')})`);
+const [B, T] = shape.split('x').map(Number);
+const config = parseModelConfig(MODELS[model]);
+const lora = { rank: 16, alpha: 32, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] } as const;
+const policy = new Policy({ config, seed: 1, threads: Number(threadArg), ...(kind === 'lora' ? { lora } : {}) });
+await policy.initialize();
+const n = B * T;
+const batch = {
+  batch: B, seqLen: T, tokens: Int32Array.from({ length: n }, (_, i) => (i * 7919) % config.vocabSize),
+  attentionMask: new Float32Array(n).fill(1), lossMask: new Float32Array(n).fill(1),
+};
+const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
+await policy.trainStep(batch, opts);
+const marks: number[] = [];
+const t0 = performance.now();
+await policy.trainStep(batch, opts);
+const stepMs = performance.now() - t0;
+marks.push(stepMs);
+await policy.releasePrograms(); // writes the profiles
+
+interface ProfileEvent { cat: string; name: string; ts: number; dur: number; args?: { op_name?: string } }
+const byOp = new Map<string, { ms: number; nodes: number }>();
+let kernelMs = 0;
+for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+  const events = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as ProfileEvent[];
+  const runs = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts);
+  if (runs.length === 0) continue;
+  // Sessions run once per step (or once per micro-batch / optimizer chunk): the second step's runs are
+  // the later half of them.
+  const from = runs[Math.floor(runs.length / 2)].ts;
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time') || e.ts < from) continue;
+    const op = e.args?.op_name ?? '?';
+    const entry = byOp.get(op) ?? { ms: 0, nodes: 0 };
+    entry.ms += e.dur / 1000;
+    entry.nodes += 1;
+    byOp.set(op, entry);
+    kernelMs += e.dur / 1000;
+  }
+}
+const round = (x: number) => Math.round(x * 10) / 10;
+for (const [op, { ms, nodes }] of [...byOp].sort((a, b) => b[1].ms - a[1].ms)) {
+  console.log(JSON.stringify({ op, ms: round(ms), share: Math.round((ms / kernelMs) * 1000) / 1000, nodes }));
+}
+console.log(JSON.stringify({
+  total: true, model, shape, kind, threads: Number(threadArg), stepMs: round(stepMs), kernelMs: round(kernelMs),
+  outsideKernelsMs: round(stepMs - kernelMs), load: os.loadavg().map(round), profiles: dir,
+}));

@@ -1,0 +1,33 @@
+/**
+ * What the stages ask of a model: one interface for the in-process Policy and the PolicyEngine (the same
+ * Policy in a worker thread), which answer every call with the same numbers. The engine's message protocol
+ * (protocol.ts Ops) is derived from it, so the worker and the caller are checked against it too.
+ */
+import type { Tensor } from '../io/dtype.ts';
+import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
+import type { GenerateRequest, Generation } from './generate.ts';
+import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
+import type { ImportOptions, PolicyState } from './state.ts';
+
+export interface PolicyHandle {
+  /** One optimizer step (a mini-batch); metrics include loss, grad_norm, skipped, tokens. */
+  trainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics>;
+  /** Log-probs and entropy (actor) or values (critic), token-aligned. */
+  score(batch: SequenceBatch, temperature?: number): Promise<ScoreResult>;
+  generate(req: GenerateRequest): Promise<Generation[]>;
+  /** A copy of weights (HF names), AdamW moments (unless `optimizer` is false) and step. */
+  getState(optimizer?: boolean): Promise<PolicyState>;
+  /** Sets weights (and moments and step) as state.ts importState does; returns the names not used. */
+  setState(state: PolicyState, opts?: ImportOptions): Promise<{ unused: string[] }>;
+  /**
+   * LoRA: the frozen base from HF-named weights; returns the names not used. The in-process Policy answers at
+   * once (callers await either way).
+   */
+  setBase(weights: ReadonlyMap<string, Tensor>): Promise<{ unused: string[] }> | { unused: string[] };
+  /** Frees every compiled program (and its onnxruntime arena); they are recompiled on next use. */
+  releasePrograms(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A handle that only trains (what the update stage and the warm-start ask of a model). */
+export type Trainer = Pick<PolicyHandle, 'trainStep'>;

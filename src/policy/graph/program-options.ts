@@ -1,0 +1,58 @@
+/**
+ * How a program's graph is built, beside its shapes: which fused kernels the model uses and how an
+ * embedding's gradient is formed. Every graph carries the options it was built with (Graph.options),
+ * the model code and the gradient rules read them there, and the program cache keys on them
+ * (engine/programs.ts), so two policies with different options in one process never share a program.
+ */
+export interface KernelOptions {
+  /** Fused onnxruntime Softmax (with its own gradient rule) instead of the composite. */
+  readonly softmax: boolean;
+  /** Fused RMSNormalization instead of the composite. */
+  readonly rmsNorm: boolean;
+  /** SiLU with a written-out backward (4 passes over the activation instead of 6). */
+  readonly silu: boolean;
+  /** The ONNX RotaryEmbedding op (float32 graphs only) instead of the composite. */
+  readonly rope: boolean;
+  /** Attention weights and SwiGLU's σ(gate), silu(gate) recomputed in the backward instead of kept. */
+  readonly recompute: boolean;
+}
+
+export interface ProgramOptions {
+  /** Measured choices: model/transformer.ts says why each is on by default. */
+  readonly kernels: KernelOptions;
+  /**
+   * An embedding's gradient is a one-hot Gemm while tokens · vocabulary ≤ this, else a scatter
+   * (autodiff/rules.ts says why; Infinity: always the Gemm, 0: always the scatter).
+   */
+  readonly onehotMaxElements: number;
+}
+
+export const DEFAULT_PROGRAM_OPTIONS: ProgramOptions = Object.freeze({
+  kernels: Object.freeze({ softmax: true, rmsNorm: true, silu: true, rope: true, recompute: true }),
+  onehotMaxElements: 1 << 19,
+});
+
+/** Options to build with: the defaults, with `overrides` (a kernel at a time) on top. */
+export function programOptions(overrides: ProgramOverrides = {}): ProgramOptions {
+  return Object.freeze({
+    kernels: Object.freeze({ ...DEFAULT_PROGRAM_OPTIONS.kernels, ...overrides.kernels }),
+    onehotMaxElements: overrides.onehotMaxElements ?? DEFAULT_PROGRAM_OPTIONS.onehotMaxElements,
+  });
+}
+
+export interface ProgramOverrides {
+  readonly kernels?: Partial<KernelOptions>;
+  readonly onehotMaxElements?: number;
+}
+
+/**
+ * The options as a cache-key part: every field, keys sorted so the order they were written in does not
+ * matter, and non-finite numbers spelled out (JSON would write Infinity as null, the same as NaN).
+ */
+export function programOptionsKey(o: ProgramOptions): string {
+  return JSON.stringify(o, (_key, value: unknown) => {
+    if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)));
+  });
+}
