@@ -10,9 +10,23 @@ import { LEARNING_CASES, measureCase, trainCase } from '../src/cli/commands/benc
 import type { PresetName } from '../src/rl/presets.ts';
 
 const SIGNALS = [
-  'success_rate', 'val/success_rate', 'in_group_std/all', 'in_group_std/kept', 'kept/trajectories', 'entropy/mean',
-  'actor/grad_norm', 'actor/clip_frac', 'actor/approx_kl', 'advantages/mean', 'advantages/min', 'advantages/max',
-  'critic/value_loss', 'values/explained_variance', 'actions/per_turn', 'turns/mean', 'logprobs/behaviour_gap_max',
+  'success_rate',
+  'val/success_rate',
+  'in_group_std/all',
+  'in_group_std/kept',
+  'kept/trajectories',
+  'entropy/mean',
+  'actor/grad_norm',
+  'actor/clip_frac',
+  'actor/approx_kl',
+  'advantages/mean',
+  'advantages/min',
+  'advantages/max',
+  'critic/value_loss',
+  'values/explained_variance',
+  'actions/per_turn',
+  'turns/mean',
+  'logprobs/behaviour_gap_max',
 ] as const;
 
 const [name, ...args] = process.argv.slice(2);

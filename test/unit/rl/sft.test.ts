@@ -9,9 +9,10 @@ import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 
 const tokenizer = scratchTokenizer();
 const text = { tokenizer, chat: COMPACT_CHAT };
-const config = (extra: string[]) => resolveConfig({
-  overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'sftEpisodes=16', ...extra],
-});
+const config = (extra: string[]) =>
+  resolveConfig({
+    overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'sftEpisodes=16', ...extra],
+  });
 
 test('demonstrations train only the answer tokens: the mask covers exactly the written responses', async () => {
   const [demo] = await demonstrations(config(['env=sokoban', 'sftPolicy=expert']), text);
@@ -23,7 +24,10 @@ test('an episode-target warm-start trains every token after the first, observati
   const [answers] = await demonstrations(config(['env=frozenlake', 'sftPolicy=random']), text);
   const [episode] = await demonstrations(config(['env=frozenlake', 'sftPolicy=random', 'sftTarget=episode']), text);
   assert.deepEqual(episode.ids, answers.ids);
-  assert.deepEqual(episode.mask, answers.ids.map((_, i) => (i > 0 ? 1 : 0)));
+  assert.deepEqual(
+    episode.mask,
+    answers.ids.map((_, i) => (i > 0 ? 1 : 0)),
+  );
   assert.ok(answers.mask.filter((m) => m === 1).length < episode.ids.length / 2);
 });
 
