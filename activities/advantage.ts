@@ -19,14 +19,23 @@ export function advantageActivity(r: WorkerResources) {
     const artifacts = r.artifacts(input.run.storeUri);
     const { trajectories, all } = await r.batch(input.run.storeUri, input.rollout);
     const scored = unpackScored(await artifacts.get(input.scored), input.scored);
-    const tokenRewards = unpackArtifact(await artifacts.get(input.rewards), input.rewards).arrays.tokenRewards as Float32Array;
+    const tokenRewards = unpackArtifact(await artifacts.get(input.rewards), input.rewards).arrays
+      .tokenRewards as Float32Array;
     const filtered = parse<FilterOutput>(await artifacts.get(input.kept));
     const samplingMetrics = input.sampling
-      ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).metrics : {};
+      ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).metrics
+      : {};
     const kept = keepRows(all, rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds));
     const collapse = await loadCollapseProbe(artifacts, input);
     const { adv, metrics } = advantagesAndMetrics(c, input.iteration, {
-      trajectories, all, kept, tokenRewards, scored, filtered, samplingMetrics, collapse,
+      trajectories,
+      all,
+      kept,
+      tokenRewards,
+      scored,
+      filtered,
+      samplingMetrics,
+      collapse,
     });
     const key = keyOf(input, 'advantage', 'advantages.bin');
     const returns = adv.returns ?? undefined;

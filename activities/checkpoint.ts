@@ -23,8 +23,14 @@ export function checkpointActivity(r: WorkerResources) {
     const artifacts = r.artifacts(input.run.storeUri);
     const { saved } = parse<UpdateRecord>(await artifacts.get(updateRecordKey(input)));
     const { store } = r.store(input.run.storeUri);
-    const { manifest } = await store.load(input.run.runId, input.checkpoint.lineageId, input.checkpoint.iteration, { only: [] });
-    const names = (m: typeof manifest) => m.files.map((f) => `${f.name}:${f.sha256}`).sort().join();
+    const { manifest } = await store.load(input.run.runId, input.checkpoint.lineageId, input.checkpoint.iteration, {
+      only: [],
+    });
+    const names = (m: typeof manifest) =>
+      m.files
+        .map((f) => `${f.name}:${f.sha256}`)
+        .sort()
+        .join();
     if (names(manifest) !== names(saved.manifest)) {
       throw new CorruptDataError(`checkpoint ${saved.uri}: the visible manifest is not the one the update wrote`);
     }
@@ -33,15 +39,23 @@ export function checkpointActivity(r: WorkerResources) {
     const warning = w && { iteration: input.iteration, message: w.message, evidence: fromWire(w.evidence) };
     await r.events(input.run.events).append([
       ...iterationEvents(c, ids, {
-        iteration: input.iteration, metrics: fromWire(input.metrics), timingsMs: input.timingsMs,
-        startedAt: new Date(input.startedAtMs), collapse: await loadCollapseProbe(artifacts, input), warning,
+        iteration: input.iteration,
+        metrics: fromWire(input.metrics),
+        timingsMs: input.timingsMs,
+        startedAt: new Date(input.startedAtMs),
+        collapse: await loadCollapseProbe(artifacts, input),
+        warning,
       }),
       checkpointEvent(saved),
     ]);
     await applyRetention(store, input.run.runId, retentionOf(c));
     if (!input.keepArtifacts) {
       // The update's small record stays: a retry of this activity still finds what to publish.
-      const base = iterationArtifacts({ runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration });
+      const base = iterationArtifacts({
+        runId: input.run.runId,
+        lineageId: input.run.lineageId,
+        iteration: input.iteration,
+      });
       await Promise.all(BULKY_STAGES.map((stage) => artifacts.deletePrefix(`${base}${stage}/`)));
     }
     return { uri: saved.uri };

@@ -15,7 +15,9 @@ export function filterActivity(r: WorkerResources) {
     const artifacts = r.artifacts(input.run.storeUri);
     const { all } = await r.batch(input.run.storeUri, input.rollout);
     const key = keyOf(input, 'filter', 'kept.json');
-    const informative = input.sampling ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).keptGroupIds : undefined;
+    const informative = input.sampling
+      ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).keptGroupIds
+      : undefined;
     await artifacts.put(key, json(filterStage(c, all.batch, informative)));
     return { key };
   });

@@ -18,7 +18,8 @@ async function chainStarts(r: WorkerResources, input: ForkPointInput): Promise<L
   for (let id: string | null = input.run.lineageId; id !== null && !chain.some((l) => l.lineageId === id);) {
     const key = lineageKey(input.run.runId, id);
     const start: LineageStart = (await artifacts.has(key))
-      ? parse<LineageStart>(await artifacts.get(key)) : { lineageId: id, parentLineageId: null, fromIteration: 0 };
+      ? parse<LineageStart>(await artifacts.get(key))
+      : { lineageId: id, parentLineageId: null, fromIteration: 0 };
     chain.push(start);
     id = start.parentLineageId;
   }

@@ -9,7 +9,12 @@
 import { activity, resumeFrom } from '../src/durable/boundary.ts';
 import { json, keyOf, policyId } from '../src/durable/batch-io.ts';
 import {
-  chunksOf, toWire, type RolloutShardInput, type ShardResult, type ValidateInput, type WireMetrics,
+  chunksOf,
+  toWire,
+  type RolloutShardInput,
+  type ShardResult,
+  type ValidateInput,
+  type WireMetrics,
 } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rolloutStage, runValidation } from '../src/rl/iteration.ts';
@@ -25,7 +30,6 @@ interface ShardProgress {
 }
 
 export function rolloutActivities(r: WorkerResources) {
-
   const rolloutShard = activity('rolloutShard', async (input: RolloutShardInput, beat): Promise<ShardResult> => {
     const c = await r.config(input.run);
     const run = await resolveRunModel(c);
@@ -37,12 +41,19 @@ export function rolloutActivities(r: WorkerResources) {
     for (const [k, groups] of chunks.entries()) {
       if (done.has(k)) continue;
       const startedAt = new Date();
-      log.info({ shard: input.shard, chunk: k, groups, iteration: input.iteration, pid: process.pid }, 'rollout chunk started');
-      const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input),
-        (m) => rolloutStage(c, input.iteration, m.actor, run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))));
-      await Promise.all([ // policyVersion: the checkpoint whose weights played them
+      log.info(
+        { shard: input.shard, chunk: k, groups, iteration: input.iteration, pid: process.pid },
+        'rollout chunk started',
+      );
+      const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input), (m) =>
+        rolloutStage(c, input.iteration, m.actor, run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))),
+      );
+      await Promise.all([
+        // policyVersion: the checkpoint whose weights played them
         r.artifacts(input.run.storeUri).put(keys[k], json(trajectories)),
-        r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.policy.iteration, trajectories, 'train', startedAt)),
+        r
+          .events(input.run.events)
+          .append(trajectoryEvents(ids, input.iteration, input.policy.iteration, trajectories, 'train', startedAt)),
       ]);
       done.add(k);
       beat.progress({ done: [...done].sort((a, b) => a - b), chunks: chunks.length });
@@ -57,10 +68,13 @@ export function rolloutActivities(r: WorkerResources) {
     const run = await resolveRunModel(c);
     const startedAt = new Date();
     const policy = { runId: input.run.runId, ...input.policy };
-    const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy,
-      (m) => runValidation(c, m.actor, run, c.valSamples, toolTurns(c, run.tokenizer, r.sandbox(c))));
+    const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy, (m) =>
+      runValidation(c, m.actor, run, c.valSamples, toolTurns(c, run.tokenizer, r.sandbox(c))),
+    );
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
-    await r.events(input.run.events).append(trajectoryEvents(ids, input.iteration, input.policy.iteration, val.trajectories, 'val', startedAt));
+    await r
+      .events(input.run.events)
+      .append(trajectoryEvents(ids, input.iteration, input.policy.iteration, val.trajectories, 'val', startedAt));
     return { metrics: toWire(val.metrics) };
   });
 

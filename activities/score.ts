@@ -17,7 +17,9 @@ export function scoreActivity(r: WorkerResources) {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
     const { trajectories, all } = await r.batch(input.run.storeUri, input.rollout);
-    const informative = input.sampling ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).keptGroupIds : undefined;
+    const informative = input.sampling
+      ? parse<DynamicSamplingPlan>(await artifacts.get(input.sampling)).keptGroupIds
+      : undefined;
     const rows = trainedRows(c, all.batch, informative);
     const [scored, probe] = await r.trainModels.use(c, r.store(input.run.storeUri), policyId(input), async (m) => {
       const out = await scoreStage(c, all, rows, m);

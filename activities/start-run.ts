@@ -8,7 +8,14 @@
 import { activity } from '../src/durable/boundary.ts';
 import { configKey, lineageKey } from '../src/durable/artifacts.ts';
 import { json } from '../src/durable/batch-io.ts';
-import type { CheckpointRef, ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
+import type {
+  CheckpointRef,
+  ResumeFrom,
+  RunPlan,
+  RunRef,
+  StartRunInput,
+  StartRunResult,
+} from '../src/durable/protocol.ts';
 import { checkpointExists, saveRunCheckpoint, trainerState, type TrainerState } from '../src/rl/run-checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
@@ -20,19 +27,31 @@ import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { LineageStart, StarpoEvent } from '../src/events/index.ts';
 
 const planOf = (c: RlConfig): RunPlan => ({
-  iterations: c.iterations, envGroups: c.envGroups, groupSize: c.groupSize, valEvery: c.valEvery, dynamicSampling: c.dynamicSampling,
+  iterations: c.iterations,
+  envGroups: c.envGroups,
+  groupSize: c.groupSize,
+  valEvery: c.valEvery,
+  dynamicSampling: c.dynamicSampling,
   ...(c.asyncStaleness > 0 && { asyncStaleness: c.asyncStaleness }),
 });
 
 /**
  * The older versions an asynchronous run's checkpoint names; each must still exist (retention, a fork from far back).
  */
-async function versionsOf(r: WorkerResources, run: RunRef, from: CheckpointRef, trainer: TrainerState | null): Promise<CheckpointRef[]> {
+async function versionsOf(
+  r: WorkerResources,
+  run: RunRef,
+  from: CheckpointRef,
+  trainer: TrainerState | null,
+): Promise<CheckpointRef[]> {
   const versions = trainer?.behaviourPolicies ?? [];
   for (const v of versions) {
     if (!(await checkpointExists(r.store(run.storeUri).store, { runId: run.runId, ...v }))) {
-      throw new ConfigError('fromIteration', `checkpoint ${from.lineageId}@${from.iteration} needs policy version ` +
-        `${v.lineageId}@${v.iteration} for its next rollouts (asyncStaleness), and retention deleted it`);
+      throw new ConfigError(
+        'fromIteration',
+        `checkpoint ${from.lineageId}@${from.iteration} needs policy version ` +
+          `${v.lineageId}@${v.iteration} for its next rollouts (asyncStaleness), and retention deleted it`,
+      );
     }
   }
   return versions;
@@ -45,7 +64,8 @@ async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): 
   const key = configKey(run.runId);
   if (await artifacts.has(key)) {
     const existing = canonicalConfigJSON(configFromJSON((await artifacts.get(key)).toString('utf8')));
-    if (existing !== canonicalConfigJSON(c)) throw new ConfigError('runId', `run ${run.runId} already exists with another config`);
+    if (existing !== canonicalConfigJSON(c))
+      throw new ConfigError('runId', `run ${run.runId} already exists with another config`);
   } else {
     await artifacts.put(key, Buffer.from(`${canonicalConfigJSON(c)}\n`));
   }
@@ -56,11 +76,19 @@ async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): 
  * Saves the lineage's start where the fork-point activity finds it (the log is Kafka's, too far to read back),
  * then appends its RunEvent (and `after`, the events that follow it).
  */
-async function openLineage(r: WorkerResources, run: RunRef, c: RlConfig, resume: ResumeFrom | undefined, forks: number,
-  after: StarpoEvent[] = []): Promise<void> {
+async function openLineage(
+  r: WorkerResources,
+  run: RunRef,
+  c: RlConfig,
+  resume: ResumeFrom | undefined,
+  forks: number,
+  after: StarpoEvent[] = [],
+): Promise<void> {
   const start: LineageStart = {
-    lineageId: run.lineageId, parentLineageId: resume?.parentLineageId ?? null,
-    fromIteration: resume?.fromIteration ?? 0, forks,
+    lineageId: run.lineageId,
+    parentLineageId: resume?.parentLineageId ?? null,
+    fromIteration: resume?.fromIteration ?? 0,
+    forks,
   };
   await r.artifacts(run.storeUri).put(lineageKey(run.runId, run.lineageId), json(start));
   const action = resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED';
@@ -101,7 +129,13 @@ export function startRunActivity(r: WorkerResources) {
       const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
       const versions = await versionsOf(r, run, policy, trainer);
       await openLineage(r, run, c, resume, forks);
-      return { plan: planOf(c), policy, nextIteration: parent.iteration + 1, forks, ...(versions.length > 0 && { versions }) };
+      return {
+        plan: planOf(c),
+        policy,
+        nextIteration: parent.iteration + 1,
+        forks,
+        ...(versions.length > 0 && { versions }),
+      };
     }
     if (input.configJson === undefined) throw new ConfigError('configJson', 'a new run needs a config');
     const c = await saveConfig(r, run, input.configJson);

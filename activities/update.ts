@@ -59,22 +59,35 @@ function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics
 
 /** The model as the update stage sees it, reporting each optimizer step as heartbeat progress. */
 function counting(model: Trainer, report: () => void): Trainer {
-  return { trainStep: async (...args) => {
-    const out = await model.trainStep(...args);
-    report();
-    return out;
-  } };
+  return {
+    trainStep: async (...args) => {
+      const out = await model.trainStep(...args);
+      report();
+      return out;
+    },
+  };
 }
 
-async function train(r: WorkerResources, c: RlConfig, input: UpdateInput, beat: Beat<UpdateProgress>): Promise<UpdateRecord> {
+async function train(
+  r: WorkerResources,
+  c: RlConfig,
+  input: UpdateInput,
+  beat: Beat<UpdateProgress>,
+): Promise<UpdateRecord> {
   const data = await trainRows(r, input);
   const store = r.store(input.run.storeUri);
   const id = { runId: input.run.runId, lineageId: input.run.lineageId, iteration: input.iteration };
   const run = await resolveRunModel(c);
   return r.trainModels.use(c, store, policyId(input), async (m, session) => {
     session.mutating();
-    const progress = { steps: 0, of: Math.ceil(data.tokens.batch / c.miniBatchSize) * c.ppoEpochs * (m.critic ? 2 : 1) };
-    const report = () => { progress.steps++; beat.progress({ ...progress }); };
+    const progress = {
+      steps: 0,
+      of: Math.ceil(data.tokens.batch / c.miniBatchSize) * c.ppoEpochs * (m.critic ? 2 : 1),
+    };
+    const report = () => {
+      progress.steps++;
+      beat.progress({ ...progress });
+    };
     const models = { actor: counting(m.actor, report), critic: m.critic && counting(m.critic, report) };
     const trained = await updateKeptRows(c, input.iteration, data, models);
     const metrics = { ...fromWire(input.metrics), ...trained };

@@ -26,26 +26,47 @@ const BOARD = '######\n#__O_#\n#_X__#\n#_P__#\n#____#\n######';
 
 function turn(i: number): Turn {
   return {
-    observation: `Turn ${i + 1}:\nState:\n${BOARD}\nYou have ${10 - i * 2} actions left. ` +
+    observation:
+      `Turn ${i + 1}:\nState:\n${BOARD}\nYou have ${10 - i * 2} actions left. ` +
       'Always output: <think> [Your thoughts] </think> <answer> [your answer] </answer> with no extra text. ' +
       'Strictly follow this format. Max response length: 100 words.',
-    response: '<think>The box X is at row 2 and the target O is up and right of it. ' +
+    response:
+      '<think>The box X is at row 2 and the target O is up and right of it. ' +
       'I should move around the box and push it ' +
       'up, then right, avoiding walls.</think><answer>Left || Up || Up</answer>',
-    executedActions: ['Left', 'Up', 'Up'], envReward: -0.3, formatPenalty: 0, actionsValid: 3, actionsEffective: 2,
-    promptTokens: 180 + 90 * i, responseTokens: 48, toolCalls: [],
+    executedActions: ['Left', 'Up', 'Up'],
+    envReward: -0.3,
+    formatPenalty: 0,
+    actionsValid: 3,
+    actionsEffective: 2,
+    promptTokens: 180 + 90 * i,
+    responseTokens: 48,
+    toolCalls: [],
   };
 }
 
 function trajectory(runId: string, n: number): TrajectoryEvent {
   const now = new Date();
   return {
-    kind: 'trajectory', runId, lineageId: 'L0', iteration: 1 + Math.floor(n / 128), group: Math.floor(n / 16) % 8,
-    rolloutIndex: n % 16, envName: 'sokoban', envSeed: 1000 + n, policyVersion: Math.floor(n / 128),
-    turns: [0, 1, 2, 3, 4].map(turn), trajectoryReturn: -1.5, success: false, startedAt: now, finishedAt: now,
-    extras: {}, split: 'train',
+    kind: 'trajectory',
+    runId,
+    lineageId: 'L0',
+    iteration: 1 + Math.floor(n / 128),
+    group: Math.floor(n / 16) % 8,
+    rolloutIndex: n % 16,
+    envName: 'sokoban',
+    envSeed: 1000 + n,
+    policyVersion: Math.floor(n / 128),
+    turns: [0, 1, 2, 3, 4].map(turn),
+    trajectoryReturn: -1.5,
+    success: false,
+    startedAt: now,
+    finishedAt: now,
+    extras: {},
+    split: 'train',
     // A compact-template Sokoban episode is ~800 tokens; a quarter of them written by the model.
-    tokenIds: Array.from({ length: 800 }, (_, i) => (i * 37) % 120), tokenRoles: Array.from({ length: 800 }, (_, i) => (i % 4 ? '3' : '4')).join(''),
+    tokenIds: Array.from({ length: 800 }, (_, i) => (i * 37) % 120),
+    tokenRoles: Array.from({ length: 800 }, (_, i) => (i % 4 ? '3' : '4')).join(''),
   };
 }
 
@@ -58,10 +79,17 @@ async function measure(backend: string, log: EventLog, runId: string): Promise<v
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   await log.close();
   const perSecond = total / seconds;
-  console.log(JSON.stringify({
-    backend, events: total, batch: batchSize, eventBytes, seconds: +seconds.toFixed(3),
-    eventsPerSecond: Math.round(perSecond), mibPerSecond: +((perSecond * eventBytes) / 2 ** 20).toFixed(1),
-  }));
+  console.log(
+    JSON.stringify({
+      backend,
+      events: total,
+      batch: batchSize,
+      eventBytes,
+      seconds: +seconds.toFixed(3),
+      eventsPerSecond: Math.round(perSecond),
+      mibPerSecond: +((perSecond * eventBytes) / 2 ** 20).toFixed(1),
+    }),
+  );
 }
 
 const topic = `bench-events-${randomUUID()}`;

@@ -34,26 +34,51 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
-export async function benchGateway(write: (r: Record<string, unknown>) => void = (r) => console.log(JSON.stringify(r))) {
-  const model = process.env.STARPO_BENCH_MODEL ?? await writeTinyModel(mkdtempSync(join(tmpdir(), 'bench-gw-')), 'qwen3');
+export async function benchGateway(
+  write: (r: Record<string, unknown>) => void = (r) => console.log(JSON.stringify(r)),
+) {
+  const model =
+    process.env.STARPO_BENCH_MODEL ?? (await writeTinyModel(mkdtempSync(join(tmpdir(), 'bench-gw-')), 'qwen3'));
   const c = resolveConfig({ overrides: [`model=${model}`, 'threads=1', 'modelContext=1024'] });
   const run = await resolveRunModel(c);
   const actor = new Policy({ config: run.modelConfig, role: 'actor', seed: 0, tokenizer: run.tokenizer, threads: 1 });
   await loadPretrained({ actor, critic: null, ref: null }, run, c, true);
   // Fixed length: the gateway's calls and the direct ones generate the same number of tokens.
-  const gateway = await startGateway({ backend: actor, tokenizer: run.tokenizer, chat: run.chat, modelName: 'bench',
-    maxContext: 1024, defaultMaxTokens: TOKENS, openEpisodes: true, sampling: { temperature: 1 } });
+  const gateway = await startGateway({
+    backend: actor,
+    tokenizer: run.tokenizer,
+    chat: run.chat,
+    modelName: 'bench',
+    maxContext: 1024,
+    defaultMaxTokens: TOKENS,
+    openEpisodes: true,
+    sampling: { temperature: 1 },
+  });
   const prompts = Array.from({ length: CALLS }, (_, k) =>
-    run.chat.opening([{ role: 'user', content: question(k) }], true).map((p) => p.text).join(''));
+    run.chat
+      .opening([{ role: 'user', content: question(k) }], true)
+      .map((p) => p.text)
+      .join(''),
+  );
   const ids = prompts.map((p) => run.tokenizer.encode(p));
-  const req = (rows: number[][]) => ({ prompts: rows, maxNewTokens: TOKENS, sampling: { temperature: 1 },
-    rowSeeds: rows.map((_, i) => i), stopStrings: [], stopTokenIds: [] });
+  const req = (rows: number[][]) => ({
+    prompts: rows,
+    maxNewTokens: TOKENS,
+    sampling: { temperature: 1 },
+    rowSeeds: rows.map((_, i) => i),
+    stopStrings: [],
+    stopTokenIds: [],
+  });
   const client = new OpenAI({ baseURL: gateway.url, apiKey: 'bench' });
   const ask = (k: number) =>
     client.chat.completions.create({ model: 'bench', messages: [{ role: 'user', content: question(k) }] });
   const cases: Record<string, () => Promise<unknown>> = {
-    'direct-sequential': async () => { for (const p of ids) await actor.generate(req([p])); },
-    'gateway-sequential': async () => { for (let k = 0; k < CALLS; k++) await ask(k); },
+    'direct-sequential': async () => {
+      for (const p of ids) await actor.generate(req([p]));
+    },
+    'gateway-sequential': async () => {
+      for (let k = 0; k < CALLS; k++) await ask(k);
+    },
     'direct-batched': () => actor.generate(req(ids)),
     'gateway-concurrent': () => Promise.all(Array.from({ length: CALLS }, (_, k) => ask(k))),
   };
@@ -62,8 +87,16 @@ export async function benchGateway(write: (r: Record<string, unknown>) => void =
     for (let r = 0; r < REPEATS; r++) {
       for (const [name, fn] of Object.entries(cases)) {
         const ms = await timed(fn);
-        write({ bench: 'gateway', case: name, repeat: r, calls: CALLS, tokensPerCall: TOKENS, ms: Math.round(ms),
-          callsPerSecond: +(CALLS / (ms / 1000)).toFixed(2), load1: +loadavg()[0].toFixed(2) });
+        write({
+          bench: 'gateway',
+          case: name,
+          repeat: r,
+          calls: CALLS,
+          tokensPerCall: TOKENS,
+          ms: Math.round(ms),
+          callsPerSecond: +(CALLS / (ms / 1000)).toFixed(2),
+          load1: +loadavg()[0].toFixed(2),
+        });
       }
     }
   } finally {

@@ -20,7 +20,12 @@ import { pathToFileURL } from 'node:url';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { resolveConfig, type RlConfig } from '../src/rl/config.ts';
 import { trainEmbedded } from '../src/rl/embedded.ts';
-import { createEventLog, createEventReader, createLocalEventReader, type TrajectoryEvent } from '../src/events/index.ts';
+import {
+  createEventLog,
+  createEventReader,
+  createLocalEventReader,
+  type TrajectoryEvent,
+} from '../src/events/index.ts';
 import { followRun, submitRun } from '../src/durable/client.ts';
 import { spawnWorker, startLocalStack, uniqueId } from '../src/durable/harness.ts';
 import type { EventsTarget } from '../src/durable/protocol.ts';
@@ -58,11 +63,20 @@ interface Measured {
 function benchConfig(staleness: number): RlConfig {
   const iterations = Number(process.env.STARPO_BENCH_ITERATIONS ?? 4);
   const extra = (process.env.STARPO_BENCH_SET ?? '').split(',').filter((s) => s.trim() !== '');
-  return resolveConfig({ overrides: [`iterations=${iterations}`, 'valEvery=0', 'valSeeds=32', 'threads=1', ...extra,
-    `asyncStaleness=${staleness}`] });
+  return resolveConfig({
+    overrides: [
+      `iterations=${iterations}`,
+      'valEvery=0',
+      'valSeeds=32',
+      'threads=1',
+      ...extra,
+      `asyncStaleness=${staleness}`,
+    ],
+  });
 }
 
-const rounded = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Math.round(v)]));
+const rounded = (m: Record<string, number>) =>
+  Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Math.round(v)]));
 /** Stage name → median over the iterations (a stage an iteration lacks counts as 0 there). */
 function stageMedians(rows: readonly Record<string, number>[]): Record<string, number> {
   const names = [...new Set(rows.flatMap((r) => Object.keys(r)))];
@@ -76,22 +90,36 @@ async function embedded(c: RlConfig, write: Write): Promise<Measured & { root: s
   let last = performance.now();
   let cpu = process.cpuUsage();
   const cpuMs: number[] = [];
-  await trainEmbedded({ root, runId: 'bench', config: c, onIteration: (r) => {
-    const now = performance.now();
-    const ms = now - last;
-    const used = process.cpuUsage(cpu);
-    [last, cpu] = [now, process.cpuUsage()];
-    const cpuIterationMs = (used.user + used.system) / 1000; // every thread of this process: trainer, rollout engine
-    if (r.iteration > 1) { out.periodsMs.push(ms); out.stagesMs.push(r.timingsMs); cpuMs.push(cpuIterationMs); }
-    write({ iteration: r.iteration, ms: Math.round(ms), cpuMs: Math.round(cpuIterationMs), stagesMs: rounded(r.timingsMs) });
-  } });
+  await trainEmbedded({
+    root,
+    runId: 'bench',
+    config: c,
+    onIteration: (r) => {
+      const now = performance.now();
+      const ms = now - last;
+      const used = process.cpuUsage(cpu);
+      [last, cpu] = [now, process.cpuUsage()];
+      const cpuIterationMs = (used.user + used.system) / 1000; // every thread of this process: trainer, rollout engine
+      if (r.iteration > 1) {
+        out.periodsMs.push(ms);
+        out.stagesMs.push(r.timingsMs);
+        cpuMs.push(cpuIterationMs);
+      }
+      write({
+        iteration: r.iteration,
+        ms: Math.round(ms),
+        cpuMs: Math.round(cpuIterationMs),
+        stagesMs: rounded(r.timingsMs),
+      });
+    },
+  });
   out.extra.cpuMs = Math.round(median(cpuMs));
   // The trainer waits for the rollout ('rollout' stage); what it waits beyond that is the update side itself.
   out.extra.trainerWaitPct = pct(median(out.stagesMs.map((s) => s.rollout ?? 0)), median(out.periodsMs));
   return { ...out, root };
 }
 
-const pct = (part: number, whole: number) => Number((100 * part / whole).toFixed(1));
+const pct = (part: number, whole: number) => Number(((100 * part) / whole).toFixed(1));
 
 async function stageTimings(events: EventsTarget, runId: string): Promise<Map<number, Record<string, number>>> {
   const reader = createEventReader({ kind: 'kafka', ...events });
@@ -109,8 +137,16 @@ async function durable(c: RlConfig, side: Side, write: Write): Promise<Measured>
     await Promise.all(workers.map((w) => w.ready));
     const shards = side.rolloutWorkers;
     const { handle } = await submitRun(c, {
-      client: stack.client, runId: uniqueId('bench'), storeUri: stack.storeUri, events: stack.events,
-      options: { queues: stack.queues, rolloutShards: shards, chunkGroups: Math.ceil(c.envGroups / shards), continueAsNewEvery: 1000 },
+      client: stack.client,
+      runId: uniqueId('bench'),
+      storeUri: stack.storeUri,
+      events: stack.events,
+      options: {
+        queues: stack.queues,
+        rolloutShards: shards,
+        chunkGroups: Math.ceil(c.envGroups / shards),
+        continueAsNewEvery: 1000,
+      },
     });
     const outcome = await followRun(handle, () => undefined);
     const spans = await activitySpans(handle);
@@ -120,7 +156,10 @@ async function durable(c: RlConfig, side: Side, write: Write): Promise<Measured>
     const out: Measured = { periodsMs: [], stagesMs: [], extra: {} };
     for (const i of [1, ...measured]) {
       const ms = ends.get(i)! - (ends.get(i - 1) ?? spans[0].scheduledMs);
-      if (i > 1) { out.periodsMs.push(ms); out.stagesMs.push(stages.get(i) ?? {}); }
+      if (i > 1) {
+        out.periodsMs.push(ms);
+        out.stagesMs.push(stages.get(i) ?? {});
+      }
       write({ iteration: i, ms: Math.round(ms), stagesMs: stages.get(i) });
     }
     const [from, to] = [ends.get(1)!, ends.get(c.iterations)!];
@@ -128,7 +167,8 @@ async function durable(c: RlConfig, side: Side, write: Write): Promise<Measured>
     out.extra = {
       updateIdlePct: pct(to - from - busyMs(onQueue(stack.queues.update), from, to), to - from),
       rolloutBusyPct: pct(busyMs(onQueue(stack.queues.rollout), from, to), to - from),
-      activityMs: activityMedians(spans, measured), dispatchMs: dispatchMedians(spans),
+      activityMs: activityMedians(spans, measured),
+      dispatchMs: dispatchMedians(spans),
     };
     return out;
   } finally {
@@ -151,13 +191,24 @@ async function kafkaThroughput(root: string, write: Write, target = 20_000): Pro
       let sent = 0;
       const t0 = performance.now();
       for (let i = 0; sent < target; i++) {
-        const events = Array.from({ length: batch }, (_, k) => ({ ...trajectories[(i * batch + k) % trajectories.length], group: i, rolloutIndex: k }));
+        const events = Array.from({ length: batch }, (_, k) => ({
+          ...trajectories[(i * batch + k) % trajectories.length],
+          group: i,
+          rolloutIndex: k,
+        }));
         await log.append(events);
         sent += batch;
       }
       const s = (performance.now() - t0) / 1000;
       const bytes = Buffer.byteLength(JSON.stringify(trajectories[0]));
-      write({ metric: 'kafka_trajectory_events_per_s', batch, events: sent, eventsPerS: Math.round(sent / s), approxEventJsonBytes: bytes, target: 5000 });
+      write({
+        metric: 'kafka_trajectory_events_per_s',
+        batch,
+        events: sent,
+        eventsPerS: Math.round(sent / s),
+        approxEventJsonBytes: bytes,
+        target: 5000,
+      });
     }
   } finally {
     await log.close();
@@ -172,35 +223,78 @@ function report(results: Map<string, Measured[]>, c: RlConfig, write: Write): vo
     const ms = median(periods);
     const stages = stageMedians(runs.flatMap((r) => r.stagesMs));
     summary.set(name, { ms, stages });
-    write({ side: name, metric: 'summary', iterations: periods.length, medianMs: Math.round(ms),
-      trajectoriesPerS: Number((c.envGroups * c.groupSize / (ms / 1000)).toFixed(2)), stagesMs: stages, ...runs.at(-1)!.extra });
+    write({
+      side: name,
+      metric: 'summary',
+      iterations: periods.length,
+      medianMs: Math.round(ms),
+      trajectoriesPerS: Number(((c.envGroups * c.groupSize) / (ms / 1000)).toFixed(2)),
+      stagesMs: stages,
+      ...runs.at(-1)!.extra,
+    });
   }
   const ratio = (a: string, b: string, metric: string, extra: Record<string, unknown> = {}) => {
     const [x, y] = [summary.get(a), summary.get(b)];
-    if (x && y) write({ metric, slower: a, faster: b, slowerMs: Math.round(x.ms), fasterMs: Math.round(y.ms), ratio: Number((x.ms / y.ms).toFixed(3)), ...extra });
+    if (x && y)
+      write({
+        metric,
+        slower: a,
+        faster: b,
+        slowerMs: Math.round(x.ms),
+        fasterMs: Math.round(y.ms),
+        ratio: Number((x.ms / y.ms).toFixed(3)),
+        ...extra,
+      });
   };
   ratio('embedded-sync', 'embedded-async', 'async_speedup', { target: '≥ 1.5' });
   ratio('durable-sync-1w', 'durable-async-1w', 'async_speedup', { target: '≥ 1.5' });
   ratio('durable-sync-2w', 'durable-async-2w', 'async_speedup');
   ratio('durable-sync-1w', 'durable-sync-2w', 'rollout_workers_speedup');
   ratio('durable-async-1w', 'durable-async-2w', 'rollout_workers_speedup');
-  for (const [e, d] of [['embedded-sync', 'durable-sync-1w'], ['embedded-async', 'durable-async-1w']]) {
+  for (const [e, d] of [
+    ['embedded-sync', 'durable-sync-1w'],
+    ['embedded-async', 'durable-async-1w'],
+  ]) {
     const [x, y] = [summary.get(e), summary.get(d)];
     if (!x || !y) continue;
-    const perStage = Object.fromEntries([...new Set([...Object.keys(x.stages), ...Object.keys(y.stages)])]
-      .map((s) => [s, (y.stages[s] ?? 0) - (x.stages[s] ?? 0)]));
-    write({ metric: 'durable_overhead', embedded: e, durable: d, embeddedMs: Math.round(x.ms), durableMs: Math.round(y.ms),
-      overheadMs: Math.round(y.ms - x.ms), overheadPct: pct(y.ms - x.ms, x.ms), perStageMs: perStage, target: '< 5%' });
+    const perStage = Object.fromEntries(
+      [...new Set([...Object.keys(x.stages), ...Object.keys(y.stages)])].map((s) => [
+        s,
+        (y.stages[s] ?? 0) - (x.stages[s] ?? 0),
+      ]),
+    );
+    write({
+      metric: 'durable_overhead',
+      embedded: e,
+      durable: d,
+      embeddedMs: Math.round(x.ms),
+      durableMs: Math.round(y.ms),
+      overheadMs: Math.round(y.ms - x.ms),
+      overheadPct: pct(y.ms - x.ms, x.ms),
+      perStageMs: perStage,
+      target: '< 5%',
+    });
   }
 }
 
-export async function benchPipeline(write: Write = (r) => console.log(JSON.stringify({ bench: 'pipeline', ...r }))): Promise<void> {
+export async function benchPipeline(
+  write: Write = (r) => console.log(JSON.stringify({ bench: 'pipeline', ...r })),
+): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const picked = (process.env.STARPO_BENCH_SIDES ?? '').split(',').filter((s) => s !== '');
   const sides = SIDES.filter((s) => picked.length === 0 || picked.includes(s.name));
   const c = benchConfig(0);
-  write({ config: { env: c.env, envGroups: c.envGroups, groupSize: c.groupSize, iterations: c.iterations, threads: c.threads },
-    sides: sides.map((s) => s.name), loadavg: loadavg() });
+  write({
+    config: {
+      env: c.env,
+      envGroups: c.envGroups,
+      groupSize: c.groupSize,
+      iterations: c.iterations,
+      threads: c.threads,
+    },
+    sides: sides.map((s) => s.name),
+    loadavg: loadavg(),
+  });
   const results = new Map<string, Measured[]>();
   let root = '';
   for (let round = 0; round < Number(process.env.STARPO_BENCH_REPEATS ?? 1); round++) {

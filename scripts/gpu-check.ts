@@ -31,28 +31,53 @@ const seconds = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
 const TOLERANCE = 2e-3;
 
 const TINY = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 11, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, initializer_range: 0.3, tie_word_embeddings: false,
+  model_type: 'qwen2',
+  vocab_size: 11,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  initializer_range: 0.3,
+  tie_word_embeddings: false,
 });
 const SMALL = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 256, hidden_size: 256, intermediate_size: 704, num_hidden_layers: 4,
-  num_attention_heads: 4, num_key_value_heads: 4, tie_word_embeddings: true, max_position_embeddings: 1024,
+  model_type: 'qwen2',
+  vocab_size: 256,
+  hidden_size: 256,
+  intermediate_size: 704,
+  num_hidden_layers: 4,
+  num_attention_heads: 4,
+  num_key_value_heads: 4,
+  tie_word_embeddings: true,
+  max_position_embeddings: 1024,
 });
 const SCALES: Record<string, ModelConfig> = {
   '0.5b': parseModelConfig(QWEN25_05B_CONFIG),
-  quick: parseModelConfig({ ...QWEN25_05B_CONFIG, hidden_size: 256, num_hidden_layers: 4, max_window_layers: 4, num_attention_heads: 4, intermediate_size: 1024 }),
+  quick: parseModelConfig({
+    ...QWEN25_05B_CONFIG,
+    hidden_size: 256,
+    num_hidden_layers: 4,
+    max_window_layers: 4,
+    num_attention_heads: 4,
+    intermediate_size: 1024,
+  }),
 };
 
 /** Largest |a - b| over the largest |b|: one number per tensor pair, scale-free. */
 function relDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let [diff, scale] = [0, 1e-12];
-  for (let i = 0; i < b.length; i++) [diff, scale] = [Math.max(diff, Math.abs(a[i] - b[i])), Math.max(scale, Math.abs(b[i]))];
+  for (let i = 0; i < b.length; i++)
+    [diff, scale] = [Math.max(diff, Math.abs(a[i] - b[i])), Math.max(scale, Math.abs(b[i]))];
   return diff / scale;
 }
 
 const rand = (n: number, seed: number, lo: number, hi: number): Float32Array => {
   let s = seed >>> 0 || 1;
-  return Float32Array.from({ length: n }, () => ((s ^= s << 13), (s ^= s >>> 17), (s ^= s << 5), lo + ((s >>> 0) / 2 ** 32) * (hi - lo)));
+  return Float32Array.from(
+    { length: n },
+    () => ((s ^= s << 13), (s ^= s >>> 17), (s ^= s << 5), lo + ((s >>> 0) / 2 ** 32) * (hi - lo)),
+  );
 };
 
 /** The feeds of the 2-layer PPO loss: row 0 left-padded by two tokens, row 1 trains three predictions. */
@@ -61,36 +86,75 @@ function ppoFeeds(B: number, T: number): Record<string, Tensor> {
   const f = (d: Float32Array): Tensor => tensor('float32', [B, T], d);
   const ids = (xs: number[]): Tensor => tensor('int64', [B, T], BigInt64Array.from(xs.map(BigInt)));
   return {
-    tokens: ids([0, 0, 3, 7, 1, 9, 4, 4, 2, 10, 5, 6]), targets: ids([0, 3, 7, 1, 9, 0, 4, 2, 10, 5, 6, 0]),
-    positions: tensor('int64', [B, T], positionsOf(mask, B, T)), attention_mask: f(mask),
-    loss_mask: f(Float32Array.from([0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0])), advantages: f(rand(B * T, 3, -1, 1)),
-    old_logprobs: f(rand(B * T, 4, -2.8, -2)), ref_logprobs: f(rand(B * T, 5, -2.8, -2)),
-    inv_temperature: tensor('float32', [], Float32Array.of(1 / 0.7)), token_count: tensor('float32', [], Float32Array.of(6)),
+    tokens: ids([0, 0, 3, 7, 1, 9, 4, 4, 2, 10, 5, 6]),
+    targets: ids([0, 3, 7, 1, 9, 0, 4, 2, 10, 5, 6, 0]),
+    positions: tensor('int64', [B, T], positionsOf(mask, B, T)),
+    attention_mask: f(mask),
+    loss_mask: f(Float32Array.from([0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0])),
+    advantages: f(rand(B * T, 3, -1, 1)),
+    old_logprobs: f(rand(B * T, 4, -2.8, -2)),
+    ref_logprobs: f(rand(B * T, 5, -2.8, -2)),
+    inv_temperature: tensor('float32', [], Float32Array.of(1 / 0.7)),
+    token_count: tensor('float32', [], Float32Array.of(6)),
     sequence_count: tensor('float32', [], Float32Array.of(2)),
   };
 }
 
 async function gradientCheck(provider: Provider): Promise<Record<string, unknown>> {
   const [B, T] = [2, 6];
-  const loss: LossSpec = { kind: 'ppo', clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0.01, kl: { coef: 0.1, estimator: 'k3' }, aggregation: 'token-mean' };
+  const loss: LossSpec = {
+    kind: 'ppo',
+    clipLow: 0.2,
+    clipHigh: 0.28,
+    dualClip: 3,
+    entropyCoef: 0.01,
+    kl: { coef: 0.1, estimator: 'k3' },
+    aggregation: 'token-mean',
+  };
   const layout = buildLayout(TINY, 'actor');
   const init = initParams(layout, 17);
   const g = new Graph();
   const ws = layout.views.map((v) => g.input(`w.${v.key}`, 'float32', v.shape));
-  const out = buildLoss(g, { cfg: TINY, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) }, { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW }).loss;
+  const out = buildLoss(
+    g,
+    { cfg: TINY, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) },
+    { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW },
+  ).loss;
   g.output('loss', out);
   grad(out, ws).forEach((gv, i) => g.output(`grad_${i}`, gv));
-  const feeds = { ...ppoFeeds(B, T), ...Object.fromEntries(layout.views.map((v) => [`w.${v.key}`, tensor('float32', v.shape, init[v.group].slice(v.offset, v.offset + v.size))])) };
+  const feeds = {
+    ...ppoFeeds(B, T),
+    ...Object.fromEntries(
+      layout.views.map((v) => [
+        `w.${v.key}`,
+        tensor('float32', v.shape, init[v.group].slice(v.offset, v.offset + v.size)),
+      ]),
+    ),
+  };
   const run = async (p: Provider) => (await createSession(g, { provider: p, threads: 1 })).run(feeds);
   const [dev, cpu] = [await run(provider), await run('cpu')];
-  const worst = Math.max(...Object.keys(cpu).map((k) => relDiff(dev[k].data as Float32Array, cpu[k].data as Float32Array)));
-  return { check: 'gradient', outputs: Object.keys(cpu).length, maxRelDiff: round(worst), tolerance: TOLERANCE, ok: worst <= TOLERANCE };
+  const worst = Math.max(
+    ...Object.keys(cpu).map((k) => relDiff(dev[k].data as Float32Array, cpu[k].data as Float32Array)),
+  );
+  return {
+    check: 'gradient',
+    outputs: Object.keys(cpu).length,
+    maxRelDiff: round(worst),
+    tolerance: TOLERANCE,
+    ok: worst <= TOLERANCE,
+  };
 }
 
 function sftBatch(B: number, T: number, vocab: number): TrainBatch {
   const n = B * T;
   const tokens = Int32Array.from({ length: n }, (_, i) => (i * 7919 + 13) % vocab);
-  return { batch: B, seqLen: T, tokens, attentionMask: new Float32Array(n).fill(1), lossMask: new Float32Array(n).fill(1) };
+  return {
+    batch: B,
+    seqLen: T,
+    tokens,
+    attentionMask: new Float32Array(n).fill(1),
+    lossMask: new Float32Array(n).fill(1),
+  };
 }
 
 async function trainStepCheck(provider: Provider): Promise<Record<string, unknown>> {
@@ -110,7 +174,15 @@ async function trainStepCheck(provider: Provider): Promise<Record<string, unknow
   // AdamW's first step moves each weight by about lr·sign(g): compare the updates, not the weights.
   const updateDiff = Math.max(...dev.delta.map((d, i) => relDiff(d, cpu.delta[i])));
   const ok = lossDiff <= TOLERANCE && normDiff <= TOLERANCE && updateDiff <= 10 * TOLERANCE;
-  return { check: 'train_step', loss: round(dev.metrics.loss, 7), cpuLoss: round(cpu.metrics.loss, 7), lossRelDiff: round(lossDiff), gradNormRelDiff: round(normDiff), updateRelDiff: round(updateDiff), ok };
+  return {
+    check: 'train_step',
+    loss: round(dev.metrics.loss, 7),
+    cpuLoss: round(cpu.metrics.loss, 7),
+    lossRelDiff: round(lossDiff),
+    gradNormRelDiff: round(normDiff),
+    updateRelDiff: round(updateDiff),
+    ok,
+  };
 }
 
 async function generateCheck(provider: Provider): Promise<Record<string, unknown>> {
@@ -125,7 +197,15 @@ async function generateCheck(provider: Provider): Promise<Record<string, unknown
   };
   const [dev, cpu] = [await gen(provider), await gen('cpu')];
   const same = dev.tokens.filter((t, i) => t === cpu.tokens[i]).length / Math.max(1, cpu.tokens.length);
-  return { check: 'generate', rows: 64, newTokens: dev.tokens.length, tokensPerSecond: round(dev.tokens.length / dev.s), cpuTokensPerSecond: round(cpu.tokens.length / cpu.s), sameTokensAsCpu: round(same, 3), ok: dev.tokens.length > 0 };
+  return {
+    check: 'generate',
+    rows: 64,
+    newTokens: dev.tokens.length,
+    tokensPerSecond: round(dev.tokens.length / dev.s),
+    cpuTokensPerSecond: round(cpu.tokens.length / cpu.s),
+    sameTokensAsCpu: round(same, 3),
+    ok: dev.tokens.length > 0,
+  };
 }
 
 async function scaleChecks(provider: Provider, scale: string): Promise<Record<string, unknown>[]> {
@@ -136,15 +216,36 @@ async function scaleChecks(provider: Provider, scale: string): Promise<Record<st
   const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
   const [, first] = await seconds(() => policy.trainStep(batch, opts));
   const [m, second] = await seconds(() => policy.trainStep(batch, opts));
-  const prompts = Array.from({ length: 4 }, (_, r) => Array.from({ length: 128 }, (_, i) => (r * 131 + i * 17) % config.vocabSize));
+  const prompts = Array.from({ length: 4 }, (_, r) =>
+    Array.from({ length: 128 }, (_, i) => (r * 131 + i * 17) % config.vocabSize),
+  );
   await policy.generate({ prompts, maxNewTokens: 2 }); // compiles prefill and decode
   const [, one] = await seconds(() => policy.generate({ prompts, maxNewTokens: 1, stopTokenIds: [] }));
   const [, seventeen] = await seconds(() => policy.generate({ prompts, maxNewTokens: 17, stopTokenIds: [] }));
   await policy.close();
   const params = paramCount(policy.layout);
   return [
-    { check: 'scale_train_step', scale, params, tokens: 512, initSeconds: round(init), firstStepSeconds: round(first), stepSeconds: round(second), loss: round(m.loss), ok: Number.isFinite(m.loss) },
-    { check: 'scale_decode', scale, params, rows: 4, promptTokens: 128, prefillSeconds: round(one), decodeSecondsPerToken: round((seventeen - one) / 16), ok: seventeen > 0 },
+    {
+      check: 'scale_train_step',
+      scale,
+      params,
+      tokens: 512,
+      initSeconds: round(init),
+      firstStepSeconds: round(first),
+      stepSeconds: round(second),
+      loss: round(m.loss),
+      ok: Number.isFinite(m.loss),
+    },
+    {
+      check: 'scale_decode',
+      scale,
+      params,
+      rows: 4,
+      promptTokens: 128,
+      prefillSeconds: round(one),
+      decodeSecondsPerToken: round((seventeen - one) / 16),
+      ok: seventeen > 0,
+    },
   ];
 }
 
@@ -153,12 +254,16 @@ async function main(): Promise<void> {
   const scale = process.argv.includes('--scale') ? process.argv[process.argv.indexOf('--scale') + 1] : '0.5b';
   if (!SCALES[scale]) throw new Error(`--scale must be one of ${Object.keys(SCALES).join(', ')}`);
   const checks: [string, () => Promise<Record<string, unknown> | Record<string, unknown>[]>][] = [
-    ['gradient', () => gradientCheck(provider)], ['train_step', () => trainStepCheck(provider)],
-    ['generate', () => generateCheck(provider)], ['scale', () => scaleChecks(provider, scale)],
+    ['gradient', () => gradientCheck(provider)],
+    ['train_step', () => trainStepCheck(provider)],
+    ['generate', () => generateCheck(provider)],
+    ['scale', () => scaleChecks(provider, scale)],
   ];
   let failed = 0;
   for (const [name, run] of checks) {
-    const [lines, s] = await seconds(() => run().catch((err: Error) => ({ check: name, ok: false, error: err.message.split('\n')[0] })));
+    const [lines, s] = await seconds(() =>
+      run().catch((err: Error) => ({ check: name, ok: false, error: err.message.split('\n')[0] })),
+    );
     for (const line of [lines].flat()) {
       emit({ ...line, provider, seconds: round(s) });
       if (!line.ok) failed++;

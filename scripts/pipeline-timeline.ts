@@ -29,8 +29,14 @@ export async function activitySpans(handle: WorkflowHandle): Promise<ActivitySpa
     if (s) {
       const payload = s.input?.payloads?.[0];
       const input = payload ? defaultPayloadConverter.fromPayload<{ iteration?: number }>(payload) : {};
-      scheduled.set(id, { type: s.activityType?.name ?? '?', queue: s.taskQueue?.name ?? '?', iteration: input.iteration ?? null,
-        scheduledMs: millis(e.eventTime), startedMs: NaN, completedMs: NaN });
+      scheduled.set(id, {
+        type: s.activityType?.name ?? '?',
+        queue: s.taskQueue?.name ?? '?',
+        iteration: input.iteration ?? null,
+        scheduledMs: millis(e.eventTime),
+        startedMs: NaN,
+        completedMs: NaN,
+      });
     }
     const st = e.activityTaskStartedEventAttributes;
     if (st) scheduled.get(String(st.scheduledEventId))!.startedMs = millis(e.eventTime);
@@ -46,12 +52,16 @@ export async function activitySpans(handle: WorkflowHandle): Promise<ActivitySpa
 
 /** When each iteration was published (its checkpoint activity completed). */
 export function iterationEnds(spans: readonly ActivitySpan[]): Map<number, number> {
-  return new Map(spans.filter((s) => s.type === 'checkpoint' && s.iteration !== null).map((s) => [s.iteration!, s.completedMs]));
+  return new Map(
+    spans.filter((s) => s.type === 'checkpoint' && s.iteration !== null).map((s) => [s.iteration!, s.completedMs]),
+  );
 }
 
 /** Milliseconds of [from, to] during which at least one of `spans` was executing. */
 export function busyMs(spans: readonly ActivitySpan[], from: number, to: number): number {
-  const cut = spans.map((s) => [Math.max(from, s.startedMs), Math.min(to, s.completedMs)] as const).filter(([a, b]) => b > a)
+  const cut = spans
+    .map((s) => [Math.max(from, s.startedMs), Math.min(to, s.completedMs)] as const)
+    .filter(([a, b]) => b > a)
     .sort((x, y) => x[0] - y[0]);
   let busy = 0;
   let reach = from;
@@ -66,8 +76,11 @@ export function busyMs(spans: readonly ActivitySpan[], from: number, to: number)
 export function activityMedians(spans: readonly ActivitySpan[], iterations: readonly number[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const type of [...new Set(spans.map((s) => s.type))]) {
-    const per = iterations.map((i) => spans.filter((s) => s.type === type && s.iteration === i)
-      .reduce((sum, s) => sum + (s.completedMs - s.startedMs), 0));
+    const per = iterations.map((i) =>
+      spans
+        .filter((s) => s.type === type && s.iteration === i)
+        .reduce((sum, s) => sum + (s.completedMs - s.startedMs), 0),
+    );
     if (per.some((x) => x > 0)) out[type] = Math.round(median(per));
   }
   return out;

@@ -30,8 +30,11 @@ const policy = new Policy({ config, seed: 1, threads: Number(threadArg), ...(kin
 await policy.initialize();
 const n = B * T;
 const batch = {
-  batch: B, seqLen: T, tokens: Int32Array.from({ length: n }, (_, i) => (i * 7919) % config.vocabSize),
-  attentionMask: new Float32Array(n).fill(1), lossMask: new Float32Array(n).fill(1),
+  batch: B,
+  seqLen: T,
+  tokens: Int32Array.from({ length: n }, (_, i) => (i * 7919) % config.vocabSize),
+  attentionMask: new Float32Array(n).fill(1),
+  lossMask: new Float32Array(n).fill(1),
 };
 const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
 await policy.trainStep(batch, opts);
@@ -42,7 +45,13 @@ const stepMs = performance.now() - t0;
 marks.push(stepMs);
 await policy.releasePrograms(); // writes the profiles
 
-interface ProfileEvent { cat: string; name: string; ts: number; dur: number; args?: { op_name?: string } }
+interface ProfileEvent {
+  cat: string;
+  name: string;
+  ts: number;
+  dur: number;
+  args?: { op_name?: string };
+}
 const byOp = new Map<string, { ms: number; nodes: number }>();
 let kernelMs = 0;
 for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
@@ -66,7 +75,17 @@ const round = (x: number) => Math.round(x * 10) / 10;
 for (const [op, { ms, nodes }] of [...byOp].sort((a, b) => b[1].ms - a[1].ms)) {
   console.log(JSON.stringify({ op, ms: round(ms), share: Math.round((ms / kernelMs) * 1000) / 1000, nodes }));
 }
-console.log(JSON.stringify({
-  total: true, model, shape, kind, threads: Number(threadArg), stepMs: round(stepMs), kernelMs: round(kernelMs),
-  outsideKernelsMs: round(stepMs - kernelMs), load: os.loadavg().map(round), profiles: dir,
-}));
+console.log(
+  JSON.stringify({
+    total: true,
+    model,
+    shape,
+    kind,
+    threads: Number(threadArg),
+    stepMs: round(stepMs),
+    kernelMs: round(kernelMs),
+    outsideKernelsMs: round(stepMs - kernelMs),
+    load: os.loadavg().map(round),
+    profiles: dir,
+  }),
+);

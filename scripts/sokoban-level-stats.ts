@@ -11,10 +11,13 @@ import { sokobanLevel } from '../src/envs/sokoban/index.ts';
 import { solveSokoban } from '../src/envs/sokoban/solver.ts';
 import { actionHorizon } from '../src/envs/common.ts';
 
-const { values } = parseArgs({ options: {
-  from: { type: 'string', default: '0' }, to: { type: 'string', default: '299' },
-  presets: { type: 'string', default: 'sokoban,sokoban-gym,sokoban-large,sokoban-large-gym' },
-} });
+const { values } = parseArgs({
+  options: {
+    from: { type: 'string', default: '0' },
+    to: { type: 'string', default: '299' },
+    presets: { type: 'string', default: 'sokoban,sokoban-gym,sokoban-large,sokoban-large-gym' },
+  },
+});
 
 for (const preset of values.presets.split(',')) {
   const c = resolveEnvConfig(preset);
@@ -29,10 +32,19 @@ for (const preset of values.presets.split(',')) {
   }
   const n = lengths.length + unsolved;
   const share = (k: number) => Number((k / n).toFixed(4));
-  console.log(JSON.stringify({
-    bench: 'sokoban-levels', preset, generator: c.generator, size: `${c.width}x${c.height}`, boxes: c.boxes,
-    seeds: `${values.from}-${values.to}`, meanShortest: Number((lengths.reduce((a, b) => a + b, 0) / lengths.length).toFixed(3)),
-    oneMove: share(lengths.filter((l) => l === 1).length), withinBudget: share(lengths.filter((l) => l <= horizon).length),
-    horizon, unsolved,
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'sokoban-levels',
+      preset,
+      generator: c.generator,
+      size: `${c.width}x${c.height}`,
+      boxes: c.boxes,
+      seeds: `${values.from}-${values.to}`,
+      meanShortest: Number((lengths.reduce((a, b) => a + b, 0) / lengths.length).toFixed(3)),
+      oneMove: share(lengths.filter((l) => l === 1).length),
+      withinBudget: share(lengths.filter((l) => l <= horizon).length),
+      horizon,
+      unsolved,
+    }),
+  );
 }

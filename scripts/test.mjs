@@ -59,5 +59,8 @@ if (which !== 'unit') {
 }
 // One file at a time: the machine has 2 cores and several tests train models or use every service.
 // Trainer progress lines would drown the test report; STARPO_LOG_LEVEL=info brings them back.
-process.exit(run(['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
-  { STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' }));
+process.exit(
+  run(['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files], {
+    STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn',
+  }),
+);

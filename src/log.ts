@@ -9,12 +9,13 @@ import { colourOn } from './terminal.ts';
  * STARPO_LOG_PRETTY=1 or an interactive terminal gets pino-pretty. STARPO_LOG_LEVEL sets the level.
  * A command that owns the terminal (train's progress bar) sends the lines to a file instead (logToFile).
  */
-export const prettyLogs = process.env.STARPO_LOG_PRETTY === '1' ||
-  (process.env.STARPO_LOG_PRETTY !== '0' && Boolean(process.stderr.isTTY));
+export const prettyLogs =
+  process.env.STARPO_LOG_PRETTY === '1' || (process.env.STARPO_LOG_PRETTY !== '0' && Boolean(process.stderr.isTTY));
 
 /** One JSON log line (with its newline) as a person reads it: pino-pretty, or as it is. */
 export const forTerminal: (line: string) => string = prettyLogs
-  ? prettyFactory({ ignore: 'pid,hostname', colorize: colourOn(process.stderr) }) : (line) => line;
+  ? prettyFactory({ ignore: 'pid,hostname', colorize: colourOn(process.stderr) })
+  : (line) => line;
 
 type Sink = (line: string) => void;
 

@@ -19,8 +19,11 @@ export function stageActivities(o: DurableOptions): Stages {
     startToCloseTimeout: '4 hours',
     heartbeatTimeout: o.heartbeatTimeoutMs,
     retry: {
-      initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds',
-      maximumAttempts: o.maxAttempts, nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: o.maxAttempts,
+      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
     },
   };
   return {

@@ -9,7 +9,12 @@
  * score derives the filter's kept rows itself and scores only those.
  */
 import type {
-  CheckpointRef, RunPlan, Stage, TrainingRunInput, UpdateResult, WireMetrics,
+  CheckpointRef,
+  RunPlan,
+  Stage,
+  TrainingRunInput,
+  UpdateResult,
+  WireMetrics,
 } from '../src/durable/protocol.ts';
 import { validatesAt } from '../src/rl/val-schedule.ts';
 import type { Stages } from './activities.ts';
@@ -40,8 +45,15 @@ export interface TrainedIteration {
 type StageTimer = <T>(name: Stage, fn: () => Promise<T>, track?: boolean) => Promise<T>;
 
 /** `policy`: checkpoint i − 1, which score and update read; the rollout comes from `rollouts` (its own version). */
-export async function runIteration(a: Stages, input: TrainingRunInput, plan: RunPlan, iteration: number,
-  policy: CheckpointRef, enter: (stage: Stage) => void, rollouts: RolloutSchedule): Promise<TrainedIteration> {
+export async function runIteration(
+  a: Stages,
+  input: TrainingRunInput,
+  plan: RunPlan,
+  iteration: number,
+  policy: CheckpointRef,
+  enter: (stage: Stage) => void,
+  rollouts: RolloutSchedule,
+): Promise<TrainedIteration> {
   const startedAtMs = Date.now(); // workflow time: deterministic on replay
   const timingsMs: Record<string, number> = {};
   const stage: StageTimer = async (name, fn, track = true) => {
@@ -59,12 +71,25 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
   if (plan.asyncStaleness) timingsMs.rollout_play = playedMs; // beside the wait for it ('rollout')
   const batch = { ...base, rollout };
   const [scored, rewards, kept] = await stage('score', () =>
-    Promise.all([a.update.score({ ...batch, sampling }), a.update.reward(batch), a.update.filter({ ...batch, sampling })]));
+    Promise.all([
+      a.update.score({ ...batch, sampling }),
+      a.update.reward(batch),
+      a.update.filter({ ...batch, sampling }),
+    ]),
+  );
   const adv = await stage('advantage', () =>
-    a.update.advantage({ ...batch, scored: scored.key, rewards: rewards.key, kept: kept.key, sampling }));
+    a.update.advantage({ ...batch, scored: scored.key, rewards: rewards.key, kept: kept.key, sampling }),
+  );
   const behaviourPolicies = rollouts.pendingAt(iteration);
-  const updated = await stage('update', () => a.update.update({ ...batch, scored: scored.key, advantage: adv.key,
-    metrics: adv.metrics, ...(behaviourPolicies && { behaviourPolicies }) }));
+  const updated = await stage('update', () =>
+    a.update.update({
+      ...batch,
+      scored: scored.key,
+      advantage: adv.key,
+      metrics: adv.metrics,
+      ...(behaviourPolicies && { behaviourPolicies }),
+    }),
+  );
   rollouts.published(updated.checkpoint);
   const collapse = updated.collapse ?? null;
   const publish = async (track: boolean): Promise<IterationOutcome> => {
@@ -72,11 +97,28 @@ export async function runIteration(a: Stages, input: TrainingRunInput, plan: Run
       ? await stage('validate', () => a.rollout.validate({ run, iteration, policy: updated.checkpoint }), track)
       : null;
     const metrics = { ...updated.metrics, ...val?.metrics };
-    await stage('checkpoint', () => a.update.checkpoint({
-      run, iteration, checkpoint: updated.checkpoint, metrics, timingsMs: { ...timingsMs }, warning: updated.warning,
-      startedAtMs, keepArtifacts: input.options.keepArtifacts,
-    }), track);
-    return { checkpoint: updated.checkpoint, metrics, warning: updated.warning?.message ?? null, collapse, ms: Date.now() - startedAtMs };
+    await stage(
+      'checkpoint',
+      () =>
+        a.update.checkpoint({
+          run,
+          iteration,
+          checkpoint: updated.checkpoint,
+          metrics,
+          timingsMs: { ...timingsMs },
+          warning: updated.warning,
+          startedAtMs,
+          keepArtifacts: input.options.keepArtifacts,
+        }),
+      track,
+    );
+    return {
+      checkpoint: updated.checkpoint,
+      metrics,
+      warning: updated.warning?.message ?? null,
+      collapse,
+      ms: Date.now() - startedAtMs,
+    };
   };
   return { checkpoint: updated.checkpoint, collapse, publish };
 }

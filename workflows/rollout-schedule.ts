@@ -10,23 +10,49 @@
 import { behaviourVersion, pendingCheckpoints } from '../src/rl/async-schedule.ts';
 import { sampleRounds } from '../src/rl/sampling-rounds.ts';
 import {
-  shardGroups, type Carry, type CheckpointRef, type DurableOptions, type PlayedRollout, type RunPlan, type StageInput,
+  shardGroups,
+  type Carry,
+  type CheckpointRef,
+  type DurableOptions,
+  type PlayedRollout,
+  type RunPlan,
+  type StageInput,
   type TrainingRunInput,
 } from '../src/durable/protocol.ts';
 import type { Stages } from './activities.ts';
 
 /** Plays `groups` (the iteration's group numbers) as rollout shards; returns their artifact keys in group order. */
-async function play(a: Stages, base: StageInput, o: DurableOptions, groups: number[], round: number): Promise<string[]> {
-  const shards = await Promise.all(shardGroups(groups.length, o.rolloutShards).map((slots, shard) =>
-    a.rollout.rolloutShard({ ...base, round, shard, groups: slots.map((s) => groups[s]), chunkGroups: o.chunkGroups })));
+async function play(
+  a: Stages,
+  base: StageInput,
+  o: DurableOptions,
+  groups: number[],
+  round: number,
+): Promise<string[]> {
+  const shards = await Promise.all(
+    shardGroups(groups.length, o.rolloutShards).map((slots, shard) =>
+      a.rollout.rolloutShard({
+        ...base,
+        round,
+        shard,
+        groups: slots.map((s) => groups[s]),
+        chunkGroups: o.chunkGroups,
+      }),
+    ),
+  );
   return shards.flatMap((s) => s.keys);
 }
 
 /** The iteration's groups, plus DAPO's extra rounds (new group numbers, hence new seeds) while the plan asks. */
-async function sample(a: Stages, base: StageInput, o: DurableOptions, plan: RunPlan): Promise<{ rollout: string[]; sampling?: string }> {
+async function sample(
+  a: Stages,
+  base: StageInput,
+  o: DurableOptions,
+  plan: RunPlan,
+): Promise<{ rollout: string[]; sampling?: string }> {
   const rollout: string[] = [];
   const playRound = async (groups: number[], round: number) =>
-    void rollout.push(...await play(a, base, o, groups, round));
+    void rollout.push(...(await play(a, base, o, groups, round)));
   const last = await sampleRounds(plan, playRound, (tries) => a.update.planSampling({ ...base, rollout, tries }));
   return last ? { rollout, sampling: last.key } : { rollout };
 }
@@ -45,8 +71,14 @@ export class RolloutSchedule {
    * `eager`: start each rollout as soon as its version is written (pipelined runs); asynchronous runs always
    * do. Otherwise a rollout starts when its iteration asks for it.
    */
-  constructor(private readonly a: Stages, private readonly input: TrainingRunInput, private readonly plan: RunPlan,
-    start: ScheduleStart, private readonly last: number, private readonly eager: boolean) {
+  constructor(
+    private readonly a: Stages,
+    private readonly input: TrainingRunInput,
+    private readonly plan: RunPlan,
+    start: ScheduleStart,
+    private readonly last: number,
+    private readonly eager: boolean,
+  ) {
     this.eager ||= this.staleness > 0;
     for (const ref of [...(start.versions ?? []), start.policy]) this.versions.set(ref.iteration, ref);
     this.next = start.nextIteration;

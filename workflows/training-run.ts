@@ -8,11 +8,26 @@
  * new as a new lineage from the fork point (src/rl/collapse-action.ts), which startRun logs as FORKED.
  */
 import {
-  allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, patched, setHandler, workflowInfo,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  patched,
+  setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import {
-  PROGRESS_QUERY, SIGNALS, type Carry, type CheckpointRef, type IterationSummary, type Progress, type RunOutcome,
-  type Stage, type TrainingRunInput, type WireMetrics,
+  PROGRESS_QUERY,
+  SIGNALS,
+  type Carry,
+  type CheckpointRef,
+  type IterationSummary,
+  type Progress,
+  type RunOutcome,
+  type Stage,
+  type TrainingRunInput,
+  type WireMetrics,
 } from '../src/durable/protocol.ts';
 import { forkLineageId } from '../src/events/lineage.ts';
 import type { CollapseAction } from '../src/rl/collapse-action.ts';
@@ -20,7 +35,11 @@ import { stageActivities, type Stages } from './activities.ts';
 import { runIteration, type IterationOutcome } from './iteration.ts';
 import { RolloutSchedule } from './rollout-schedule.ts';
 import {
-  ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE,
+  ACTOR_GRAD_NORM,
+  ENTROPY_MEAN,
+  IN_GROUP_STD_ALL,
+  SUCCESS_RATE,
+  VAL_SUCCESS_RATE,
 } from '../src/rl/metric-names.ts';
 
 export const pauseSignal = defineSignal(SIGNALS.pause);
@@ -36,9 +55,14 @@ const num = (v: number | string | undefined): number => (typeof v === 'number' ?
 function summary(iteration: number, o: IterationOutcome): IterationSummary {
   const m: WireMetrics = o.metrics;
   return {
-    iteration, success: num(m[SUCCESS_RATE]), valSuccess: m[VAL_SUCCESS_RATE] === undefined ? null : num(m[VAL_SUCCESS_RATE]),
-    inGroupStd: num(m[IN_GROUP_STD_ALL]), entropy: num(m[ENTROPY_MEAN]), gradNorm: num(m[ACTOR_GRAD_NORM]),
-    ms: o.ms, warning: o.warning,
+    iteration,
+    success: num(m[SUCCESS_RATE]),
+    valSuccess: m[VAL_SUCCESS_RATE] === undefined ? null : num(m[VAL_SUCCESS_RATE]),
+    inGroupStd: num(m[IN_GROUP_STD_ALL]),
+    entropy: num(m[ENTROPY_MEAN]),
+    gradNorm: num(m[ACTOR_GRAD_NORM]),
+    ms: o.ms,
+    warning: o.warning,
   };
 }
 
@@ -66,8 +90,16 @@ class RunState {
 
   progress(): Progress {
     const { runId, lineageId } = this.input.run;
-    return { runId, lineageId, iteration: this.iteration, iterations: this.iterations, stage: this.stage, paused: this.paused,
-      stopping: this.stopping, recent: this.recent };
+    return {
+      runId,
+      lineageId,
+      iteration: this.iteration,
+      iterations: this.iterations,
+      stage: this.stage,
+      paused: this.paused,
+      stopping: this.stopping,
+      recent: this.recent,
+    };
   }
 }
 
@@ -80,9 +112,11 @@ async function fork(stages: Stages, input: TrainingRunInput, action: Fork): Prom
   await condition(allHandlersFinished);
   await continueAsNew<typeof trainingRun>({
     run: { ...input.run, lineageId: forkLineageId(action.forks, point.iteration), forks: action.forks },
-    options: input.options, stopAfter: input.stopAfter,
+    options: input.options,
+    stopAfter: input.stopAfter,
     resume: {
-      parentLineageId: point.lineageId, fromIteration: point.iteration,
+      parentLineageId: point.lineageId,
+      fromIteration: point.iteration,
       fork: { reason: action.reason, forks: action.forks },
     },
   });
@@ -95,9 +129,13 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
   setHandler(stopSignal, () => void (state.stopping = true));
   setHandler(progressQuery, () => state.progress());
   const stages = stageActivities(input.options);
-  const carry: Omit<Carry, 'paused' | 'recent'> = input.carry ?? await stages.update.startRun({
-    run: input.run, configJson: input.configJson, resume: input.resume,
-  });
+  const carry: Omit<Carry, 'paused' | 'recent'> =
+    input.carry ??
+    (await stages.update.startRun({
+      run: input.run,
+      configJson: input.configJson,
+      resume: input.resume,
+    }));
   const lineage: TrainingRunInput = { ...input, run: { ...input.run, forks: carry.forks ?? 0 } };
   state.iterations = carry.plan.iterations;
   const last = Math.min(carry.plan.iterations, input.stopAfter ?? carry.plan.iterations);
@@ -114,7 +152,15 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
     }
     await condition(() => !state.paused || state.stopping);
     if (state.stopping) break;
-    const trained = await runIteration(stages, lineage, carry.plan, i, policy, (s: Stage) => void (state.stage = s), rollouts);
+    const trained = await runIteration(
+      stages,
+      lineage,
+      carry.plan,
+      i,
+      policy,
+      (s: Stage) => void (state.stage = s),
+      rollouts,
+    );
     policy = trained.checkpoint;
     ran++;
     const before = publishing; // iteration i − 1's publication: at most one runs beside the training
@@ -132,7 +178,13 @@ export async function trainingRun(input: TrainingRunInput): Promise<RunOutcome> 
       const held = await rollouts.drain(i + 1); // rollouts already under way, finished and carried over
       await condition(allHandlersFinished);
       const next: Carry = {
-        plan: carry.plan, policy, nextIteration: i + 1, paused: state.paused, recent: state.recent, forks: carry.forks, ...held,
+        plan: carry.plan,
+        policy,
+        nextIteration: i + 1,
+        paused: state.paused,
+        recent: state.recent,
+        forks: carry.forks,
+        ...held,
       };
       await continueAsNew<typeof trainingRun>({ ...input, carry: next });
     }

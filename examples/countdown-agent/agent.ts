@@ -13,7 +13,10 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 
 // The one line that points an agent at starpo: its gateway, and the episode this run belongs to.
-const client = new OpenAI({ baseURL: process.env.STARPO_BASE_URL, apiKey: process.env.STARPO_EPISODE_TOKEN ?? 'local' });
+const client = new OpenAI({
+  baseURL: process.env.STARPO_BASE_URL,
+  apiKey: process.env.STARPO_EPISODE_TOKEN ?? 'local',
+});
 
 const MAX_CALLS = 4;
 
@@ -100,10 +103,15 @@ function score(answer: string, numbers: readonly number[], target: number): numb
 
 async function solve(numbers: number[], target: number): Promise<string> {
   const messages: ChatCompletionMessageParam[] = [
-    { role: 'system', content: 'You solve Countdown puzzles. Check arithmetic with the calculator. '
-      + 'End with <answer>expression</answer>.' },
-    { role: 'user', content: `Numbers: ${numbers.join(', ')}. Target: ${target}. `
-      + 'Use each number exactly once with + - * / ( ).' },
+    {
+      role: 'system',
+      content:
+        'You solve Countdown puzzles. Check arithmetic with the calculator. ' + 'End with <answer>expression</answer>.',
+    },
+    {
+      role: 'user',
+      content: `Numbers: ${numbers.join(', ')}. Target: ${target}. ` + 'Use each number exactly once with + - * / ( ).',
+    },
   ];
   for (let call = 0; call < MAX_CALLS; call++) {
     const completion = await client.chat.completions.create({ model: 'policy', messages, tools: [CALCULATOR] });
@@ -111,7 +119,8 @@ async function solve(numbers: number[], target: number): Promise<string> {
     messages.push(reply);
     const calls = (reply.tool_calls ?? []).filter((c) => c.type === 'function');
     if (calls.length === 0) return /<answer>([\s\S]*?)<\/answer>/.exec(reply.content ?? '')?.[1] ?? reply.content ?? '';
-    for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: calculator(c.function.arguments) });
+    for (const c of calls)
+      messages.push({ role: 'tool', tool_call_id: c.id, content: calculator(c.function.arguments) });
   }
   return '';
 }

@@ -61,12 +61,17 @@ interface StringFormatSpec {
 }
 
 function stringFormat(spec: StringFormatSpec): ChatFormat {
-  const messages = (list: readonly ChatTurnMessage[]): Piece[] => list.flatMap((m): Piece[] => {
-    if (m.role === 'assistant') throw new Error(`${spec.name}: assistant messages are written by the model`);
-    if (m.role === 'system' && spec.dropEmptySystem && m.content === '') return [];
-    const [before, after] = spec.wrap[m.role];
-    return [{ text: before, role: 'template' }, { text: m.content, role: m.owner ?? m.role }, { text: after, role: 'template' }];
-  });
+  const messages = (list: readonly ChatTurnMessage[]): Piece[] =>
+    list.flatMap((m): Piece[] => {
+      if (m.role === 'assistant') throw new Error(`${spec.name}: assistant messages are written by the model`);
+      if (m.role === 'system' && spec.dropEmptySystem && m.content === '') return [];
+      const [before, after] = spec.wrap[m.role];
+      return [
+        { text: before, role: 'template' },
+        { text: m.content, role: m.owner ?? m.role },
+        { text: after, role: 'template' },
+      ];
+    });
   const header = (on: boolean): Piece[] => (on ? [{ text: spec.assistantStart, role: 'template' }] : []);
   return {
     name: spec.name,
@@ -74,7 +79,11 @@ function stringFormat(spec: StringFormatSpec): ChatFormat {
     stopTokenIds: [],
     opening: (list, on) => nonEmpty([...messages(list), ...header(on)]),
     continuation: (list, wroteStop, on) =>
-      nonEmpty([{ text: (wroteStop ? '' : spec.stop) + spec.afterStop, role: 'template' }, ...messages(list), ...header(on)]),
+      nonEmpty([
+        { text: (wroteStop ? '' : spec.stop) + spec.afterStop, role: 'template' },
+        ...messages(list),
+        ...header(on),
+      ]),
   };
 }
 

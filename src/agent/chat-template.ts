@@ -25,14 +25,25 @@ export interface RenderOptions {
   readonly enableThinking?: boolean;
 }
 
-const SPECIAL_TOKEN_FIELDS = ['bos_token', 'eos_token', 'unk_token', 'pad_token', 'sep_token', 'cls_token', 'mask_token'];
+const SPECIAL_TOKEN_FIELDS = [
+  'bos_token',
+  'eos_token',
+  'unk_token',
+  'pad_token',
+  'sep_token',
+  'cls_token',
+  'mask_token',
+];
 
 export class ChatTemplate {
   private readonly template: Template;
   private readonly specials: Readonly<Record<string, string>>;
 
   /** @param specials the tokenizer's special tokens by field name (bos_token: '<|begin_of_text|>', …) */
-  constructor(readonly source: string, specials: Readonly<Record<string, string>> = {}) {
+  constructor(
+    readonly source: string,
+    specials: Readonly<Record<string, string>> = {},
+  ) {
     try {
       this.template = new Template(source);
     } catch (cause) {
@@ -61,7 +72,10 @@ export class ChatTemplate {
  * The template a model directory defines: chat_template.jinja wins (as in transformers), else
  * tokenizer_config.json's `chat_template` (the "default" entry of a list); null when there is none.
  */
-export function chatTemplateFrom(tokenizerConfig: Readonly<Record<string, unknown>>, jinjaFile?: string): ChatTemplate | null {
+export function chatTemplateFrom(
+  tokenizerConfig: Readonly<Record<string, unknown>>,
+  jinjaFile?: string,
+): ChatTemplate | null {
   const specials: Record<string, string> = {};
   for (const field of SPECIAL_TOKEN_FIELDS) {
     const v = tokenizerConfig[field];

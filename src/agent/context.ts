@@ -42,7 +42,10 @@ export class ContextBuilder {
   private lastWroteStop = false;
   private estimate: { header: boolean; pending: number; tokens: LabelledIds } | null = null;
 
-  constructor(private readonly tokenizer: TextTokenizer, private readonly chat: ChatFormat) {}
+  constructor(
+    private readonly tokenizer: TextTokenizer,
+    private readonly chat: ChatFormat,
+  ) {}
 
   /** Tokens so far, counting the pending messages and the assistant header they would open with. */
   get length(): number {
@@ -74,7 +77,8 @@ export class ContextBuilder {
    */
   addResponse(ids: readonly number[], wroteStop: boolean, mask?: readonly number[]): void {
     if (!this.responseOpen) throw new StarpoError('context: addResponse() without beginResponse()');
-    if (mask && mask.length !== ids.length) throw new StarpoError(`context: ${mask.length} mask values for ${ids.length} ids`);
+    if (mask && mask.length !== ids.length)
+      throw new StarpoError(`context: ${mask.length} mask values for ${ids.length} ids`);
     ids.forEach((id, i) => {
       const trained = mask ? (mask[i] as number) : 1;
       this.ids.push(id);
@@ -122,9 +126,10 @@ export class ContextBuilder {
   private render(header: boolean): LabelledIds {
     const e = this.estimate;
     if (e && e.header === header && e.pending === this.pending.length) return e.tokens;
-    const pieces = this.turnEnds.length === 0
-      ? this.chat.opening(this.pending, header)
-      : this.chat.continuation(this.pending, this.lastWroteStop, header);
+    const pieces =
+      this.turnEnds.length === 0
+        ? this.chat.opening(this.pending, header)
+        : this.chat.continuation(this.pending, this.lastWroteStop, header);
     const tokens = tokenizePieces(this.tokenizer, pieces);
     this.estimate = { header, pending: this.pending.length, tokens };
     return tokens;
@@ -150,7 +155,10 @@ export class ContextBuilder {
 
 /** A whole conversation at once; equal to feeding the same messages through a ContextBuilder. */
 export function tokenizeMessages(
-  messages: readonly Message[], tokenizer: TextTokenizer, chat: ChatFormat, trainStop = false,
+  messages: readonly Message[],
+  tokenizer: TextTokenizer,
+  chat: ChatFormat,
+  trainStop = false,
 ): TokenizedContext {
   const builder = new ContextBuilder(tokenizer, chat);
   for (const message of messages) builder.addMessage(message, trainStop);

@@ -120,25 +120,40 @@ export class Episode {
     const userMessage = this.finished
       ? this.template.finalUser(reward)
       : this.template.nextUser(reward, {
-        turn: this.turns.length + 2, state: this.env.render(), actionsLeft: this.actionsLeft,
-      });
+          turn: this.turns.length + 2,
+          state: this.env.render(),
+          actionsLeft: this.actionsLeft,
+        });
     this.messages.push({ role: 'assistant', content: response }, { role: 'user', content: userMessage });
     const record: TurnRecord = {
-      turn: this.turns.length + 1, observation, response, parsed, executedActions: executed,
-      actionsEffective: effective, envReward, penaltyCharged, reward,
-      userMessage, done: this.finished, success: this.env.success,
+      turn: this.turns.length + 1,
+      observation,
+      response,
+      parsed,
+      executedActions: executed,
+      actionsEffective: effective,
+      envReward,
+      penaltyCharged,
+      reward,
+      userMessage,
+      done: this.finished,
+      success: this.env.success,
     };
     this.turns.push(record);
     return record;
   }
 }
 
-const rewardParts = (t: TurnRecord): RewardParts =>
-  ({ envReward: t.envReward, formatPenalty: signedPenalty(t.penaltyCharged) });
+const rewardParts = (t: TurnRecord): RewardParts => ({
+  envReward: t.envReward,
+  formatPenalty: signedPenalty(t.penaltyCharged),
+});
 
 /** Template names (e.g. compact "U") first, then the environment's own matching (full names, free-form). */
 function aliasMatcher(
-  task: TaskDescription, names: readonly string[], fallback: (piece: string) => string | null,
+  task: TaskDescription,
+  names: readonly string[],
+  fallback: (piece: string) => string | null,
 ): (piece: string) => string | null {
   const byAlias = new Map<string, string>();
   names.forEach((name, i) => byAlias.set(name.toLowerCase(), task.actions[i] as string));

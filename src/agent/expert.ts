@@ -34,7 +34,12 @@ export interface ExpertDatasetOptions {
 /** Who writes a warm-start episode: the solver's optimal actions, or uniformly random legal ones (format only). */
 export type DemoPolicy = 'expert' | 'random';
 
-export function expertEpisode(config: EnvConfigInput, seed: number, templateName: TemplateName, policy: DemoPolicy = 'expert'): ExpertRecord {
+export function expertEpisode(
+  config: EnvConfigInput,
+  seed: number,
+  templateName: TemplateName,
+  policy: DemoPolicy = 'expert',
+): ExpertRecord {
   const { env, template, episode } = startExpertEpisode(config, seed, templateName);
   const rng = new Prng(seed ^ 0x5eed);
   while (!episode.done) {
@@ -46,8 +51,14 @@ export function expertEpisode(config: EnvConfigInput, seed: number, templateName
 }
 
 /** An episode of `seed` started for an expert to play; throws when the environment has no expert. */
-export function startExpertEpisode(config: EnvConfigInput, seed: number, templateName: TemplateName): {
-  env: EnvConfig; template: PromptTemplate; episode: Episode;
+export function startExpertEpisode(
+  config: EnvConfigInput,
+  seed: number,
+  templateName: TemplateName,
+): {
+  env: EnvConfig;
+  template: PromptTemplate;
+  episode: Episode;
 } {
   const env = resolveEnvConfig(config);
   if (!envDefinition(env).expert) throw new StarpoError(`${env.type}: no expert registered`);
@@ -58,7 +69,13 @@ export function startExpertEpisode(config: EnvConfigInput, seed: number, templat
 }
 
 /** The response the expert (or a random legal policy) writes for the episode's next turn; null = no way to succeed. */
-export function expertResponse(env: EnvConfig, episode: Episode, template: PromptTemplate, policy: DemoPolicy, rng: Prng): string | null {
+export function expertResponse(
+  env: EnvConfig,
+  episode: Episode,
+  template: PromptTemplate,
+  policy: DemoPolicy,
+  rng: Prng,
+): string | null {
   const task = episode.env.describe();
   const names = template.actionNames(task);
   const { turnsLeft, actionsLeft } = episode;
@@ -66,18 +83,27 @@ export function expertResponse(env: EnvConfig, episode: Episode, template: Promp
   const definition = envDefinition(env);
   const expert = definition.expert as NonNullable<typeof definition.expert>;
   const snapshot = episode.env.snapshot();
-  const actions = policy === 'expert' ? expert(env, snapshot, left)
-    : task.actions.length === 0 && definition.randomAction ? [definition.randomAction(env, snapshot, rng)]
-    : randomActions(task.actions, left, rng);
+  const actions =
+    policy === 'expert'
+      ? expert(env, snapshot, left)
+      : task.actions.length === 0 && definition.randomAction
+        ? [definition.randomAction(env, snapshot, rng)]
+        : randomActions(task.actions, left, rng);
   if (actions.length === 0) return null;
-  return template.formatResponse(actions.map((a) => (task.actions.length ? (names[task.actions.indexOf(a)] as string) : a)));
+  return template.formatResponse(
+    actions.map((a) => (task.actions.length ? (names[task.actions.indexOf(a)] as string) : a)),
+  );
 }
 
 export function expertRecord(env: EnvConfig, seed: number, template: TemplateName, episode: Episode): ExpertRecord {
   return {
-    env, seed, template, messages: episode.messages.slice(),
+    env,
+    seed,
+    template,
+    messages: episode.messages.slice(),
     turns: episode.turns.map((t) => ({ actions: t.executedActions, reward: t.reward })),
-    return: episode.totalReward, success: episode.success,
+    return: episode.totalReward,
+    success: episode.success,
   };
 }
 
@@ -85,7 +111,11 @@ export function expertRecord(env: EnvConfig, seed: number, template: TemplateNam
  * 1..maxActionsPerTurn uniformly random actions (at least one when the vocabulary is non-empty): teaches
  * the response format without the answer, so RL still has to find the better action.
  */
-function randomActions(actions: readonly string[], left: { actionsLeft: number; maxActionsPerTurn: number }, rng: Prng): string[] {
+function randomActions(
+  actions: readonly string[],
+  left: { actionsLeft: number; maxActionsPerTurn: number },
+  rng: Prng,
+): string[] {
   if (actions.length === 0) return [];
   const n = 1 + rng.int(Math.max(1, Math.min(left.maxActionsPerTurn, left.actionsLeft)));
   return Array.from({ length: n }, () => rng.pick(actions));
@@ -93,9 +123,11 @@ function randomActions(actions: readonly string[], left: { actionsLeft: number; 
 
 /** Writes one JSON line per kept episode (atomically: a temp file renamed into place). */
 export async function writeExpertDataset(
-  path: string, options: ExpertDatasetOptions,
+  path: string,
+  options: ExpertDatasetOptions,
 ): Promise<{ written: number; skipped: number }> {
-  const records = options.seeds.map((seed) => expertEpisode(options.env, seed, options.template))
+  const records = options.seeds
+    .map((seed) => expertEpisode(options.env, seed, options.template))
     .filter((record) => record.success || options.includeFailures);
   await writeRecords(path, records);
   return { written: records.length, skipped: options.seeds.length - records.length };

@@ -12,15 +12,35 @@
  *   }
  *   const { ids, mask, turnEnds } = ctx.build();               // turns' rewards go at turnEnds
  */
-export { CHATML, COMPACT_CHAT, CHAT_FORMATS, TOKEN_ROLES, roleCode, type ChatFormat, type Piece, type TokenRole } from './chat-format.ts';
+export {
+  CHATML,
+  COMPACT_CHAT,
+  CHAT_FORMATS,
+  TOKEN_ROLES,
+  roleCode,
+  type ChatFormat,
+  type Piece,
+  type TokenRole,
+} from './chat-format.ts';
 export { ChatTemplate, chatTemplateFrom, type ChatMessage, type RenderOptions } from './chat-template.ts';
 export { jinjaChatFormat, type JinjaFormatOptions } from './jinja-format.ts';
 export { ContextBuilder, tokenizeMessages, type TokenizedContext } from './context.ts';
 export { Episode, type EpisodeOptions, type TurnRecord } from './episode.ts';
 export {
-  DEFAULT_FORMAT_PENALTY, loggedReturn, signedPenalty, trajectoryReturn, turnReward, type RewardParts,
+  DEFAULT_FORMAT_PENALTY,
+  loggedReturn,
+  signedPenalty,
+  trajectoryReturn,
+  turnReward,
+  type RewardParts,
 } from './reward.ts';
-export { expertEpisode, writeExpertDataset, writeRecords, type ExpertDatasetOptions, type ExpertRecord } from './expert.ts';
+export {
+  expertEpisode,
+  writeExpertDataset,
+  writeRecords,
+  type ExpertDatasetOptions,
+  type ExpertRecord,
+} from './expert.ts';
 export { MAX_PARSE_CHARS, parseResponse, type AnswerStyle, type ParseOptions, type ParsedResponse } from './parse.ts';
 export { TEMPLATES, formatReward, type PromptTemplate, type TemplateName, type TurnView } from './templates.ts';
 export type { Message, Role, TextTokenizer } from './types.ts';

@@ -29,10 +29,17 @@ export interface JinjaFormatOptions {
 
 export function jinjaChatFormat(o: JinjaFormatOptions): ChatFormat {
   const render = (messages: readonly ChatTurnMessage[], header: boolean) =>
-    o.template.render(messages.map(({ role, content }) => ({ role, content })), { addGenerationPrompt: header, enableThinking: o.enableThinking });
+    o.template.render(
+      messages.map(({ role, content }) => ({ role, content })),
+      { addGenerationPrompt: header, enableThinking: o.enableThinking },
+    );
   const afterTurn = (messages: readonly ChatTurnMessage[], header: boolean): string =>
-    textAfterAssistantTurn(o.template, messages.map(({ role, content }) => ({ role, content })),
-      { addGenerationPrompt: header, enableThinking: o.enableThinking }, o.name);
+    textAfterAssistantTurn(
+      o.template,
+      messages.map(({ role, content }) => ({ role, content })),
+      { addGenerationPrompt: header, enableThinking: o.enableThinking },
+      o.name,
+    );
   const stop = closingStop(afterTurn([{ role: 'user', content: 'v' }], false), o);
   return {
     name: o.name,
@@ -50,8 +57,12 @@ export function jinjaChatFormat(o: JinjaFormatOptions): ChatFormat {
  * What a template writes after an assistant turn, whatever the turn held: its close, then `messages`, then the
  * next header when `options.addGenerationPrompt` — found by rendering a marker as the assistant's content.
  */
-export function textAfterAssistantTurn(template: ChatTemplate, messages: readonly ChatMessage[], options: RenderOptions,
-  name: string): string {
+export function textAfterAssistantTurn(
+  template: ChatTemplate,
+  messages: readonly ChatMessage[],
+  options: RenderOptions,
+  name: string,
+): string {
   const text = template.render([PROBE_USER, { role: 'assistant', content: MARK }, ...messages], options);
   const at = text.lastIndexOf(MARK);
   if (at < 0) throw new StarpoError(`chat template ${name}: an assistant message's content is not rendered verbatim`);
@@ -73,8 +84,11 @@ export function closingStop(close: string, o: Pick<JinjaFormatOptions, 'tokenize
   const first = o.tokenizer.encode(close)[0];
   const text = first === undefined ? '' : o.tokenizer.decode([first]);
   if (first === undefined || !o.eosTokenIds.includes(first) || !close.startsWith(text)) {
-    throw new ConfigError('chat_template', `assistant turns end with ${JSON.stringify(close.slice(0, 24))}, which does not start ` +
-      `with an eos token (${o.eosTokenIds.join(', ') || 'none'}; see generation_config.json eos_token_id)`);
+    throw new ConfigError(
+      'chat_template',
+      `assistant turns end with ${JSON.stringify(close.slice(0, 24))}, which does not start ` +
+        `with an eos token (${o.eosTokenIds.join(', ') || 'none'}; see generation_config.json eos_token_id)`,
+    );
   }
   return text;
 }

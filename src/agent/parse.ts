@@ -86,7 +86,12 @@ function locate(text: string, style: AnswerStyle): { think: string | null; answe
 }
 
 const FORMAT_FAILURE: ParsedResponse = Object.freeze({
-  think: null, answer: null, actions: [], unknown: [], overflow: 0, formatError: true,
+  think: null,
+  answer: null,
+  actions: [],
+  unknown: [],
+  overflow: 0,
+  formatError: true,
 }) as ParsedResponse;
 
 /**
@@ -100,7 +105,10 @@ export function parseResponse(text: string, options: ParseOptions): ParsedRespon
     const bounded = text.length > limit ? text.slice(0, limit) : text;
     const { think, answer } = locate(bounded, options.style);
     if (answer === null) return { ...FORMAT_FAILURE, think };
-    const pieces = answer.split(options.separator).map((p) => p.trim()).filter((p) => p.length > 0);
+    const pieces = answer
+      .split(options.separator)
+      .map((p) => p.trim())
+      .filter((p) => p.length > 0);
     const kept = pieces.slice(0, Math.max(0, options.maxActions));
     const actions: string[] = [];
     const unknown: string[] = [];

@@ -67,7 +67,8 @@ function fullTemplate(think: boolean): PromptTemplate {
         : "You're a helpful assistant. You answer inside <answer> </answer>.",
     firstUser(task, budget, view) {
       const lines = [task.instruction];
-      if (task.legend.length) lines.push(`Symbols: ${task.legend.map(([s, meaning]) => `${s} ${meaning}`).join(', ')}.`);
+      if (task.legend.length)
+        lines.push(`Symbols: ${task.legend.map(([s, meaning]) => `${s} ${meaning}`).join(', ')}.`);
       lines.push(task.actions.length ? `Actions: ${task.actions.join(', ')}.` : `Action: ${task.actionHint}.`);
       const k = budget.maxActionsPerTurn;
       lines.push(`You can take up to ${plural(k, 'action')} per turn, separated by " || ".`);

@@ -18,9 +18,22 @@ export class UsageError extends StarpoError {}
 
 /** What a failed system call was doing, by Node's `syscall`. */
 const OPERATIONS: Readonly<Record<string, string>> = {
-  open: 'open', read: 'read', write: 'write', mkdir: 'create the directory', rename: 'rename', unlink: 'remove',
-  rmdir: 'remove the directory', scandir: 'list the directory', stat: 'read', lstat: 'read', link: 'create',
-  copyfile: 'copy', fsync: 'write', realpath: 'resolve', access: 'access', mkdtemp: 'create a directory in',
+  open: 'open',
+  read: 'read',
+  write: 'write',
+  mkdir: 'create the directory',
+  rename: 'rename',
+  unlink: 'remove',
+  rmdir: 'remove the directory',
+  scandir: 'list the directory',
+  stat: 'read',
+  lstat: 'read',
+  link: 'create',
+  copyfile: 'copy',
+  fsync: 'write',
+  realpath: 'resolve',
+  access: 'access',
+  mkdtemp: 'create a directory in',
 };
 
 /** Why, and what to do, by errno code. */
@@ -39,8 +52,10 @@ const REASONS: Readonly<Record<string, string>> = {
 
 type SystemError = NodeJS.ErrnoException & { code: string };
 
-const isSystemError = (e: unknown): e is SystemError => e instanceof Error &&
-  typeof (e as NodeJS.ErrnoException).code === 'string' && /^E[A-Z0-9]+$/.test((e as SystemError).code);
+const isSystemError = (e: unknown): e is SystemError =>
+  e instanceof Error &&
+  typeof (e as NodeJS.ErrnoException).code === 'string' &&
+  /^E[A-Z0-9]+$/.test((e as SystemError).code);
 
 /** The first system error in `err`'s cause chain. */
 function systemCause(err: unknown): SystemError | undefined {
@@ -48,7 +63,11 @@ function systemCause(err: unknown): SystemError | undefined {
   return undefined;
 }
 
-const oneLine = (text: string): string => text.trim().split(/\s*\n\s*/).join('; ');
+const oneLine = (text: string): string =>
+  text
+    .trim()
+    .split(/\s*\n\s*/)
+    .join('; ');
 
 /** "what: why" → "what — why" (the first colon separates them); a message that has its dash is kept. */
 function whatWhy(message: string): string {
@@ -82,13 +101,17 @@ export function describeFailure(err: unknown, command = 'starpo'): Failure {
   }
   if (system) return { line: systemLine(system), exitCode: 1 };
   const message = err instanceof Error ? oneLine(err.message) : String(err);
-  return { line: `internal error: ${message} — a bug in starpo; rerun with STARPO_DEBUG=1 for the stack and report it`,
-    exitCode: 1 };
+  return {
+    line: `internal error: ${message} — a bug in starpo; rerun with STARPO_DEBUG=1 for the stack and report it`,
+    exitCode: 1,
+  };
 }
 
 /** Prints the failure (with the stack under STARPO_DEBUG=1) and returns its exit code. */
 export function reportFailure(
-  err: unknown, command?: string, write: (s: string) => unknown = (s) => process.stderr.write(s),
+  err: unknown,
+  command?: string,
+  write: (s: string) => unknown = (s) => process.stderr.write(s),
 ): 1 | 2 {
   const { line, exitCode } = describeFailure(err, command);
   if (process.env.STARPO_DEBUG === '1') write(`${err instanceof Error ? err.stack : String(err)}\n`);

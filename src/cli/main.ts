@@ -25,8 +25,10 @@ function commandOf(args: readonly string[]): string {
 }
 
 /** Commander's own exits that are not failures: help and version shown on request (`starpo help train` included). */
-const quiet = (err: CommanderError): boolean => err.code === 'commander.helpDisplayed' ||
-  err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0);
+const quiet = (err: CommanderError): boolean =>
+  err.code === 'commander.helpDisplayed' ||
+  err.code === 'commander.version' ||
+  (err.code === 'commander.help' && err.exitCode === 0);
 
 async function main(args: readonly string[]): Promise<void> {
   let command = 'starpo';

@@ -16,7 +16,8 @@ export interface ProgressBar {
 
 const fmt = (x: number | undefined, digits = 3): string => (x === undefined ? '-' : x.toFixed(digits));
 
-const FORMAT = 'iter {value}/{total} [{bar}] ETA {eta_formatted} | success {success} | val {val} | std {std} | ' +
+const FORMAT =
+  'iter {value}/{total} [{bar}] ETA {eta_formatted} | success {success} | val {val} | std {std} | ' +
   'entropy {entropy}';
 
 /** `warnings`: show each Echo-Trap warning as a note (off when the logs, which carry it, are shown). */
@@ -33,7 +34,9 @@ export function progressBar(stream: NodeJS.WriteStream, warnings: boolean): Prog
       bar ??= bars.create(r.iterations, r.iteration - 1, {});
       const m = r.metrics;
       bar.update(r.iteration, {
-        success: fmt(m[SUCCESS_RATE], 2), val: fmt(m[VAL_SUCCESS_RATE], 2), std: fmt(m[IN_GROUP_STD_ALL]),
+        success: fmt(m[SUCCESS_RATE], 2),
+        val: fmt(m[VAL_SUCCESS_RATE], 2),
+        std: fmt(m[IN_GROUP_STD_ALL]),
         entropy: fmt(m[ENTROPY_MEAN]),
       });
       if (warnings && r.warning) note(`iteration ${r.iteration}: echo trap: ${r.warning}`);

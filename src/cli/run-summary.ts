@@ -16,8 +16,10 @@ import type { RunModel } from '../rl/run-model.ts';
  */
 export function trainingLine(c: RlConfig, preset: string | undefined): string {
   const who = preset ?? 'resumed run';
-  return `${who} on ${c.env} (env spec ${envSpecId(runEnvConfig(c))}): ${c.iterations} iterations of ` +
-    `${c.envGroups} groups × ${c.groupSize}`;
+  return (
+    `${who} on ${c.env} (env spec ${envSpecId(runEnvConfig(c))}): ${c.iterations} iterations of ` +
+    `${c.envGroups} groups × ${c.groupSize}`
+  );
 }
 
 /** "model: 105.4k parameters from scratch (2 layers, hidden 64)", or the pretrained directory's name. */

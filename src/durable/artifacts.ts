@@ -9,8 +9,13 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
-  CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command,
-  PutObjectCommand, S3Client,
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
 } from '@aws-sdk/client-s3';
 import { StarpoError } from '../errors.ts';
 import { assertIteration, assertSafeId } from '../events/ids.ts';
@@ -54,13 +59,16 @@ export const lineageKey = (runId: string, lineageId: string): string => `${runId
 
 type SdkError = Error & { $metadata?: { httpStatusCode?: number } };
 const isNotFound = (err: unknown): boolean =>
-  (err as SdkError).$metadata?.httpStatusCode === 404 || ['NoSuchKey', 'NotFound', 'NoSuchBucket'].includes((err as Error).name);
+  (err as SdkError).$metadata?.httpStatusCode === 404 ||
+  ['NoSuchKey', 'NotFound', 'NoSuchBucket'].includes((err as Error).name);
 
 function failure(op: string, key: string, cause: unknown): StarpoError {
   if (cause instanceof StarpoError) return cause;
   const status = (cause as SdkError).$metadata?.httpStatusCode;
   return new StarpoError(`artifact store: ${op} ${key} failed: ${(cause as Error).message}`, {
-    cause, retryable: retryableS3Failure(cause), details: { op, key, status },
+    cause,
+    retryable: retryableS3Failure(cause),
+    details: { op, key, status },
   });
 }
 
@@ -68,7 +76,11 @@ const missing = (key: string): StarpoError => new StarpoError(`artifact ${key} d
 
 class S3Artifacts implements ArtifactStore {
   private bucketReady: Promise<unknown> | undefined;
-  constructor(private readonly client: S3Client, private readonly bucket: string, private readonly prefix: string) {}
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    private readonly prefix: string,
+  ) {}
 
   private ensureBucket(): Promise<unknown> {
     const create = (err: unknown) => {
@@ -101,16 +113,25 @@ class S3Artifacts implements ArtifactStore {
   }
 
   async has(key: string): Promise<boolean> {
-    return this.get(key).then(() => true, (err: StarpoError) => (err.retryable ? Promise.reject(err) : false));
+    return this.get(key).then(
+      () => true,
+      (err: StarpoError) => (err.retryable ? Promise.reject(err) : false),
+    );
   }
 
   async deletePrefix(prefix: string): Promise<void> {
     try {
       let token: string | undefined;
       do {
-        const list = new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token });
+        const list = new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: this.prefix + prefix,
+          ContinuationToken: token,
+        });
         const page = await this.client.send(list);
-        await mapLimit(page.Contents ?? [], 6, (o) => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: o.Key! })));
+        await mapLimit(page.Contents ?? [], 6, (o) =>
+          this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: o.Key! })),
+        );
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     } catch (err) {
@@ -136,7 +157,10 @@ class FileArtifacts implements ArtifactStore {
   }
 
   async has(key: string): Promise<boolean> {
-    return this.get(key).then(() => true, () => false);
+    return this.get(key).then(
+      () => true,
+      () => false,
+    );
   }
 
   async deletePrefix(prefix: string): Promise<void> {
@@ -148,7 +172,10 @@ class FileArtifacts implements ArtifactStore {
 class CachedArtifacts implements ArtifactStore {
   private readonly cache = new Map<string, Buffer>();
   private bytes = 0;
-  constructor(private readonly inner: ArtifactStore, private readonly budget: number) {}
+  constructor(
+    private readonly inner: ArtifactStore,
+    private readonly budget: number,
+  ) {}
 
   private remember(key: string, value: Buffer): void {
     this.forget(key);
@@ -192,7 +219,9 @@ class CachedArtifacts implements ArtifactStore {
 
 function s3Client(): S3Client {
   return new S3Client({
-    endpoint: endpoints.s3.endpoint, region: 'us-east-1', forcePathStyle: true,
+    endpoint: endpoints.s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
     credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' }, // S3Mock accepts any
   });
 }
@@ -200,8 +229,13 @@ function s3Client(): S3Client {
 /** Artifacts under the same location as the run's checkpoints (`s3://bucket/prefix/` or `file:///dir`). */
 export function createArtifactStore(storeUri: string, cacheBytes = 256 * 1024 * 1024): ArtifactStore {
   const location = parseStorageUri(storeUri);
-  const inner = location.scheme === 's3'
-    ? new S3Artifacts(s3Client(), location.bucket, location.key === '' || location.key.endsWith('/') ? location.key : `${location.key}/`)
-    : new FileArtifacts(location.path);
+  const inner =
+    location.scheme === 's3'
+      ? new S3Artifacts(
+          s3Client(),
+          location.bucket,
+          location.key === '' || location.key.endsWith('/') ? location.key : `${location.key}/`,
+        )
+      : new FileArtifacts(location.path);
   return new CachedArtifacts(inner, cacheBytes);
 }

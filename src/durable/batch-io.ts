@@ -17,11 +17,17 @@ export const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value
 export const parse = <T>(bytes: Buffer): T => JSON.parse(bytes.toString('utf8')) as T;
 
 /** The checkpoint the stage reads its policy from. */
-export const policyId = (input: StageInput): CheckpointId =>
-  ({ runId: input.run.runId, lineageId: input.policy.lineageId, iteration: input.policy.iteration });
+export const policyId = (input: StageInput): CheckpointId => ({
+  runId: input.run.runId,
+  lineageId: input.policy.lineageId,
+  iteration: input.policy.iteration,
+});
 
-export const checkpointId = (run: RunRef, ref: CheckpointRef): CheckpointId =>
-  ({ runId: run.runId, lineageId: ref.lineageId, iteration: ref.iteration });
+export const checkpointId = (run: RunRef, ref: CheckpointRef): CheckpointId => ({
+  runId: run.runId,
+  lineageId: ref.lineageId,
+  iteration: ref.iteration,
+});
 
 /** Where stage `stage` of the input's iteration (in its own lineage) keeps artifact `part`. */
 export const keyOf = (input: { run: RunRef; iteration: number }, stage: string, part: string): string =>
@@ -50,8 +56,10 @@ export const collapseProbeKey = (input: { run: RunRef; iteration: number }): str
   keyOf(input, 'collapse', 'probe.json');
 
 /** The probe, or null when the iteration did not compute one. */
-export async function loadCollapseProbe(artifacts: ArtifactStore,
-  input: { run: RunRef; iteration: number }): Promise<CollapseProbe | null> {
+export async function loadCollapseProbe(
+  artifacts: ArtifactStore,
+  input: { run: RunRef; iteration: number },
+): Promise<CollapseProbe | null> {
   const key = collapseProbeKey(input);
   return (await artifacts.has(key)) ? parse<CollapseProbe>(await artifacts.get(key)) : null;
 }

@@ -26,13 +26,18 @@ export function toFailure(err: unknown): unknown {
   // An engine error carries the worker-side class (e.g. ConfigError), which is what callers match on.
   const type = err instanceof EngineError ? err.remoteName : err.name;
   return ApplicationFailure.create({
-    type, message: err.message, nonRetryable: !err.retryable, details: [{ ...err.details }], cause: err,
+    type,
+    message: err.message,
+    nonRetryable: !err.retryable,
+    details: [{ ...err.details }],
+    cause: err,
   });
 }
 
 export function warnIfLarge(name: string, value: unknown): void {
   const bytes = Buffer.byteLength(JSON.stringify(value) ?? '');
-  if (bytes > PAYLOAD_WARN_BYTES) log.warn({ activity: name, bytes }, 'large activity payload; pass an artifact key instead');
+  if (bytes > PAYLOAD_WARN_BYTES)
+    log.warn({ activity: name, bytes }, 'large activity payload; pass an artifact key instead');
 }
 
 /** The progress the previous attempt heartbeated last, if this is a retry that got that far. */
@@ -40,7 +45,10 @@ export function resumeFrom<P>(): P | undefined {
   return Context.current().info.heartbeatDetails as P | undefined;
 }
 
-export function activity<I, O, P = unknown>(name: string, fn: (input: I, beat: Beat<P>) => Promise<O>): (input: I) => Promise<O> {
+export function activity<I, O, P = unknown>(
+  name: string,
+  fn: (input: I, beat: Beat<P>) => Promise<O>,
+): (input: I) => Promise<O> {
   return async (input: I) => {
     const ctx = Context.current();
     const { attempt, activityId, workflowExecution } = ctx.info;
@@ -49,10 +57,18 @@ export function activity<I, O, P = unknown>(name: string, fn: (input: I, beat: B
     const every = Math.max(200, Math.min(5000, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 4));
     const timer = setInterval(send, every);
     const started = performance.now();
-    log.info({ activity: name, attempt, activityId, workflowId: workflowExecution?.workflowId, pid: process.pid }, 'activity started');
+    log.info(
+      { activity: name, attempt, activityId, workflowId: workflowExecution?.workflowId, pid: process.pid },
+      'activity started',
+    );
     try {
       warnIfLarge(name, input);
-      const out = await fn(input, { progress: (d) => { details = d; }, now: send });
+      const out = await fn(input, {
+        progress: (d) => {
+          details = d;
+        },
+        now: send,
+      });
       warnIfLarge(name, out);
       log.info({ activity: name, attempt, ms: Math.round(performance.now() - started) }, 'activity finished');
       return out;

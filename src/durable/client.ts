@@ -5,8 +5,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, defaultPayloadConverter,
-  type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId,
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  defaultPayloadConverter,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { ConfigError, StarpoError } from '../errors.ts';
 import { assertSafeId } from '../events/ids.ts';
@@ -16,8 +21,16 @@ import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
 import { createCheckpointStore } from '../storage/index.ts';
 import { endpoints } from '../services/endpoints.ts';
 import {
-  DEFAULT_OPTIONS, PROGRESS_QUERY, WORKFLOW_TYPE, workflowIdOf, type DurableOptions, type EventsTarget, type Progress,
-  type RunOutcome, type RunRef, type TrainingRunInput,
+  DEFAULT_OPTIONS,
+  PROGRESS_QUERY,
+  WORKFLOW_TYPE,
+  workflowIdOf,
+  type DurableOptions,
+  type EventsTarget,
+  type Progress,
+  type RunOutcome,
+  type RunRef,
+  type TrainingRunInput,
 } from './protocol.ts';
 
 export const DEFAULT_STORE_URI = 's3://starpo/runs/';
@@ -41,9 +54,14 @@ export type RunHandle = WorkflowHandle;
 
 export async function withClient<T>(o: ClientOptions, fn: (client: Client) => Promise<T>): Promise<T> {
   if (o.client) return fn(o.client);
-  const connection = await Connection.connect({ address: o.address ?? endpoints.temporal.address }).catch((cause: Error) => {
-    throw new StarpoError(`cannot reach Temporal at ${o.address ?? endpoints.temporal.address}: ${cause.message}`, { cause, retryable: true });
-  });
+  const connection = await Connection.connect({ address: o.address ?? endpoints.temporal.address }).catch(
+    (cause: Error) => {
+      throw new StarpoError(`cannot reach Temporal at ${o.address ?? endpoints.temporal.address}: ${cause.message}`, {
+        cause,
+        retryable: true,
+      });
+    },
+  );
   try {
     return await fn(new Client({ connection, namespace: o.namespace ?? 'default' }));
   } finally {
@@ -53,7 +71,13 @@ export async function withClient<T>(o: ClientOptions, fn: (client: Client) => Pr
 
 export function mergeOptions(partial: Partial<DurableOptions> = {}): DurableOptions {
   const o = { ...DEFAULT_OPTIONS, ...partial, queues: { ...DEFAULT_OPTIONS.queues, ...partial.queues } };
-  for (const k of ['rolloutShards', 'chunkGroups', 'continueAsNewEvery', 'heartbeatTimeoutMs', 'maxAttempts'] as const) {
+  for (const k of [
+    'rolloutShards',
+    'chunkGroups',
+    'continueAsNewEvery',
+    'heartbeatTimeoutMs',
+    'maxAttempts',
+  ] as const) {
     if (!Number.isInteger(o[k]) || o[k] < 1) throw new ConfigError(k, `must be an integer ≥ 1, got ${o[k]}`);
   }
   return o;
@@ -66,26 +90,46 @@ function runRef(runId: string, lineageId: string, o: SubmitOptions): RunRef {
 
 async function start(client: Client, input: TrainingRunInput): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const workflowId = workflowIdOf(input.run.runId);
-  return client.workflow.start(WORKFLOW_TYPE, { taskQueue: input.options.queues.update, workflowId, args: [input] })
+  return client.workflow
+    .start(WORKFLOW_TYPE, { taskQueue: input.options.queues.update, workflowId, args: [input] })
     .catch((cause: Error) => {
       if (!(cause instanceof WorkflowExecutionAlreadyStartedError)) throw cause;
-      throw new ConfigError('runId', `run ${input.run.runId} is already running (workflow ${workflowId}); stop it first`, { cause });
+      throw new ConfigError(
+        'runId',
+        `run ${input.run.runId} is already running (workflow ${workflowId}); stop it first`,
+        { cause },
+      );
     });
 }
 
 /** Submits a new run (the config is already resolved and validated). */
-export async function submitRun(config: RlConfig, o: SubmitOptions = {}): Promise<{
-  handle: WorkflowHandleWithFirstExecutionRunId; run: RunRef;
+export async function submitRun(
+  config: RlConfig,
+  o: SubmitOptions = {},
+): Promise<{
+  handle: WorkflowHandleWithFirstExecutionRunId;
+  run: RunRef;
 }> {
   const run = runRef(o.runId ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, ROOT_LINEAGE, o);
-  const input: TrainingRunInput = { run, options: mergeOptions(o.options), configJson: canonicalConfigJSON(config), stopAfter: o.stopAfter };
+  const input: TrainingRunInput = {
+    run,
+    options: mergeOptions(o.options),
+    configJson: canonicalConfigJSON(config),
+    stopAfter: o.stopAfter,
+  };
   return withClient(o, async (client) => ({ handle: await start(client, input), run }));
 }
 
 /** Waits for the run to finish, reporting progress every `pollMs` while it runs. */
-export async function followRun(handle: RunHandle, onProgress: (p: Progress) => void, pollMs = 1000): Promise<RunOutcome> {
+export async function followRun(
+  handle: RunHandle,
+  onProgress: (p: Progress) => void,
+  pollMs = 1000,
+): Promise<RunOutcome> {
   let finished = false;
-  const result = (handle.result() as Promise<RunOutcome>).finally(() => { finished = true; });
+  const result = (handle.result() as Promise<RunOutcome>).finally(() => {
+    finished = true;
+  });
   while (!finished) {
     await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, pollMs))]);
     if (finished) break;
@@ -137,18 +181,29 @@ async function previousInput(client: Client, runId: string): Promise<TrainingRun
  * lineage stay in the log, and replay prefers the new one for every later iteration. Store, event topic,
  * queues and options default to those of the run's latest execution.
  */
-export async function startResume(runId: string, fromIteration: number, o: ResumeOptions = {}): Promise<{
-  handle: WorkflowHandleWithFirstExecutionRunId; run: RunRef; parentLineageId: string;
+export async function startResume(
+  runId: string,
+  fromIteration: number,
+  o: ResumeOptions = {},
+): Promise<{
+  handle: WorkflowHandleWithFirstExecutionRunId;
+  run: RunRef;
+  parentLineageId: string;
 }> {
   return withClient(o, async (client) => {
     const before = await previousInput(client, runId);
     const storeUri = o.storeUri ?? before?.run.storeUri ?? DEFAULT_STORE_URI;
     const store = createCheckpointStore(storeUri);
-    const parentLineageId = o.parentLineageId ?? await latestLineageAt(store, runId, fromIteration);
+    const parentLineageId = o.parentLineageId ?? (await latestLineageAt(store, runId, fromIteration));
     const lineageId = durableResumeLineageId(fromIteration, randomBytes(3).toString('hex'));
     const run = runRef(runId, lineageId, { ...o, storeUri, events: o.events ?? before?.run.events });
     const options = mergeOptions({ ...before?.options, ...o.options });
-    const input: TrainingRunInput = { run, options, resume: { parentLineageId, fromIteration }, stopAfter: o.stopAfter };
+    const input: TrainingRunInput = {
+      run,
+      options,
+      resume: { parentLineageId, fromIteration },
+      stopAfter: o.stopAfter,
+    };
     return { handle: await start(client, input), run, parentLineageId };
   });
 }

@@ -42,9 +42,15 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   const connection = await Connection.connect({ address: endpoints.temporal.address });
   const client = new Client({ connection });
   const role = o.role === undefined ? 'all' : o.role;
-  const workers = role === null ? null : await startWorkers({ role, queues, workflowBundle: o.workflowBundle, resources: o.resources });
+  const workers =
+    role === null
+      ? null
+      : await startWorkers({ role, queues, workflowBundle: o.workflowBundle, resources: o.resources });
   return {
-    client, connection, queues, workers,
+    client,
+    connection,
+    queues,
+    workers,
     events: { topic: `starpo.${id}` },
     storeUri: `s3://${id.toLowerCase()}/runs/`,
     async close() {
@@ -70,21 +76,33 @@ export interface ChildWorker {
 const BIN = fileURLToPath(new URL('../../bin/starpo.js', import.meta.url));
 
 export function spawnWorker(role: QueueRole, queues: TaskQueues): ChildWorker {
-  const child = spawn(process.execPath, [BIN, 'worker', '--queue', role, '--rollout-queue', queues.rollout,
-    '--update-queue', queues.update], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, STARPO_LOG_PRETTY: '0', STARPO_LOG_LEVEL: 'info' } });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'worker', '--queue', role, '--rollout-queue', queues.rollout, '--update-queue', queues.update],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, STARPO_LOG_PRETTY: '0', STARPO_LOG_LEVEL: 'info' } },
+  );
   const lines: Record<string, unknown>[] = [];
-  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
+    [];
   createInterface({ input: child.stderr! }).on('line', (text) => {
     let line: Record<string, unknown>;
-    try { line = JSON.parse(text) as Record<string, unknown>; } catch { return; } // not a log line (e.g. a Node warning)
+    try {
+      line = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    } // not a log line (e.g. a Node warning)
     lines.push(line);
-    for (const w of waiters.filter((x) => x.match(line))) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+    for (const w of waiters.filter((x) => x.match(line))) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(line);
+    }
   });
-  const waitFor = (match: (l: Record<string, unknown>) => boolean) => new Promise<Record<string, unknown>>((resolve) => {
-    const seen = lines.find(match);
-    if (seen) resolve(seen);
-    else waiters.push({ match, resolve });
-  });
+  const waitFor = (match: (l: Record<string, unknown>) => boolean) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const seen = lines.find(match);
+      if (seen) resolve(seen);
+      else waiters.push({ match, resolve });
+    });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { process: child, lines, waitFor, ready: waitFor((l) => l.msg === 'worker ready'), exited };
 }

@@ -23,12 +23,19 @@ export interface ResumeSummary {
  * checkpoint k and returns at once (workers carry it on; `starpo status <run>` follows it). Store, topic and
  * queues default to the run's latest execution; `runsDir` (the embedded driver's) does not apply.
  */
-export async function resumeDurable(runId: string, fromIteration: number,
-  opts: ResumeOptions & { runsDir?: string } = {}): Promise<ResumeSummary> {
+export async function resumeDurable(
+  runId: string,
+  fromIteration: number,
+  opts: ResumeOptions & { runsDir?: string } = {},
+): Promise<ResumeSummary> {
   const { runsDir: _unused, ...options } = opts;
   const { handle, run, parentLineageId } = await startResume(runId, fromIteration, options);
   return {
-    runId, lineageId: run.lineageId, parentLineageId, fromIteration, workflowId: handle.workflowId,
+    runId,
+    lineageId: run.lineageId,
+    parentLineageId,
+    fromIteration,
+    workflowId: handle.workflowId,
     workflowRunId: handle.firstExecutionRunId,
   };
 }

@@ -40,7 +40,10 @@ export class ModelHost {
    * `roles`: 'actor' for rollout workers; 'all' loads the critic and reference too (update workers).
    * `provider` overrides the run config's (rolloutProvider for 'actor', updateProvider for 'all').
    */
-  constructor(private readonly roles: 'actor' | 'all', private readonly provider?: Provider) {}
+  constructor(
+    private readonly roles: 'actor' | 'all',
+    private readonly provider?: Provider,
+  ) {}
 
   /** The provider this host's engines run on for a run: the worker's override, else the run's setting for this role. */
   providerFor(c: RlConfig): Provider {
@@ -48,15 +51,23 @@ export class ModelHost {
   }
 
   /** Runs `fn` with the models at checkpoint `from` ('fresh': the seeded initialisation of `c`). */
-  use<T>(c: RlConfig, store: { uri: string; store: CheckpointStore }, from: CheckpointId | 'fresh',
-    fn: (m: HeldModels, session: HostSession) => Promise<T>): Promise<T> {
+  use<T>(
+    c: RlConfig,
+    store: { uri: string; store: CheckpointStore },
+    from: CheckpointId | 'fresh',
+    fn: (m: HeldModels, session: HostSession) => Promise<T>,
+  ): Promise<T> {
     const run = this.turn.then(() => this.run(c, store, from, fn));
     this.turn = run.catch(() => undefined);
     return run;
   }
 
-  private async run<T>(c: RlConfig, store: { uri: string; store: CheckpointStore }, from: CheckpointId | 'fresh',
-    fn: (m: HeldModels, session: HostSession) => Promise<T>): Promise<T> {
+  private async run<T>(
+    c: RlConfig,
+    store: { uri: string; store: CheckpointStore },
+    from: CheckpointId | 'fresh',
+    fn: (m: HeldModels, session: HostSession) => Promise<T>,
+  ): Promise<T> {
     const models = await this.engines(c, from === 'fresh');
     const wanted = from === 'fresh' ? null : label(store.uri, from);
     if (from !== 'fresh' && this.held !== wanted) {
@@ -65,8 +76,13 @@ export class ModelHost {
       this.held = wanted;
     }
     const session: HostSession = {
-      mutating: () => { this.held = null; },
-      holds: (id, trainer) => { this.held = label(store.uri, id); models.trainer = trainer; },
+      mutating: () => {
+        this.held = null;
+      },
+      holds: (id, trainer) => {
+        this.held = label(store.uri, id);
+        models.trainer = trainer;
+      },
     };
     try {
       return await fn(models, session);

@@ -17,7 +17,11 @@ export const DEFAULT_QUEUES: TaskQueues = { rollout: 'rollout', update: 'update'
 
 /** Error types no retry can fix; workflows match failures on `type` (the StarpoError class name). */
 export const NON_RETRYABLE_TYPES = [
-  'ConfigError', 'CorruptDataError', 'BatchError', 'CheckpointConflictError', 'CheckpointNotFoundError',
+  'ConfigError',
+  'CorruptDataError',
+  'BatchError',
+  'CheckpointConflictError',
+  'CheckpointNotFoundError',
 ];
 
 export interface TaskQueues {
@@ -81,8 +85,13 @@ export interface DurableOptions {
 }
 
 export const DEFAULT_OPTIONS: DurableOptions = {
-  queues: DEFAULT_QUEUES, rolloutShards: 2, chunkGroups: 2, continueAsNewEvery: 10, heartbeatTimeoutMs: 60_000,
-  maxAttempts: 20, keepArtifacts: false,
+  queues: DEFAULT_QUEUES,
+  rolloutShards: 2,
+  chunkGroups: 2,
+  continueAsNewEvery: 10,
+  heartbeatTimeoutMs: 60_000,
+  maxAttempts: 20,
+  keepArtifacts: false,
 };
 
 /** One line of history for progress displays (carried across continue-as-new, last few only). */

@@ -85,7 +85,10 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
       const key = `${run.storeUri}|${run.runId}`;
       let config = configs.get(key);
       if (!config) {
-        config = artifacts.get(run.storeUri).get(configKey(run.runId)).then((b) => configFromJSON(b.toString('utf8')));
+        config = artifacts
+          .get(run.storeUri)
+          .get(configKey(run.runId))
+          .then((b) => configFromJSON(b.toString('utf8')));
         configs.set(key, config);
         config.catch(() => configs.delete(key));
       }
@@ -115,7 +118,10 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
     },
     async close() {
       await Promise.all([
-        ...logs.all().map((l) => l.close()), ...[...sandboxes.values()].map((s) => s.close()), rolloutModels.close(), trainModels.close(),
+        ...logs.all().map((l) => l.close()),
+        ...[...sandboxes.values()].map((s) => s.close()),
+        rolloutModels.close(),
+        trainModels.close(),
       ]);
     },
   };

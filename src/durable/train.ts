@@ -12,9 +12,11 @@ import { SIGNALS, type IterationSummary, type Progress, type RunOutcome } from '
 const fmt = (x: number | null, digits = 3): string => (x === null || Number.isNaN(x) ? '-' : x.toFixed(digits));
 
 export function summaryLine(s: IterationSummary, iterations: number): string {
-  return `iteration ${s.iteration}/${iterations}: success ${fmt(s.success, 2)} val ${fmt(s.valSuccess, 2)} in-group ` +
+  return (
+    `iteration ${s.iteration}/${iterations}: success ${fmt(s.success, 2)} val ${fmt(s.valSuccess, 2)} in-group ` +
     `std ${fmt(s.inGroupStd)} entropy ${fmt(s.entropy)} grad ${fmt(s.gradNorm)} (${(s.ms / 1000).toFixed(1)} s)` +
-    `${s.warning ? ` | echo trap: ${s.warning}` : ''}`;
+    `${s.warning ? ` | echo trap: ${s.warning}` : ''}`
+  );
 }
 
 /** Prints each iteration summary once, as progress polls reveal them. */
@@ -30,17 +32,28 @@ export function progressPrinter(say: (line: string) => void): (p: Progress) => v
 }
 
 /** Submits and follows the run; resolves with its outcome, or null when the user detached. */
-export async function trainDurable(config: RlConfig, o: SubmitOptions & { say?: (line: string) => void } = {}): Promise<RunOutcome | null> {
+export async function trainDurable(
+  config: RlConfig,
+  o: SubmitOptions & { say?: (line: string) => void } = {},
+): Promise<RunOutcome | null> {
   await resolveRunModel(config); // a bad model directory fails here, before anything is submitted
   return withClient(o, (client) => submitAndFollow(config, { ...o, client }, o.say ?? console.log));
 }
 
-async function submitAndFollow(config: RlConfig, o: SubmitOptions, say: (line: string) => void): Promise<RunOutcome | null> {
+async function submitAndFollow(
+  config: RlConfig,
+  o: SubmitOptions,
+  say: (line: string) => void,
+): Promise<RunOutcome | null> {
   const { handle, run } = await submitRun(config, o);
-  say(`run ${run.runId}: submitted as workflow ${handle.workflowId}; checkpoints in ${run.storeUri}, events on Kafka ` +
-    `topic ${run.events.topic ?? 'starpo.events'}`);
+  say(
+    `run ${run.runId}: submitted as workflow ${handle.workflowId}; checkpoints in ${run.storeUri}, events on Kafka ` +
+      `topic ${run.events.topic ?? 'starpo.events'}`,
+  );
   let detach: () => void = () => undefined;
-  const detached = new Promise<null>((resolve) => { detach = () => resolve(null); });
+  const detached = new Promise<null>((resolve) => {
+    detach = () => resolve(null);
+  });
   const onSigint = () => {
     say('stopping after the current iteration (Ctrl-C again to detach; the run keeps going on the workers)');
     void handle.signal(SIGNALS.stop);
@@ -52,8 +65,10 @@ async function submitAndFollow(config: RlConfig, o: SubmitOptions, say: (line: s
     const outcome = await Promise.race([followRun(handle, print), detached]);
     if (outcome === null) return null;
     print({ iterations: config.iterations, recent: outcome.recent } as Progress); // the lines the last poll missed
-    say(`run ${run.runId}: ${outcome.stopped ? 'stopped' : 'finished'} at iteration ${outcome.lastIteration}; ` +
-      `latest checkpoint ${outcome.checkpoint.lineageId}@${outcome.checkpoint.iteration}`);
+    say(
+      `run ${run.runId}: ${outcome.stopped ? 'stopped' : 'finished'} at iteration ${outcome.lastIteration}; ` +
+        `latest checkpoint ${outcome.checkpoint.lineageId}@${outcome.checkpoint.iteration}`,
+    );
     return outcome;
   } finally {
     process.off('SIGINT', onSigint);

@@ -55,20 +55,34 @@ export async function startWorkers(o: StartWorkersOptions): Promise<RunningWorke
   const namespace = o.namespace ?? 'default';
   const workers: Worker[] = [];
   if (o.role !== 'update') {
-    workers.push(await Worker.create({
-      connection, namespace, taskQueue: queues.rollout, activities, maxConcurrentActivityTaskExecutions: 1,
-    }));
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace,
+        taskQueue: queues.rollout,
+        activities,
+        maxConcurrentActivityTaskExecutions: 1,
+      }),
+    );
   }
   if (o.role !== 'rollout') {
-    workers.push(await Worker.create({
-      connection, namespace, taskQueue: queues.update, activities, workflowBundle: o.workflowBundle ?? await workflowBundle(),
-      maxConcurrentActivityTaskExecutions: o.updateConcurrency ?? 4,
-    }));
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace,
+        taskQueue: queues.update,
+        activities,
+        workflowBundle: o.workflowBundle ?? (await workflowBundle()),
+        maxConcurrentActivityTaskExecutions: o.updateConcurrency ?? 4,
+      }),
+    );
   }
-  const done = Promise.all(workers.map((w) => w.run())).then(noop).finally(async () => {
-    if (!o.resources) await resources.close();
-    await connection.close();
-  });
+  const done = Promise.all(workers.map((w) => w.run()))
+    .then(noop)
+    .finally(async () => {
+      if (!o.resources) await resources.close();
+      await connection.close();
+    });
   const shutdown = async () => {
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await done;

@@ -92,8 +92,15 @@ export class BanditEnv implements Env {
 /** Registry entry. Defaults = the paper's training pair Phoenix (low) / Dragon (high). */
 export const BANDIT: EnvDefinition<BanditConfig> = {
   defaults: {
-    type: 'bandit', lowArm: 'Phoenix', highArm: 'Dragon', lowPayout: 0.1, highPayout: 1, highProbability: 0.25,
-    maxTurns: 1, maxActionsPerTurn: 1, maxActionsPerTrajectory: 1,
+    type: 'bandit',
+    lowArm: 'Phoenix',
+    highArm: 'Dragon',
+    lowPayout: 0.1,
+    highPayout: 1,
+    highProbability: 0.25,
+    maxTurns: 1,
+    maxActionsPerTurn: 1,
+    maxActionsPerTrajectory: 1,
   },
   validate(c) {
     checkBudget(c);
@@ -102,7 +109,8 @@ export const BANDIT: EnvDefinition<BanditConfig> = {
         throw new ConfigError(`env.${field}`, 'must be a name of letters, spaces or hyphens (at most 32)');
       }
     }
-    if (c.lowArm.toLowerCase() === c.highArm.toLowerCase()) throw new ConfigError('env.highArm', 'must differ from lowArm');
+    if (c.lowArm.toLowerCase() === c.highArm.toLowerCase())
+      throw new ConfigError('env.highArm', 'must differ from lowArm');
     checkNumber('env.lowPayout', c.lowPayout, -1e6, 1e6);
     checkNumber('env.highPayout', c.highPayout, -1e6, 1e6);
     checkNumber('env.highProbability', c.highProbability, 0, 1);

@@ -39,6 +39,8 @@ export function formatObservation(format: ObservationFormat, grid: () => string,
 /** The sentence the instruction gains when the observation lists coordinates. */
 export function coordinateHint(format: ObservationFormat, rows: number, cols: number, what: string): string {
   if (format === 'grid') return '';
-  return ` The state also lists the zero-indexed (row, column) coordinates of ${what}, from the top-left corner ` +
-    `(0, 0) to the bottom-right corner (${rows - 1}, ${cols - 1}).`;
+  return (
+    ` The state also lists the zero-indexed (row, column) coordinates of ${what}, from the top-left corner ` +
+    `(0, 0) to the bottom-right corner (${rows - 1}, ${cols - 1}).`
+  );
 }

@@ -5,5 +5,12 @@ export { oracleSuccess, type OracleSummary } from './oracle.ts';
 export { Prng } from './prng.ts';
 export { envSpecId } from './spec-id.ts';
 export type {
-  Budget, Env, EnvConfigBase, EnvDefinition, EnvSnapshot, StepInfo, StepResult, TaskDescription,
+  Budget,
+  Env,
+  EnvConfigBase,
+  EnvDefinition,
+  EnvSnapshot,
+  StepInfo,
+  StepResult,
+  TaskDescription,
 } from './types.ts';

@@ -71,4 +71,3 @@ export class Prng extends Xoshiro128 {
     return out;
   }
 }
-

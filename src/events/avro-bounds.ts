@@ -33,7 +33,10 @@ const FIXED_WIDTH: Record<string, number> = { null: 0, boolean: 1, float: 4, dou
 const VARINTS = new Set(['int', 'long']);
 
 class Cursor {
-  constructor(readonly buf: Buffer, public pos: number) {}
+  constructor(
+    readonly buf: Buffer,
+    public pos: number,
+  ) {}
 
   get remaining(): number {
     return this.buf.length - this.pos;
@@ -120,7 +123,9 @@ export function checkEncoded(type: avro.Type, buf: Buffer, pos = 0): number {
 type Step = (type: TypeInfo, cursor: Cursor, memo: Map<avro.Type, number>) => Frame[] | null;
 
 const one = (type: avro.Type): Frame[] => [{ type, left: 1, mapEntries: false }];
-const scalar = (read: (cursor: Cursor, type: TypeInfo) => void): Step => (type, cursor) => (read(cursor, type), null);
+const scalar =
+  (read: (cursor: Cursor, type: TypeInfo) => void): Step =>
+  (type, cursor) => (read(cursor, type), null);
 const union: Step = (type, cursor) => one(type.types![index(cursor, type.types!.length, 'union branch')] as avro.Type);
 const record: Step = (type) => (type.fields ?? []).map((f) => one(f.type)[0] as Frame).reverse();
 

@@ -24,7 +24,9 @@ const MAX_HEADER_BYTES = 1024 * 1024;
 export const SEGMENT_META = 'starpo.segment';
 const LONG = avro.Type.forSchema('long');
 const HEADER = avro.Type.forSchema({
-  type: 'record', name: 'Header', namespace: 'org.apache.avro.file',
+  type: 'record',
+  name: 'Header',
+  namespace: 'org.apache.avro.file',
   fields: [
     { name: 'magic', type: { type: 'fixed', name: 'Magic', size: 4 } },
     { name: 'meta', type: { type: 'map', values: 'bytes' } },
@@ -98,8 +100,7 @@ export interface Block {
 
 /** How reading a file ended: cleanly, or at a block that could not be read (and why). */
 export type BlockEnd =
-  | { ok: true }
-  | { ok: false; kind: 'torn-tail' | 'corrupt-block'; byteOffset: number; message: string };
+  { ok: true } | { ok: false; kind: 'torn-tail' | 'corrupt-block'; byteOffset: number; message: string };
 
 export async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.alloc(length);
@@ -157,11 +158,17 @@ export function parseBlock(bytes: Buffer, header: ContainerHeader, offset: numbe
  * with more data after it is corruption. Either way nothing after it in this file is trusted.
  */
 export async function* readBlocks(
-  file: FileHandle, header: ContainerHeader, fileSize: number,
+  file: FileHandle,
+  header: ContainerHeader,
+  fileSize: number,
 ): AsyncGenerator<Block, BlockEnd> {
   for (let offset = header.byteLength; offset < fileSize;) {
-    const fail = (message: string, end: number): BlockEnd =>
-      ({ ok: false, kind: end >= fileSize ? 'torn-tail' : 'corrupt-block', byteOffset: offset, message });
+    const fail = (message: string, end: number): BlockEnd => ({
+      ok: false,
+      kind: end >= fileSize ? 'torn-tail' : 'corrupt-block',
+      byteOffset: offset,
+      message,
+    });
     const prefix = blockPrefix(await readAt(file, offset, 20));
     if (prefix === undefined) return fail('file ends inside a block header', fileSize);
     const end = offset + prefix.dataAt + prefix.size + SYNC_BYTES;

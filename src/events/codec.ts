@@ -46,15 +46,18 @@ function toPlain(value: unknown): unknown {
  * Avro name, which stays as written in schemas/ so existing logs and fixtures read.
  */
 export const TURN_AVRO_NAMES = {
-  executedActions: 'actions', actionsValid: 'validActions', actionsEffective: 'effectiveActions',
+  executedActions: 'actions',
+  actionsValid: 'validActions',
+  actionsEffective: 'effectiveActions',
 } as const satisfies Partial<Record<keyof Turn, string>>;
 
 function renameFields(record: Json, names: Readonly<Record<string, string>>): Json {
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [names[k] ?? k, v]));
 }
 
-const TURN_TS_NAMES: Record<string, string> =
-  Object.fromEntries(Object.entries(TURN_AVRO_NAMES).map(([ts, avro]) => [avro, ts]));
+const TURN_TS_NAMES: Record<string, string> = Object.fromEntries(
+  Object.entries(TURN_AVRO_NAMES).map(([ts, avro]) => [avro, ts]),
+);
 
 function toAvroRecord(event: StarpoEvent): Json {
   const { kind, ...record } = event as StarpoEvent & Json;
@@ -76,7 +79,9 @@ function fromAvroRecord(kind: EventKind, avroRecord: unknown): StarpoEvent {
 /** A trajectory's roles are one digit 0–5 per token (or both empty, in events older than v4). */
 function checkTokenRoles(ids: readonly number[], roles: string): void {
   if (roles.length !== ids.length || !/^[0-5]*$/.test(roles))
-    throw new CorruptDataError(`trajectory event: ${roles.length} token roles for ${ids.length} tokens, or a role that is not 0-5`);
+    throw new CorruptDataError(
+      `trajectory event: ${roles.length} token roles for ${ids.length} tokens, or a role that is not 0-5`,
+    );
 }
 
 /** The envelope value avsc encodes (wrapped union: `{ event: { <branch>: record } }`). */
@@ -105,7 +110,8 @@ export function encodeEvent(event: StarpoEvent, schema: SchemaVersion = schemaRe
     const paths: string[] = [];
     schema.type.isValid(envelope, { errorHook: (path) => paths.push(path.join('.')) });
     throw new StarpoError(`cannot encode ${event.kind} event of run ${event.runId}: invalid ${paths.join(', ')}`, {
-      cause, details: { kind: event.kind, paths },
+      cause,
+      details: { kind: event.kind, paths },
     });
   }
 }
@@ -133,7 +139,9 @@ export function writerSchema(type: avro.Type = schemaRegistry().current.type): W
  * (avro-bounds.ts), so damaged input fails fast. CorruptDataError when they are not such a record.
  */
 export function decodeEventAt(
-  buf: Buffer, pos: number, writer: WriterSchema = writerSchema(),
+  buf: Buffer,
+  pos: number,
+  writer: WriterSchema = writerSchema(),
 ): { event: StarpoEvent; end: number } {
   try {
     const end = checkEncoded(writer.type, buf, pos);

@@ -9,8 +9,7 @@ import { createLocalEventReader } from './local-reader.ts';
 import type { EventLog, EventReader } from './types.ts';
 
 export type EventLogConfig =
-  | ({ kind: 'local' } & LocalEventLogOptions)
-  | ({ kind: 'kafka' } & KafkaEventLogOptions & KafkaEventReaderOptions);
+  ({ kind: 'local' } & LocalEventLogOptions) | ({ kind: 'kafka' } & KafkaEventLogOptions & KafkaEventReaderOptions);
 
 type Kind = EventLogConfig['kind'];
 type ConfigOf<K extends Kind> = Extract<EventLogConfig, { kind: K }>;

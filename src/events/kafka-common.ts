@@ -38,7 +38,12 @@ const keyedPartitioner = Partitioners.DefaultPartitioner();
 
 /** The partition the producer's default (Java-compatible murmur2) partitioner picks for a run's key. */
 export function partitionFor(topic: string, runId: string, numPartitions: number): number {
-  const partitionMetadata = Array.from({ length: numPartitions }, (_, partitionId) =>
-    ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
+  const partitionMetadata = Array.from({ length: numPartitions }, (_, partitionId) => ({
+    partitionId,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+    partitionErrorCode: 0,
+  }));
   return keyedPartitioner({ topic, partitionMetadata, message: { key: runId, value: null } });
 }

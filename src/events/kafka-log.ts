@@ -11,7 +11,12 @@ import { endpoints } from '../services/endpoints.ts';
 import { encodeEvent } from './codec.ts';
 import { eventKey } from './event-key.ts';
 import {
-  createKafka, DEFAULT_TOPIC, EVENT_KEY_HEADER, EVENT_KIND_HEADER, FINGERPRINT_HEADER, PAYLOAD_DIGEST_HEADER,
+  createKafka,
+  DEFAULT_TOPIC,
+  EVENT_KEY_HEADER,
+  EVENT_KIND_HEADER,
+  FINGERPRINT_HEADER,
+  PAYLOAD_DIGEST_HEADER,
   type KafkaConnectionOptions,
 } from './kafka-common.ts';
 import { digest } from './segment-index.ts';
@@ -34,7 +39,9 @@ function toMessage(event: StarpoEvent, fingerprint: string): Message {
     key: event.runId,
     value,
     headers: {
-      [FINGERPRINT_HEADER]: fingerprint, [EVENT_KEY_HEADER]: eventKey(event), [EVENT_KIND_HEADER]: event.kind,
+      [FINGERPRINT_HEADER]: fingerprint,
+      [EVENT_KEY_HEADER]: eventKey(event),
+      [EVENT_KIND_HEADER]: event.kind,
       [PAYLOAD_DIGEST_HEADER]: digest(value, 64),
     },
   };
@@ -98,7 +105,7 @@ class KafkaEventLog implements EventLog {
       const brokers = (this.options.brokers ?? endpoints.kafka.brokers).join(',');
       throw new StarpoError(
         `kafka event log: could not append ${events.length} events to topic ${this.topic} at ${brokers} ` +
-        `after ${this.options.retries ?? 5} retries: ${(cause as Error).message}`,
+          `after ${this.options.retries ?? 5} retries: ${(cause as Error).message}`,
         { cause, retryable: true, details: { topic: this.topic, events: events.length } },
       );
     }

@@ -13,7 +13,12 @@ import { CorruptDataError, StarpoError } from '../errors.ts';
 import { AsyncQueue } from './async-queue.ts';
 import { decodeEvent } from './codec.ts';
 import {
-  createKafka, DEFAULT_TOPIC, FINGERPRINT_HEADER, PAYLOAD_DIGEST_HEADER, partitionFor, type KafkaConnectionOptions,
+  createKafka,
+  DEFAULT_TOPIC,
+  FINGERPRINT_HEADER,
+  PAYLOAD_DIGEST_HEADER,
+  partitionFor,
+  type KafkaConnectionOptions,
 } from './kafka-common.ts';
 import { problemHandler, type AfterProblem } from './problems.ts';
 import { digest } from './segment-index.ts';
@@ -82,7 +87,9 @@ class KafkaEventReader implements EventReader {
     const queue = new AsyncQueue<StarpoEvent>(1024);
     // A short fetch wait: disconnect waits for the in-flight long poll, and a read ends with one.
     const consumer = this.kafka.consumer({
-      groupId: `starpo-reader-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 100,
+      groupId: `starpo-reader-${randomUUID()}`,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: 100,
     });
     const watchdog = this.watchdog(queue, runId);
     try {
@@ -100,8 +107,13 @@ class KafkaEventReader implements EventReader {
   }
 
   /** Handles one fetched batch: other partitions are paused, this one is read up to the snapshot's end. */
-  private batchHandler(runId: string, range: Range, queue: AsyncQueue<StarpoEvent>,
-    handle: (p: ReadProblem) => AfterProblem, touch: () => void) {
+  private batchHandler(
+    runId: string,
+    range: Range,
+    queue: AsyncQueue<StarpoEvent>,
+    handle: (p: ReadProblem) => AfterProblem,
+    touch: () => void,
+  ) {
     let unverifiedNoted = false;
     return async ({ batch, resolveOffset, heartbeat, pause, isRunning }: EachBatchPayload): Promise<void> => {
       if (batch.partition !== range.partition) return void pause();
@@ -143,7 +155,9 @@ class KafkaEventReader implements EventReader {
   private failure(runId: string, cause: unknown): StarpoError {
     const why = (cause as Error).message;
     return new StarpoError(`kafka event reader: reading run ${runId} from topic ${this.topic} failed: ${why}`, {
-      cause, retryable: true, details: { runId, topic: this.topic },
+      cause,
+      retryable: true,
+      details: { runId, topic: this.topic },
     });
   }
 
@@ -152,7 +166,9 @@ class KafkaEventReader implements EventReader {
 
 /** Applies the problem handler's verdict; false when the read ends here (damage: failed, or the intact prefix read). */
 function afterProblem(
-  queue: AsyncQueue<StarpoEvent>, handle: (p: ReadProblem) => AfterProblem, problem: ReadProblem,
+  queue: AsyncQueue<StarpoEvent>,
+  handle: (p: ReadProblem) => AfterProblem,
+  problem: ReadProblem,
 ): boolean {
   try {
     if (handle(problem) === 'read-on') return true;

@@ -87,16 +87,24 @@ export function survivingPlan(starts: readonly LineageStart[]): LineagePlan {
 
 /** Checkpoints whose iteration belongs to the surviving history (owned by their own lineage), oldest first. */
 export function survivingCheckpoints<T extends { lineageId: string; iteration: number }>(
-  plan: LineagePlan, checkpoints: readonly T[],
+  plan: LineagePlan,
+  checkpoints: readonly T[],
 ): T[] {
-  return checkpoints.filter((c) => inChain(plan, c.lineageId) && ownerOf(plan, c.iteration) === c.lineageId)
+  return checkpoints
+    .filter((c) => inChain(plan, c.lineageId) && ownerOf(plan, c.iteration) === c.lineageId)
     .sort((a, b) => a.iteration - b.iteration);
 }
 
 /** The checkpoints lineages started from (retention must keep them). */
-export function forkPoints(runId: string, starts: readonly LineageStart[]): {
-  runId: string; lineageId: string; iteration: number;
+export function forkPoints(
+  runId: string,
+  starts: readonly LineageStart[],
+): {
+  runId: string;
+  lineageId: string;
+  iteration: number;
 }[] {
   return starts.flatMap((s) =>
-    (s.parentLineageId === null ? [] : [{ runId, lineageId: s.parentLineageId, iteration: s.fromIteration }]));
+    s.parentLineageId === null ? [] : [{ runId, lineageId: s.parentLineageId, iteration: s.fromIteration }],
+  );
 }

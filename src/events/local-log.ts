@@ -44,8 +44,12 @@ export async function syncDirectory(dir: string): Promise<void> {
 class SegmentWriter {
   private broken = false;
   private constructor(
-    readonly path: string, private readonly file: FileHandle, private readonly index: IndexWriter,
-    private readonly seq: number, private position: number, private readonly sync: Buffer,
+    readonly path: string,
+    private readonly file: FileHandle,
+    private readonly index: IndexWriter,
+    private readonly seq: number,
+    private position: number,
+    private readonly sync: Buffer,
   ) {}
 
   /** Creates the next free segment in `dir` (exclusive create, so two writers never share one) and indexes it. */
@@ -137,7 +141,9 @@ class LocalEventLog implements EventLog {
       const writer = await this.writerFor(runId);
       await writer.appendBlock(records).catch((cause: unknown) => {
         throw new StarpoError(`local event log: could not append ${records.length} events to ${writer.path}`, {
-          cause, retryable: true, details: { runId, path: writer.path },
+          cause,
+          retryable: true,
+          details: { runId, path: writer.path },
         });
       });
     }

@@ -12,7 +12,12 @@ import { eventsDir, SEGMENT_PATTERN, type LocalEventLogOptions } from './local-l
 import { problemHandler, type AfterProblem } from './problems.ts';
 import { INDEX_FILE, parseIndex, readIndexFile, type IndexEntry, type ParsedIndex } from './segment-index.ts';
 import {
-  problemAt, readIndexedSegment, readUnindexedSegment, UNLISTED, type Report, type Unindexed,
+  problemAt,
+  readIndexedSegment,
+  readUnindexedSegment,
+  UNLISTED,
+  type Report,
+  type Unindexed,
 } from './segment-reader.ts';
 import type { EventReader, ReadOptions, ReadProblem, StarpoEvent } from './types.ts';
 
@@ -46,7 +51,8 @@ export function planRead(dir: string, files: ReadonlyMap<number, string>, entrie
   for (const e of entries) bySeg.set(e.seg, [...(bySeg.get(e.seg) ?? []), e]);
   const first = Math.min(...bySeg.keys());
   const name = (seq: number) => join(dir, `${String(seq).padStart(8, '0')}.avro`);
-  const indexed = [...bySeg.keys()].sort((a, b) => a - b)
+  const indexed = [...bySeg.keys()]
+    .sort((a, b) => a - b)
     .map((seq) => ({ seq, path: files.get(seq) ?? name(seq), ranges: bySeg.get(seq) as IndexEntry[] }));
   const unlisted = [...files].filter(([seq]) => !bySeg.has(seq));
   return {
@@ -63,7 +69,10 @@ const NO_INDEX: ParsedIndex = { entries: [], damage: undefined, tornAt: undefine
 class RunRead {
   private delivered = 0;
   private legacySeen = false;
-  constructor(private readonly dir: string, private readonly handle: (p: ReadProblem) => AfterProblem) {}
+  constructor(
+    private readonly dir: string,
+    private readonly handle: (p: ReadProblem) => AfterProblem,
+  ) {}
 
   /** Notes go to the handler; the note that segments predate the index, once per read. */
   private readonly report: Report = (problem) => {
@@ -106,7 +115,8 @@ class RunRead {
 
   /** Yields the segment's events; false when damage ended the read. */
   private async *segment(
-    blocks: AsyncGenerator<StarpoEvent[], ReadProblem | undefined>, indexedEvents?: number,
+    blocks: AsyncGenerator<StarpoEvent[], ReadProblem | undefined>,
+    indexedEvents?: number,
   ): AsyncGenerator<StarpoEvent, boolean> {
     try {
       for (let step = await blocks.next(); ; step = await blocks.next()) {

@@ -3,10 +3,19 @@ import { log } from '../log.ts';
 import type { ReadOptions, ReadProblem, ReadProblemKind } from './types.ts';
 
 const SEVERITY = {
-  'torn-tail': 'note', unverified: 'note',
-  undecodable: 'damage', 'unknown-schema': 'damage', 'corrupt-block': 'damage', 'checksum-mismatch': 'damage',
-  'digest-mismatch': 'damage', 'missing-segment': 'damage', 'empty-segment': 'damage', 'truncated-segment': 'damage',
-  'reordered-segment': 'damage', 'damaged-index': 'damage', 'missing-index': 'damage',
+  'torn-tail': 'note',
+  unverified: 'note',
+  undecodable: 'damage',
+  'unknown-schema': 'damage',
+  'corrupt-block': 'damage',
+  'checksum-mismatch': 'damage',
+  'digest-mismatch': 'damage',
+  'missing-segment': 'damage',
+  'empty-segment': 'damage',
+  'truncated-segment': 'damage',
+  'reordered-segment': 'damage',
+  'damaged-index': 'damage',
+  'missing-index': 'damage',
 } as const satisfies Record<ReadProblemKind, 'note' | 'damage'>;
 
 export function isDamage(problem: ReadProblem): boolean {
@@ -28,7 +37,8 @@ export type AfterProblem = 'read-on' | 'stop';
  * reported and ends the read: what came before it is the intact prefix. By default reports are warnings in the log.
  */
 export function problemHandler(options: ReadOptions | undefined): (problem: ReadProblem) => AfterProblem {
-  const report = options?.onProblem ??
+  const report =
+    options?.onProblem ??
     ((p: ReadProblem) => log.warn({ problem: p }, `event log: ${p.kind} at ${p.where}: ${p.message}`));
   return (problem) => {
     if (!isDamage(problem)) {

@@ -58,7 +58,9 @@ export function replayEvents(events: readonly StarpoEvent[], onDropped?: ReplayO
  * damage fails the first pass, before anything is yielded, unless `allowPartial` (then both read the intact prefix).
  */
 export async function* replay(
-  reader: EventReader, runId: string, options: ReplayOptions = {},
+  reader: EventReader,
+  runId: string,
+  options: ReplayOptions = {},
 ): AsyncGenerator<StarpoEvent> {
   const runEvents: RunEvent[] = [];
   const { allowPartial } = options;

@@ -32,7 +32,7 @@ function readJson(path: string): JsonSchema {
 function expandEnvelope(envelope: JsonSchema, records: Map<string, JsonSchema>): JsonSchema {
   const fields = (envelope.fields as JsonSchema[]).map((field) => {
     if (!Array.isArray(field.type)) return field;
-    const branches = field.type.map((name: unknown) => (typeof name === 'string' ? records.get(name) ?? name : name));
+    const branches = field.type.map((name: unknown) => (typeof name === 'string' ? (records.get(name) ?? name) : name));
     return { ...field, type: branches };
   });
   return { ...envelope, fields };
@@ -41,7 +41,9 @@ function expandEnvelope(envelope: JsonSchema, records: Map<string, JsonSchema>):
 /** Reads one version's directory: every *.avsc record plus the envelope that unites them. */
 export function loadSchemaVersion(dir: string, version: number): SchemaVersion {
   const records = new Map<string, JsonSchema>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.avsc') && f !== ENVELOPE_FILE).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.avsc') && f !== ENVELOPE_FILE)
+    .sort()) {
     const schema = readJson(join(dir, file));
     records.set(`${String(schema.namespace)}.${String(schema.name)}`, schema);
   }

@@ -108,7 +108,10 @@ export async function readIndexFile(dir: string): Promise<Buffer | undefined> {
 
 /** Appends entries to a run's index, each fsynced before append resolves. */
 export class IndexWriter {
-  private constructor(private readonly file: FileHandle, readonly lastSegment: number) {}
+  private constructor(
+    private readonly file: FileHandle,
+    readonly lastSegment: number,
+  ) {}
 
   /** Opens (or creates) the index, first cutting off a last line a crash left unfinished. */
   static async open(dir: string): Promise<IndexWriter> {

@@ -9,7 +9,13 @@ import { open, type FileHandle } from 'node:fs/promises';
 import avro from 'avsc';
 import { CorruptDataError } from '../errors.ts';
 import {
-  decodeHeader, openContainer, parseBlock, readAt, readBlocks, type Block, type ContainerHeader,
+  decodeHeader,
+  openContainer,
+  parseBlock,
+  readAt,
+  readBlocks,
+  type Block,
+  type ContainerHeader,
 } from './avro-container.ts';
 import { decodeEventAt, writerSchema, type WriterSchema } from './codec.ts';
 import { digest, type IndexEntry } from './segment-index.ts';
@@ -60,7 +66,10 @@ export function problemAt(path: string, byteOffset: number, kind: ReadProblemKin
 
 /** The range's bytes once they match its digest; the file's size is checked first, so a length is never trusted. */
 async function readRange(
-  file: FileHandle, size: number, path: string, range: IndexEntry,
+  file: FileHandle,
+  size: number,
+  path: string,
+  range: IndexEntry,
 ): Promise<Buffer | ReadProblem> {
   if (range.at + range.len > size) {
     const what = range.at === 0 ? 'its header' : `a block of ${range.n} events`;
@@ -92,7 +101,9 @@ function headerMismatch(path: string, bytes: Buffer, seq: number): ReadProblem {
  * Bytes after the last indexed block (an append a crash cut before it was indexed) are reported as a note.
  */
 export async function* readIndexedSegment(
-  path: string, ranges: readonly IndexEntry[], report: Report,
+  path: string,
+  ranges: readonly IndexEntry[],
+  report: Report,
 ): AsyncGenerator<StarpoEvent[], ReadProblem | undefined> {
   const opened = await openSegmentFile(path);
   if ('kind' in opened) return opened;
@@ -119,7 +130,11 @@ export async function* readIndexedSegment(
 }
 
 function decodeVerified(
-  bytes: Buffer, header: ContainerHeader, range: IndexEntry, writer: WriterSchema, path: string,
+  bytes: Buffer,
+  header: ContainerHeader,
+  range: IndexEntry,
+  writer: WriterSchema,
+  path: string,
 ): StarpoEvent[] | ReadProblem {
   try {
     const block = parseBlock(bytes, header, range.at);
@@ -153,7 +168,9 @@ export type Unindexed = 'no-index' | 'index-lacks-it' | 'index-damaged';
  * after the index's damage (already reported) it is skipped.
  */
 export async function* readUnindexedSegment(
-  path: string, unindexed: Unindexed, report: Report,
+  path: string,
+  unindexed: Unindexed,
+  report: Report,
 ): AsyncGenerator<StarpoEvent[], ReadProblem | undefined> {
   const opened = await openContainer(path).catch((err: unknown) => {
     if (err instanceof CorruptDataError) return problemAt(path, 0, 'corrupt-block', err.message);
@@ -171,8 +188,15 @@ export async function* readUnindexedSegment(
       if (unindexed === 'index-lacks-it') report(problemAt(path, 0, 'torn-tail', UNLISTED));
       return undefined;
     }
-    report(problemAt(path, 0, 'unverified', 'segments written before the segment index carry no checksums: ' +
-      'their events are read as they are, not tamper-evident'));
+    report(
+      problemAt(
+        path,
+        0,
+        'unverified',
+        'segments written before the segment index carry no checksums: ' +
+          'their events are read as they are, not tamper-evident',
+      ),
+    );
     return yield* scanBlocks(file, header, size, path, report);
   } finally {
     await file.close();
@@ -180,7 +204,11 @@ export async function* readUnindexedSegment(
 }
 
 async function* scanBlocks(
-  file: FileHandle, header: ContainerHeader, size: number, path: string, report: Report,
+  file: FileHandle,
+  header: ContainerHeader,
+  size: number,
+  path: string,
+  report: Report,
 ): AsyncGenerator<StarpoEvent[], ReadProblem | undefined> {
   let writer: WriterSchema;
   try {

@@ -159,9 +159,19 @@ export type EventOfKind<K extends EventKind> = Extract<StarpoEvent, { kind: K }>
  * events are missing or altered, and the reader stops there (see ReadOptions.allowPartial).
  */
 export type ReadProblemKind =
-  | 'torn-tail' | 'unverified'
-  | 'undecodable' | 'unknown-schema' | 'corrupt-block' | 'checksum-mismatch' | 'digest-mismatch'
-  | 'missing-segment' | 'empty-segment' | 'truncated-segment' | 'reordered-segment' | 'damaged-index' | 'missing-index';
+  | 'torn-tail'
+  | 'unverified'
+  | 'undecodable'
+  | 'unknown-schema'
+  | 'corrupt-block'
+  | 'checksum-mismatch'
+  | 'digest-mismatch'
+  | 'missing-segment'
+  | 'empty-segment'
+  | 'truncated-segment'
+  | 'reordered-segment'
+  | 'damaged-index'
+  | 'missing-index';
 
 export interface ReadProblem {
   kind: ReadProblemKind;

@@ -8,17 +8,21 @@ type AgentSettings = Pick<RlConfig, 'agent' | 'model' | 'sftSteps' | 'tools' | '
 export function validateAgentConfig(c: AgentSettings): void {
   if (c.agent === '') return;
   if (c.model === '') {
-    throw new ConfigError('model', 'an agent\'s calls are served through a model\'s chat template: set model (--model)');
+    throw new ConfigError('model', "an agent's calls are served through a model's chat template: set model (--model)");
   }
   if (c.sftSteps > 0) throw new ConfigError('sftSteps', 'the warm-start plays a built-in environment; set sftSteps=0');
   if (c.tools !== 'none') throw new ConfigError('tools', 'an agent runs its own tools; set tools=none');
-  if (c.toolReward !== 'env') throw new ConfigError('toolReward', 'an agent reports its own reward; set toolReward=env');
+  if (c.toolReward !== 'env')
+    throw new ConfigError('toolReward', 'an agent reports its own reward; set toolReward=env');
 }
 
 /** An agent run's model must bring its own Jinja chat template: the gateway renders tools and tool results with it. */
 export function checkAgentChat(c: Pick<RlConfig, 'agent' | 'model'>, chat: ChatFormat): void {
   if (c.agent !== '' && !chat.jinja) {
-    throw new ConfigError('model', `${c.model} has no chat template (tokenizer_config.json chat_template or ` +
-      'chat_template.jinja), which the agent gateway renders with');
+    throw new ConfigError(
+      'model',
+      `${c.model} has no chat template (tokenizer_config.json chat_template or ` +
+        'chat_template.jinja), which the agent gateway renders with',
+    );
   }
 }

@@ -40,15 +40,34 @@ export interface AgentRolloutSpec {
 /** The environment name agent trajectories carry in events. */
 export const AGENT_ENV_NAME = 'agent';
 
-type AgentFields = Pick<RlConfig, 'agent' | 'agentConcurrency' | 'agentRetries' | 'agentTimeoutMs' | 'agentMerge' |
-  'topP' | 'topK' | 'maxResponseTokens' | 'modelContext'>;
-type Played = Pick<AgentRolloutSpec, 'seeds' | 'groupIds' | 'groupSize' | 'temperature' | 'samplingSeed' | 'split' |
-  'iteration'>;
+type AgentFields = Pick<
+  RlConfig,
+  | 'agent'
+  | 'agentConcurrency'
+  | 'agentRetries'
+  | 'agentTimeoutMs'
+  | 'agentMerge'
+  | 'topP'
+  | 'topK'
+  | 'maxResponseTokens'
+  | 'modelContext'
+>;
+type Played = Pick<
+  AgentRolloutSpec,
+  'seeds' | 'groupIds' | 'groupSize' | 'temperature' | 'samplingSeed' | 'split' | 'iteration'
+>;
 
 export function agentRolloutSpec(c: AgentFields, o: Played): AgentRolloutSpec {
   return {
-    ...o, command: c.agent, topP: c.topP, topK: c.topK, maxResponseTokens: c.maxResponseTokens,
-    maxContext: c.modelContext, concurrency: c.agentConcurrency, retries: c.agentRetries, timeoutMs: c.agentTimeoutMs,
+    ...o,
+    command: c.agent,
+    topP: c.topP,
+    topK: c.topK,
+    maxResponseTokens: c.maxResponseTokens,
+    maxContext: c.modelContext,
+    concurrency: c.agentConcurrency,
+    retries: c.agentRetries,
+    timeoutMs: c.agentTimeoutMs,
     merge: c.agentMerge,
   };
 }
@@ -69,27 +88,45 @@ function toTrajectories(results: readonly EpisodeResult[], spec: AgentRolloutSpe
     return pieces.map((t) => {
       const index = next.get(task.group) ?? 0;
       next.set(task.group, index + 1);
-      const extras = { episode: String(task.index), attempts: String(attempts), discardedCalls: String(discardedCalls),
-        calls: String(episode.calls.length), ...(diverged > 0 ? { divergedCalls: String(diverged) } : {}) };
+      const extras = {
+        episode: String(task.index),
+        attempts: String(attempts),
+        discardedCalls: String(discardedCalls),
+        calls: String(episode.calls.length),
+        ...(diverged > 0 ? { divergedCalls: String(diverged) } : {}),
+      };
       return { ...t, group: task.group, index, env: AGENT_ENV_NAME, seed: task.seed, extras };
     });
   });
 }
 
-export async function agentRollout(spec: AgentRolloutSpec, policy: GenerationBackend,
-  text: RunText): Promise<Trajectory[]> {
+export async function agentRollout(
+  spec: AgentRolloutSpec,
+  policy: GenerationBackend,
+  text: RunText,
+): Promise<Trajectory[]> {
   const gateway = await startGateway({
-    backend: policy, tokenizer: text.tokenizer, chat: text.chat, modelName: 'starpo-policy', maxContext: spec.maxContext,
-    defaultMaxTokens: spec.maxResponseTokens, maxTokensCap: spec.maxResponseTokens,
+    backend: policy,
+    tokenizer: text.tokenizer,
+    chat: text.chat,
+    modelName: 'starpo-policy',
+    maxContext: spec.maxContext,
+    defaultMaxTokens: spec.maxResponseTokens,
+    maxTokensCap: spec.maxResponseTokens,
     sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK },
     rowSeed: (episode, ordinal, request) => callSeed(spec, episode, ordinal, request),
   });
   try {
     const tasks: AgentTask[] = spec.seeds.flatMap((seed, g) =>
-      Array.from({ length: spec.groupSize }, (_, index) => ({ group: spec.groupIds[g], index, seed })));
+      Array.from({ length: spec.groupSize }, (_, index) => ({ group: spec.groupIds[g], index, seed })),
+    );
     const results = await runAgentEpisodes(gateway, tasks, {
-      command: spec.command, concurrency: spec.concurrency, retries: spec.retries, timeoutMs: spec.timeoutMs,
-      split: spec.split, iteration: spec.iteration,
+      command: spec.command,
+      concurrency: spec.concurrency,
+      retries: spec.retries,
+      timeoutMs: spec.timeoutMs,
+      split: spec.split,
+      iteration: spec.iteration,
     });
     return toTrajectories(results, spec);
   } finally {

@@ -41,14 +41,26 @@ export interface EpisodeResult {
 }
 
 /** The environment an agent process gets (besides the runner's own). */
-export function agentEnv(gatewayUrl: string, episode: Episode, task: AgentTask, s: AgentRunSettings,
-  attempt: number): Record<string, string> {
+export function agentEnv(
+  gatewayUrl: string,
+  episode: Episode,
+  task: AgentTask,
+  s: AgentRunSettings,
+  attempt: number,
+): Record<string, string> {
   return {
-    STARPO_BASE_URL: gatewayUrl, STARPO_EPISODE_ID: episode.id, STARPO_EPISODE_TOKEN: episode.token,
+    STARPO_BASE_URL: gatewayUrl,
+    STARPO_EPISODE_ID: episode.id,
+    STARPO_EPISODE_TOKEN: episode.token,
     STARPO_REWARD_URL: `${gatewayUrl}/episodes/${encodeURIComponent(episode.id)}/reward`,
-    STARPO_TASK_SEED: String(task.seed), STARPO_GROUP: String(task.group), STARPO_ROLLOUT_INDEX: String(task.index),
-    STARPO_ATTEMPT: String(attempt), STARPO_SPLIT: s.split, STARPO_ITERATION: String(s.iteration),
-    OPENAI_BASE_URL: gatewayUrl, OPENAI_API_KEY: episode.token,
+    STARPO_TASK_SEED: String(task.seed),
+    STARPO_GROUP: String(task.group),
+    STARPO_ROLLOUT_INDEX: String(task.index),
+    STARPO_ATTEMPT: String(attempt),
+    STARPO_SPLIT: s.split,
+    STARPO_ITERATION: String(s.iteration),
+    OPENAI_BASE_URL: gatewayUrl,
+    OPENAI_API_KEY: episode.token,
   };
 }
 
@@ -71,21 +83,31 @@ function killGroup(pid: number | undefined): void {
 
 /** Process groups of running agents: each is its own group (detached), so the trainer ends them if it exits first. */
 const live = new Set<number>();
-process.once('exit', () => { for (const pid of live) killGroup(pid); });
+process.once('exit', () => {
+  for (const pid of live) killGroup(pid);
+});
 
 /** Runs the command to its exit (or the timeout), then kills whatever of its process group is left. */
 function runProcess(command: string, env: Record<string, string>, s: AgentRunSettings): Promise<Exit> {
   return new Promise((resolve) => {
     const child = spawn('/bin/sh', ['-c', command], {
-      cwd: s.cwd, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: s.cwd,
+      env: { ...process.env, ...env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     if (child.pid !== undefined) live.add(child.pid);
     let output = '';
-    const keep = (b: Buffer) => { output = (output + b.toString('utf8')).slice(-4000); };
+    const keep = (b: Buffer) => {
+      output = (output + b.toString('utf8')).slice(-4000);
+    };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; killGroup(child.pid); }, s.timeoutMs);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, s.timeoutMs);
     const done = (code: number | null, signal: string | null) => {
       clearTimeout(timer);
       killGroup(child.pid);
@@ -112,15 +134,20 @@ async function runEpisode(gateway: Gateway, task: AgentTask, s: AgentRunSettings
     const why = describeExit(exit);
     log.warn({ episode: id, why, output: exit.output.slice(-500) }, 'agent episode failed; its calls are discarded');
     if (attempt >= s.retries) {
-      throw new AgentError(`agent episode ${task.group}/${task.index} failed ${attempt + 1} time(s), last: ${why}; ` +
-        `its output ended: ${JSON.stringify(exit.output.slice(-300))}`);
+      throw new AgentError(
+        `agent episode ${task.group}/${task.index} failed ${attempt + 1} time(s), last: ${why}; ` +
+          `its output ended: ${JSON.stringify(exit.output.slice(-300))}`,
+      );
     }
   }
 }
 
 /** Plays every task (at most `concurrency` at once) and returns their results in task order. */
-export async function runAgentEpisodes(gateway: Gateway, tasks: readonly AgentTask[],
-  s: AgentRunSettings): Promise<EpisodeResult[]> {
+export async function runAgentEpisodes(
+  gateway: Gateway,
+  tasks: readonly AgentTask[],
+  s: AgentRunSettings,
+): Promise<EpisodeResult[]> {
   const results = new Array<EpisodeResult>(tasks.length);
   let next = 0;
   let failed: unknown = null;

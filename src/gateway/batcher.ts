@@ -25,15 +25,25 @@ interface Waiting {
   reject: (err: unknown) => void;
 }
 
-const settingsKey = (r: GenerationRow): string => JSON.stringify(
-  [r.maxNewTokens, r.sampling.temperature, r.sampling.topP ?? 1, r.sampling.topK ?? 0, r.stopStrings, r.stopTokenIds]);
+const settingsKey = (r: GenerationRow): string =>
+  JSON.stringify([
+    r.maxNewTokens,
+    r.sampling.temperature,
+    r.sampling.topP ?? 1,
+    r.sampling.topK ?? 0,
+    r.stopStrings,
+    r.stopTokenIds,
+  ]);
 
 export class GenerationBatcher {
   private readonly queue: Waiting[] = [];
   private running = false;
 
   /** @param maxRows most rows in one generate call */
-  constructor(private readonly backend: GenerationBackend, private readonly maxRows = 32) {}
+  constructor(
+    private readonly backend: GenerationBackend,
+    private readonly maxRows = 32,
+  ) {}
 
   generate(row: GenerationRow): Promise<Generated> {
     return new Promise((resolve, reject) => {
@@ -52,8 +62,12 @@ export class GenerationBatcher {
       const { maxNewTokens, sampling, stopStrings, stopTokenIds } = batch[0].row;
       try {
         const out = await this.backend.generate({
-          prompts: batch.map((w) => w.row.prompt), rowSeeds: batch.map((w) => w.row.seed), maxNewTokens, sampling,
-          stopStrings, stopTokenIds,
+          prompts: batch.map((w) => w.row.prompt),
+          rowSeeds: batch.map((w) => w.row.seed),
+          maxNewTokens,
+          sampling,
+          stopStrings,
+          stopTokenIds,
         });
         batch.forEach((w, i) => w.resolve(out[i]));
       } catch (err) {

@@ -46,7 +46,11 @@ export interface Completion {
 /** The text of the messages after the last assistant message (what the model answers now). */
 function observationOf(messages: readonly GatewayMessage[]): string {
   const last = messages.map((m) => m.role).lastIndexOf('assistant');
-  return messages.slice(last + 1).filter((m) => m.role !== 'system').map((m) => m.content).join('\n');
+  return messages
+    .slice(last + 1)
+    .filter((m) => m.role !== 'system')
+    .map((m) => m.content)
+    .join('\n');
 }
 
 /** The text cut before the first stop sequence the client asked for (OpenAI leaves it out). */
@@ -56,11 +60,19 @@ function cutAtStop(text: string, stops: readonly string[]): string {
 }
 
 /** The prompt tokens of a call, refused when they leave no room for a new token. */
-function promptOf(s: CompletionSettings, episode: Episode, request: ChatRequest, tools: readonly unknown[],
-  ordinal: number) {
+function promptOf(
+  s: CompletionSettings,
+  episode: Episode,
+  request: ChatRequest,
+  tools: readonly unknown[],
+  ordinal: number,
+) {
   const plan = planPrompt(episode, request.messages, tools, s.chat);
   if (plan.diverged) {
-    log.warn({ episode: episode.id, call: ordinal }, 'a reply sent back is not what the model wrote: prompt re-rendered');
+    log.warn(
+      { episode: episode.id, call: ordinal },
+      'a reply sent back is not what the model wrote: prompt re-rendered',
+    );
   }
   if (plan.ids.length >= s.maxContext) {
     episode.truncated = true;
@@ -71,8 +83,13 @@ function promptOf(s: CompletionSettings, episode: Episode, request: ChatRequest,
 }
 
 /** What the model wrote, as the reply: text less the stop, content and tool calls. */
-function replyOf(s: CompletionSettings, g: Generated, request: ChatRequest, callId: (i: number) => string,
-  parse: boolean) {
+function replyOf(
+  s: CompletionSettings,
+  g: Generated,
+  request: ChatRequest,
+  callId: (i: number) => string,
+  parse: boolean,
+) {
   const last = g.tokens[g.tokens.length - 1];
   const endedByEos = g.finishReason === 'stop' && s.chat.stopTokenIds.includes(last);
   // Only the template's own stop closes the turn; after another eos the template's close still follows.
@@ -81,8 +98,11 @@ function replyOf(s: CompletionSettings, g: Generated, request: ChatRequest, call
   const text = cutAtStop(response, request.stop);
   const parsed = parse ? parseToolCalls(text) : { content: text, calls: [] };
   const toolCalls: ToolCallOut[] = parsed.calls.map((c, i) => ({ id: callId(i), type: 'function', function: c }));
-  const reply: GatewayMessage =
-    { role: 'assistant', content: parsed.content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+  const reply: GatewayMessage = {
+    role: 'assistant',
+    content: parsed.content,
+    ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+  };
   const finishReason: FinishReason = toolCalls.length > 0 ? 'tool_calls' : g.finishReason;
   return { reply, toolCalls, finishReason, wroteStop, response };
 }
@@ -94,21 +114,42 @@ export async function complete(s: CompletionSettings, episode: Episode, request:
   const room = s.maxContext - plan.ids.length;
   const maxNewTokens = Math.min(request.maxTokens ?? s.defaultMaxTokens, s.maxTokensCap, room);
   const g = await s.batcher.generate({
-    prompt: plan.ids, maxNewTokens,
+    prompt: plan.ids,
+    maxNewTokens,
     sampling: s.sampling ?? { temperature: request.temperature ?? 1, topP: request.topP },
-    seed: s.rowSeed(episode, ordinal, request), stopStrings: request.stop, stopTokenIds: s.chat.stopTokenIds,
+    seed: s.rowSeed(episode, ordinal, request),
+    stopStrings: request.stop,
+    stopTokenIds: s.chat.stopTokenIds,
   });
-  const { reply, toolCalls, finishReason, wroteStop, response } =
-    replyOf(s, g, request, (i) => `call_${episode.id}_${ordinal}_${i}`, tools.length > 0);
+  const { reply, toolCalls, finishReason, wroteStop, response } = replyOf(
+    s,
+    g,
+    request,
+    (i) => `call_${episode.id}_${ordinal}_${i}`,
+    tools.length > 0,
+  );
   const call: CallRecord = {
-    ordinal, id: `chatcmpl-${episode.id}-${ordinal}`, parent: plan.parent, promptIds: plan.ids, promptRoles: plan.roles,
-    sampled: g.tokens, logprobs: g.logprobs, wroteStop, finishReason, conversation: [...request.messages, reply],
-    toolsKey: JSON.stringify(tools), observation: observationOf(request.messages), response,
-    toolNames: toolCalls.map((c) => c.function.name), diverged: plan.diverged, reward: null,
+    ordinal,
+    id: `chatcmpl-${episode.id}-${ordinal}`,
+    parent: plan.parent,
+    promptIds: plan.ids,
+    promptRoles: plan.roles,
+    sampled: g.tokens,
+    logprobs: g.logprobs,
+    wroteStop,
+    finishReason,
+    conversation: [...request.messages, reply],
+    toolsKey: JSON.stringify(tools),
+    observation: observationOf(request.messages),
+    response,
+    toolNames: toolCalls.map((c) => c.function.name),
+    diverged: plan.diverged,
+    reward: null,
   };
   episode.commit(call);
   const tokens = request.logprobs
-    ? g.tokens.map((id, i) => ({ token: s.tokenizer.decode([id]), logprob: g.logprobs[i] })) : [];
+    ? g.tokens.map((id, i) => ({ token: s.tokenizer.decode([id]), logprob: g.logprobs[i] }))
+    : [];
   const [prompt, written] = [plan.ids.length, g.tokens.length];
   const usage = { prompt_tokens: prompt, completion_tokens: written, total_tokens: prompt + written };
   return { call, reply, finishReason, usage, tokens };

@@ -64,7 +64,11 @@ export class Episode {
   private started = 0;
   private readonly inflight = new Set<Promise<unknown>>();
 
-  constructor(readonly id: string, readonly token: string, readonly task: EpisodeTask | null = null) {}
+  constructor(
+    readonly id: string,
+    readonly token: string,
+    readonly task: EpisodeTask | null = null,
+  ) {}
 
   nextOrdinal(): number {
     return this.started++;

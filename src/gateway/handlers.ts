@@ -18,8 +18,12 @@ export interface GatewayContext {
   readonly merge: MergeMode;
 }
 
-export type Handler =
-  (ctx: GatewayContext, req: IncomingMessage, res: ServerResponse, arg: string) => Promise<void> | void;
+export type Handler = (
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  arg: string,
+) => Promise<void> | void;
 
 /** The episode a request names; a trainer's gateway knows only the tokens it issued. */
 function episodeFor(ctx: GatewayContext, req: IncomingMessage): Episode {
@@ -68,7 +72,7 @@ const chatCompletions: Handler = async (ctx, req, res) => {
 
 const reward: Handler = async (ctx, req, res, id) => {
   const episode = ownEpisode(ctx, req, id);
-  const { reward: r, call, success } = await readJson(req) as Record<string, unknown>;
+  const { reward: r, call, success } = (await readJson(req)) as Record<string, unknown>;
   if (typeof r !== 'number' || !Number.isFinite(r)) throw new RequestError('reward', 'must be a finite number');
   if (call !== undefined && typeof call !== 'string') throw new RequestError('call', 'must be a completion id');
   if (success !== undefined && typeof success !== 'boolean') throw new RequestError('success', 'must be a boolean');

@@ -33,21 +33,30 @@ function parsedArguments(text: string): unknown {
 
 function sameCalls(a: readonly ToolCallOut[] = [], b: readonly ToolCallOut[] = []): boolean {
   const args = (c: ToolCallOut) => parsedArguments(c.function.arguments);
-  return a.length === b.length &&
-    a.every((x, i) => x.function.name === b[i].function.name && isDeepStrictEqual(args(x), args(b[i])));
+  return (
+    a.length === b.length &&
+    a.every((x, i) => x.function.name === b[i].function.name && isDeepStrictEqual(args(x), args(b[i])))
+  );
 }
 
 export function sameMessage(a: GatewayMessage, b: GatewayMessage): boolean {
-  return a.role === b.role && a.content === b.content && (a.name ?? '') === (b.name ?? '') &&
-    sameCalls(a.tool_calls, b.tool_calls);
+  return (
+    a.role === b.role &&
+    a.content === b.content &&
+    (a.name ?? '') === (b.name ?? '') &&
+    sameCalls(a.tool_calls, b.tool_calls)
+  );
 }
 
 const startsWith = (messages: readonly GatewayMessage[], prefix: readonly GatewayMessage[]): boolean =>
   prefix.length <= messages.length && prefix.every((m, i) => sameMessage(m, messages[i]));
 
 /** The call this request continues: the longest conversation it repeats, the latest on a tie. */
-function parentOf(calls: readonly CallRecord[], messages: readonly GatewayMessage[],
-  toolsKey: string): CallRecord | null {
+function parentOf(
+  calls: readonly CallRecord[],
+  messages: readonly GatewayMessage[],
+  toolsKey: string,
+): CallRecord | null {
   let best: CallRecord | null = null;
   for (const c of calls) {
     if (c.toolsKey !== toolsKey || !startsWith(messages, c.conversation)) continue;
@@ -61,13 +70,20 @@ function divergesFrom(calls: readonly CallRecord[], messages: readonly GatewayMe
   return calls.some((c) => {
     const asked = c.conversation.length - 1;
     const reply = messages[asked];
-    return reply?.role === 'assistant' && startsWith(messages, c.conversation.slice(0, asked)) &&
-      !sameMessage(reply, c.conversation[asked]);
+    return (
+      reply?.role === 'assistant' &&
+      startsWith(messages, c.conversation.slice(0, asked)) &&
+      !sameMessage(reply, c.conversation[asked])
+    );
   });
 }
 
-export function planPrompt(episode: Episode, messages: readonly GatewayMessage[], tools: readonly unknown[],
-  chat: GatewayChat): PromptPlan {
+export function planPrompt(
+  episode: Episode,
+  messages: readonly GatewayMessage[],
+  tools: readonly unknown[],
+  chat: GatewayChat,
+): PromptPlan {
   const toolsKey = JSON.stringify(tools);
   const parent = parentOf(episode.calls, messages, toolsKey);
   if (!parent) {
@@ -78,6 +94,7 @@ export function planPrompt(episode: Episode, messages: readonly GatewayMessage[]
   return {
     ids: [...parent.promptIds, ...parent.sampled, ...next.ids],
     roles: [...parent.promptRoles, ...parent.sampled.map(() => ASSISTANT), ...next.roles],
-    parent: parent.ordinal, diverged: false,
+    parent: parent.ordinal,
+    diverged: false,
   };
 }

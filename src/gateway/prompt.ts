@@ -27,8 +27,12 @@ export interface GatewayChat {
   continuation(messages: readonly GatewayMessage[], wroteStop: boolean, tools: readonly unknown[]): LabelledIds;
 }
 
-const OWNERS: Record<GatewayMessage['role'], TokenRole> =
-  { system: 'system', user: 'user', tool: 'tool', assistant: 'user' };
+const OWNERS: Record<GatewayMessage['role'], TokenRole> = {
+  system: 'system',
+  user: 'user',
+  tool: 'tool',
+  assistant: 'user',
+};
 
 /** The messages as labelRendered reads them: each content with its owner. */
 const owned = (messages: readonly GatewayMessage[]): ChatTurnMessage[] =>
@@ -37,11 +41,17 @@ const owned = (messages: readonly GatewayMessage[]): ChatTurnMessage[] =>
 export function gatewayChat(chat: ChatFormat, tokenizer: TextTokenizer): GatewayChat {
   const jinja = chat.jinja;
   if (!jinja) {
-    throw new ConfigError('model', 'the gateway renders with the model\'s own chat template, and this model has none ' +
-      '(tokenizer_config.json chat_template or chat_template.jinja)');
+    throw new ConfigError(
+      'model',
+      "the gateway renders with the model's own chat template, and this model has none " +
+        '(tokenizer_config.json chat_template or chat_template.jinja)',
+    );
   }
-  const options = (tools: readonly unknown[]): RenderOptions =>
-    ({ addGenerationPrompt: true, enableThinking: jinja.enableThinking, ...(tools.length > 0 ? { tools } : {}) });
+  const options = (tools: readonly unknown[]): RenderOptions => ({
+    addGenerationPrompt: true,
+    enableThinking: jinja.enableThinking,
+    ...(tools.length > 0 ? { tools } : {}),
+  });
   return {
     stop: chat.stop,
     stopTokenIds: chat.stopTokenIds,
@@ -51,7 +61,10 @@ export function gatewayChat(chat: ChatFormat, tokenizer: TextTokenizer): Gateway
     },
     continuation(messages, wroteStop, tools) {
       const tail = textAfterAssistantTurn(jinja.template, messages, options(tools), chat.name);
-      return tokenizePieces(tokenizer, labelRendered(stripStop(tail, chat.stop, wroteStop, chat.name), owned(messages)));
+      return tokenizePieces(
+        tokenizer,
+        labelRendered(stripStop(tail, chat.stop, wroteStop, chat.name), owned(messages)),
+      );
     },
   };
 }

@@ -8,8 +8,12 @@ import type { ChatMessage } from '../agent/chat-template.ts';
 
 /** Thrown when a request is malformed; the gateway answers 400 with OpenAI's error shape. */
 export class RequestError extends Error {
-  constructor(readonly param: string | null, message: string, readonly status = 400,
-    readonly code: string | null = null) {
+  constructor(
+    readonly param: string | null,
+    message: string,
+    readonly status = 400,
+    readonly code: string | null = null,
+  ) {
     super(message);
     this.name = 'RequestError';
   }
@@ -61,11 +65,13 @@ function contentText(v: unknown, param: string): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return v;
   if (!Array.isArray(v)) fail(param, 'must be a string or an array of text parts');
-  return v.map((part, i) => {
-    const text = isObj(part) && part.type === 'text' ? part.text : undefined;
-    if (typeof text !== 'string') fail(`${param}[${i}]`, 'only text parts are supported');
-    return text;
-  }).join('');
+  return v
+    .map((part, i) => {
+      const text = isObj(part) && part.type === 'text' ? part.text : undefined;
+      if (typeof text !== 'string') fail(`${param}[${i}]`, 'only text parts are supported');
+      return text;
+    })
+    .join('');
 }
 
 function toolCallsOf(v: unknown, param: string): ToolCallOut[] | undefined {
@@ -90,7 +96,8 @@ function messageOf(v: unknown, i: number): GatewayMessage {
   const content = contentText(v.content, `${param}.content`);
   const toolCalls = role === 'assistant' ? toolCallsOf(v.tool_calls, `${param}.tool_calls`) : undefined;
   return {
-    role, content,
+    role,
+    content,
     ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
     ...(role === 'tool' && typeof v.tool_call_id === 'string' ? { tool_call_id: v.tool_call_id } : {}),
     ...(typeof v.name === 'string' ? { name: v.name } : {}),
@@ -149,8 +156,8 @@ export function parseChatRequest(body: unknown): ChatRequest {
   if (!isObj(body)) fail('body', 'must be a JSON object');
   if (!Array.isArray(body.messages) || body.messages.length === 0) fail('messages', 'must be a non-empty array');
   refuseUnsupported(body);
-  const maxTokens = numberIn(body, 'max_completion_tokens', 1, 2 ** 31, true) ??
-    numberIn(body, 'max_tokens', 1, 2 ** 31, true);
+  const maxTokens =
+    numberIn(body, 'max_completion_tokens', 1, 2 ** 31, true) ?? numberIn(body, 'max_tokens', 1, 2 ** 31, true);
   return {
     model: typeof body.model === 'string' ? body.model : '',
     messages: body.messages.map(messageOf),

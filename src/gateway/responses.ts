@@ -12,8 +12,12 @@ type Json = Record<string, unknown>;
 function logprobsOf(c: Completion): Json | null {
   if (c.tokens.length === 0) return null;
   return {
-    content: c.tokens.map((t) =>
-      ({ token: t.token, logprob: t.logprob, bytes: [...Buffer.from(t.token, 'utf8')], top_logprobs: [] })),
+    content: c.tokens.map((t) => ({
+      token: t.token,
+      logprob: t.logprob,
+      bytes: [...Buffer.from(t.token, 'utf8')],
+      top_logprobs: [],
+    })),
     refusal: null,
   };
 }
@@ -23,7 +27,11 @@ export function completionBody(c: Completion, model: string, created: number): J
   const calls = c.reply.tool_calls ? { tool_calls: c.reply.tool_calls } : {};
   const message = { role: 'assistant', content, refusal: null, ...calls };
   return {
-    id: c.call.id, object: 'chat.completion', created, model, system_fingerprint: null,
+    id: c.call.id,
+    object: 'chat.completion',
+    created,
+    model,
+    system_fingerprint: null,
     choices: [{ index: 0, message, logprobs: logprobsOf(c), finish_reason: c.finishReason }],
     usage: c.usage,
   };
@@ -32,7 +40,9 @@ export function completionBody(c: Completion, model: string, created: number): J
 export function streamChunks(c: Completion, model: string, created: number, includeUsage: boolean): Json[] {
   const head = { id: c.call.id, object: 'chat.completion.chunk', created, model, system_fingerprint: null };
   const chunk = (delta: Json, finish: string | null = null, logprobs: Json | null = null): Json => ({
-    ...head, choices: [{ index: 0, delta, logprobs, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}),
+    ...head,
+    choices: [{ index: 0, delta, logprobs, finish_reason: finish }],
+    ...(includeUsage ? { usage: null } : {}),
   });
   const calls = c.reply.tool_calls ?? [];
   return [

@@ -52,7 +52,9 @@ async function servedModel(o: ServeOptions): Promise<Served> {
   const store = createLocalCheckpointStore({ root: ref.root });
   const id = await chooseCheckpoint(ref, await store.list(ref.runId), ref.iteration);
   return {
-    c, run, name: `${id.runId}@${id.iteration}`,
+    c,
+    run,
+    name: `${id.runId}@${id.iteration}`,
     load: async (actor) => {
       await loadPretrained({ actor, critic: null, ref: null }, run, c, false); // a LoRA run's base
       await loadRunCheckpoint(store, id, { actor }, run.assets);
@@ -63,14 +65,26 @@ async function servedModel(o: ServeOptions): Promise<Served> {
 export async function serveGateway(o: ServeOptions): Promise<Gateway & { readonly model: string }> {
   const { c, run, name, load } = await servedModel(o);
   const actor = new Policy({
-    config: run.modelConfig, role: 'actor', seed: c.seed, tokenizer: run.tokenizer, lora: run.lora ?? undefined,
+    config: run.modelConfig,
+    role: 'actor',
+    seed: c.seed,
+    tokenizer: run.tokenizer,
+    lora: run.lora ?? undefined,
     threads: c.threads > 0 ? c.threads : undefined,
   });
   try {
     await load(actor);
     const gateway = await startGateway({
-      backend: actor, tokenizer: run.tokenizer, chat: run.chat, modelName: name, maxContext: c.modelContext,
-      defaultMaxTokens: o.maxTokens ?? 512, openEpisodes: true, merge: c.agentMerge, host: o.host, port: o.port,
+      backend: actor,
+      tokenizer: run.tokenizer,
+      chat: run.chat,
+      modelName: name,
+      maxContext: c.modelContext,
+      defaultMaxTokens: o.maxTokens ?? 512,
+      openEpisodes: true,
+      merge: c.agentMerge,
+      host: o.host,
+      port: o.port,
     });
     return { ...gateway, model: name, close: () => gateway.close().finally(() => actor.close()) };
   } catch (err) {

@@ -61,12 +61,22 @@ const seedOf = (request: ChatRequest): number =>
 
 function contextOf(o: GatewayOptions): GatewayContext {
   const settings: CompletionSettings = {
-    chat: gatewayChat(o.chat, o.tokenizer), tokenizer: o.tokenizer,
-    batcher: new GenerationBatcher(o.backend, o.maxBatchRows), maxContext: o.maxContext, defaultMaxTokens: o.defaultMaxTokens, maxTokensCap: o.maxTokensCap ?? o.maxContext,
-    sampling: o.sampling ?? null, rowSeed: o.rowSeed ?? ((_, __, request) => seedOf(request)),
+    chat: gatewayChat(o.chat, o.tokenizer),
+    tokenizer: o.tokenizer,
+    batcher: new GenerationBatcher(o.backend, o.maxBatchRows),
+    maxContext: o.maxContext,
+    defaultMaxTokens: o.defaultMaxTokens,
+    maxTokensCap: o.maxTokensCap ?? o.maxContext,
+    sampling: o.sampling ?? null,
+    rowSeed: o.rowSeed ?? ((_, __, request) => seedOf(request)),
   };
-  return { episodes: new EpisodeStore(), settings, modelName: o.modelName, openEpisodes: o.openEpisodes ?? false,
-    merge: o.merge ?? 'prefix' };
+  return {
+    episodes: new EpisodeStore(),
+    settings,
+    modelName: o.modelName,
+    openEpisodes: o.openEpisodes ?? false,
+    merge: o.merge ?? 'prefix',
+  };
 }
 
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
@@ -92,9 +102,10 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   return {
     url: `http://${address.includes(':') ? `[${address}]` : address}:${port}/v1`,
     episodes: ctx.episodes,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -48,10 +48,17 @@ export function chainsOf(calls: readonly CallRecord[], mode: MergeMode): CallRec
 
 function turnOf(call: CallRecord, start: number, reward: number): RolloutTurn {
   return {
-    observation: call.observation, response: call.response,
-    parsedActions: [...call.toolNames], executedActions: [...call.toolNames],
-    actionsProposed: call.toolNames.length, actionsEffective: call.toolNames.length, envReward: reward, formatPenalty: 0,
-    rewardPosition: start + call.sampled.length - 1, promptTokens: start, responseTokens: call.sampled.length,
+    observation: call.observation,
+    response: call.response,
+    parsedActions: [...call.toolNames],
+    executedActions: [...call.toolNames],
+    actionsProposed: call.toolNames.length,
+    actionsEffective: call.toolNames.length,
+    envReward: reward,
+    formatPenalty: 0,
+    rewardPosition: start + call.sampled.length - 1,
+    promptTokens: start,
+    responseTokens: call.sampled.length,
   };
 }
 
@@ -67,20 +74,35 @@ function chainTrajectory(chain: readonly CallRecord[], outcome: Outcome, truncat
       throw new StarpoError(`gateway: call ${call.id} is not a prefix of the trajectory it extends`);
     }
     mask.fill(1, start, start + call.sampled.length);
-    call.logprobs.forEach((lp, i) => { logprobs[start + i] = lp; });
-    const reward = (call.reward ?? 0) + (k === chain.length - 1 ? outcome.reward ?? 0 : 0);
+    call.logprobs.forEach((lp, i) => {
+      logprobs[start + i] = lp;
+    });
+    const reward = (call.reward ?? 0) + (k === chain.length - 1 ? (outcome.reward ?? 0) : 0);
     return turnOf(call, start, reward);
   });
-  roles.forEach((r, i) => { if (r === ASSISTANT && mask[i] === 0) roles[i] = USER; });
+  roles.forEach((r, i) => {
+    if (r === ASSISTANT && mask[i] === 0) roles[i] = USER;
+  });
   const trained = mask.reduce((a, b) => a + b, 0);
   const ret = trajectoryReturn(turns); // the outcome is on the last turn's reward (agent/reward.ts)
   return {
-    ids, mask, roles, logprobs, turns, promptTokens: ids.length - trained, return: ret,
-    success: outcome.success ?? (outcome.reward ?? 0) > 0, truncated,
+    ids,
+    mask,
+    roles,
+    logprobs,
+    turns,
+    promptTokens: ids.length - trained,
+    return: ret,
+    success: outcome.success ?? (outcome.reward ?? 0) > 0,
+    truncated,
   };
 }
 
-export function episodeTrajectories(calls: readonly CallRecord[], mode: MergeMode, outcome: Outcome,
-  truncated = false): EpisodeTrajectory[] {
+export function episodeTrajectories(
+  calls: readonly CallRecord[],
+  mode: MergeMode,
+  outcome: Outcome,
+  truncated = false,
+): EpisodeTrajectory[] {
   return chainsOf(calls, mode).map((chain) => chainTrajectory(chain, outcome, truncated));
 }

@@ -27,7 +27,10 @@ export function parseProcVersion(text: string): string | null {
 
 /** `nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader,nounits` lines. */
 export function parseSmi(csv: string): NvidiaDevice[] {
-  return csv.split('\n').map((l) => l.split(',').map((s) => s.trim())).filter((f) => f.length === 3 && /^\d+$/.test(f[1]))
+  return csv
+    .split('\n')
+    .map((l) => l.split(',').map((s) => s.trim()))
+    .filter((f) => f.length === 3 && /^\d+$/.test(f[1]))
     .map(([name, mem, driver]) => ({ name, memoryMiB: Number(mem), driver }));
 }
 
@@ -43,13 +46,18 @@ function readProc(): string | null {
 
 export function readDriverFacts(smi = 'nvidia-smi'): DriverFacts {
   const proc = readProc();
-  const r = spawnSync(smi, ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 15_000 });
+  const r = spawnSync(smi, ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader,nounits'], {
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
   if (r.error) return { version: proc, devices: null };
   const devices = parseSmi(r.stdout ?? '');
   const smiMessage = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n')[0];
   if (r.status !== 0 && devices.length === 0) {
     // "No devices were found" (exit 6) still means the driver answered; other failures mean it did not.
-    return /no devices were found/i.test(smiMessage) ? { version: proc, devices: [], smiMessage } : { version: proc, devices: null, smiMessage };
+    return /no devices were found/i.test(smiMessage)
+      ? { version: proc, devices: [], smiMessage }
+      : { version: proc, devices: null, smiMessage };
   }
   return { version: proc ?? devices[0]?.driver ?? null, devices };
 }

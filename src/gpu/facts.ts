@@ -18,8 +18,12 @@ export function cudaInstallState(paths: GpuPaths = gpuPaths(), lddCommand = 'ldd
   const present = PROVIDER_LIBS.filter((n) => existsSync(join(paths.native, n))); // existsSync follows links
   if (present.length === 0) return { kind: 'absent' };
   if (present.length < PROVIDER_LIBS.length) {
-    return { kind: 'broken', reason: `${PROVIDER_LIBS.filter((n) => !present.includes(n)).join(', ')} missing (or its link is dangling) in ` +
-      `${paths.native}` };
+    return {
+      kind: 'broken',
+      reason:
+        `${PROVIDER_LIBS.filter((n) => !present.includes(n)).join(', ')} missing (or its link is dangling) in ` +
+        `${paths.native}`,
+    };
   }
   try {
     const r = ldd(join(paths.native, CUDA_PROVIDER), lddCommand);

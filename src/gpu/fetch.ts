@@ -33,15 +33,20 @@ function pipDownload(python: string, w: Wheel, dest: string, log: string): Promi
     const child = spawn(python, args, { stdio: ['ignore', fd, fd] });
     child.once('error', (err: NodeJS.ErrnoException) => {
       closeSync(fd);
-      reject(new GpuError(err.code === 'ENOENT'
-        ? `${python} not found: gpu install downloads wheels with pip (install python3 and pip, ` +
-          'or set STARPO_PYTHON)'
-        : `${python} failed to start: ${err.message}`));
+      reject(
+        new GpuError(
+          err.code === 'ENOENT'
+            ? `${python} not found: gpu install downloads wheels with pip (install python3 and pip, ` +
+                'or set STARPO_PYTHON)'
+            : `${python} failed to start: ${err.message}`,
+        ),
+      );
     });
     child.once('exit', (code) => {
       closeSync(fd);
       if (code === 0) resolve();
-      else reject(new GpuError(`pip download ${w.name}==${w.version} exited with ${code}: ${logTail(log)} (log ${log})`));
+      else
+        reject(new GpuError(`pip download ${w.name}==${w.version} exited with ${code}: ${logTail(log)} (log ${log})`));
     });
   });
 }
@@ -60,12 +65,16 @@ export async function ensureWheel(w: Wheel, dir: string, python: string, log: st
   }
   await pipDownload(python, w, dir, log);
   if (!existsSync(path)) {
-    throw new GpuError(`pip download ${w.name}==${w.version} did not save ${w.file} (another build of that version?); see ${log}`);
+    throw new GpuError(
+      `pip download ${w.name}==${w.version} did not save ${w.file} (another build of that version?); see ${log}`,
+    );
   }
   const got = await sha256File(path);
   if (got !== w.sha256) {
     await rm(path);
-    throw new GpuError(`${w.file} has sha256 ${got}, pinned ${w.sha256}; removed it (src/gpu/wheels.ts pins the files)`);
+    throw new GpuError(
+      `${w.file} has sha256 ${got}, pinned ${w.sha256}; removed it (src/gpu/wheels.ts pins the files)`,
+    );
   }
   return { path, downloaded: true };
 }

@@ -10,7 +10,8 @@ export function providerHint(provider: ProviderName, cause: unknown): string {
   const message = cause instanceof Error ? cause.message : String(cause);
   try {
     if (provider === 'cuda') return `CUDA provider ${classifyCuda(gatherCudaFacts({ ok: false, message })).detail}`;
-    if (provider === 'webgpu') return `${classifyWebgpu({ vulkanLoader: loaderFinds('libvulkan.so.1'), probe: { ok: false, message } }).detail}`;
+    if (provider === 'webgpu')
+      return `${classifyWebgpu({ vulkanLoader: loaderFinds('libvulkan.so.1'), probe: { ok: false, message } }).detail}`;
   } catch (err) {
     return `${message} (and checking why failed: ${(err as Error).message})`;
   }

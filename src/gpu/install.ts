@@ -47,7 +47,9 @@ export interface InstallReport {
 /** Unpacks a wheel's members whose manifest entry is not this wheel's sha256 (or whose file is gone). */
 async function unpack(w: Wheel, wheelPath: string, paths: GpuPaths, manifest: Manifest): Promise<string[]> {
   const dir = w.group === 'tool' ? paths.tools : paths.lib;
-  const todo = Object.entries(w.members).filter(([, name]) => manifest.files[name] !== w.sha256 || !existsSync(join(dir, name)));
+  const todo = Object.entries(w.members).filter(
+    ([, name]) => manifest.files[name] !== w.sha256 || !existsSync(join(dir, name)),
+  );
   if (todo.length === 0) return [];
   const entries = new Map((await listZip(wheelPath)).map((e) => [e.name, e]));
   for (const [member, name] of todo) {
@@ -61,7 +63,8 @@ async function unpack(w: Wheel, wheelPath: string, paths: GpuPaths, manifest: Ma
 }
 
 function checkHost(host: string, native: string): void {
-  if (host !== 'linux-x64') throw new GpuError(`the pinned CUDA wheels are linux x86_64 builds; this machine is ${host}`);
+  if (host !== 'linux-x64')
+    throw new GpuError(`the pinned CUDA wheels are linux x86_64 builds; this machine is ${host}`);
   if (!existsSync(join(native, 'libonnxruntime.so.1'))) {
     throw new GpuError(`onnxruntime-node's libonnxruntime.so.1 is not in ${native}; run npm ci first`);
   }
@@ -75,7 +78,8 @@ export async function installGpu(o: InstallOptions = {}): Promise<InstallReport>
   const wheels = wheelsToInstall(wheelSetFor(ortVersion, o.sets ?? WHEEL_SETS), o.withCudnn ?? false);
   for (const dir of [paths.wheels, paths.lib, paths.tools, dirname(paths.log)]) await mkdir(dir, { recursive: true });
   const previous = readManifest(paths.lib);
-  const manifest: Manifest = previous?.ortVersion === ortVersion ? previous : { ortVersion, withCudnn: false, files: {} };
+  const manifest: Manifest =
+    previous?.ortVersion === ortVersion ? previous : { ortVersion, withCudnn: false, files: {} };
   const fetched: InstallReport['wheels'][number][] = [];
   const unpacked: string[] = [];
   for (const w of wheels) {
@@ -94,13 +98,22 @@ export async function installGpu(o: InstallOptions = {}): Promise<InstallReport>
 
 /** ldd on the provider as onnxruntime opens it (through the link) and on each unpacked library. */
 async function verifyLinked(wheels: readonly Wheel[], paths: GpuPaths, command?: string): Promise<string[]> {
-  const files = [join(paths.native, CUDA_PROVIDER), ...wheels.filter((w) => w.group !== 'tool')
-    .flatMap((w) => Object.values(w.members)).filter((n) => n !== CUDA_PROVIDER).map((n) => join(paths.lib, n))];
+  const files = [
+    join(paths.native, CUDA_PROVIDER),
+    ...wheels
+      .filter((w) => w.group !== 'tool')
+      .flatMap((w) => Object.values(w.members))
+      .filter((n) => n !== CUDA_PROVIDER)
+      .map((n) => join(paths.lib, n)),
+  ];
   const missing = new Set<string>();
   for (const file of files) {
     const r = ldd(file, command);
     const bad = unexpectedMissing(r);
-    if (bad.length > 0) throw new GpuError(`${file} links, but the loader cannot find ${bad.join(', ')} (only libcuda.so.1 may be missing)`);
+    if (bad.length > 0)
+      throw new GpuError(
+        `${file} links, but the loader cannot find ${bad.join(', ')} (only libcuda.so.1 may be missing)`,
+      );
     r.missing.forEach((m) => missing.add(m));
   }
   return [...missing];

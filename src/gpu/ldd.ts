@@ -43,5 +43,5 @@ export function ldd(file: string, command = 'ldd'): LddResult {
     throw new GpuError(`${command} is not on PATH (needed to check that the CUDA libraries link)`);
   }
   // glibc's ldd exits 1 when a dependency is missing, still printing the list; parseLdd decides.
-  return parseLdd(`${r.stdout ?? ''}${r.status === 0 ? '' : r.stderr ?? ''}`, file);
+  return parseLdd(`${r.stdout ?? ''}${r.status === 0 ? '' : (r.stderr ?? '')}`, file);
 }

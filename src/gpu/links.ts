@@ -7,7 +7,8 @@ import { lstat, readlink, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GpuError } from './error.ts';
 
-export type Entry = { readonly kind: 'missing' } | { readonly kind: 'link'; readonly target: string } | { readonly kind: 'file' };
+export type Entry =
+  { readonly kind: 'missing' } | { readonly kind: 'link'; readonly target: string } | { readonly kind: 'file' };
 export type LinkAction = 'create' | 'keep' | 'replace';
 
 /**
@@ -18,8 +19,10 @@ export type LinkAction = 'create' | 'keep' | 'replace';
 export function linkPlan(entry: Entry, target: string, where: string): LinkAction {
   if (entry.kind === 'missing') return 'create';
   if (entry.kind === 'link') return entry.target === target ? 'keep' : 'replace';
-  throw new GpuError(`${where} is a file starpo did not put there (onnxruntime-node's own CUDA install?); ` +
-    'remove it, then run `starpo gpu install` again');
+  throw new GpuError(
+    `${where} is a file starpo did not put there (onnxruntime-node's own CUDA install?); ` +
+      'remove it, then run `starpo gpu install` again',
+  );
 }
 
 export async function readEntry(path: string): Promise<Entry> {
@@ -33,7 +36,11 @@ export async function readEntry(path: string): Promise<Entry> {
 }
 
 /** Links `native/<name>` to `lib/<name>` for each name; returns the action taken per name. */
-export async function linkProviders(names: readonly string[], lib: string, native: string): Promise<Record<string, LinkAction>> {
+export async function linkProviders(
+  names: readonly string[],
+  lib: string,
+  native: string,
+): Promise<Record<string, LinkAction>> {
   const done: Record<string, LinkAction> = {};
   for (const name of names) {
     const [where, target] = [join(native, name), join(lib, name)];

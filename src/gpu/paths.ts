@@ -37,7 +37,13 @@ export function ortNativeDir(packageDir = ortPackageDir()): string {
 
 export function gpuPaths(cacheDir = CACHE_DIR, native = ortNativeDir()): GpuPaths {
   const root = join(cacheDir, 'gpu');
-  return { wheels: join(root, 'wheels'), lib: join(root, 'lib'), tools: join(root, 'tools'), native, log: join(cacheDir, 'logs', 'gpu-install.log') };
+  return {
+    wheels: join(root, 'wheels'),
+    lib: join(root, 'lib'),
+    tools: join(root, 'tools'),
+    native,
+    log: join(cacheDir, 'logs', 'gpu-install.log'),
+  };
 }
 
 /** The provider files onnxruntime looks for next to libonnxruntime.so.1. */

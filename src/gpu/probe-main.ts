@@ -12,7 +12,11 @@ try {
   const session = await createSession(g, { provider: process.argv[2] as Provider, threads: 1 });
   const y = Array.from((await session.run({ x: floatTensor(Float32Array.of(1.5, -2), [2]) })).y.data as Float32Array);
   await session.release();
-  console.log(JSON.stringify(y[0] === -1.5 && y[1] === 2 ? { ok: true } : { ok: false, message: `y = -x gave [${y.join(', ')}]` }));
+  console.log(
+    JSON.stringify(
+      y[0] === -1.5 && y[1] === 2 ? { ok: true } : { ok: false, message: `y = -x gave [${y.join(', ')}]` },
+    ),
+  );
 } catch (err) {
   // onnxruntime's own error (the cause), not the engine's sentence built from it.
   const e = err as Error;

@@ -13,7 +13,11 @@ const ENTRY = fileURLToPath(new URL('./probe-entry.mjs', import.meta.url));
 
 /** The last JSON line of the child's stdout, or a failure carrying what it printed. */
 export function readProbeOutput(stdout: string, stderr: string, failure?: string): ProbeResult {
-  const line = stdout.trim().split('\n').reverse().find((l) => l.startsWith('{'));
+  const line = stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{'));
   if (line) {
     const r = JSON.parse(line) as { ok: boolean; message?: string };
     return { ok: r.ok, message: r.message, log: stderr };
@@ -23,8 +27,13 @@ export function readProbeOutput(stdout: string, stderr: string, failure?: string
 
 export function probeInChild(provider: ProviderName, timeoutMs = 60_000): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [ENTRY, provider], { timeout: timeoutMs, maxBuffer: 4 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve(readProbeOutput(stdout, stderr, err ? err.message.split('\n')[0] : undefined));
-    });
+    execFile(
+      process.execPath,
+      [ENTRY, provider],
+      { timeout: timeoutMs, maxBuffer: 4 << 20, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        resolve(readProbeOutput(stdout, stderr, err ? err.message.split('\n')[0] : undefined));
+      },
+    );
   });
 }

@@ -11,5 +11,9 @@ async function cudaStatus(): Promise<ProviderStatus> {
 
 export async function providerStatuses(): Promise<ProviderStatus[]> {
   const [cpu, cuda, webgpu] = await Promise.all([probeInChild('cpu'), cudaStatus(), probeInChild('webgpu')]);
-  return [classifyCpu(cpu, defaultThreads()), cuda, classifyWebgpu({ vulkanLoader: loaderFinds('libvulkan.so.1'), probe: webgpu })];
+  return [
+    classifyCpu(cpu, defaultThreads()),
+    cuda,
+    classifyWebgpu({ vulkanLoader: loaderFinds('libvulkan.so.1'), probe: webgpu }),
+  ];
 }

@@ -13,8 +13,12 @@ export type RunpathPlan = { readonly action: 'keep' } | { readonly action: 'set'
 
 /** Whether the provider's RUNPATH (as patchelf prints it) must be set to point at `libDir`. */
 export function runpathPlan(current: string, libDir: string): RunpathPlan {
-  if (!isAbsolute(libDir)) throw new GpuError(`the lib directory ${libDir} must be absolute (a relative RUNPATH follows the process's cwd)`);
-  if (libDir.includes(':')) throw new GpuError(`the lib directory ${libDir} contains ':', which separates RUNPATH entries; move STARPO_CACHE_DIR`);
+  if (!isAbsolute(libDir))
+    throw new GpuError(`the lib directory ${libDir} must be absolute (a relative RUNPATH follows the process's cwd)`);
+  if (libDir.includes(':'))
+    throw new GpuError(
+      `the lib directory ${libDir} contains ':', which separates RUNPATH entries; move STARPO_CACHE_DIR`,
+    );
   return current.trim() === libDir ? { action: 'keep' } : { action: 'set', value: libDir };
 }
 

@@ -21,7 +21,9 @@ export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation &
 
 /** The checkpoint `iteration` of the surviving history, or its newest one. */
 export async function chooseCheckpoint(
-  loc: RunLocation, checkpoints: readonly CheckpointInfo[], iteration?: number,
+  loc: RunLocation,
+  checkpoints: readonly CheckpointInfo[],
+  iteration?: number,
 ): Promise<CheckpointId> {
   const reader = localRunEvents(loc.root);
   const starts = await readLineageStarts(reader, loc.runId).finally(() => reader.close());

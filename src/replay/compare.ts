@@ -9,7 +9,13 @@
  */
 import type { IterationEvent } from '../events/index.ts';
 import {
-  IN_GROUP_STD_ALL, RETURN_MEAN, RETURN_STD, SUCCESS_RATE, VAL_SUCCESS_RATE, modelMetric, valMetric,
+  IN_GROUP_STD_ALL,
+  RETURN_MEAN,
+  RETURN_STD,
+  SUCCESS_RATE,
+  VAL_SUCCESS_RATE,
+  modelMetric,
+  valMetric,
 } from '../rl/metric-names.ts';
 
 export interface Mismatch {
@@ -42,14 +48,19 @@ export const WHY_NOT: ReadonlyArray<readonly [prefix: string, reason: string]> =
 ];
 
 export function whyNot(metric: string): string {
-  return WHY_NOT.find(([prefix]) => metric.startsWith(prefix) || metric.startsWith(valMetric(prefix)))?.[1] ??
-    'not derived from trajectories';
+  return (
+    WHY_NOT.find(([prefix]) => metric.startsWith(prefix) || metric.startsWith(valMetric(prefix)))?.[1] ??
+    'not derived from trajectories'
+  );
 }
 
 /** The IterationEvent's own summary fields and the metric each copies. */
 const SUMMARY_FIELDS = [
-  ['successRateTrain', SUCCESS_RATE], ['successRateVal', VAL_SUCCESS_RATE], ['returnMean', RETURN_MEAN],
-  ['returnStd', RETURN_STD], ['inGroupReturnStd', IN_GROUP_STD_ALL],
+  ['successRateTrain', SUCCESS_RATE],
+  ['successRateVal', VAL_SUCCESS_RATE],
+  ['returnMean', RETURN_MEAN],
+  ['returnStd', RETURN_STD],
+  ['inGroupReturnStd', IN_GROUP_STD_ALL],
 ] as const satisfies ReadonlyArray<readonly [keyof IterationEvent, string]>;
 
 export function sameNumber(a: number, b: number): boolean {

@@ -60,11 +60,14 @@ function evalConfig(c: RlConfig, o: EvalOptions): RlConfig {
   const env = o.env ?? c.env;
   resolveEnvConfig(env); // unknown presets fail here, naming the known ones
   const valTemperature = o.temperature ?? c.valTemperature;
-  return resolveConfig({ file: { ...c, env, valSeeds: o.seeds ?? c.valSeeds, valSamples: o.samples ?? 1, valTemperature } });
+  return resolveConfig({
+    file: { ...c, env, valSeeds: o.seeds ?? c.valSeeds, valSamples: o.samples ?? 1, valTemperature },
+  });
 }
 
 export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
-  if ((o.checkpoint === undefined) === (o.model === undefined)) throw new ConfigError('--checkpoint', 'give a checkpoint or --model, not both');
+  if ((o.checkpoint === undefined) === (o.model === undefined))
+    throw new ConfigError('--checkpoint', 'give a checkpoint or --model, not both');
   if (o.model !== undefined) {
     const c = evalConfig(resolveConfig({ overrides: [`model=${resolve(o.model)}`, ...(o.overrides ?? [])] }), o);
     const checkpoint = { runId: basename(resolve(o.model)), lineageId: 'pretrained', iteration: 0 };
@@ -80,13 +83,21 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
   });
 }
 
-async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
-  load: (actor: Policy, run: RunModel) => Promise<unknown>): Promise<EvalResult> {
+async function evaluate(
+  c: RlConfig,
+  o: EvalOptions,
+  checkpoint: CheckpointId,
+  load: (actor: Policy, run: RunModel) => Promise<unknown>,
+): Promise<EvalResult> {
   const samples = c.valSamples;
   const run = await resolveRunModel(c);
   checkCapacity(c, run.modelConfig, run.lora, { training: false });
   const actor = new Policy({
-    config: run.modelConfig, role: 'actor', seed: c.seed, tokenizer: run.tokenizer, lora: run.lora ?? undefined,
+    config: run.modelConfig,
+    role: 'actor',
+    seed: c.seed,
+    tokenizer: run.tokenizer,
+    lora: run.lora ?? undefined,
     threads: c.threads > 0 ? c.threads : undefined,
   });
   const sandbox = openSandbox(c);
@@ -102,9 +113,17 @@ async function evaluate(c: RlConfig, o: EvalOptions, checkpoint: CheckpointId,
     const oracle = oracleSuccess(env, validationSeeds(c));
     const passAtK = Object.fromEntries([1, samples].map(passAtKMetric).map((k) => [k, metrics[valMetric(k)]]));
     return {
-      runId: checkpoint.runId, checkpoint, env: c.env, envSpecId: envSpecId(env), seeds: c.valSeeds, samples,
+      runId: checkpoint.runId,
+      checkpoint,
+      env: c.env,
+      envSpecId: envSpecId(env),
+      seeds: c.valSeeds,
+      samples,
       temperature: c.valTemperature,
-      successRate: metrics[VAL_SUCCESS_RATE], passAtK, oracleSuccess: oracle.successRate, successBySeed,
+      successRate: metrics[VAL_SUCCESS_RATE],
+      passAtK,
+      oracleSuccess: oracle.successRate,
+      successBySeed,
     };
   } finally {
     await sandbox?.close();

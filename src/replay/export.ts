@@ -21,9 +21,25 @@ export interface TrajectorySink {
 }
 
 export const CSV_COLUMNS = [
-  'run_id', 'lineage_id', 'iteration', 'split', 'group', 'rollout_index', 'env', 'env_seed', 'policy_version',
-  'success', 'return', 'turns', 'response_tokens', 'valid_actions', 'effective_actions', 'format_penalty_turns',
-  'truncated', 'actions', 'responses',
+  'run_id',
+  'lineage_id',
+  'iteration',
+  'split',
+  'group',
+  'rollout_index',
+  'env',
+  'env_seed',
+  'policy_version',
+  'success',
+  'return',
+  'turns',
+  'response_tokens',
+  'valid_actions',
+  'effective_actions',
+  'format_penalty_turns',
+  'truncated',
+  'actions',
+  'responses',
 ] as const;
 
 /** RFC 4180: quote a field holding a comma, quote, CR or LF, doubling the quotes inside. */
@@ -35,10 +51,25 @@ export function csvField(value: string | number | boolean): string {
 export function csvRow(e: TrajectoryEvent): string {
   const total = (f: (t: TrajectoryEvent['turns'][number]) => number) => e.turns.reduce((n, t) => n + f(t), 0);
   const row: (string | number | boolean)[] = [
-    e.runId, e.lineageId, e.iteration, e.split, e.group, e.rolloutIndex, e.envName, e.envSeed, e.policyVersion,
-    e.success, e.trajectoryReturn, e.turns.length, total((t) => t.responseTokens), total((t) => t.actionsValid),
-    total((t) => t.actionsEffective), total((t) => (t.formatPenalty !== 0 ? 1 : 0)), e.extras.truncated === 'true',
-    JSON.stringify(e.turns.map((t) => t.executedActions)), JSON.stringify(e.turns.map((t) => t.response)),
+    e.runId,
+    e.lineageId,
+    e.iteration,
+    e.split,
+    e.group,
+    e.rolloutIndex,
+    e.envName,
+    e.envSeed,
+    e.policyVersion,
+    e.success,
+    e.trajectoryReturn,
+    e.turns.length,
+    total((t) => t.responseTokens),
+    total((t) => t.actionsValid),
+    total((t) => t.actionsEffective),
+    total((t) => (t.formatPenalty !== 0 ? 1 : 0)),
+    e.extras.truncated === 'true',
+    JSON.stringify(e.turns.map((t) => t.executedActions)),
+    JSON.stringify(e.turns.map((t) => t.response)),
   ];
   return row.map(csvField).join(',');
 }
@@ -58,8 +89,13 @@ export async function openTrajectoryExport(path: string): Promise<TrajectorySink
   let count = 0;
   return {
     path,
-    get count() { return count; },
-    write: async (e) => { count++; await out.write(format.line(e)); },
+    get count() {
+      return count;
+    },
+    write: async (e) => {
+      count++;
+      await out.write(format.line(e));
+    },
     close: () => out.close(),
     abort: () => out.abort(),
   };

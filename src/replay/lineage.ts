@@ -10,7 +10,13 @@
 import { ConfigError } from '../errors.ts';
 import type { EventReader } from '../events/index.ts';
 import {
-  ROOT_LINEAGE, forkPoints, nextLineageId, ownerOf, survivingCheckpoints, survivingPlan, type LineageStart,
+  ROOT_LINEAGE,
+  forkPoints,
+  nextLineageId,
+  ownerOf,
+  survivingCheckpoints,
+  survivingPlan,
+  type LineageStart,
 } from '../events/lineage.ts';
 import type { CheckpointId, CheckpointInfo, CheckpointStore } from '../storage/index.ts';
 
@@ -32,7 +38,12 @@ export async function readLineageStarts(reader: EventReader, runId: string): Pro
   const starts: LineageStart[] = [];
   for await (const e of reader.read(runId, { onProblem: () => undefined })) {
     if (e.kind !== 'run') continue;
-    starts.push({ lineageId: e.lineageId, parentLineageId: e.parentLineageId, fromIteration: e.fromIteration, forks: e.forks });
+    starts.push({
+      lineageId: e.lineageId,
+      parentLineageId: e.parentLineageId,
+      fromIteration: e.fromIteration,
+      forks: e.forks,
+    });
   }
   return starts;
 }
@@ -42,7 +53,9 @@ const available = (cs: readonly CheckpointId[]): string =>
 
 /** Continue the surviving lineage from the newest checkpoint of its chain. */
 export function continuePlan(
-  runId: string, starts: readonly LineageStart[], checkpoints: readonly CheckpointInfo[],
+  runId: string,
+  starts: readonly LineageStart[],
+  checkpoints: readonly CheckpointInfo[],
 ): ResumePlan {
   const plan = survivingPlan(starts);
   const survivor = plan.chain[0];
@@ -50,19 +63,27 @@ export function continuePlan(
   if (!from) throw new ConfigError('resume', `run ${runId} has no checkpoint to resume from`);
   // Iterations up to the survivor's start belong to its parent: writing them under the survivor would hide them.
   if (from.iteration < survivor.fromIteration) {
-    throw new ConfigError('resume', `lineage ${survivor.lineageId} starts after iteration ${survivor.fromIteration}, ` +
-      `but the newest checkpoint of its chain is ${from.lineageId}@${from.iteration}`);
+    throw new ConfigError(
+      'resume',
+      `lineage ${survivor.lineageId} starts after iteration ${survivor.fromIteration}, ` +
+        `but the newest checkpoint of its chain is ${from.lineageId}@${from.iteration}`,
+    );
   }
   return {
-    lineageId: survivor.lineageId, parentLineageId: survivor.parentLineageId,
-    from: { runId, lineageId: from.lineageId, iteration: from.iteration }, forkPoints: forkPoints(runId, starts),
+    lineageId: survivor.lineageId,
+    parentLineageId: survivor.parentLineageId,
+    from: { runId, lineageId: from.lineageId, iteration: from.iteration },
+    forkPoints: forkPoints(runId, starts),
     forks: survivor.forks ?? 0,
   };
 }
 
 /** Start a new lineage from checkpoint `k` of the surviving history. */
 export function forkPlan(
-  runId: string, starts: readonly LineageStart[], checkpoints: readonly CheckpointInfo[], k: number,
+  runId: string,
+  starts: readonly LineageStart[],
+  checkpoints: readonly CheckpointInfo[],
+  k: number,
 ): ResumePlan {
   const plan = survivingPlan(starts);
   const owner = ownerOf(plan, k);

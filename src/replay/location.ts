@@ -19,8 +19,11 @@ export interface RunLocation {
 /** Thrown when a command names a run whose directory holds no run (no config.json, or no event log either). */
 export class RunNotFoundError extends StarpoError {
   constructor(loc: RunLocation, what: string) {
-    super(`run ${loc.runId} not found: ${join(loc.root, loc.runId)} holds no ${what} ` +
-      '(check the run id, or --runs-dir for a bare id)', { details: { ...loc } });
+    super(
+      `run ${loc.runId} not found: ${join(loc.root, loc.runId)} holds no ${what} ` +
+        '(check the run id, or --runs-dir for a bare id)',
+      { details: { ...loc } },
+    );
   }
 }
 
@@ -34,8 +37,11 @@ export function checkRunId(id: string, field: string): string {
   try {
     assertSafeId('runId', id);
   } catch (cause) {
-    throw new ConfigError(field, `${JSON.stringify(id)} is not a valid run id (letters, digits, . _ -; at most 128; ` +
-      'no path separators)', { cause });
+    throw new ConfigError(
+      field,
+      `${JSON.stringify(id)} is not a valid run id (letters, digits, . _ -; at most 128; ` + 'no path separators)',
+      { cause },
+    );
   }
   return id;
 }
@@ -52,10 +58,13 @@ export function runLocation(run: string, runsDir = 'runs'): RunLocation {
 /** Fails with RunNotFoundError unless the run's directory holds its config.json or its event log. */
 export async function requireRun(loc: RunLocation): Promise<void> {
   for (const name of ['config.json', 'events']) {
-    const found = await stat(join(loc.root, loc.runId, name)).then(() => true, (err: NodeJS.ErrnoException) => {
-      if (missing(err)) return false;
-      throw err;
-    });
+    const found = await stat(join(loc.root, loc.runId, name)).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (missing(err)) return false;
+        throw err;
+      },
+    );
     if (found) return;
   }
   throw new RunNotFoundError(loc, 'config.json or events/');

@@ -59,7 +59,8 @@ function trainMetrics(c: RlConfig, s: SplitRecords): Record<string, number> {
   const filtered = filterStage(c, batch, sampling?.keptGroupIds);
   return {
     ...batchMetrics({ batch, keptGroupIds: filtered.keptGroupIds, passK: [1, Math.min(4, c.groupSize)] }),
-    ...sampling?.metrics, ...filtered.metrics,
+    ...sampling?.metrics,
+    ...filtered.metrics,
     [BATCH_TRAINED_TRAJECTORIES]: rowsOfGroups(s.records, filtered.keptGroupIds).length,
     [BATCH_TRUNCATED]: s.events.filter((e) => e.extras.truncated === 'true').length,
     ...toolMetricsOf(c, s.events.map(toolOutcomeOf)),
@@ -84,8 +85,12 @@ function valMetrics(c: RlConfig, s: SplitRecords): Record<string, number> {
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [valMetric(k), v]));
 }
 
-export function recomputeIteration(c: RlConfig, setup: EpisodeSetup, train: readonly TrajectoryEvent[],
-  val: readonly TrajectoryEvent[]): Recomputed {
+export function recomputeIteration(
+  c: RlConfig,
+  setup: EpisodeSetup,
+  train: readonly TrajectoryEvent[],
+  val: readonly TrajectoryEvent[],
+): Recomputed {
   const t = toRecords('train', train, setup);
   const v = toRecords('val', val, setup);
   return {

@@ -25,8 +25,12 @@ export function trajectoryRecordOf(e: TrajectoryEvent, proposed: readonly number
     turns: e.turns.map((t, k) => {
       position += t.responseTokens;
       return {
-        envReward: t.envReward, formatPenalty: t.formatPenalty, rewardPosition: position, observation: t.observation,
-        actionsProposed: proposed[k] ?? t.actionsValid, actionsValid: t.actionsValid,
+        envReward: t.envReward,
+        formatPenalty: t.formatPenalty,
+        rewardPosition: position,
+        observation: t.observation,
+        actionsProposed: proposed[k] ?? t.actionsValid,
+        actionsValid: t.actionsValid,
         actionsEffective: t.actionsEffective,
       };
     }),

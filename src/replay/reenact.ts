@@ -6,7 +6,13 @@
  * checks the log against the environment: any disagreement is reported as a divergence.
  */
 import {
-  Episode, TEMPLATES, signedPenalty, turnReward, type Message, type TemplateName, type TurnRecord,
+  Episode,
+  TEMPLATES,
+  signedPenalty,
+  turnReward,
+  type Message,
+  type TemplateName,
+  type TurnRecord,
 } from '../agent/index.ts';
 import { createEnv, type EnvConfig } from '../envs/index.ts';
 import type { TrajectoryEvent, Turn } from '../events/index.ts';
@@ -27,17 +33,23 @@ export interface EpisodeSetup {
 
 export function episodeSetup(c: RlConfig): EpisodeSetup {
   return {
-    env: runEnvConfig(c), template: c.template as TemplateName, formatPenalty: c.formatPenalty,
-    rewardsReplaced: c.toolReward !== 'env', externalAgent: c.agent !== '',
+    env: runEnvConfig(c),
+    template: c.template as TemplateName,
+    formatPenalty: c.formatPenalty,
+    rewardsReplaced: c.toolReward !== 'env',
+    externalAgent: c.agent !== '',
   };
 }
 
 /** An external agent's episode as logged: each call's new messages and the model's reply. */
 function asLogged(e: TrajectoryEvent): Reenacted {
   return {
-    proposed: e.turns.map((t) => t.actionsValid), divergence: null,
-    messages: e.turns.flatMap((t): Message[] =>
-      [{ role: 'user', content: t.observation }, { role: 'assistant', content: t.response }]),
+    proposed: e.turns.map((t) => t.actionsValid),
+    divergence: null,
+    messages: e.turns.flatMap((t): Message[] => [
+      { role: 'user', content: t.observation },
+      { role: 'assistant', content: t.response },
+    ]),
     turns: e.turns.map((t) => ({ actions: t.executedActions, reward: turnReward(t) })),
   };
 }
@@ -86,7 +98,9 @@ export function reenact(e: TrajectoryEvent, setup: EpisodeSetup): Reenacted {
     divergence = `success ${episode.success}, log says ${e.success}`;
   }
   return {
-    proposed, messages: episode.messages.slice(), divergence,
+    proposed,
+    messages: episode.messages.slice(),
+    divergence,
     turns: episode.turns.map((t) => ({ actions: t.executedActions, reward: t.reward })),
   };
 }

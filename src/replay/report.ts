@@ -40,9 +40,10 @@ export function renderTable(outcome: ReplayOutcome): string {
 export function renderNotes(outcome: ReplayOutcome): string[] {
   const failed = failedIterations(outcome);
   const { dropped, unfinished } = outcome;
-  const agreement = failed.length === 0
-    ? 'every recomputed metric equals the recorded one'
-    : `${failed.length} iterations disagree: ${failed.join(', ')}`;
+  const agreement =
+    failed.length === 0
+      ? 'every recomputed metric equals the recorded one'
+      : `${failed.length} iterations disagree: ${failed.join(', ')}`;
   const specs = [...new Set(outcome.iterations.map((c) => c.envSpecId).filter((id) => id !== ''))];
   const lines = [
     `${outcome.iterations.length} iterations, ${outcome.trajectories} trajectories replayed; ${agreement}`,
@@ -67,11 +68,20 @@ export function renderNotes(outcome: ReplayOutcome): string[] {
 export function jsonLines(outcome: ReplayOutcome, extra: Record<string, unknown> = {}): string[] {
   const lines = outcome.iterations.map((c) => JSON.stringify({ type: 'iteration', ...c }));
   for (const p of outcome.problems) lines.push(JSON.stringify({ type: 'problem', ...p }));
-  lines.push(JSON.stringify({
-    type: 'summary', runId: outcome.runId, iterations: outcome.iterations.length, trajectories: outcome.trajectories,
-    failed: failedIterations(outcome), dropped: outcome.dropped, unfinished: outcome.unfinished, forks: outcome.forks,
-    problems: outcome.problems.length,
-    notRecomputable: notRecomputableByReason(outcome), ...extra,
-  }));
+  lines.push(
+    JSON.stringify({
+      type: 'summary',
+      runId: outcome.runId,
+      iterations: outcome.iterations.length,
+      trajectories: outcome.trajectories,
+      failed: failedIterations(outcome),
+      dropped: outcome.dropped,
+      unfinished: outcome.unfinished,
+      forks: outcome.forks,
+      problems: outcome.problems.length,
+      notRecomputable: notRecomputableByReason(outcome),
+      ...extra,
+    }),
+  );
   return lines;
 }

@@ -10,7 +10,12 @@
 import { ConfigError } from '../errors.ts';
 import { configFromJSON, type RlConfig } from '../rl/config.ts';
 import {
-  replay, type DropReason, type EventReader, type IterationEvent, type ReadProblem, type TrajectoryEvent,
+  replay,
+  type DropReason,
+  type EventReader,
+  type IterationEvent,
+  type ReadProblem,
+  type TrajectoryEvent,
 } from '../events/index.ts';
 import { compareMetrics, type Mismatch } from './compare.ts';
 import { recomputeIteration } from './recompute.ts';
@@ -68,23 +73,37 @@ export interface ReplayRunOptions {
 type Bucket = { train: TrajectoryEvent[]; val: TrajectoryEvent[] };
 
 export function checkIteration(
-  c: RlConfig, setup: EpisodeSetup, recorded: IterationEvent, bucket: Bucket,
+  c: RlConfig,
+  setup: EpisodeSetup,
+  recorded: IterationEvent,
+  bucket: Bucket,
 ): IterationCheck {
-  const base = { iteration: recorded.iteration, lineageId: recorded.lineageId, envSpecId: recorded.envSpecId,
-    trainTrajectories: bucket.train.length, valTrajectories: bucket.val.length };
+  const base = {
+    iteration: recorded.iteration,
+    lineageId: recorded.lineageId,
+    envSpecId: recorded.envSpecId,
+    trainTrajectories: bucket.train.length,
+    valTrajectories: bucket.val.length,
+  };
   if (bucket.train.length === 0) {
     const divergences = ['no training trajectory events survive for this iteration'];
     return { ...base, checked: 0, mismatches: [], divergences, notRecomputable: [], ok: false };
   }
   const re = recomputeIteration(c, setup, bucket.train, bucket.val);
   // The collapse metrics come from the probe the event carries (the policy's log-probabilities).
-  const cmp = compareMetrics(recorded, { ...re.metrics, ...(recorded.collapse ? collapseMetrics(recorded.collapse) : {}) });
+  const cmp = compareMetrics(recorded, {
+    ...re.metrics,
+    ...(recorded.collapse ? collapseMetrics(recorded.collapse) : {}),
+  });
   const spec = envSpecId(setup.env);
-  const divergences = recorded.envSpecId !== '' && recorded.envSpecId !== spec
-    ? [...re.divergences,
-      `environment spec ${recorded.envSpecId} recorded, the run's config gives ${spec} now ` +
-        '(its definition changed)']
-    : re.divergences;
+  const divergences =
+    recorded.envSpecId !== '' && recorded.envSpecId !== spec
+      ? [
+          ...re.divergences,
+          `environment spec ${recorded.envSpecId} recorded, the run's config gives ${spec} now ` +
+            '(its definition changed)',
+        ]
+      : re.divergences;
   const ok = cmp.mismatches.length === 0 && divergences.length === 0;
   const { mismatches, notRecomputable } = cmp;
   return { ...base, checked: cmp.checked.length, mismatches, divergences, notRecomputable, ok };
@@ -94,7 +113,10 @@ export function checkIteration(
 class RunContext {
   private config: RlConfig | null = null;
   private setup: EpisodeSetup | null = null;
-  constructor(private readonly runId: string, private readonly fallback?: () => Promise<RlConfig>) {}
+  constructor(
+    private readonly runId: string,
+    private readonly fallback?: () => Promise<RlConfig>,
+  ) {}
 
   offer(configJson: string): void {
     this.config ??= configFromJSON(configJson);
@@ -114,14 +136,21 @@ class RunContext {
 
 export async function replayRun(o: ReplayRunOptions): Promise<ReplayOutcome> {
   const out: ReplayOutcome = {
-    runId: o.runId, iterations: [], trajectories: 0, problems: [], unfinished: [], forks: [],
+    runId: o.runId,
+    iterations: [],
+    trajectories: 0,
+    problems: [],
+    unfinished: [],
+    forks: [],
     dropped: { duplicate: 0, superseded: 0 },
   };
   const context = new RunContext(o.runId, o.fallbackConfig);
   const buckets = new Map<number, Bucket>();
   const inRange = (i: number) => i >= (o.fromIteration ?? 0) && i <= (o.toIteration ?? Infinity);
   const events = replay(o.reader, o.runId, {
-    onProblem: (p) => out.problems.push(p), onDropped: (_, why) => out.dropped[why]++, allowPartial: o.allowPartial,
+    onProblem: (p) => out.problems.push(p),
+    onDropped: (_, why) => out.dropped[why]++,
+    allowPartial: o.allowPartial,
   });
   for await (const e of events) {
     if (e.kind === 'run') context.offer(e.configJson);

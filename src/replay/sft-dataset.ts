@@ -34,8 +34,14 @@ export function sftRecord(e: TrajectoryEvent, setup: EpisodeSetup): SftRecord | 
   const played = reenact(e, setup);
   if (played.divergence) return { skipped: played.divergence };
   return {
-    env: setup.env, seed: e.envSeed, template: setup.template, messages: played.messages, turns: played.turns,
-    return: played.turns.reduce((sum, t) => sum + t.reward, 0), success: e.success, source: eventKey(e),
+    env: setup.env,
+    seed: e.envSeed,
+    template: setup.template,
+    messages: played.messages,
+    turns: played.turns,
+    return: played.turns.reduce((sum, t) => sum + t.reward, 0),
+    success: e.success,
+    source: eventKey(e),
   };
 }
 
@@ -50,13 +56,20 @@ export async function openSftDataset(path: string, selection: Selection): Promis
   let [count, skipped] = [0, 0];
   return {
     path,
-    get count() { return count; },
-    get skipped() { return skipped; },
+    get count() {
+      return count;
+    },
+    get skipped() {
+      return skipped;
+    },
     write: async (e, setup) => {
       if (!select(e)) return;
       const record = sftRecord(e, setup);
       if ('skipped' in record) skipped++;
-      else { count++; await out.write(JSON.stringify(record)); }
+      else {
+        count++;
+        await out.write(JSON.stringify(record));
+      }
     },
     close: () => out.close(),
     abort: () => out.abort(),

@@ -11,8 +11,14 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { StarpoError } from '../errors.ts';
 
 export const CHROMIUM_ARGS: readonly string[] = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 /** STARPO_CHROMIUM overrides the Debian path (e.g. a chromium elsewhere on a developer machine). */
@@ -20,7 +26,8 @@ export function chromiumPath(): string {
   const path = process.env.STARPO_CHROMIUM || '/usr/bin/chromium';
   if (!existsSync(path)) {
     throw new StarpoError(
-      `no Chromium at ${path}: install Debian's package (apt-get install -y chromium) or set STARPO_CHROMIUM`);
+      `no Chromium at ${path}: install Debian's package (apt-get install -y chromium) or set STARPO_CHROMIUM`,
+    );
   }
   return path;
 }
@@ -33,13 +40,17 @@ export interface BrowserOptions {
 
 /** Runs `fn` with a fresh browser context and always closes it and removes its profile. */
 export async function withBrowser<T>(
-  fn: (context: BrowserContext) => Promise<T>, options: BrowserOptions = {},
+  fn: (context: BrowserContext) => Promise<T>,
+  options: BrowserOptions = {},
 ): Promise<T> {
   const profile = await mkdtemp(join(tmpdir(), 'starpo-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath(), headless: true, args: [...CHROMIUM_ARGS],
-      deviceScaleFactor: options.scale ?? 1, viewport: options.viewport ?? { width: 1400, height: 900 },
+      executablePath: chromiumPath(),
+      headless: true,
+      args: [...CHROMIUM_ARGS],
+      deviceScaleFactor: options.scale ?? 1,
+      viewport: options.viewport ?? { width: 1400, height: 900 },
     });
     try {
       return await fn(context);

@@ -30,11 +30,20 @@ export function sampleIterations(iterations: readonly number[], max: number): nu
 /** The trajectory as shown, without its tokens (added at finish, once the run's stop tokens are known). */
 export function trajectoryView(e: TrajectoryEvent): TrajectoryView {
   return {
-    iteration: e.iteration, split: e.split, group: e.group, rollout: e.rolloutIndex, seed: e.envSeed,
-    return: e.trajectoryReturn, success: e.success,
+    iteration: e.iteration,
+    split: e.split,
+    group: e.group,
+    rollout: e.rolloutIndex,
+    seed: e.envSeed,
+    return: e.trajectoryReturn,
+    success: e.success,
     turns: e.turns.map((t) => ({
-      observation: t.observation, response: t.response, actions: t.executedActions, envReward: t.envReward,
-      formatPenalty: t.formatPenalty, toolCalls: t.toolCalls,
+      observation: t.observation,
+      response: t.response,
+      actions: t.executedActions,
+      envReward: t.envReward,
+      formatPenalty: t.formatPenalty,
+      toolCalls: t.toolCalls,
     })),
     tokens: null,
   };
@@ -80,7 +89,10 @@ export class RunCollector {
   private readonly trajectories = new Map<number, Held[]>();
   private checkpoint: CheckpointEvent | undefined;
 
-  constructor(readonly runId: string, private readonly options: CollectOptions = {}) {
+  constructor(
+    readonly runId: string,
+    private readonly options: CollectOptions = {},
+  ) {
     this.configJson = options.fallbackConfigJson;
   }
 
@@ -88,7 +100,8 @@ export class RunCollector {
     if (event.kind === 'run') {
       this.configJson = event.configJson;
       const { lineageId, parentLineageId, fromIteration, forks } = event;
-      if (event.action === 'FORKED') this.forks.push({ lineageId, parentLineageId, fromIteration, forks, reason: event.reason ?? '' });
+      if (event.action === 'FORKED')
+        this.forks.push({ lineageId, parentLineageId, fromIteration, forks, reason: event.reason ?? '' });
     } else if (event.kind === 'iteration') {
       const point = { iteration: event.iteration, metrics: event.metrics, timingsMs: event.stageTimingsMs };
       this.points.set(event.iteration, point);
@@ -136,13 +149,17 @@ export class RunCollector {
     const stopIds = 'stopIds' in tokenizer ? tokenizer.stopIds : null;
     const views = held.map((h) => withTokens(h, stopIds)).sort(byTrajectoryOrder);
     return {
-      runId: this.runId, env: typeof config.env === 'string' ? config.env : '', envSpecId: this.envSpecId,
+      runId: this.runId,
+      env: typeof config.env === 'string' ? config.env : '',
+      envSpecId: this.envSpecId,
       plannedIterations: config.iterations ?? 0,
       lastIteration: iterations.length ? iterations[iterations.length - 1].iteration : 0,
-      config: config as Record<string, unknown>, iterations,
+      config: config as Record<string, unknown>,
+      iterations,
       warnings: [...this.warnings].sort((a, b) => a.iteration - b.iteration),
       forks: [...this.forks],
-      oracle: env.oracle, legend: env.legend,
+      oracle: env.oracle,
+      legend: env.legend,
       trajectoryIterations: this.keptIterations(),
       trajectoryIterationsTotal: this.trajectories.size,
       trajectories: withFinalStates(env.env, env.legend.length > 0, views),

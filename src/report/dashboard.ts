@@ -37,17 +37,23 @@ export interface Dashboard {
 
 function eventsStatus(run: RunReport, now: string): LiveStatus {
   return {
-    runId: run.runId, iteration: run.lastIteration, iterations: run.plannedIterations, source: 'events', updatedAt: now,
+    runId: run.runId,
+    iteration: run.lastIteration,
+    iterations: run.plannedIterations,
+    source: 'events',
+    updatedAt: now,
   };
 }
 
 async function liveStatus(runs: readonly RunReport[], progress: ProgressSource | undefined): Promise<LiveStatus[]> {
   const now = new Date().toISOString();
-  return Promise.all(runs.map(async (run) => {
-    const fromEvents = eventsStatus(run, now);
-    const extra = await progress?.progress(run.runId).catch(() => null);
-    return extra ? { ...fromEvents, ...extra, source: 'temporal' as const, runId: run.runId } : fromEvents;
-  }));
+  return Promise.all(
+    runs.map(async (run) => {
+      const fromEvents = eventsStatus(run, now);
+      const extra = await progress?.progress(run.runId).catch(() => null);
+      return extra ? { ...fromEvents, ...extra, source: 'temporal' as const, runId: run.runId } : fromEvents;
+    }),
+  );
 }
 
 async function logSignature(source: ReportSource): Promise<string | undefined> {
@@ -70,7 +76,9 @@ function modelCache(o: DashboardOptions): () => Promise<ReportModel> {
     return current.model;
   };
   return async () => {
-    pending ??= rebuild().finally(() => { pending = undefined; });
+    pending ??= rebuild().finally(() => {
+      pending = undefined;
+    });
     const model = await pending;
     return { ...model, live: await liveStatus(model.runs, o.progress) };
   };
@@ -108,7 +116,12 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/`, server,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    url: `http://127.0.0.1:${port}/`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

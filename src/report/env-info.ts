@@ -19,7 +19,10 @@ export interface EnvInfo {
 
 /** 'player on target' → 'player-on-target': a class name the page styles (unknown meanings get a default). */
 export function styleSlug(meaning: string): string {
-  return meaning.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return meaning
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 function envConfigOf(config: Partial<RlConfig>): EnvConfig {
@@ -56,8 +59,9 @@ export function envInfo(config: Partial<RlConfig>): EnvInfo {
   } catch {
     return { env: null, legend: [], oracle: null };
   }
-  const legend = createEnv(env).describe().legend
-    .map(([symbol, meaning]) => ({ symbol, meaning, style: styleSlug(meaning) }));
+  const legend = createEnv(env)
+    .describe()
+    .legend.map(([symbol, meaning]) => ({ symbol, meaning, style: styleSlug(meaning) }));
   const valSeeds = config.valSeeds ?? 0;
   return { env, legend, oracle: valSeeds > 0 ? oracleOf(env, valSeeds, config) : null };
 }

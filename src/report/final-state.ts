@@ -26,7 +26,9 @@ export function finalObservation(env: EnvConfig, t: TrajectoryView): string | un
 
 /** Adds `finalObservation` where the environment draws states (a legend) and the re-enactment agrees. */
 export function withFinalStates(
-  env: EnvConfig | null, hasLegend: boolean, ts: readonly TrajectoryView[],
+  env: EnvConfig | null,
+  hasLegend: boolean,
+  ts: readonly TrajectoryView[],
 ): TrajectoryView[] {
   if (!env || !hasLegend) return [...ts];
   return ts.map((t) => {

@@ -50,7 +50,10 @@ export function escapeHtml(text: string): string {
 
 /** JSON safe inside a <script> element: no "</script>", no "<!--", no JS line separators. */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** Inline script text cannot contain "</script"; split it (same meaning in JS strings and regexes). */
@@ -60,8 +63,10 @@ function inlineScript(source: string): string {
 
 function csp(live: boolean): string {
   const connect = live ? "'self'" : "'none'";
-  return `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; `
-    + `connect-src ${connect}`;
+  return (
+    `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; ` +
+    `connect-src ${connect}`
+  );
 }
 
 export async function renderHtml(model: ReportModel, live?: LiveOptions): Promise<string> {

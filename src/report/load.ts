@@ -35,7 +35,10 @@ export async function loadReport(source: ReportSource, options: LoadOptions = {}
   // One run at a time: each replay reads its log twice, and the machine may be training meanwhile.
   for (const ref of source.refs) runs.push(await loadRun(source, ref, options));
   return {
-    title: options.title ?? defaultTitle(runs), generatedAt: new Date().toISOString(),
-    runs, charts: buildCharts(runs), live: null,
+    title: options.title ?? defaultTitle(runs),
+    generatedAt: new Date().toISOString(),
+    runs,
+    charts: buildCharts(runs),
+    live: null,
   };
 }

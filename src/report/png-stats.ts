@@ -18,7 +18,11 @@ const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** Bytes per pixel by PNG colour type (8-bit depth): grey, RGB, grey+alpha, RGBA. */
 const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 4: 2, 6: 4 };
 
-interface Header { width: number; height: number; channels: number }
+interface Header {
+  width: number;
+  height: number;
+  channels: number;
+}
 
 function parseChunks(png: Buffer): { header: Header; data: Buffer } {
   if (!png.subarray(0, 8).equals(SIGNATURE)) throw new CorruptDataError('not a PNG file');
@@ -51,12 +55,18 @@ function paeth(a: number, b: number, c: number): number {
 
 function predict(filter: number, a: number, b: number, c: number): number {
   switch (filter) {
-    case 0: return 0;
-    case 1: return a;
-    case 2: return b;
-    case 3: return (a + b) >> 1;
-    case 4: return paeth(a, b, c);
-    default: throw new CorruptDataError(`unknown PNG row filter ${filter}`);
+    case 0:
+      return 0;
+    case 1:
+      return a;
+    case 2:
+      return b;
+    case 3:
+      return (a + b) >> 1;
+    case 4:
+      return paeth(a, b, c);
+    default:
+      throw new CorruptDataError(`unknown PNG row filter ${filter}`);
   }
 }
 

@@ -21,14 +21,21 @@ export interface ExportedChart {
 export async function openReport(page: Page, url: string): Promise<void> {
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(msg.text());
+  });
   await page.goto(url);
   // The callback runs in the page; this project's TypeScript lib has no DOM, hence globalThis.
-  await page.waitForFunction(() => (globalThis as { starpoReport?: { ready: boolean } }).starpoReport?.ready === true,
-    undefined, { timeout: 30_000 }).catch((cause: unknown) => {
-    const why = errors.join('; ') || (cause as Error).message;
-    throw new StarpoError(`the report page did not render: ${why}`, { cause });
-  });
+  await page
+    .waitForFunction(
+      () => (globalThis as { starpoReport?: { ready: boolean } }).starpoReport?.ready === true,
+      undefined,
+      { timeout: 30_000 },
+    )
+    .catch((cause: unknown) => {
+      const why = errors.join('; ') || (cause as Error).message;
+      throw new StarpoError(`the report page did not render: ${why}`, { cause });
+    });
   if (errors.length) throw new StarpoError(`the report page logged errors: ${errors.join('; ')}`);
 }
 
@@ -47,9 +54,12 @@ async function screenshotCharts(page: Page, outDir: string): Promise<ExportedCha
 /** Writes `<outDir>/<chart-id>.png` for every chart of the report at `htmlPath`. */
 export async function exportChartPngs(htmlPath: string, outDir: string): Promise<ExportedChart[]> {
   await mkdir(outDir, { recursive: true });
-  return withBrowser(async (context) => {
-    const page = await context.newPage();
-    await openReport(page, pathToFileURL(resolve(htmlPath)).href);
-    return screenshotCharts(page, outDir);
-  }, { scale: 2, viewport: { width: 1000, height: 900 } });
+  return withBrowser(
+    async (context) => {
+      const page = await context.newPage();
+      await openReport(page, pathToFileURL(resolve(htmlPath)).href);
+      return screenshotCharts(page, outDir);
+    },
+    { scale: 2, viewport: { width: 1000, height: 900 } },
+  );
 }

@@ -74,7 +74,7 @@ async function loadFrom(e: CheckpointEvent, names: string[], config: Partial<RlC
   try {
     stopIds = stopIdsOf(checkpointChat(tokenizer, config, files), tokenizer);
   } catch (err) {
-    log.warn({ runId: e.runId, err: (err as Error).message }, 'the report cannot tell this run\'s stop token');
+    log.warn({ runId: e.runId, err: (err as Error).message }, "the report cannot tell this run's stop token");
   }
   return { tokenizer, stopIds };
 }
@@ -86,7 +86,11 @@ async function fromCheckpoint(e: CheckpointEvent, config: Partial<RlConfig>): Pr
   const key = JSON.stringify([storeRoot(e), e.runId, hashes, config.model, config.template, config.chatThinking]);
   let found = cache.get(key);
   if (!found) {
-    found = loadFrom(e, wanted.map((f) => f.name), config);
+    found = loadFrom(
+      e,
+      wanted.map((f) => f.name),
+      config,
+    );
     found.catch(() => cache.delete(key));
     cache.set(key, found);
   }
@@ -103,7 +107,8 @@ const why = (err: unknown) => (err as Error).message.split('\n')[0];
 
 /** The run's tokenizer from its latest checkpoint, else from its config; a one-line note when neither works. */
 export async function findRunTokenizer(
-  checkpoint: CheckpointEvent | undefined, config: Partial<RlConfig>,
+  checkpoint: CheckpointEvent | undefined,
+  config: Partial<RlConfig>,
 ): Promise<TokenizerLookup> {
   const failures: string[] = [];
   if (checkpoint) {

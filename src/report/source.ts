@@ -7,7 +7,11 @@ import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import {
-  createKafkaEventReader, replay, type EventReader, type ReplayOptions, type StarpoEvent,
+  createKafkaEventReader,
+  replay,
+  type EventReader,
+  type ReplayOptions,
+  type StarpoEvent,
 } from '../events/index.ts';
 import type { KafkaEventReaderOptions } from '../events/kafka-reader.ts';
 import { eventsDir } from '../events/local-log.ts';
@@ -52,8 +56,8 @@ export interface ReportSource {
 export function resolveRunRef(arg: string, kind: SourceKind, runsDir = 'runs'): RunRef {
   if (kind === 'kafka') return { runId: arg };
   const trimmed = arg.replace(/[\\/]+$/, '');
-  const isDir = trimmed.includes('/') || trimmed.includes(sep)
-    || (existsSync(trimmed) && statSync(trimmed).isDirectory());
+  const isDir =
+    trimmed.includes('/') || trimmed.includes(sep) || (existsSync(trimmed) && statSync(trimmed).isDirectory());
   if (!isDir) return { runId: checkRunId(trimmed, 'run'), root: resolve(runsDir) };
   return { runId: checkRunId(basename(trimmed), 'run'), root: dirname(resolve(trimmed)) };
 }
@@ -63,10 +67,12 @@ async function segmentsSignature(ref: RunRef): Promise<string> {
   const names = (await readdir(dir).catch(() => [] as string[])).sort();
   // config.json counts too: a run that has just started has its config before its first event.
   const paths = [join(ref.root!, ref.runId, 'config.json'), ...names.map((n) => join(dir, n))];
-  const stats = await Promise.all(paths.map(async (path) => {
-    const s = await stat(path).catch(() => undefined);
-    return s ? `${path}:${s.size}:${s.mtimeMs}` : '-';
-  }));
+  const stats = await Promise.all(
+    paths.map(async (path) => {
+      const s = await stat(path).catch(() => undefined);
+      return s ? `${path}:${s.size}:${s.mtimeMs}` : '-';
+    }),
+  );
   return stats.join('|');
 }
 
@@ -81,7 +87,9 @@ function localSource(refs: RunRef[], read: ReplayOptions): ReportSource {
     events: (ref) => replay(readerFor(ref.root!), ref.runId, read),
     configJson: (ref) => readFile(join(ref.root!, ref.runId, 'config.json'), 'utf8').catch(() => undefined),
     signature: segmentsSignature,
-    close: async () => { await Promise.all([...readers.values()].map((r) => r.close())); },
+    close: async () => {
+      await Promise.all([...readers.values()].map((r) => r.close()));
+    },
   };
 }
 

@@ -11,8 +11,7 @@ export type ReportTokenizer = Pick<Tokenizer, 'decode' | 'idToToken' | 'specialT
 
 /** A tokenizer for the run (see run-tokenizer.ts), or why there is none. */
 export type TokenizerLookup =
-  | { tokenizer: ReportTokenizer; source: string; stopIds: readonly number[] }
-  | { note: string };
+  { tokenizer: ReportTokenizer; source: string; stopIds: readonly number[] } | { note: string };
 
 const ASSISTANT = TOKEN_ROLES.indexOf('assistant');
 const TOOL = TOKEN_ROLES.indexOf('tool');
@@ -71,7 +70,13 @@ export function tokenPiece(tokenizer: ReportTokenizer, id: number): { text: stri
 /** The shared table for the ids of the shown trajectories, or the note saying why there is no text. */
 export function runTokens(lookup: TokenizerLookup, ids: Iterable<number>): RunTokens {
   const base: RunTokens = {
-    roles: [...TOKEN_ROLES], tokenizer: null, note: null, stop: null, text: {}, bytes: {}, special: [],
+    roles: [...TOKEN_ROLES],
+    tokenizer: null,
+    note: null,
+    stop: null,
+    text: {},
+    bytes: {},
+    special: [],
   };
   if ('note' in lookup) return { ...base, note: lookup.note };
   const { tokenizer } = lookup;
@@ -102,7 +107,10 @@ function responseSpans(roles: string): Array<[number, number]> {
 
 /** What the audit summarises: per-role counts, the loss count, each response span and whether it ends with a stop. */
 export function auditTokens(
-  ids: readonly number[], roles: string, turns: number, stopIds: readonly number[] | null,
+  ids: readonly number[],
+  roles: string,
+  turns: number,
+  stopIds: readonly number[] | null,
 ): TokenAudit {
   const counts = TOKEN_ROLES.map(() => 0);
   const problems: string[] = [];
@@ -116,7 +124,9 @@ export function auditTokens(
   if (unknown.size) problems.push(`unknown role digit(s) ${[...unknown].join(', ')}`);
   const stops = stopIds && new Set(stopIds);
   const responses = responseSpans(roles).map(([start, end]) => ({
-    start, end, stop: stops ? Number(roles[end - 1]) === ASSISTANT && stops.has(ids[end - 1]) : null,
+    start,
+    end,
+    stop: stops ? Number(roles[end - 1]) === ASSISTANT && stops.has(ids[end - 1]) : null,
   }));
   // A turn whose model wrote nothing has no span, so the counts can differ without a mask bug; either way the
   // pairing of spans to turns is off.

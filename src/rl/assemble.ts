@@ -23,8 +23,12 @@ export function trajectoryRecord(t: Trajectory): TrajectoryRecord {
     groupId: `${t.seed}:${t.group}`,
     success: t.success,
     turns: t.turns.map((turn) => ({
-      envReward: turn.envReward, formatPenalty: turn.formatPenalty, rewardPosition: turn.rewardPosition,
-      observation: turn.observation, actionsProposed: turn.actionsProposed, actionsValid: turn.executedActions.length,
+      envReward: turn.envReward,
+      formatPenalty: turn.formatPenalty,
+      rewardPosition: turn.rewardPosition,
+      observation: turn.observation,
+      actionsProposed: turn.actionsProposed,
+      actionsValid: turn.executedActions.length,
       actionsEffective: turn.actionsEffective,
     })),
   };

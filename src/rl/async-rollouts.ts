@@ -27,11 +27,23 @@ export class AsyncRollouts {
   private chain: Promise<unknown> = Promise.resolve();
   private loaded = -1;
 
-  private constructor(private readonly c: RlConfig, private readonly engine: PolicyEngine, private readonly run: RunModel,
-    private readonly tools: TurnGenerator | undefined, private next: number, private readonly last: number) {}
+  private constructor(
+    private readonly c: RlConfig,
+    private readonly engine: PolicyEngine,
+    private readonly run: RunModel,
+    private readonly tools: TurnGenerator | undefined,
+    private next: number,
+    private readonly last: number,
+  ) {}
 
   /** A rollout engine for iterations `first` … `last` (no rollout starts before its version is published). */
-  static async start(c: RlConfig, run: RunModel, tools: TurnGenerator | undefined, first: number, last: number): Promise<AsyncRollouts> {
+  static async start(
+    c: RlConfig,
+    run: RunModel,
+    tools: TurnGenerator | undefined,
+    first: number,
+    last: number,
+  ): Promise<AsyncRollouts> {
     const models = await startEngineModels(c, run, undefined, 'actor');
     await loadPretrained(models, run, c, false); // a LoRA base; the weights come with each published version
     return new AsyncRollouts(c, models.actor, run, tools, first, last);
@@ -53,7 +65,10 @@ export class AsyncRollouts {
   /** Iteration i's rollout (scheduled by the publish of its version). */
   take(i: number): Promise<SampledGroups> {
     const played = this.results.get(i);
-    if (!played) throw new Error(`no rollout scheduled for iteration ${i}: version ${behaviourVersion(this.c.asyncStaleness, i)} unpublished`);
+    if (!played)
+      throw new Error(
+        `no rollout scheduled for iteration ${i}: version ${behaviourVersion(this.c.asyncStaleness, i)} unpublished`,
+      );
     this.results.delete(i);
     return played;
   }
@@ -99,9 +114,13 @@ export class VersionCheckpoints {
  * The rollouts of an asynchronous run starting after checkpoint `done` (null on-policy): the older versions
  * that checkpoint names are read from the store, version `done` is the actor's current weights.
  */
-export async function openAsyncRollouts(c: RlConfig, run: RunModel, tools: TurnGenerator | undefined,
+export async function openAsyncRollouts(
+  c: RlConfig,
+  run: RunModel,
+  tools: TurnGenerator | undefined,
   from: { store: CheckpointStore; runId: string; versions: VersionCheckpoints; done: number; actor: PolicyHandle },
-  last: number): Promise<AsyncRollouts | null> {
+  last: number,
+): Promise<AsyncRollouts | null> {
   if (c.asyncStaleness === 0) return null;
   const rollouts = await AsyncRollouts.start(c, run, tools, from.done + 1, last);
   for (const ref of from.versions.pendingAt(from.done) ?? []) {

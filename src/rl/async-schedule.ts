@@ -30,8 +30,11 @@ export function pendingVersions(staleness: number, checkpoint: number): number[]
  * The checkpoints of the versions checkpoint c must name (pendingVersions), oldest first, from `known`
  * (version → its checkpoint); undefined when there are none (always, on-policy).
  */
-export function pendingCheckpoints<R>(staleness: number, checkpoint: number,
-  known: ReadonlyMap<number, R>): R[] | undefined {
+export function pendingCheckpoints<R>(
+  staleness: number,
+  checkpoint: number,
+  known: ReadonlyMap<number, R>,
+): R[] | undefined {
   const pending = pendingVersions(staleness, checkpoint);
   if (pending.length === 0) return undefined;
   return pending.map((v) => {
@@ -44,6 +47,11 @@ export function pendingCheckpoints<R>(staleness: number, checkpoint: number,
 /** The iterations (up to `last`) that play with exactly version v: 1 … k + 1 for version 0, else v + 1 + k. */
 export function iterationsPlayedBy(staleness: number, version: number, last: number): number[] {
   const out: number[] = [];
-  for (let i = version === 0 ? 1 : version + 1 + staleness; i <= last && behaviourVersion(staleness, i) === version; i++) out.push(i);
+  for (
+    let i = version === 0 ? 1 : version + 1 + staleness;
+    i <= last && behaviourVersion(staleness, i) === version;
+    i++
+  )
+    out.push(i);
   return out;
 }

@@ -32,7 +32,12 @@ export interface CapacityOptions {
   training?: boolean;
 }
 
-export function memoryNeeds(c: RlConfig, model: ModelConfig, lora: LoraSpec | null, o: CapacityOptions = {}): MemoryNeeds {
+export function memoryNeeds(
+  c: RlConfig,
+  model: ModelConfig,
+  lora: LoraSpec | null,
+  o: CapacityOptions = {},
+): MemoryNeeds {
   const actor = buildLayout(model, 'actor', lora);
   const trained = paramCount(actor);
   const frozen = actor.frozen ? paramCount(actor.frozen) : 0;
@@ -57,25 +62,43 @@ export function formatBytes(n: number): string {
 
 /** A parameter count for a person: 52.1B, 494.0M, 126.3k. */
 export function formatCount(n: number): string {
-  const [scale, suffix] = ([[1e12, 'T'], [1e9, 'B'], [1e6, 'M']] as const).find(([s]) => n >= s) ?? [1e3, 'k'];
+  const [scale, suffix] = (
+    [
+      [1e12, 'T'],
+      [1e9, 'B'],
+      [1e6, 'M'],
+    ] as const
+  ).find(([s]) => n >= s) ?? [1e3, 'k'];
   return `${(n / scale).toFixed(1)}${suffix}`;
 }
 
 /** Refuses a run that cannot fit in `memoryBytes` (default: this machine's), naming the field to change and sizes. */
-export function checkCapacity(c: RlConfig, model: ModelConfig, lora: LoraSpec | null, o: CapacityOptions = {},
-  memoryBytes = totalmem()): void {
+export function checkCapacity(
+  c: RlConfig,
+  model: ModelConfig,
+  lora: LoraSpec | null,
+  o: CapacityOptions = {},
+  memoryBytes = totalmem(),
+): void {
   const needs = memoryNeeds(c, model, lora, o);
   const have = `this machine's ${formatBytes(memoryBytes)} of memory`;
   if (needs.modelBytes > memoryBytes) {
-    const shape = `${model.numLayers} layers, hidden ${model.hiddenSize}, ffn ${model.intermediateSize}, ` +
+    const shape =
+      `${model.numLayers} layers, hidden ${model.hiddenSize}, ffn ${model.intermediateSize}, ` +
       `vocab ${model.vocabSize}`;
-    throw new ConfigError(c.model ? 'model' : 'modelHidden', `a ${formatCount(needs.parameters)}-parameter model (${shape}) needs at least ` +
-      `${formatBytes(needs.modelBytes)} for its weights and optimizer state, more than ${have}`);
+    throw new ConfigError(
+      c.model ? 'model' : 'modelHidden',
+      `a ${formatCount(needs.parameters)}-parameter model (${shape}) needs at least ` +
+        `${formatBytes(needs.modelBytes)} for its weights and optimizer state, more than ${have}`,
+    );
   }
   if (needs.modelBytes + needs.kvCacheBytes > memoryBytes) {
     const { rows, field } = needs.batch;
-    throw new ConfigError(field, `${rows} sequences generated at once need at least ` +
-      `${formatBytes(needs.kvCacheBytes)} of KV cache beside ${formatBytes(needs.modelBytes)} of model state, ` +
-      `more than ${have}`);
+    throw new ConfigError(
+      field,
+      `${rows} sequences generated at once need at least ` +
+        `${formatBytes(needs.kvCacheBytes)} of KV cache beside ${formatBytes(needs.modelBytes)} of model state, ` +
+        `more than ${have}`,
+    );
   }
 }

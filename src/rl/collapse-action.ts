@@ -37,7 +37,8 @@ export function collapseAction(c: RlConfig, forks: number, warning: EchoTrapWarn
   }
   const before = warning.evidence.firstSignIteration ?? at;
   const scale = c.forkLrScale ** (forks + 1);
-  const reason = `${warning.message}; first sign at iteration ${before}, so the run forks from the newest checkpoint ` +
+  const reason =
+    `${warning.message}; first sign at iteration ${before}, so the run forks from the newest checkpoint ` +
     `before it with lrActor and lrCritic × ${c.forkLrScale} (× ${Number(scale.toPrecision(6))} of the config's)`;
   return { kind: 'fork', iteration: at, reason, before, forks: forks + 1 };
 }
@@ -46,16 +47,27 @@ export function collapseAction(c: RlConfig, forks: number, warning: EchoTrapWarn
  * The detector's observation of iteration `iteration` (its training metrics), and the stop or fork the warning
  * calls for, if it fired: what both drivers do after each update.
  */
-export function observeIteration(c: RlConfig, echo: EchoTrapDetector, forks: number, iteration: number,
-  metrics: Readonly<Record<string, number>>): { warning: EchoTrapWarning | null; collapse: CollapseAction | null } {
+export function observeIteration(
+  c: RlConfig,
+  echo: EchoTrapDetector,
+  forks: number,
+  iteration: number,
+  metrics: Readonly<Record<string, number>>,
+): { warning: EchoTrapWarning | null; collapse: CollapseAction | null } {
   const warning = echo.observe({
-    iteration, inGroupRewardStd: metrics[IN_GROUP_STD_ALL] ?? 0, entropy: metrics[ENTROPY_MEAN] ?? 0,
-    gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0, successRate: metrics[SUCCESS_RATE] ?? 0,
+    iteration,
+    inGroupRewardStd: metrics[IN_GROUP_STD_ALL] ?? 0,
+    entropy: metrics[ENTROPY_MEAN] ?? 0,
+    gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0,
+    successRate: metrics[SUCCESS_RATE] ?? 0,
   });
   return { warning, collapse: collapseAction(c, forks, warning) };
 }
 
 /** The newest of `checkpoints` (the surviving history's) at an iteration before `before`, if any. */
-export function forkPointBefore<T extends { iteration: number }>(checkpoints: readonly T[], before: number): T | undefined {
+export function forkPointBefore<T extends { iteration: number }>(
+  checkpoints: readonly T[],
+  before: number,
+): T | undefined {
   return checkpoints.filter((cp) => cp.iteration < before).sort((a, b) => b.iteration - a.iteration)[0];
 }

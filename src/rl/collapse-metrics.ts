@@ -17,7 +17,10 @@
  */
 import type { CollapseProbe } from '../events/types.ts';
 import {
-  COLLAPSE_MI_ESTIMATE, COLLAPSE_MI_UPPER_BOUND, COLLAPSE_RETRIEVAL_ACCURACY, COLLAPSE_RETRIEVAL_CHANCE_LEVEL,
+  COLLAPSE_MI_ESTIMATE,
+  COLLAPSE_MI_UPPER_BOUND,
+  COLLAPSE_RETRIEVAL_ACCURACY,
+  COLLAPSE_RETRIEVAL_CHANCE_LEVEL,
 } from './metric-names.ts';
 
 export type { CollapseProbe } from '../events/types.ts';
@@ -82,7 +85,9 @@ function retrieval(p: CollapseProbe): Record<string, number> {
     out[`collapse/retrieval_above_chance@${k}`] = (hits[n] as number) / p.rows - chanceK;
   });
   return {
-    ...out, [COLLAPSE_RETRIEVAL_ACCURACY]: accuracy, [COLLAPSE_RETRIEVAL_CHANCE_LEVEL]: chanceLevel,
+    ...out,
+    [COLLAPSE_RETRIEVAL_ACCURACY]: accuracy,
+    [COLLAPSE_RETRIEVAL_CHANCE_LEVEL]: chanceLevel,
     'collapse/retrieval_above_chance': accuracy - chanceLevel,
   };
 }
@@ -92,7 +97,8 @@ const zscore = (matched: readonly number[], marginal: readonly number[], std: nu
 
 export function collapseMetrics(p: CollapseProbe): Record<string, number> {
   const counts = {
-    'collapse/first_turn_num_total': p.firstTurnTotal, 'collapse/first_turn_num_valid': p.firstTurnValid,
+    'collapse/first_turn_num_total': p.firstTurnTotal,
+    'collapse/first_turn_num_valid': p.firstTurnValid,
     'collapse/first_turn_valid_rate': p.firstTurnTotal > 0 ? p.firstTurnValid / p.firstTurnTotal : 0,
   };
   if (p.columns < 2 || p.rows === 0) return counts;
@@ -104,13 +110,18 @@ export function collapseMetrics(p: CollapseProbe): Record<string, number> {
   const stdSeq = populationStd(seq.marginal);
   return {
     ...counts,
-    [COLLAPSE_MI_ESTIMATE]: matched - marginal, [COLLAPSE_MI_UPPER_BOUND]: Math.log(p.columns),
-    'collapse/matched_log_prob_mean': matched, 'collapse/marginal_log_prob_mean': marginal,
+    [COLLAPSE_MI_ESTIMATE]: matched - marginal,
+    [COLLAPSE_MI_UPPER_BOUND]: Math.log(p.columns),
+    'collapse/matched_log_prob_mean': matched,
+    'collapse/marginal_log_prob_mean': marginal,
     'collapse/mi_seq_estimate': meanOf(seq.matched.map((m, i) => m - (seq.marginal[i] as number))),
     ...retrieval(p),
-    'collapse/conditional_entropy_est': -matched, 'collapse/reasoning_entropy_est': -marginal,
-    'collapse/conditional_entropy_seq_est': -matchedSeq, 'collapse/reasoning_entropy_seq_est': -marginalSeq,
-    'collapse/marginal_std': std, 'collapse/marginal_std_seq': stdSeq,
+    'collapse/conditional_entropy_est': -matched,
+    'collapse/reasoning_entropy_est': -marginal,
+    'collapse/conditional_entropy_seq_est': -matchedSeq,
+    'collapse/reasoning_entropy_seq_est': -marginalSeq,
+    'collapse/marginal_std': std,
+    'collapse/marginal_std_seq': stdSeq,
     'collapse/mi_zscore': zscore(tok.matched, tok.marginal, std),
     'collapse/mi_zscore_seq': zscore(seq.matched, seq.marginal, stdSeq),
   };

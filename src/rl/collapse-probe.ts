@@ -49,7 +49,10 @@ function firstTurn(t: Trajectory): FirstTurn {
 function samplePairs(c: RlConfig, valid: readonly FirstTurn[], seed: number): FirstTurn[] {
   if (c.collapseSamples === 0 || c.collapseSamples >= valid.length) return [...valid];
   const order = new Prng(seed, PROBE_STREAM).shuffled(valid.map((_, i) => i));
-  return order.slice(0, c.collapseSamples).sort((a, b) => a - b).map((i) => valid[i] as FirstTurn);
+  return order
+    .slice(0, c.collapseSamples)
+    .sort((a, b) => a - b)
+    .map((i) => valid[i] as FirstTurn);
 }
 
 /** Rows (pair i, column j) as one right-padded batch: the column's prompt (cut to fit), then z_i. */
@@ -72,8 +75,13 @@ function crossBatch(pairs: readonly FirstTurn[], prompts: readonly number[][], c
 }
 
 /** The iteration's probe, or null when it is not due. `seed`: the iteration's sampling seed. */
-export async function collapseProbe(c: RlConfig, iteration: number, trajectories: readonly Trajectory[],
-  actor: Scorer, seed: number): Promise<CollapseProbe | null> {
+export async function collapseProbe(
+  c: RlConfig,
+  iteration: number,
+  trajectories: readonly Trajectory[],
+  actor: Scorer,
+  seed: number,
+): Promise<CollapseProbe | null> {
   if (!collapseDue(c, iteration)) return null;
   const valid = trajectories.map(firstTurn).filter((p) => p.response.length > 0);
   const pairs = samplePairs(c, valid, seed);
@@ -96,7 +104,11 @@ export async function collapseProbe(c: RlConfig, iteration: number, trajectories
     return sum;
   });
   return {
-    rows: pairs.length, columns: groups.length, sumLogProb, ...counts, columnSignature,
+    rows: pairs.length,
+    columns: groups.length,
+    sumLogProb,
+    ...counts,
+    columnSignature,
     meanLogProb: sumLogProb.map((s, b) => s / Math.max(1, (rows[b] as { length: number }).length)),
     columnOfRow: pairs.map((p) => groups.indexOf(p.group)),
   };

@@ -5,7 +5,15 @@
  */
 import { ConfigError } from '../errors.ts';
 import { NEEDS_CRITIC } from './advantages.ts';
-import { DEFAULTS, FIELD_NAMES, FIELDS, type Field, type FieldName, type RlConfig, type StringField } from './config-fields.ts';
+import {
+  DEFAULTS,
+  FIELD_NAMES,
+  FIELDS,
+  type Field,
+  type FieldName,
+  type RlConfig,
+  type StringField,
+} from './config-fields.ts';
 import { keepCount } from './filters.ts';
 import { PRESETS, type PresetName } from './presets.ts';
 import { validateToolConfig } from './tool-use.ts';
@@ -110,7 +118,8 @@ function checkString(name: FieldName, f: StringField, value: unknown): string {
     if (typeof item !== 'string' || !f.items!.includes(item))
       throw new ConfigError(name, `${JSON.stringify(item)} is not one of ${f.items!.join(', ')}`);
   }
-  if (out.length === 0 || new Set(out).size !== out.length) throw new ConfigError(name, 'must list distinct items, at least one');
+  if (out.length === 0 || new Set(out).size !== out.length)
+    throw new ConfigError(name, 'must list distinct items, at least one');
   return out.join(',');
 }
 
@@ -192,8 +201,10 @@ export function validateConfig(c: RlConfig): void {
   if (c.maxActionsPerTurn > 0 && c.maxActionsPerTrajectory > 0 && c.maxActionsPerTurn > c.maxActionsPerTrajectory) {
     throw new ConfigError('maxActionsPerTurn', `must be ≤ maxActionsPerTrajectory (${c.maxActionsPerTrajectory})`);
   }
-  if (c.modelHidden % c.modelHeads !== 0) throw new ConfigError('modelHeads', `must divide modelHidden (${c.modelHidden})`);
-  if (c.modelHeads % c.modelKvHeads !== 0) throw new ConfigError('modelKvHeads', `must divide modelHeads (${c.modelHeads})`);
+  if (c.modelHidden % c.modelHeads !== 0)
+    throw new ConfigError('modelHeads', `must divide modelHidden (${c.modelHidden})`);
+  if (c.modelHeads % c.modelKvHeads !== 0)
+    throw new ConfigError('modelKvHeads', `must divide modelHeads (${c.modelHeads})`);
   const trained = trainedBatchSize(c);
   if (trained !== null && c.miniBatchSize > trained) {
     throw new ConfigError('miniBatchSize', `${c.miniBatchSize} exceeds the ${trained} trajectories trained`);
@@ -209,15 +220,24 @@ export function validateConfig(c: RlConfig): void {
 /** asyncStaleness and the off-policy correction: what a resumed asynchronous run reads back must exist. */
 function validateAsyncConfig(c: RlConfig): void {
   if (c.offPolicyCorrection === 'tis' && c.oldLogprobs !== 'recompute') {
-    throw new ConfigError('offPolicyCorrection', 'tis weighs recomputed against behaviour log-probs: needs oldLogprobs=recompute');
+    throw new ConfigError(
+      'offPolicyCorrection',
+      'tis weighs recomputed against behaviour log-probs: needs oldLogprobs=recompute',
+    );
   }
   if (c.asyncStaleness === 0) return;
   if (c.checkpointEvery !== 1) {
-    throw new ConfigError('checkpointEvery', `must be 1 with asyncStaleness ${c.asyncStaleness}: every policy version is a checkpoint`);
+    throw new ConfigError(
+      'checkpointEvery',
+      `must be 1 with asyncStaleness ${c.asyncStaleness}: every policy version is a checkpoint`,
+    );
   }
   if (c.keepLastCheckpoints < c.asyncStaleness + 1) {
-    throw new ConfigError('keepLastCheckpoints', `must be ≥ asyncStaleness + 1 (${c.asyncStaleness + 1}): ` +
-      'the rollouts after a checkpoint play with the versions before it');
+    throw new ConfigError(
+      'keepLastCheckpoints',
+      `must be ≥ asyncStaleness + 1 (${c.asyncStaleness + 1}): ` +
+        'the rollouts after a checkpoint play with the versions before it',
+    );
   }
 }
 

@@ -163,7 +163,8 @@ export function observeEchoTrap(
     next.armed = std >= config.rearmFraction * next.stdMax;
     return { state: next, warning: null };
   }
-  const spike = next.lastSpike !== null && obs.iteration - next.lastSpike.iteration < config.spikeLookback ? next.lastSpike : null;
+  const spike =
+    next.lastSpike !== null && obs.iteration - next.lastSpike.iteration < config.spikeLookback ? next.lastSpike : null;
   const successFell = success < config.successDropFraction * (next.successSmoothedMax ?? 0);
   const fire =
     next.observations >= config.warmup &&
@@ -202,8 +203,8 @@ function warningOf(
     : `no grad-norm spike, but smoothed success ${f(success)} fell from ${f(s.successSmoothedMax ?? 0)}`;
   const message =
     `Echo Trap suspected at iteration ${obs.iteration}: in-group reward std ${f(std)} (max ${f(s.stdMax)}), ` +
-      `entropy ${f(entropy)} (max ${f(s.entropyMax)}), ${trigger}; success ${f(obs.successRate)} (max ` +
-      `${f(s.successMax)})`;
+    `entropy ${f(entropy)} (max ${f(s.entropyMax)}), ${trigger}; success ${f(obs.successRate)} (max ` +
+    `${f(s.successMax)})`;
   return { iteration: obs.iteration, evidence, message };
 }
 

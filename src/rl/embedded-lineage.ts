@@ -9,7 +9,12 @@ import type { EchoTrapDetector } from './echo-trap.ts';
 import type { CollapseAction } from './collapse-action.ts';
 import { forkPoint } from './fork-point.ts';
 import {
-  type CheckpointRef, detectorOf, loadRunCheckpoint, saveRunCheckpoint, type Models, type TrainerState,
+  type CheckpointRef,
+  detectorOf,
+  loadRunCheckpoint,
+  saveRunCheckpoint,
+  type Models,
+  type TrainerState,
 } from './run-checkpoint.ts';
 import { checkpointEvent, runEvent as lineageRunEvent } from './run-events.ts';
 import type { RunModel } from './run-model.ts';
@@ -28,14 +33,19 @@ export interface LineageOptions {
 }
 
 /** Continue the surviving lineage, or fork a new one, from what the run's log and checkpoints hold. */
-async function planResume(o: LineageOptions, store: CheckpointStore): Promise<{
-  plan: ResumePlan; starts: LineageStart[];
+async function planResume(
+  o: LineageOptions,
+  store: CheckpointStore,
+): Promise<{
+  plan: ResumePlan;
+  starts: LineageStart[];
 }> {
   const reader = localRunEvents(o.root); // events named by this directory's run id, wherever the run was written
   const starts = await readLineageStarts(reader, o.runId).finally(() => reader.close());
   const checkpoints = await store.list(o.runId);
   const plan = o.fork
-    ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration) : continuePlan(o.runId, starts, checkpoints);
+    ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration)
+    : continuePlan(o.runId, starts, checkpoints);
   return { plan, starts };
 }
 
@@ -59,20 +69,32 @@ export interface RunContext {
   files: RunFiles;
 }
 
-export function runEvent(ctx: RunContext, start: LineageStart, action: RunEvent['action'], reason: string | null): RunEvent {
+export function runEvent(
+  ctx: RunContext,
+  start: LineageStart,
+  action: RunEvent['action'],
+  reason: string | null,
+): RunEvent {
   return lineageRunEvent(ctx.o.runId, ctx.c, start, action, reason);
 }
 
-export async function lineageFrom(ctx: RunContext, start: LineageStart, forkPoints: CheckpointId[], starts: LineageStart[],
-  echo: EchoTrapDetector): Promise<Lineage> {
+export async function lineageFrom(
+  ctx: RunContext,
+  start: LineageStart,
+  forkPoints: CheckpointId[],
+  starts: LineageStart[],
+  echo: EchoTrapDetector,
+): Promise<Lineage> {
   const ids = { runId: ctx.o.runId, lineageId: start.lineageId };
   const retained = withoutForkPoints(ctx.store, forkPoints);
   return { ids, forks: start.forks ?? 0, echo, retained, starts: [...starts, start] };
 }
 
 /** The policy versions a loaded checkpoint makes known: itself, and the older ones it names (asynchronous runs). */
-const versionsOf = (from: CheckpointId, state: TrainerState): CheckpointRef[] =>
-  [...state.behaviourPolicies ?? [], { lineageId: from.lineageId, iteration: from.iteration }];
+const versionsOf = (from: CheckpointId, state: TrainerState): CheckpointRef[] => [
+  ...(state.behaviourPolicies ?? []),
+  { lineageId: from.lineageId, iteration: from.iteration },
+];
 
 /**
  * Resume or fork from the run's own checkpoints; a stop or fork the checkpoint still owes comes back as `pending`,
@@ -86,7 +108,7 @@ export async function resumeLineage(ctx: RunContext) {
   const start = { lineageId, parentLineageId, fromIteration: state.iteration, forks };
   await ctx.events.append([runEvent(ctx, start, 'RESUMED', null)]);
   const lineage = await lineageFrom(ctx, start, plan.forkPoints, starts, detectorOf(state));
-  const pending = ctx.o.fork ? null : state.collapse ?? null;
+  const pending = ctx.o.fork ? null : (state.collapse ?? null);
   return { lineage, next: state.iteration + 1, pending, versions: versionsOf(plan.from, state) };
 }
 
@@ -94,8 +116,14 @@ export async function resumeLineage(ctx: RunContext) {
  * Takes a pending stop or fork (collapse-action.ts): null when the run stops here, else the new lineage
  * and the iteration it continues with.
  */
-export async function takeAction(ctx: RunContext, lineage: Lineage, action: CollapseAction): Promise<{
-  lineage: Lineage; next: number; versions: CheckpointRef[];
+export async function takeAction(
+  ctx: RunContext,
+  lineage: Lineage,
+  action: CollapseAction,
+): Promise<{
+  lineage: Lineage;
+  next: number;
+  versions: CheckpointRef[];
 } | null> {
   const { runId } = ctx.o;
   if (action.kind === 'stop') {
@@ -105,13 +133,21 @@ export async function takeAction(ctx: RunContext, lineage: Lineage, action: Coll
   const checkpoints = await ctx.store.list(runId);
   const point = forkPoint(lineage.starts, checkpoints, action.before);
   if (!point) {
-    log.warn({ runId, before: action.before }, 'run stopped: no checkpoint before the first warning sign survived retention');
+    log.warn(
+      { runId, before: action.before },
+      'run stopped: no checkpoint before the first warning sign survived retention',
+    );
     return null;
   }
   const lineageId = forkLineageId(action.forks, point.iteration);
   const plan = { ...forkPlan(runId, lineage.starts, checkpoints, point.iteration), lineageId };
   const state = await loadRunCheckpoint(ctx.store, plan.from, ctx.saved, ctx.files.assets);
-  const start = { lineageId, parentLineageId: plan.parentLineageId, fromIteration: point.iteration, forks: action.forks };
+  const start = {
+    lineageId,
+    parentLineageId: plan.parentLineageId,
+    fromIteration: point.iteration,
+    forks: action.forks,
+  };
   await ctx.events.append([runEvent(ctx, start, 'FORKED', action.reason)]);
   log.warn({ runId, lineageId: plan.lineageId, from: plan.from, forks: action.forks }, `forked: ${action.reason}`);
   const next = await lineageFrom(ctx, start, plan.forkPoints, lineage.starts, detectorOf(state));
@@ -121,8 +157,11 @@ export async function takeAction(ctx: RunContext, lineage: Lineage, action: Coll
 /** The run's fixed pieces a checkpoint writes beside the weights. */
 export type RunFiles = Pick<RunModel, 'modelConfig' | 'assets'>;
 
-export async function checkpoint(ctx: RunContext, id: { runId: string; lineageId: string; iteration: number },
-  state: TrainerState): Promise<void> {
+export async function checkpoint(
+  ctx: RunContext,
+  id: { runId: string; lineageId: string; iteration: number },
+  state: TrainerState,
+): Promise<void> {
   const saved = await saveRunCheckpoint(ctx.store, id, ctx.saved, ctx.files.modelConfig, ctx.files.assets, state);
   await ctx.events.append([checkpointEvent(saved)]);
 }

@@ -13,7 +13,13 @@ import type { RlConfig } from './config.ts';
 import { EchoTrapDetector } from './echo-trap.ts';
 import { type CollapseAction, lineageConfig, observeIteration } from './collapse-action.ts';
 import {
-  checkpoint, lineageFrom, resumeLineage, runEvent, takeAction, type Lineage, type RunContext,
+  checkpoint,
+  lineageFrom,
+  resumeLineage,
+  runEvent,
+  takeAction,
+  type Lineage,
+  type RunContext,
 } from './embedded-lineage.ts';
 import { runEnvConfig } from './run-env.ts';
 import { validatesAt } from './val-schedule.ts';
@@ -63,7 +69,7 @@ export interface EmbeddedResult {
 }
 
 const defaultCommand = (o: EmbeddedOptions): string =>
-  (o.fork ? 'starpo resume' : o.resume ? 'starpo train --resume' : 'starpo train');
+  o.fork ? 'starpo resume' : o.resume ? 'starpo train --resume' : 'starpo train';
 
 /** Validates everything (prepareRun, unless the caller did), then holds the run's lock while it trains. */
 export async function trainEmbedded(o: EmbeddedOptions, prepared?: PreparedRun): Promise<EmbeddedResult> {
@@ -79,20 +85,30 @@ export async function trainEmbedded(o: EmbeddedOptions, prepared?: PreparedRun):
 async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedRun): Promise<EmbeddedResult> {
   const { tokenizer, modelConfig, assets } = run;
   // An asynchronous run trains in worker threads, so the rollout beside it never waits for the main thread.
-  const models: IterationModels = c.asyncStaleness > 0
-    ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
+  const models: IterationModels =
+    c.asyncStaleness > 0 ? await startEngineModels(c, run) : createModels(c, modelConfig, tokenizer);
   await loadPretrained(models, run, c, !(o.resume || o.fork));
   const ctx: RunContext = {
-    o, c, saved: namedModels(models), store: createLocalCheckpointStore({ root: o.root }),
-    events: createLocalEventLog({ root: o.root }), files: { modelConfig, assets },
+    o,
+    c,
+    saved: namedModels(models),
+    store: createLocalCheckpointStore({ root: o.root }),
+    events: createLocalEventLog({ root: o.root }),
+    files: { modelConfig, assets },
   };
   const sandbox = openSandbox(c);
   const tools = toolTurns(c, tokenizer, sandbox);
   const versions = new VersionCheckpoints(c);
   let rollouts: AsyncRollouts | null = null;
   try {
-    let { lineage, next, pending, versions: known } = o.resume || o.fork
-      ? await resumeLineage(ctx) : { ...await freshLineage(ctx, initFrom, models, run, sandbox), pending: null };
+    let {
+      lineage,
+      next,
+      pending,
+      versions: known,
+    } = o.resume || o.fork
+      ? await resumeLineage(ctx)
+      : { ...(await freshLineage(ctx, initFrom, models, run, sandbox)), pending: null };
     versions.add(...known);
     const last = Math.min(c.iterations, o.stopAfter ?? c.iterations);
     let done = next - 1;
@@ -108,8 +124,13 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
         pending = null;
       }
       if (next > last) break;
-      rollouts ??= await openAsyncRollouts(c, run, tools, { store: ctx.store, runId: o.runId, versions, done: next - 1,
-        actor: models.actor }, last);
+      rollouts ??= await openAsyncRollouts(
+        c,
+        run,
+        tools,
+        { store: ctx.store, runId: o.runId, versions, done: next - 1, actor: models.actor },
+        last,
+      );
       const lc = lineageConfig(c, lineage.forks);
       pending = await oneIteration(next, lc, { ...models, tools }, run, ctx.events, lineage, o, rollouts);
       // An abort (Ctrl-C) checkpoints the iteration it finished, whatever checkpointEvery says.
@@ -131,8 +152,13 @@ async function trainPrepared(o: EmbeddedOptions, { c, run, initFrom }: PreparedR
 }
 
 /** A new run: warm-start (or --init-from), checkpoint 0, the STARTED event. */
-async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, models: IterationModels,
-  run: RunModel, sandbox: ReturnType<typeof openSandbox>): Promise<{ lineage: Lineage; next: number; versions: CheckpointRef[] }> {
+async function freshLineage(
+  ctx: RunContext,
+  initFrom: CheckpointSource | null,
+  models: IterationModels,
+  run: RunModel,
+  sandbox: ReturnType<typeof openSandbox>,
+): Promise<{ lineage: Lineage; next: number; versions: CheckpointRef[] }> {
   const { o, c } = ctx;
   const init = initFrom ? (actor: Models['actor']) => initActorFrom(initFrom, actor, run.assets) : undefined;
   const sft = await warmStart(c, models, run, sandbox, init);
@@ -142,16 +168,27 @@ async function freshLineage(ctx: RunContext, initFrom: CheckpointSource | null, 
   const first = { runId: o.runId, lineageId: ROOT_LINEAGE, iteration: 0 };
   await checkpoint(ctx, first, trainerState(0, echo.toJSON(), 0, null));
   await ctx.events.append([runEvent(ctx, start, 'STARTED', null)]);
-  return { lineage: await lineageFrom(ctx, start, [], [], echo), next: 1, versions: [{ lineageId: ROOT_LINEAGE, iteration: 0 }] };
+  return {
+    lineage: await lineageFrom(ctx, start, [], [], echo),
+    next: 1,
+    versions: [{ lineageId: ROOT_LINEAGE, iteration: 0 }],
+  };
 }
 
 /**
  * Iteration i: its rollout (played here, or taken from the asynchronous rollouts, which then get version i as
  * soon as the update wrote it), update, validation of the new policy, and its events.
  */
-async function oneIteration(i: number, c: RlConfig, models: IterationModels & { tools?: TurnGenerator }, text: RunText,
-  events: EventLog, lineage: Lineage, o: EmbeddedOptions,
-  rollouts: AsyncRollouts | null): Promise<CollapseAction | null> {
+async function oneIteration(
+  i: number,
+  c: RlConfig,
+  models: IterationModels & { tools?: TurnGenerator },
+  text: RunText,
+  events: EventLog,
+  lineage: Lineage,
+  o: EmbeddedOptions,
+  rollouts: AsyncRollouts | null,
+): Promise<CollapseAction | null> {
   const { ids, echo } = lineage;
   const startedAt = new Date();
   const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
@@ -170,22 +207,47 @@ async function oneIteration(i: number, c: RlConfig, models: IterationModels & { 
     ...trajectoryEvents(ids, i, behaviourVersion(c.asyncStaleness, i), result.trajectories, 'train', startedAt),
     ...(val ? trajectoryEvents(ids, i, i, val.trajectories, 'val', startedAt) : []),
     ...iterationEvents(c, ids, {
-      iteration: i, metrics, timingsMs: result.timingsMs, startedAt, collapse: result.collapse, warning,
+      iteration: i,
+      metrics,
+      timingsMs: result.timingsMs,
+      startedAt,
+      collapse: result.collapse,
+      warning,
     }),
   ]);
-  log.info({
-    runId: ids.runId, lineageId: ids.lineageId, iteration: i, envSpecId: envSpecId(runEnvConfig(c)), success: metrics[SUCCESS_RATE],
-    valSuccess: metrics[VAL_SUCCESS_RATE], inGroupStd: metrics[IN_GROUP_STD_ALL], entropy: metrics[ENTROPY_MEAN],
-    gradNorm: metrics[ACTOR_GRAD_NORM], ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
-  }, 'iteration');
+  log.info(
+    {
+      runId: ids.runId,
+      lineageId: ids.lineageId,
+      iteration: i,
+      envSpecId: envSpecId(runEnvConfig(c)),
+      success: metrics[SUCCESS_RATE],
+      valSuccess: metrics[VAL_SUCCESS_RATE],
+      inGroupStd: metrics[IN_GROUP_STD_ALL],
+      entropy: metrics[ENTROPY_MEAN],
+      gradNorm: metrics[ACTOR_GRAD_NORM],
+      ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
+    },
+    'iteration',
+  );
   if (warning) log.warn({ iteration: i, evidence: warning.evidence }, `echo trap: ${warning.message}`);
-  o.onIteration?.({ iteration: i, iterations: c.iterations, metrics, timingsMs: result.timingsMs, warning: warning?.message ?? null,
-    lineageId: ids.lineageId });
+  o.onIteration?.({
+    iteration: i,
+    iterations: c.iterations,
+    metrics,
+    timingsMs: result.timingsMs,
+    warning: warning?.message ?? null,
+    lineageId: ids.lineageId,
+  });
   return collapse;
 }
 
 /** Loads the actor of another run's checkpoint into `actor` (critic and optimizer state are not taken). */
-async function initActorFrom(from: CheckpointSource, actor: Models['actor'], assets: RunModel['assets']): Promise<Record<string, number>> {
+async function initActorFrom(
+  from: CheckpointSource,
+  actor: Models['actor'],
+  assets: RunModel['assets'],
+): Promise<Record<string, number>> {
   await loadRunCheckpoint(createLocalCheckpointStore({ root: from.root }), from.id, { actor }, assets);
   log.info({ initFrom: from.id }, 'actor initialised from a checkpoint');
   return { 'init/iteration': from.id.iteration };

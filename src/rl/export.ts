@@ -43,21 +43,34 @@ export interface ExportResult {
 
 export async function exportCheckpoint(o: ExportOptions): Promise<ExportResult> {
   const out = resolve(o.out);
-  if ((await readdir(out).catch(() => [])).length > 0) throw new ConfigError('--out', `${o.out} exists and is not empty`);
+  if ((await readdir(out).catch(() => [])).length > 0)
+    throw new ConfigError('--out', `${o.out} exists and is not empty`);
   const ref = parseCheckpointRef(o.checkpoint, o.runsDir);
   const c = await readRunConfig(ref);
   const run = await resolveRunModel(c);
-  if (o.peft && !run.lora) throw new ConfigError('--peft', `run ${ref.runId} trained every weight (no LoRA adapters to write)`);
+  if (o.peft && !run.lora)
+    throw new ConfigError('--peft', `run ${ref.runId} trained every weight (no LoRA adapters to write)`);
   const store = createLocalCheckpointStore({ root: ref.root });
   const checkpoint = await chooseCheckpoint(ref, await store.list(ref.runId), ref.iteration);
-  const actor = new Policy({ config: run.modelConfig, role: 'actor', seed: c.seed, lora: run.lora ?? undefined, threads: 1 });
+  const actor = new Policy({
+    config: run.modelConfig,
+    role: 'actor',
+    seed: c.seed,
+    lora: run.lora ?? undefined,
+    threads: 1,
+  });
   try {
     await loadPretrained({ actor, critic: null, ref: null }, run, c, false);
     await loadRunCheckpoint(store, checkpoint, { actor }, run.assets);
-    const weights = run.lora ? mergeLora(actor.layout, actor.getBase()!, actor.getParams()) : toNamed(actor.layout, actor.getParams());
+    const weights = run.lora
+      ? mergeLora(actor.layout, actor.getBase()!, actor.getParams())
+      : toNamed(actor.layout, actor.getParams());
     const dtype = o.dtype ?? 'F32';
     await mkdir(out, { recursive: true });
-    const files = await writeModelWeights(out, Object.entries(weights).map(([n, t]): [string, Tensor] => [n, { ...t, dtype }]));
+    const files = await writeModelWeights(
+      out,
+      Object.entries(weights).map(([n, t]): [string, Tensor] => [n, { ...t, dtype }]),
+    );
     await writeFile(join(out, 'config.json'), writeModelConfig(run.modelConfig));
     for (const [name, text] of Object.entries(run.assets)) {
       if (name !== BASE_MODEL_FILE) await writeFile(join(out, name), text);
@@ -66,7 +79,12 @@ export async function exportCheckpoint(o: ExportOptions): Promise<ExportResult> 
     if (o.peft && run.lora) {
       await mkdir(join(out, 'adapter'));
       const baseModel = run.pretrained?.dir ?? `${ref.runId} (a model trained from scratch)`;
-      await writePeftAdapter(join(out, 'adapter'), { lora: run.lora, baseModel, role: 'actor', weights: exportState(actor, false).weights });
+      await writePeftAdapter(join(out, 'adapter'), {
+        lora: run.lora,
+        baseModel,
+        role: 'actor',
+        weights: exportState(actor, false).weights,
+      });
       files.push('adapter/adapter_config.json', 'adapter/adapter_model.safetensors');
     }
     return { checkpoint, out, merged: run.lora !== null, files };

@@ -8,7 +8,10 @@ import { survivingCheckpoints, survivingPlan } from '../events/lineage.ts';
 import type { CheckpointId } from '../storage/index.ts';
 import { forkPointBefore } from './collapse-action.ts';
 
-export function forkPoint<T extends CheckpointId>(starts: readonly LineageStart[], checkpoints: readonly T[],
-  before: number): T | undefined {
+export function forkPoint<T extends CheckpointId>(
+  starts: readonly LineageStart[],
+  checkpoints: readonly T[],
+  before: number,
+): T | undefined {
   return forkPointBefore(survivingCheckpoints(survivingPlan(starts), checkpoints), before);
 }

@@ -29,7 +29,11 @@ import { agentRollout, agentRolloutSpec } from '../gateway/agent-rollout.ts';
 import { collapseMetrics, type CollapseProbe } from './collapse-metrics.ts';
 import { collapseDue, collapseProbe, type Scorer } from './collapse-probe.ts';
 import {
-  ASYNC_POLICY_LAG, BATCH_TRAINED_TRAJECTORIES, BATCH_TRUNCATED, VALUES_EXPLAINED_VARIANCE, valMetric,
+  ASYNC_POLICY_LAG,
+  BATCH_TRAINED_TRAJECTORIES,
+  BATCH_TRUNCATED,
+  VALUES_EXPLAINED_VARIANCE,
+  valMetric,
 } from './metric-names.ts';
 
 /** A run's models: in-process Policies or PolicyEngines (`P`), which the stages use alike. */
@@ -66,13 +70,32 @@ export function validationSeeds(c: RlConfig): number[] {
   return Array.from({ length: c.valSeeds }, (_, i) => 2_000_000_000 + i);
 }
 
-export function rolloutSpec(c: RlConfig, chat: ChatFormat, seeds: number[], groupSize: number, temperature: number,
-  samplingSeed: number): RolloutSpec {
+export function rolloutSpec(
+  c: RlConfig,
+  chat: ChatFormat,
+  seeds: number[],
+  groupSize: number,
+  temperature: number,
+  samplingSeed: number,
+): RolloutSpec {
   return {
-    env: resolveEnvConfig(c.env), template: c.template as TemplateName, chat, seeds, groupSize, temperature,
-    topP: c.topP, topK: c.topK, maxResponseTokens: c.maxResponseTokens, maxContext: c.modelContext, samplingSeed,
+    env: resolveEnvConfig(c.env),
+    template: c.template as TemplateName,
+    chat,
+    seeds,
+    groupSize,
+    temperature,
+    topP: c.topP,
+    topK: c.topK,
+    maxResponseTokens: c.maxResponseTokens,
+    maxContext: c.modelContext,
+    samplingSeed,
     formatPenalty: c.formatPenalty,
-    budget: { maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory },
+    budget: {
+      maxTurns: c.maxTurns,
+      maxActionsPerTurn: c.maxActionsPerTurn,
+      maxActionsPerTrajectory: c.maxActionsPerTrajectory,
+    },
   };
 }
 
@@ -106,13 +129,26 @@ export interface ScoredBatch {
  * run's turn generator (toolTurns) when its agent calls tools. A run whose agent is an external program
  * (config `agent`) plays its episodes through the OpenAI-compatible gateway instead (src/gateway/agent-rollout.ts).
  */
-export async function rolloutStage(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
-  groups?: readonly number[], tools?: TurnGenerator): Promise<Trajectory[]> {
+export async function rolloutStage(
+  c: RlConfig,
+  iteration: number,
+  actor: GenerationBackend,
+  text: RunText,
+  groups?: readonly number[],
+  tools?: TurnGenerator,
+): Promise<Trajectory[]> {
   const ids = groups ?? Array.from({ length: c.envGroups }, (_, g) => g);
   const seeds = ids.map((g) => trainSeed(c, iteration, g));
   if (c.agent) {
-    const agentSpec = agentRolloutSpec(c, { seeds, groupIds: ids, groupSize: c.groupSize, temperature: c.trainTemperature,
-      samplingSeed: samplingSeed(c, iteration), split: 'train', iteration });
+    const agentSpec = agentRolloutSpec(c, {
+      seeds,
+      groupIds: ids,
+      groupSize: c.groupSize,
+      temperature: c.trainTemperature,
+      samplingSeed: samplingSeed(c, iteration),
+      split: 'train',
+      iteration,
+    });
     return agentRollout(agentSpec, actor, text);
   }
   const spec = rolloutSpec(c, text.chat, seeds, c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
@@ -128,7 +164,10 @@ export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed 
  * numbers (the programs' rows are independent), so scoring only these equals scoring all and picking them.
  */
 export async function scoreStage(
-  c: RlConfig, all: AssembledBatch, rows: readonly number[], models: IterationModels,
+  c: RlConfig,
+  all: AssembledBatch,
+  rows: readonly number[],
+  models: IterationModels,
 ): Promise<ScoredBatch> {
   const { behaviour, tokens } = keepRows(all, rows);
   if (rows.length === 0) return { logprobs: behaviour, metrics: {} };
@@ -136,7 +175,12 @@ export async function scoreStage(
   const logprobs = recompute ? (await models.actor.score(tokens, c.trainTemperature)).logprobs! : behaviour;
   const values = models.critic ? (await models.critic.score(tokens)).values : undefined;
   const refLogprobs = models.ref ? (await models.ref.score(tokens, c.trainTemperature)).logprobs : undefined;
-  return { logprobs, values, refLogprobs, metrics: recompute ? behaviourGap(logprobs, behaviour, tokens.lossMask) : {} };
+  return {
+    logprobs,
+    values,
+    refLogprobs,
+    metrics: recompute ? behaviourGap(logprobs, behaviour, tokens.lossMask) : {},
+  };
 }
 
 /** The rows (indices into the batch, ascending) of the groups the filter keeps: the rows scored and trained. */
@@ -148,8 +192,12 @@ export function trainedRows(c: RlConfig, batch: Batch, informative?: readonly st
  * Stage: RAGEN-2's collapse probe of the rollouts, scored by the actor the update starts from (the one that played
  * them, unless asynchronous: both drivers score with the policy of checkpoint i − 1); null when not due.
  */
-export function collapseStage(c: RlConfig, iteration: number, trajectories: readonly Trajectory[],
-  actor: Scorer): Promise<CollapseProbe | null> {
+export function collapseStage(
+  c: RlConfig,
+  iteration: number,
+  trajectories: readonly Trajectory[],
+  actor: Scorer,
+): Promise<CollapseProbe | null> {
   return collapseProbe(c, iteration, trajectories, actor, samplingSeed(c, iteration));
 }
 
@@ -161,14 +209,21 @@ export function filterStage(c: RlConfig, batch: Batch, informative?: readonly st
   const keep = informative && new Set(informative);
   return FILTERS[c.filter]({
     trajectories: keep ? batch.trajectories.filter((t) => keep.has(t.groupId)) : batch.trajectories,
-    params: { fraction: c.filterFraction, band: [c.filterBandLow, c.filterBandHigh], topP: c.filterTopP, topPEps: c.filterTopPEps },
+    params: {
+      fraction: c.filterFraction,
+      band: [c.filterBandLow, c.filterBandHigh],
+      topP: c.filterTopP,
+      topPEps: c.filterTopPEps,
+    },
   });
 }
 
 /** Stage (pure): DAPO's plan after `tries` rounds: enough groups whose returns differ, or how many more to play. */
 export function samplingPlan(c: RlConfig, trajectories: readonly Trajectory[], tries: number): DynamicSamplingPlan {
   return planDynamicSampling({
-    trajectories: trajectories.map(trajectoryRecord), targetGroups: c.envGroups, tries,
+    trajectories: trajectories.map(trajectoryRecord),
+    targetGroups: c.envGroups,
+    tries,
     maxTries: c.dynamicSamplingMaxTries,
   });
 }
@@ -177,11 +232,16 @@ export function samplingPlan(c: RlConfig, trajectories: readonly Trajectory[], t
  * The rollout of an iteration, with DAPO dynamic sampling when configured: groups whose returns are all
  * equal carry no signal, so more groups (new seeds) are played, up to dynamicSamplingMaxTries rounds.
  */
-export async function sampleGroups(c: RlConfig, iteration: number, actor: GenerationBackend, text: RunText,
-  tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number> }> {
+export async function sampleGroups(
+  c: RlConfig,
+  iteration: number,
+  actor: GenerationBackend,
+  text: RunText,
+  tools?: TurnGenerator,
+): Promise<{ trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number> }> {
   const trajectories: Trajectory[] = [];
   const play = async (groups: number[]) =>
-    void trajectories.push(...await rolloutStage(c, iteration, actor, text, groups, tools));
+    void trajectories.push(...(await rolloutStage(c, iteration, actor, text, groups, tools)));
   const plan = await sampleRounds(c, play, (tries) => samplingPlan(c, trajectories, tries));
   return plan ? { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics } : { trajectories, metrics: {} };
 }
@@ -196,18 +256,36 @@ export interface RowLogprobs {
  * Stage: advantages and value targets of the kept rows (pure); with offPolicyCorrection tis, weighted per
  * token by the truncated importance ratio of `logprobs` (src/rl/off-policy.ts).
  */
-export function advantageStage(c: RlConfig, batch: Batch, tokenRewards: Float32Array, values?: Float32Array,
-  logprobs?: RowLogprobs): AdvantageOutput {
+export function advantageStage(
+  c: RlConfig,
+  batch: Batch,
+  tokenRewards: Float32Array,
+  values?: Float32Array,
+  logprobs?: RowLogprobs,
+): AdvantageOutput {
   const adv = computeAdvantages({
-    batch, tokenRewards, values, estimator: c.advantage, whiten: c.whitenAdvantages,
+    batch,
+    tokenRewards,
+    values,
+    estimator: c.advantage,
+    whiten: c.whitenAdvantages,
     params: {
-      gamma: c.gamma, lambda: c.lambda, normByStd: c.groupNormByStd, stepGamma: c.gigpoStepGamma, omega: c.gigpoOmega,
+      gamma: c.gamma,
+      lambda: c.lambda,
+      normByStd: c.groupNormByStd,
+      stepGamma: c.gigpoStepGamma,
+      omega: c.gigpoOmega,
       gigpoForm: c.gigpoForm,
     },
   });
   if (c.offPolicyCorrection !== 'tis' || !logprobs) return adv;
-  const tis = truncatedImportanceSampling({ advantages: adv.advantages, oldLogprobs: logprobs.old,
-    behaviourLogprobs: logprobs.behaviour, lossMask: batch.lossMask, cap: c.tisCap });
+  const tis = truncatedImportanceSampling({
+    advantages: adv.advantages,
+    oldLogprobs: logprobs.old,
+    behaviourLogprobs: logprobs.behaviour,
+    lossMask: batch.lossMask,
+    cap: c.tisCap,
+  });
   return { ...adv, advantages: tis.advantages, metrics: { ...adv.metrics, ...tis.metrics } };
 }
 
@@ -234,8 +312,13 @@ export interface AdvantageInputs {
 }
 
 /** Stage: the kept rows' advantages (advantageStage) and the iteration's metrics before the update. */
-export function advantagesAndMetrics(c: RlConfig, iteration: number, s: AdvantageInputs): {
-  adv: AdvantageOutput; metrics: Record<string, number>;
+export function advantagesAndMetrics(
+  c: RlConfig,
+  iteration: number,
+  s: AdvantageInputs,
+): {
+  adv: AdvantageOutput;
+  metrics: Record<string, number>;
 } {
   const { kept, scored, filtered } = s;
   const tokenRewards = takeRows(s.tokenRewards, kept.batch.T, kept.rows);
@@ -243,15 +326,26 @@ export function advantagesAndMetrics(c: RlConfig, iteration: number, s: Advantag
   const adv = advantageStage(c, kept.batch, tokenRewards, scored.values, logprobs);
   const stageMetrics = [s.samplingMetrics, filtered.metrics, scored.metrics, scheduleMetrics(c, iteration)];
   const metrics = iterationMetrics({
-    c, trajectories: s.trajectories, all: s.all, kept: kept.batch, keptGroupIds: filtered.keptGroupIds,
-    values: scored.values, adv, stageMetrics, collapse: s.collapse,
+    c,
+    trajectories: s.trajectories,
+    all: s.all,
+    kept: kept.batch,
+    keptGroupIds: filtered.keptGroupIds,
+    values: scored.values,
+    adv,
+    stageMetrics,
+    collapse: s.collapse,
   });
   return { adv, metrics };
 }
 
 /** Stage: the update on the kept rows (updateInputOf), its mini-batches seeded by the iteration. */
-export function updateKeptRows(c: RlConfig, iteration: number, input: UpdateInput,
-  models: { actor: Trainer; critic: Trainer | null }): Promise<Record<string, number>> {
+export function updateKeptRows(
+  c: RlConfig,
+  iteration: number,
+  input: UpdateInput,
+  models: { actor: Trainer; critic: Trainer | null },
+): Promise<Record<string, number>> {
   return input.tokens.batch === 0 ? Promise.resolve({}) : updateStage(input, models, c, samplingSeed(c, iteration));
 }
 
@@ -262,23 +356,46 @@ export type SampledGroups = Awaited<ReturnType<typeof sampleGroups>>;
  * Rollout (or, for an asynchronous run, waiting for the rollout `played` gives: an older policy's, already
  * under way), then reward → filter → score → advantage → update with the models' current weights.
  */
-export async function runIteration(c: RlConfig, iteration: number, models: IterationModels, text: RunText,
-  tools?: TurnGenerator, played?: () => Promise<SampledGroups>): Promise<IterationResult> {
+export async function runIteration(
+  c: RlConfig,
+  iteration: number,
+  models: IterationModels,
+  text: RunText,
+  tools?: TurnGenerator,
+  played?: () => Promise<SampledGroups>,
+): Promise<IterationResult> {
   const clock = new Stopwatch();
-  const sampled = await clock.time('rollout', () => played?.() ?? sampleGroups(c, iteration, models.actor, text, tools));
+  const sampled = await clock.time(
+    'rollout',
+    () => played?.() ?? sampleGroups(c, iteration, models.actor, text, tools),
+  );
   const { trajectories } = sampled;
   const all = assemble(trajectories);
   const collapse = collapseDue(c, iteration)
-    ? await clock.time('collapse', () => collapseStage(c, iteration, trajectories, models.actor)) : null;
-  const { tokenRewards } = await clock.time('reward', () => placeRewards({ batch: all.batch, placement: c.rewardPlacement }));
+    ? await clock.time('collapse', () => collapseStage(c, iteration, trajectories, models.actor))
+    : null;
+  const { tokenRewards } = await clock.time('reward', () =>
+    placeRewards({ batch: all.batch, placement: c.rewardPlacement }),
+  );
   const filtered = await clock.time('filter', () => filterStage(c, all.batch, sampled.informative));
   const kept = keepRows(all, rowsOfGroups(all.batch.trajectories, filtered.keptGroupIds));
   const scored = await clock.time('score', () => scoreStage(c, all, kept.rows, models));
-  const { adv, metrics } = await clock.time('advantage', () => advantagesAndMetrics(c, iteration, {
-    trajectories, all, kept, tokenRewards, scored, filtered, samplingMetrics: sampled.metrics, collapse,
-  }));
-  const train = kept.rows.length === 0 ? {} : await clock.time('update', () =>
-    updateKeptRows(c, iteration, updateInputOf(kept, scored, adv), models));
+  const { adv, metrics } = await clock.time('advantage', () =>
+    advantagesAndMetrics(c, iteration, {
+      trajectories,
+      all,
+      kept,
+      tokenRewards,
+      scored,
+      filtered,
+      samplingMetrics: sampled.metrics,
+      collapse,
+    }),
+  );
+  const train =
+    kept.rows.length === 0
+      ? {}
+      : await clock.time('update', () => updateKeptRows(c, iteration, updateInputOf(kept, scored, adv), models));
   return { trajectories, metrics: { ...metrics, ...train }, timingsMs: clock.ms, collapse };
 }
 
@@ -288,28 +405,51 @@ export async function runIteration(c: RlConfig, iteration: number, models: Itera
  * stages' own metrics.
  */
 export function iterationMetrics(m: {
-  c: RlConfig; trajectories: readonly Trajectory[]; all: AssembledBatch; kept: Batch; keptGroupIds: readonly string[];
-  values?: Float32Array; adv: AdvantageOutput; stageMetrics: Record<string, number>[];
+  c: RlConfig;
+  trajectories: readonly Trajectory[];
+  all: AssembledBatch;
+  kept: Batch;
+  keptGroupIds: readonly string[];
+  values?: Float32Array;
+  adv: AdvantageOutput;
+  stageMetrics: Record<string, number>[];
   collapse?: CollapseProbe | null;
 }): Record<string, number> {
   const passK = [1, Math.min(4, m.c.groupSize)];
   const entropy = m.all.samplingEntropy ?? undefined;
   return {
     ...batchMetrics({ batch: m.all.batch, keptGroupIds: m.keptGroupIds, passK, entropy }),
-    ...(m.values && m.adv.returns ? { [VALUES_EXPLAINED_VARIANCE]: explainedVariance(m.values, m.adv.returns, m.kept.lossMask) } : {}),
+    ...(m.values && m.adv.returns
+      ? { [VALUES_EXPLAINED_VARIANCE]: explainedVariance(m.values, m.adv.returns, m.kept.lossMask) }
+      : {}),
     ...toolMetricsOf(m.c, m.trajectories.map(toolOutcomeOf)),
-    ...Object.assign({}, ...m.stageMetrics), ...m.adv.metrics, ...(m.collapse ? collapseMetrics(m.collapse) : {}),
+    ...Object.assign({}, ...m.stageMetrics),
+    ...m.adv.metrics,
+    ...(m.collapse ? collapseMetrics(m.collapse) : {}),
     [BATCH_TRAINED_TRAJECTORIES]: m.kept.B,
     [BATCH_TRUNCATED]: m.trajectories.filter((t) => t.truncated).length,
   };
 }
 
 /** Validation: every fixed seed played `samples` times at the validation temperature; success and pass@k. */
-export async function runValidation(c: RlConfig, actor: GenerationBackend, text: RunText, samples = 1,
-  tools?: TurnGenerator): Promise<{ trajectories: Trajectory[]; metrics: Record<string, number> }> {
+export async function runValidation(
+  c: RlConfig,
+  actor: GenerationBackend,
+  text: RunText,
+  samples = 1,
+  tools?: TurnGenerator,
+): Promise<{ trajectories: Trajectory[]; metrics: Record<string, number> }> {
   const spec = rolloutSpec(c, text.chat, validationSeeds(c), samples, c.valTemperature, 777);
-  const agentSpec = () => agentRolloutSpec(c, { seeds: spec.seeds, groupIds: spec.seeds.map((_, g) => g), groupSize: samples,
-    temperature: c.valTemperature, samplingSeed: spec.samplingSeed, split: 'val', iteration: 0 });
+  const agentSpec = () =>
+    agentRolloutSpec(c, {
+      seeds: spec.seeds,
+      groupIds: spec.seeds.map((_, g) => g),
+      groupSize: samples,
+      temperature: c.valTemperature,
+      samplingSeed: spec.samplingSeed,
+      split: 'val',
+      iteration: 0,
+    });
   const trajectories = c.agent
     ? await agentRollout(agentSpec(), actor, text)
     : await rollout({ ...spec, turnGenerator: tools }, actor, text.tokenizer);

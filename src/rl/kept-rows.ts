@@ -29,15 +29,27 @@ export function keepRows(all: AssembledBatch, rows: readonly number[]): KeptRows
 /** The rows `rows` of a token batch, with every per-token array cut the same way. */
 export function takeTokenRows(tokens: TrainBatch, rows: readonly number[], lossMask: Float32Array): TrainBatch {
   const T = tokens.seqLen;
-  return { ...tokens, batch: rows.length, tokens: Int32Array.from(takeRows(tokens.tokens, T, rows)),
-    attentionMask: takeRows(tokens.attentionMask, T, rows), lossMask };
+  return {
+    ...tokens,
+    batch: rows.length,
+    tokens: Int32Array.from(takeRows(tokens.tokens, T, rows)),
+    attentionMask: takeRows(tokens.attentionMask, T, rows),
+    lossMask,
+  };
 }
 
 /** What the update trains on: the kept rows' tokens, their scores (already the kept rows') and advantages. */
-export function updateInputOf(kept: KeptRows, scored: ScoredBatch,
-  adv: Pick<AdvantageOutput, 'advantages'> & { returns?: Float32Array | null }): UpdateInput {
+export function updateInputOf(
+  kept: KeptRows,
+  scored: ScoredBatch,
+  adv: Pick<AdvantageOutput, 'advantages'> & { returns?: Float32Array | null },
+): UpdateInput {
   return {
-    tokens: kept.tokens, advantages: adv.advantages, oldLogprobs: scored.logprobs, refLogprobs: scored.refLogprobs,
-    returns: adv.returns ?? undefined, oldValues: scored.values,
+    tokens: kept.tokens,
+    advantages: adv.advantages,
+    oldLogprobs: scored.logprobs,
+    refLogprobs: scored.refLogprobs,
+    returns: adv.returns ?? undefined,
+    oldValues: scored.values,
   };
 }

@@ -19,8 +19,15 @@ import { type Batch, groupRows, rowsOfGroups, trajectoryReturn } from './batch.t
 import { BatchError } from '../errors.ts';
 import { masked, maskedMean, mean, type Numbers, sampleStd, sampleVar, sum } from './stats.ts';
 import {
-  ENTROPY_MEAN, IN_GROUP_STD_ALL, IN_GROUP_STD_KEPT, RESPONSE_LENGTH_MEAN, RETURN_MEAN, RETURN_STD, SUCCESS_RATE,
-  VALUES_EXPLAINED_VARIANCE, passAtKMetric,
+  ENTROPY_MEAN,
+  IN_GROUP_STD_ALL,
+  IN_GROUP_STD_KEPT,
+  RESPONSE_LENGTH_MEAN,
+  RETURN_MEAN,
+  RETURN_STD,
+  SUCCESS_RATE,
+  VALUES_EXPLAINED_VARIANCE,
+  passAtKMetric,
 } from './metric-names.ts';
 
 /** Unbiased pass@k (Chen et al. 2021) for n samples with c successes; 1 − Π_{i=n−c+1..n} (1 − k/i). */
@@ -70,7 +77,10 @@ export function batchMetrics(input: BatchMetricsInput): Record<string, number> {
 export function behaviourGap(recomputed: Numbers, behaviour: Numbers, mask: Numbers): Record<string, number> {
   const sampled = masked(behaviour, mask);
   const gaps = masked(recomputed, mask).map((x, i) => Math.abs(x - sampled[i]));
-  return { 'logprobs/behaviour_gap_mean': mean(gaps), 'logprobs/behaviour_gap_max': gaps.reduce((m, g) => Math.max(m, g), 0) };
+  return {
+    'logprobs/behaviour_gap_mean': mean(gaps),
+    'logprobs/behaviour_gap_max': gaps.reduce((m, g) => Math.max(m, g), 0),
+  };
 }
 
 function outcomeMetrics(input: BatchMetricsInput): Record<string, number> {
@@ -91,7 +101,9 @@ function outcomeMetrics(input: BatchMetricsInput): Record<string, number> {
   for (const k of passK) {
     const eligible = groups.rows.filter((rows) => rows.length >= k);
     if (eligible.length === 0) continue;
-    out[passAtKMetric(k)] = mean(eligible.map((rows) => passAtK(rows.length, rows.filter((r) => ts[r].success).length, k)));
+    out[passAtKMetric(k)] = mean(
+      eligible.map((rows) => passAtK(rows.length, rows.filter((r) => ts[r].success).length, k)),
+    );
   }
   return out;
 }

@@ -28,13 +28,20 @@ export interface ModelInit {
  * actor's seed, so it starts equal to the actor), as the config asks. With LoRA all three are LoRA policies on
  * the same base (the reference's adapters are the actor's at the start). `roles` 'actor': the actor only.
  */
-export function modelInits(c: RlConfig, config: ModelConfig, provider: Provider,
-  roles: 'actor' | 'all' = 'all'): ModelInit[] {
+export function modelInits(
+  c: RlConfig,
+  config: ModelConfig,
+  provider: Provider,
+  roles: 'actor' | 'all' = 'all',
+): ModelInit[] {
   const base = { config, threads: c.threads > 0 ? c.threads : undefined, provider, lora: loraOf(c) ?? undefined };
   const all = roles === 'all';
   const kvCacheBytes = c.kvCacheMb * 2 ** 20;
-  const model = (name: ModelName, role: Role, seed: number, samples = false): ModelInit =>
-    ({ name, samples, options: { ...base, role, seed, ...(samples && { kvCacheBytes }) } });
+  const model = (name: ModelName, role: Role, seed: number, samples = false): ModelInit => ({
+    name,
+    samples,
+    options: { ...base, role, seed, ...(samples && { kvCacheBytes }) },
+  });
   const inits = [model('actor', 'actor', c.seed, true)];
   if (all && c.critic) inits.push(model('critic', 'critic', c.seed + 1));
   if (all && c.klCoef > 0) inits.push(model('ref', 'actor', c.seed));
@@ -49,12 +56,19 @@ function collect<P extends PolicyHandle>(inits: readonly ModelInit[], made: read
 /** The run's models in-process, on the embedded driver's one provider. */
 export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokenizer): IterationModels<Policy> {
   const inits = modelInits(c, config, embeddedProvider(c));
-  return collect(inits, inits.map((i) => new Policy({ ...i.options, tokenizer: i.samples ? tokenizer : undefined })));
+  return collect(
+    inits,
+    inits.map((i) => new Policy({ ...i.options, tokenizer: i.samples ? tokenizer : undefined })),
+  );
 }
 
 /** The same models, each in a worker thread (started side by side). */
-export async function startEngineModels(c: RlConfig, run: RunModel, provider = embeddedProvider(c),
-  roles: 'actor' | 'all' = 'all'): Promise<IterationModels<PolicyEngine>> {
+export async function startEngineModels(
+  c: RlConfig,
+  run: RunModel,
+  provider = embeddedProvider(c),
+  roles: 'actor' | 'all' = 'all',
+): Promise<IterationModels<PolicyEngine>> {
   const inits = modelInits(c, run.modelConfig, provider, roles);
   const start = (i: ModelInit) =>
     PolicyEngine.start({ ...i.options, tokenizerFiles: i.samples ? run.assets : undefined });
@@ -73,8 +87,11 @@ export function namedModels<P extends PolicyHandle>(m: IterationModels<P>): Part
  */
 export function embeddedProvider(c: RlConfig): Provider {
   if (c.rolloutProvider !== c.updateProvider) {
-    throw new ConfigError('rolloutProvider', `is ${c.rolloutProvider} but updateProvider is ${c.updateProvider}: the embedded driver ` +
-      'samples and trains one actor, so both must be equal (split them with --durable)');
+    throw new ConfigError(
+      'rolloutProvider',
+      `is ${c.rolloutProvider} but updateProvider is ${c.updateProvider}: the embedded driver ` +
+        'samples and trains one actor, so both must be equal (split them with --durable)',
+    );
   }
   return c.updateProvider;
 }
@@ -99,7 +116,7 @@ export async function loadPretrained(m: IterationModels, run: RunModel, c: RlCon
   const models = Object.entries(namedModels(m)) as [ModelName, PolicyHandle][];
   if (run.lora) {
     const base = await run.pretrained.readWeights();
-    await Promise.all(models.map(([, model]) => model.setBase(base)));
+    await Promise.all(models.map(async ([, model]) => model.setBase(base)));
     return;
   }
   const states = await pretrainedStates(run, c.seed + 1);

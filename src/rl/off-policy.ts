@@ -47,6 +47,7 @@ export function truncatedImportanceSampling(input: TisInput): TisOutput {
     if (ratio > cap) capped++;
     advantages[t] = Math.min(ratio, cap) * advantages[t];
   }
-  const metrics: Record<string, number> = n === 0 ? {} : { 'tis/ratio_mean': sum / n, 'tis/ratio_max': max, 'tis/capped_share': capped / n };
+  const metrics: Record<string, number> =
+    n === 0 ? {} : { 'tis/ratio_mean': sum / n, 'tis/ratio_max': max, 'tis/capped_share': capped / n };
   return { advantages, metrics };
 }

@@ -14,7 +14,13 @@ export const PRESETS = {
   starpo: { advantage: 'gae', critic: true, filter: 'none', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2 },
   /** StarPO-S: keep the top 25% of groups by return std, critic, no KL, clip-higher 0.2/0.28 (= DEFAULTS). */
   'starpo-s': {
-    advantage: 'gae', critic: true, filter: 'top-std', filterFraction: 0.25, klCoef: 0, clipLow: 0.2, clipHigh: 0.28,
+    advantage: 'gae',
+    critic: true,
+    filter: 'top-std',
+    filterFraction: 0.25,
+    klCoef: 0,
+    clipLow: 0.2,
+    clipHigh: 0.28,
   },
   /** GRPO as run in RAGEN: group-normalised outcome advantages, no critic, no filter, KL 0.001, clip 0.2/0.2. */
   grpo: { ...CRITIC_FREE, advantage: 'grpo', klCoef: 0.001, clipLow: 0.2, clipHigh: 0.2 },
@@ -25,13 +31,27 @@ export const PRESETS = {
    * example scripts. The paper's Eq. 3: gigpoForm=paper (with groupNormByStd=true for its std division).
    */
   gigpo: {
-    ...CRITIC_FREE, advantage: 'gigpo', klCoef: 0.01, clipLow: 0.2, clipHigh: 0.2,
-    gigpoStepGamma: 0.95, gigpoOmega: 1, gigpoForm: 'verl-agent', groupNormByStd: false,
+    ...CRITIC_FREE,
+    advantage: 'gigpo',
+    klCoef: 0.01,
+    clipLow: 0.2,
+    clipHigh: 0.2,
+    gigpoStepGamma: 0.95,
+    gigpoOmega: 1,
+    gigpoForm: 'verl-agent',
+    groupNormByStd: false,
   },
   /** DAPO: GRPO advantages, clip-higher 0.2/0.28, dynamic sampling (≤ 10 tries), token-mean, no KL or entropy bonus. */
   dapo: {
-    ...CRITIC_FREE, advantage: 'grpo', klCoef: 0, clipLow: 0.2, clipHigh: 0.28,
-    dynamicSampling: true, dynamicSamplingMaxTries: 10, lossAggregation: 'token-mean', entropyCoef: 0,
+    ...CRITIC_FREE,
+    advantage: 'grpo',
+    klCoef: 0,
+    clipLow: 0.2,
+    clipHigh: 0.28,
+    dynamicSampling: true,
+    dynamicSamplingMaxTries: 10,
+    lossAggregation: 'token-mean',
+    entropyCoef: 0,
   },
 } as const satisfies Record<PresetName, Partial<RlConfig>>;
 

@@ -6,7 +6,13 @@
  * moves text and ids between them and the policy. Output is plain serialisable data.
  */
 import {
-  ContextBuilder, Episode, TEMPLATES, loggedReturn, signedPenalty, type ChatFormat, type TemplateName,
+  ContextBuilder,
+  Episode,
+  TEMPLATES,
+  loggedReturn,
+  signedPenalty,
+  type ChatFormat,
+  type TemplateName,
 } from '../agent/index.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
@@ -138,7 +144,11 @@ function startEpisodes(spec: RolloutSpec, tokenizer: TextTokenizer): Live[] {
 }
 
 /** Plays every episode to its end and returns one trajectory per (group, rollout index), in that order. */
-export async function rollout(spec: RolloutSpec, policy: GenerationBackend, tokenizer: TextTokenizer): Promise<Trajectory[]> {
+export async function rollout(
+  spec: RolloutSpec,
+  policy: GenerationBackend,
+  tokenizer: TextTokenizer,
+): Promise<Trajectory[]> {
   const all = startEpisodes(spec, tokenizer);
   const { stop, stopTokenIds } = spec.chat;
   for (let turn = 0; ; turn++) {
@@ -148,13 +158,20 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
     if (playing.length === 0) break;
     const prompts = playing.map((l) => l.ctx.beginResponse());
     const request: GenerateRequest = {
-      prompts, maxNewTokens: spec.maxResponseTokens, rowSeeds: playing.map((l) => episodeSeed(spec, l, turn)),
+      prompts,
+      maxNewTokens: spec.maxResponseTokens,
+      rowSeeds: playing.map((l) => episodeSeed(spec, l, turn)),
       sampling: { temperature: spec.temperature, topP: spec.topP, topK: spec.topK },
       // A model's own template ends turns with eos tokens; the written-out formats with their stop text.
-      stopStrings: stopTokenIds.length ? [] : [stop], stopTokenIds,
+      stopStrings: stopTokenIds.length ? [] : [stop],
+      stopTokenIds,
     };
     const generations: TurnGeneration[] = spec.turnGenerator
-      ? await spec.turnGenerator(policy, request, playing.map((l) => l.episode.env))
+      ? await spec.turnGenerator(
+          policy,
+          request,
+          playing.map((l) => l.episode.env),
+        )
       : await policy.generate(request);
     playing.forEach((l, i) => {
       const g = generations[i];
@@ -173,22 +190,45 @@ export async function rollout(spec: RolloutSpec, policy: GenerationBackend, toke
 function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
   const built = l.ctx.build();
   const logprobs = new Array<number>(built.ids.length).fill(0);
-  for (const { start, logprobs: lps } of l.sampled) lps.forEach((lp, i) => { logprobs[start + i] = lp; });
+  for (const { start, logprobs: lps } of l.sampled)
+    lps.forEach((lp, i) => {
+      logprobs[start + i] = lp;
+    });
   const entropy = l.sampled.every((s) => s.entropies) ? new Array<number>(built.ids.length).fill(0) : undefined;
-  if (entropy) for (const { start, entropies } of l.sampled) entropies!.forEach((h, i) => { entropy[start + i] = h; });
+  if (entropy)
+    for (const { start, entropies } of l.sampled)
+      entropies!.forEach((h, i) => {
+        entropy[start + i] = h;
+      });
   const turns = l.episode.turns.map((t, k): RolloutTurn => ({
-    observation: t.observation, response: t.response, parsedActions: t.parsed.actions,
+    observation: t.observation,
+    response: t.response,
+    parsedActions: t.parsed.actions,
     executedActions: t.executedActions,
-    actionsProposed: t.parsed.actions.length + t.parsed.unknown.length, actionsEffective: t.actionsEffective,
-    envReward: t.envReward, formatPenalty: signedPenalty(t.penaltyCharged), rewardPosition: built.turnEnds[k],
+    actionsProposed: t.parsed.actions.length + t.parsed.unknown.length,
+    actionsEffective: t.actionsEffective,
+    envReward: t.envReward,
+    formatPenalty: signedPenalty(t.penaltyCharged),
+    rewardPosition: built.turnEnds[k],
     promptTokens: l.sampled[k].start,
     responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
     ...(l.sampled[k].toolCalls ? { toolCalls: l.sampled[k].toolCalls } : {}),
   }));
   return {
-    group: l.group, index: l.index, env: spec.env.type, seed: l.seed, ids: built.ids, mask: built.mask, roles: built.roles,
-    logprobs, ...(entropy ? { entropy } : {}), turns, promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
-    return: loggedReturn(turns), success: l.episode.success, truncated: l.truncated,
+    group: l.group,
+    index: l.index,
+    env: spec.env.type,
+    seed: l.seed,
+    ids: built.ids,
+    mask: built.mask,
+    roles: built.roles,
+    logprobs,
+    ...(entropy ? { entropy } : {}),
+    turns,
+    promptTokens: built.ids.length - built.mask.reduce((a, b) => a + b, 0),
+    return: loggedReturn(turns),
+    success: l.episode.success,
+    truncated: l.truncated,
   };
 }
 

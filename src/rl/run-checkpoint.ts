@@ -12,7 +12,11 @@ import type { ModelConfig } from '../policy/io/config.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import type { PolicyHandle } from '../policy/engine/handle.ts';
 import {
-  CheckpointNotFoundError, type CheckpointId, type CheckpointStore, type RetentionPolicy, type SavedCheckpoint,
+  CheckpointNotFoundError,
+  type CheckpointId,
+  type CheckpointStore,
+  type RetentionPolicy,
+  type SavedCheckpoint,
 } from '../storage/index.ts';
 import type { RlConfig } from './config.ts';
 import { ConfigError } from '../errors.ts';
@@ -45,17 +49,27 @@ export interface TrainerState {
 }
 
 /** The trainer state both drivers write; fields that are 0 or absent stay out, so other runs' bytes do not change. */
-export function trainerState(iteration: number, echoTrap: unknown, forks: number, collapse: CollapseAction | null,
-  behaviourPolicies?: readonly CheckpointRef[]): TrainerState {
+export function trainerState(
+  iteration: number,
+  echoTrap: unknown,
+  forks: number,
+  collapse: CollapseAction | null,
+  behaviourPolicies?: readonly CheckpointRef[],
+): TrainerState {
   return {
-    iteration, echoTrap, ...(forks > 0 ? { forks } : {}), ...(collapse ? { collapse } : {}),
+    iteration,
+    echoTrap,
+    ...(forks > 0 ? { forks } : {}),
+    ...(collapse ? { collapse } : {}),
     ...(behaviourPolicies?.length ? { behaviourPolicies: [...behaviourPolicies] } : {}),
   };
 }
 
 /** Which checkpoints a run keeps (applyRetention after each one is written). */
-export const retentionOf = (c: RlConfig): RetentionPolicy =>
-  ({ keepLast: c.keepLastCheckpoints, keepEvery: c.keepEveryCheckpoint });
+export const retentionOf = (c: RlConfig): RetentionPolicy => ({
+  keepLast: c.keepLastCheckpoints,
+  keepEvery: c.keepEveryCheckpoint,
+});
 
 /** The Echo-Trap detector as a checkpoint's trainer state left it. */
 export const detectorOf = (state: TrainerState): EchoTrapDetector =>
@@ -75,8 +89,14 @@ export async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T
  * Saves every model's state (the reference model without optimizer moments, one model at a time) and the
  * trainer state. `assets`: the tokenizer files (and chat template, generation config) saved beside the actor's weights.
  */
-export async function saveRunCheckpoint(store: CheckpointStore, ids: CheckpointId,
-  models: Models, config: ModelConfig, assets: Readonly<Record<string, string>>, state: TrainerState): Promise<SavedCheckpoint> {
+export async function saveRunCheckpoint(
+  store: CheckpointStore,
+  ids: CheckpointId,
+  models: Models,
+  config: ModelConfig,
+  assets: Readonly<Record<string, string>>,
+  state: TrainerState,
+): Promise<SavedCheckpoint> {
   return withScratch(async (dir) => {
     const files: { name: string; path: string }[] = [];
     for (const [name, policy] of Object.entries(models) as [ModelName, PolicyHandle][]) {
@@ -97,7 +117,10 @@ export async function saveRunCheckpoint(store: CheckpointStore, ids: CheckpointI
 export function checkAssets(saved: Readonly<Record<string, string>>, expected: Readonly<Record<string, string>>): void {
   for (const [name, text] of Object.entries(saved)) {
     if (expected[name] !== undefined && expected[name] !== text) {
-      throw new ConfigError('model', `${name} differs from the one the checkpoint was written with (the model directory changed since)`);
+      throw new ConfigError(
+        'model',
+        `${name} differs from the one the checkpoint was written with (the model directory changed since)`,
+      );
     }
   }
 }
@@ -107,18 +130,34 @@ export function checkAssets(saved: Readonly<Record<string, string>>, expected: R
  * downloads the critic) and returns the trainer state. `expectedAssets`: the run's files (RunModel.assets)
  * the actor's saved ones must equal.
  */
-export async function loadRunCheckpoint(store: CheckpointStore, ids: CheckpointId, models: Models,
-  expectedAssets?: Readonly<Record<string, string>>): Promise<TrainerState> {
+export async function loadRunCheckpoint(
+  store: CheckpointStore,
+  ids: CheckpointId,
+  models: Models,
+  expectedAssets?: Readonly<Record<string, string>>,
+): Promise<TrainerState> {
   const named = Object.entries(models) as [ModelName, PolicyHandle][];
-  return readCheckpoint(store, ids, named.map(([name]) => name), expectedAssets, async (name, ckpt) => {
-    const policy = named.find(([n]) => n === name)![1];
-    await policy.setState({ weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step }, { allowMissing: [] });
-  });
+  return readCheckpoint(
+    store,
+    ids,
+    named.map(([name]) => name),
+    expectedAssets,
+    async (name, ckpt) => {
+      const policy = named.find(([n]) => n === name)![1];
+      await policy.setState(
+        { weights: ckpt.weights, optimizer: ckpt.optimizer, step: ckpt.step },
+        { allowMissing: [] },
+      );
+    },
+  );
 }
 
 /** The actor's weights of a checkpoint (only its files are read), for a rollout engine: no optimizer state. */
-export async function loadActorState(store: CheckpointStore, ids: CheckpointId,
-  expectedAssets?: Readonly<Record<string, string>>): Promise<PolicyState> {
+export async function loadActorState(
+  store: CheckpointStore,
+  ids: CheckpointId,
+  expectedAssets?: Readonly<Record<string, string>>,
+): Promise<PolicyState> {
   let state: PolicyState | null = null;
   await readCheckpoint(store, ids, ['actor'], expectedAssets, async (_, ckpt) => {
     state = { weights: ckpt.weights, optimizer: null, step: ckpt.step };
@@ -130,11 +169,16 @@ export async function loadActorState(store: CheckpointStore, ids: CheckpointId,
  * Downloads the files of the `names` models and trainer.json (each verified against the manifest's hash), hands
  * each model's checkpoint to `use` in turn, and returns the trainer state.
  */
-async function readCheckpoint(store: CheckpointStore, ids: CheckpointId, names: readonly ModelName[],
+async function readCheckpoint(
+  store: CheckpointStore,
+  ids: CheckpointId,
+  names: readonly ModelName[],
   expectedAssets: Readonly<Record<string, string>> | undefined,
-  use: (name: ModelName, ckpt: Awaited<ReturnType<typeof loadCheckpoint>>) => Promise<void>): Promise<TrainerState> {
+  use: (name: ModelName, ckpt: Awaited<ReturnType<typeof loadCheckpoint>>) => Promise<void>,
+): Promise<TrainerState> {
   const { manifest } = await store.load(ids.runId, ids.lineageId, ids.iteration, { only: [] });
-  const only = manifest.files.map((f) => f.name)
+  const only = manifest.files
+    .map((f) => f.name)
     .filter((f) => f === 'trainer.json' || names.some((n) => f.startsWith(`${n}.`)));
   return withScratch(async (dir) => {
     const flat = join(dir, 'flat');
@@ -155,14 +199,18 @@ async function readCheckpoint(store: CheckpointStore, ids: CheckpointId, names: 
 async function modelDirectory(flat: string, dir: string, name: ModelName): Promise<string> {
   const modelDir = join(dir, name);
   await mkdir(modelDir);
-  for (const f of await readdir(flat)) if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
+  for (const f of await readdir(flat))
+    if (f.startsWith(`${name}.`)) await rename(join(flat, f), join(modelDir, f.slice(name.length + 1)));
   return modelDir;
 }
 
 /** Whether the checkpoint is committed (its manifest is visible); store failures propagate. */
 export async function checkpointExists(store: CheckpointStore, id: CheckpointId): Promise<boolean> {
-  return store.load(id.runId, id.lineageId, id.iteration, { only: [] }).then(() => true, (err: unknown) => {
-    if (err instanceof CheckpointNotFoundError) return false;
-    throw err;
-  });
+  return store.load(id.runId, id.lineageId, id.iteration, { only: [] }).then(
+    () => true,
+    (err: unknown) => {
+      if (err instanceof CheckpointNotFoundError) return false;
+      throw err;
+    },
+  );
 }

@@ -7,6 +7,8 @@ type Budget = Partial<Pick<RlConfig, 'maxTurns' | 'maxActionsPerTurn' | 'maxActi
 /** The environment a run plays: its preset with the run's budget overrides applied (absent or 0 = the preset's). */
 export function runEnvConfig(c: Pick<RlConfig, 'env'> & Budget): EnvConfig {
   return withBudget(resolveEnvConfig(c.env), {
-    maxTurns: c.maxTurns, maxActionsPerTurn: c.maxActionsPerTurn, maxActionsPerTrajectory: c.maxActionsPerTrajectory,
+    maxTurns: c.maxTurns,
+    maxActionsPerTurn: c.maxActionsPerTurn,
+    maxActionsPerTrajectory: c.maxActionsPerTrajectory,
   });
 }

@@ -1,6 +1,12 @@
 /** Building the Avro events of a run from trainer data (src/events/types.ts mirrors schemas/*.avsc). */
 import type {
-  CheckpointEvent, CollapseProbe, EchoTrapWarning, IterationEvent, LineageStart, RunEvent, TrajectoryEvent,
+  CheckpointEvent,
+  CollapseProbe,
+  EchoTrapWarning,
+  IterationEvent,
+  LineageStart,
+  RunEvent,
+  TrajectoryEvent,
 } from '../events/index.ts';
 import type { SavedCheckpoint } from '../storage/index.ts';
 import { canonicalConfigJSON, type RlConfig } from './config.ts';
@@ -10,24 +16,54 @@ import { runEnvConfig } from './run-env.ts';
 import { envSpecId } from '../envs/index.ts';
 import { toolCallEvents } from '../tools/events.ts';
 import {
-  ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, RETURN_MEAN, RETURN_STD, SUCCESS_RATE, VAL_SUCCESS_RATE,
+  ACTOR_GRAD_NORM,
+  ENTROPY_MEAN,
+  IN_GROUP_STD_ALL,
+  RETURN_MEAN,
+  RETURN_STD,
+  SUCCESS_RATE,
+  VAL_SUCCESS_RATE,
 } from './metric-names.ts';
 
 type Ids = { runId: string; lineageId: string };
 
-export function trajectoryEvents(ids: Ids, iteration: number, policyVersion: number, trajectories: readonly Trajectory[],
-  split: 'train' | 'val', startedAt: Date): TrajectoryEvent[] {
+export function trajectoryEvents(
+  ids: Ids,
+  iteration: number,
+  policyVersion: number,
+  trajectories: readonly Trajectory[],
+  split: 'train' | 'val',
+  startedAt: Date,
+): TrajectoryEvent[] {
   const finishedAt = new Date();
   return trajectories.map((t) => ({
-    kind: 'trajectory', ...ids, iteration, group: t.group, rolloutIndex: t.index, envName: t.env, envSeed: t.seed,
-    policyVersion, trajectoryReturn: t.return, success: t.success, startedAt, finishedAt, split,
+    kind: 'trajectory',
+    ...ids,
+    iteration,
+    group: t.group,
+    rolloutIndex: t.index,
+    envName: t.env,
+    envSeed: t.seed,
+    policyVersion,
+    trajectoryReturn: t.return,
+    success: t.success,
+    startedAt,
+    finishedAt,
+    split,
     extras: { ...t.extras, ...(t.truncated ? { truncated: 'true' } : {}) } as Record<string, string>,
-    tokenIds: t.ids, tokenRoles: t.roles.join(''),
+    tokenIds: t.ids,
+    tokenRoles: t.roles.join(''),
     turns: t.turns.map((turn) => ({
-      observation: turn.observation, response: turn.response, executedActions: turn.executedActions,
-      envReward: turn.envReward, formatPenalty: turn.formatPenalty, actionsValid: turn.executedActions.length,
+      observation: turn.observation,
+      response: turn.response,
+      executedActions: turn.executedActions,
+      envReward: turn.envReward,
+      formatPenalty: turn.formatPenalty,
+      actionsValid: turn.executedActions.length,
       actionsEffective: turn.actionsEffective,
-      promptTokens: turn.promptTokens, responseTokens: turn.responseTokens, toolCalls: toolCallEvents(turn.toolCalls),
+      promptTokens: turn.promptTokens,
+      responseTokens: turn.responseTokens,
+      toolCalls: toolCallEvents(turn.toolCalls),
     })),
   }));
 }
@@ -38,15 +74,32 @@ export interface IterationRecordExtras {
   collapse: CollapseProbe | null;
 }
 
-export function iterationEvent(ids: Ids, iteration: number, metrics: Record<string, number>,
-  timingsMs: Record<string, number>, startedAt: Date, extras: IterationRecordExtras): IterationEvent {
+export function iterationEvent(
+  ids: Ids,
+  iteration: number,
+  metrics: Record<string, number>,
+  timingsMs: Record<string, number>,
+  startedAt: Date,
+  extras: IterationRecordExtras,
+): IterationEvent {
   const finite = Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
   return {
-    kind: 'iteration', ...ids, iteration, successRateTrain: metrics[SUCCESS_RATE] ?? 0,
-    successRateVal: metrics[VAL_SUCCESS_RATE] ?? null, returnMean: metrics[RETURN_MEAN] ?? 0,
-    returnStd: metrics[RETURN_STD] ?? 0, inGroupReturnStd: metrics[IN_GROUP_STD_ALL] ?? 0,
-    entropy: metrics[ENTROPY_MEAN] ?? 0, gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0, metrics: finite,
-    stageTimingsMs: timingsMs, envSpecId: extras.envSpecId, collapse: extras.collapse, startedAt, finishedAt: new Date(),
+    kind: 'iteration',
+    ...ids,
+    iteration,
+    successRateTrain: metrics[SUCCESS_RATE] ?? 0,
+    successRateVal: metrics[VAL_SUCCESS_RATE] ?? null,
+    returnMean: metrics[RETURN_MEAN] ?? 0,
+    returnStd: metrics[RETURN_STD] ?? 0,
+    inGroupReturnStd: metrics[IN_GROUP_STD_ALL] ?? 0,
+    entropy: metrics[ENTROPY_MEAN] ?? 0,
+    gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0,
+    metrics: finite,
+    stageTimingsMs: timingsMs,
+    envSpecId: extras.envSpecId,
+    collapse: extras.collapse,
+    startedAt,
+    finishedAt: new Date(),
   };
 }
 
@@ -70,22 +123,48 @@ export function iterationEvents(c: RlConfig, ids: Ids, r: FinishedIteration): (I
 }
 
 export function warningEvent(ids: Ids, w: Warning): EchoTrapWarning {
-  return { kind: 'echo-trap', ...ids, iteration: w.iteration, evidence: w.evidence, message: w.message, detectedAt: new Date() };
+  return {
+    kind: 'echo-trap',
+    ...ids,
+    iteration: w.iteration,
+    evidence: w.evidence,
+    message: w.message,
+    detectedAt: new Date(),
+  };
 }
 
 /** The RunEvent that opens lineage `start` (STARTED, RESUMED or FORKED) of a run trained with config `c`. */
-export function runEvent(runId: string, c: RlConfig, start: LineageStart, action: RunEvent['action'],
-  reason: string | null): RunEvent {
+export function runEvent(
+  runId: string,
+  c: RlConfig,
+  start: LineageStart,
+  action: RunEvent['action'],
+  reason: string | null,
+): RunEvent {
   return {
-    kind: 'run', runId, lineageId: start.lineageId, action, parentLineageId: start.parentLineageId,
-    fromIteration: start.fromIteration, reason, forks: start.forks ?? 0, configJson: canonicalConfigJSON(c),
+    kind: 'run',
+    runId,
+    lineageId: start.lineageId,
+    action,
+    parentLineageId: start.parentLineageId,
+    fromIteration: start.fromIteration,
+    reason,
+    forks: start.forks ?? 0,
+    configJson: canonicalConfigJSON(c),
     at: new Date(),
   };
 }
 
 export function checkpointEvent(saved: SavedCheckpoint): CheckpointEvent {
   return {
-    kind: 'checkpoint', runId: saved.runId, lineageId: saved.lineageId, iteration: saved.iteration, uri: saved.uri,
-    manifestUri: saved.manifestUri, files: saved.files, totalBytes: saved.totalBytes, createdAt: new Date(saved.manifest.createdAt),
+    kind: 'checkpoint',
+    runId: saved.runId,
+    lineageId: saved.lineageId,
+    iteration: saved.iteration,
+    uri: saved.uri,
+    manifestUri: saved.manifestUri,
+    files: saved.files,
+    totalBytes: saved.totalBytes,
+    createdAt: new Date(saved.manifest.createdAt),
   };
 }

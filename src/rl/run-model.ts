@@ -11,7 +11,12 @@ import { TEMPLATES, type TemplateName } from '../agent/templates.ts';
 import { ConfigError } from '../errors.ts';
 import { type ModelConfig, parseModelConfig } from '../policy/io/config.ts';
 import type { Tensor } from '../policy/io/dtype.ts';
-import { CHAT_TEMPLATE_FILE, type ModelDirectory, openModelDirectory, weightsFingerprint } from '../policy/io/model-dir.ts';
+import {
+  CHAT_TEMPLATE_FILE,
+  type ModelDirectory,
+  openModelDirectory,
+  weightsFingerprint,
+} from '../policy/io/model-dir.ts';
 import type { LoraSpec, LoraTarget } from '../policy/model/lora.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import { VALUE_HEAD } from '../policy/model/layout.ts';
@@ -55,8 +60,20 @@ const cache = new Map<string, Promise<RunModel>>();
 
 /** The run's model (cached per process: loading a 150k-token tokenizer takes about a second). */
 export function resolveRunModel(c: RlConfig): Promise<RunModel> {
-  const key = JSON.stringify([c.model, c.template, c.chatThinking, c.modelLayers, c.modelHidden, c.modelHeads, c.modelKvHeads,
-    c.modelFfn, c.modelContext, c.loraRank, c.loraAlpha, c.loraTargets]);
+  const key = JSON.stringify([
+    c.model,
+    c.template,
+    c.chatThinking,
+    c.modelLayers,
+    c.modelHidden,
+    c.modelHeads,
+    c.modelKvHeads,
+    c.modelFfn,
+    c.modelContext,
+    c.loraRank,
+    c.loraAlpha,
+    c.loraTargets,
+  ]);
   let found = cache.get(key);
   if (!found) {
     found = c.model ? pretrainedModel(c) : Promise.resolve(scratchModel(c));
@@ -69,10 +86,20 @@ export function resolveRunModel(c: RlConfig): Promise<RunModel> {
 /** The HF-layout config of a model trained from scratch, sized by the run config (Llama family: no biases). */
 export function scratchModelConfig(c: RlConfig, tokenizer: Tokenizer): ModelConfig {
   return parseModelConfig({
-    model_type: 'llama', vocab_size: tokenizer.vocabSize, hidden_size: c.modelHidden, intermediate_size: c.modelFfn,
-    num_hidden_layers: c.modelLayers, num_attention_heads: c.modelHeads, num_key_value_heads: c.modelKvHeads,
-    max_position_embeddings: c.modelContext, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true,
-    hidden_act: 'silu', eos_token_id: tokenizer.eosId, pad_token_id: tokenizer.padId,
+    model_type: 'llama',
+    vocab_size: tokenizer.vocabSize,
+    hidden_size: c.modelHidden,
+    intermediate_size: c.modelFfn,
+    num_hidden_layers: c.modelLayers,
+    num_attention_heads: c.modelHeads,
+    num_key_value_heads: c.modelKvHeads,
+    max_position_embeddings: c.modelContext,
+    rms_norm_eps: 1e-6,
+    rope_theta: 10000,
+    tie_word_embeddings: true,
+    hidden_act: 'silu',
+    eos_token_id: tokenizer.eosId,
+    pad_token_id: tokenizer.padId,
   });
 }
 
@@ -88,15 +115,22 @@ async function pretrainedModel(c: RlConfig): Promise<RunModel> {
   if (!dir.assets['tokenizer.json']) throw new ConfigError('model', `${dir.dir} has no tokenizer.json`);
   const tokenizer = loadTokenizer(dir.assets);
   if (tokenizer.vocabSize > dir.config.vocabSize) {
-    throw new ConfigError('model', `the tokenizer has ${tokenizer.vocabSize} tokens, more than config.json's vocab_size ${dir.config.vocabSize}`);
+    throw new ConfigError(
+      'model',
+      `the tokenizer has ${tokenizer.vocabSize} tokens, more than config.json's vocab_size ${dir.config.vocabSize}`,
+    );
   }
   if (c.modelContext > dir.config.maxPositionEmbeddings) {
-    throw new ConfigError('modelContext', `${c.modelContext} exceeds the model's max_position_embeddings ${dir.config.maxPositionEmbeddings}`);
+    throw new ConfigError(
+      'modelContext',
+      `${c.modelContext} exceeds the model's max_position_embeddings ${dir.config.maxPositionEmbeddings}`,
+    );
   }
   const eosTokenIds = dir.eosTokenIds;
   const lora = loraOf(c);
   const assets = { ...dir.assets };
-  if (lora) assets[BASE_MODEL_FILE] = `${JSON.stringify({ path: dir.dir, sha256: await weightsFingerprint(dir) }, null, 2)}\n`;
+  if (lora)
+    assets[BASE_MODEL_FILE] = `${JSON.stringify({ path: dir.dir, sha256: await weightsFingerprint(dir) }, null, 2)}\n`;
   const chat = modelChatFormat(c, dir.assets, tokenizer, eosTokenIds);
   checkAgentChat(c, chat);
   return { tokenizer, chat, modelConfig: dir.config, lora, pretrained: dir, assets };
@@ -106,13 +140,25 @@ async function pretrainedModel(c: RlConfig): Promise<RunModel> {
  * How a pretrained run wraps messages, from its model's files (a model directory's, or the copies a
  * checkpoint carries): the model's own template, or the written-out ChatML for a directory without one.
  */
-export function modelChatFormat(c: Pick<RlConfig, 'chatThinking'>, files: Readonly<Record<string, string>>, tokenizer: Tokenizer,
-  eosTokenIds: readonly number[]): ChatFormat {
-  const config = files['tokenizer_config.json'] ? asObject(files['tokenizer_config.json'], 'tokenizer_config.json') : {};
+export function modelChatFormat(
+  c: Pick<RlConfig, 'chatThinking'>,
+  files: Readonly<Record<string, string>>,
+  tokenizer: Tokenizer,
+  eosTokenIds: readonly number[],
+): ChatFormat {
+  const config = files['tokenizer_config.json']
+    ? asObject(files['tokenizer_config.json'], 'tokenizer_config.json')
+    : {};
   const template = chatTemplateFrom(config, files[CHAT_TEMPLATE_FILE]);
   if (!template) return CHATML;
   const enableThinking = c.chatThinking === 'default' ? undefined : c.chatThinking === 'on';
-  return jinjaChatFormat({ name: 'model', template, tokenizer, eosTokenIds: [...new Set([...eosTokenIds, tokenizer.eosId])], enableThinking });
+  return jinjaChatFormat({
+    name: 'model',
+    template,
+    tokenizer,
+    eosTokenIds: [...new Set([...eosTokenIds, tokenizer.eosId])],
+    enableThinking,
+  });
 }
 
 /**
@@ -120,7 +166,10 @@ export function modelChatFormat(c: Pick<RlConfig, 'chatThinking'>, files: Readon
  * critic takes the same body (its lm_head goes unused) and a fresh value head, drawn like HF's
  * AutoModelForTokenClassification head (N(0, initializer_range), bias 0) from the critic's seed.
  */
-export async function pretrainedStates(m: RunModel, criticSeed: number): Promise<Record<'actor' | 'critic' | 'ref', PolicyState>> {
+export async function pretrainedStates(
+  m: RunModel,
+  criticSeed: number,
+): Promise<Record<'actor' | 'critic' | 'ref', PolicyState>> {
   if (!m.pretrained) throw new ConfigError('model', 'no pretrained directory');
   const lm = await m.pretrained.readWeights();
   const { hiddenSize: D, initializerRange: std } = m.modelConfig;
@@ -132,4 +181,3 @@ export async function pretrainedStates(m: RunModel, criticSeed: number): Promise
   const state = (weights: Map<string, Tensor>): PolicyState => ({ weights, optimizer: null, step: 0 });
   return { actor: state(lm), critic: state(critic), ref: state(lm) };
 }
-

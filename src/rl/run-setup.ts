@@ -57,12 +57,19 @@ export async function prepareRun(o: RunStart): Promise<PreparedRun> {
 }
 
 const checkpointsOf = async (o: RunLocation) => createLocalCheckpointStore({ root: o.root }).list(o.runId);
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 async function checkResumable(o: RunLocation): Promise<void> {
   if ((await checkpointsOf(o)).length > 0) return;
-  throw new ConfigError('resume', `run ${o.runId} has no checkpoint: it stopped before its warm-start finished; ` +
-    `start it over with the options it was started with and --restart (starpo train --restart --run-id ${o.runId} …)`);
+  throw new ConfigError(
+    'resume',
+    `run ${o.runId} has no checkpoint: it stopped before its warm-start finished; ` +
+      `start it over with the options it was started with and --restart (starpo train --restart --run-id ${o.runId} …)`,
+  );
 }
 
 const alreadyExists = (o: RunLocation) =>
@@ -75,8 +82,11 @@ async function checkFresh(o: RunLocation, restart: boolean): Promise<void> {
   const checkpoints = await checkpointsOf(o);
   if (checkpoints.length > 0) {
     const newest = checkpoints.at(-1)!;
-    throw new ConfigError('--restart', `run ${o.runId} has checkpoints (${newest.lineageId}@${newest.iteration}); ` +
-      'continue it with --resume instead');
+    throw new ConfigError(
+      '--restart',
+      `run ${o.runId} has checkpoints (${newest.lineageId}@${newest.iteration}); ` +
+        'continue it with --resume instead',
+    );
   }
   const segments = (await readdir(eventsDir(o.root, o.runId)).catch(() => [])).filter((n) => SEGMENT_PATTERN.test(n));
   if (segments.length > 0) {
@@ -87,8 +97,18 @@ async function checkFresh(o: RunLocation, restart: boolean): Promise<void> {
 
 /** The model settings two runs must share for one's weights to start the other. */
 const MODEL_FIELDS = [
-  'model', 'modelLayers', 'modelHidden', 'modelHeads', 'modelKvHeads', 'modelFfn', 'modelContext', 'template',
-  'chatThinking', 'loraRank', 'loraAlpha', 'loraTargets',
+  'model',
+  'modelLayers',
+  'modelHidden',
+  'modelHeads',
+  'modelKvHeads',
+  'modelFfn',
+  'modelContext',
+  'template',
+  'chatThinking',
+  'loraRank',
+  'loraAlpha',
+  'loraTargets',
 ] as const;
 
 /** The checkpoint `--init-from` names, once its model settings are known to match this run's. */
@@ -122,9 +142,10 @@ export async function openRun(o: RunStart, c: RlConfig, command: string): Promis
 
 /** `mkdir -p` that reports the real cause: Node's recursive mkdir says ENOENT where the file system is read-only. */
 async function makeDirectory(dir: string): Promise<void> {
-  const make = () => mkdir(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EEXIST') throw err;
-  });
+  const make = () =>
+    mkdir(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
   await make().catch(async (err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT' || dirname(dir) === dir) throw err;
     await makeDirectory(dirname(dir));

@@ -31,19 +31,34 @@ export function needsSandbox(c: Pick<RlConfig, 'tools'>): boolean {
   return c.tools === 'code-fence' || c.tools === 'code-inline';
 }
 
-export function openSandbox(c: Pick<RlConfig, 'tools' | 'sandboxProcesses' | 'sandboxTimeoutMs'>): CodeRunner | undefined {
+export function openSandbox(
+  c: Pick<RlConfig, 'tools' | 'sandboxProcesses' | 'sandboxTimeoutMs'>,
+): CodeRunner | undefined {
   return needsSandbox(c) ? new SandboxPool(c.sandboxProcesses, { timeoutMs: c.sandboxTimeoutMs }) : undefined;
 }
 
 /** Cross-field rules of tool runs; each error names the field to change. */
 export function validateToolConfig(c: ToolSettings): void {
   const format = toolFormatOf(c);
-  if (format) checkFormatForChat(toolFormat(format), TEMPLATES[c.template as TemplateName].chat.stop, { field: 'tools', chat: c.template });
+  if (format)
+    checkFormatForChat(toolFormat(format), TEMPLATES[c.template as TemplateName].chat.stop, {
+      field: 'tools',
+      chat: c.template,
+    });
   if (format === 'function-call' && !isToolProvider(createEnv(c.env))) {
-    throw new ConfigError('tools', `environment "${c.env}" has no functions to call; function-call needs one (e.g. library)`);
+    throw new ConfigError(
+      'tools',
+      `environment "${c.env}" has no functions to call; function-call needs one (e.g. library)`,
+    );
   }
-  if ((c.toolReward === 'toolrl' || c.toolReward === 'tool-n1') && !envDefinition(resolveEnvConfig(c.env)).expectedCalls) {
-    throw new ConfigError('toolReward', `"${c.toolReward}" scores calls against ground truth, which environment "${c.env}" does not have`);
+  if (
+    (c.toolReward === 'toolrl' || c.toolReward === 'tool-n1') &&
+    !envDefinition(resolveEnvConfig(c.env)).expectedCalls
+  ) {
+    throw new ConfigError(
+      'toolReward',
+      `"${c.toolReward}" scores calls against ground truth, which environment "${c.env}" does not have`,
+    );
   }
 }
 
@@ -53,13 +68,20 @@ export function toolTurns(c: RlConfig, tokenizer: TextTokenizer, code?: CodeRunn
   if (!format) return undefined;
   if (needsSandbox(c) && !code) throw new ConfigError('tools', `"${format}" needs a code sandbox (openSandbox)`);
   return toolTurnGenerator({
-    format, maxCalls: c.toolMaxCalls, limitNotice: c.toolLimitNotice, tokenizer, maxContext: c.modelContext, code,
+    format,
+    maxCalls: c.toolMaxCalls,
+    limitNotice: c.toolLimitNotice,
+    tokenizer,
+    maxContext: c.modelContext,
+    code,
   });
 }
 
 export function toolRewardOptions(c: RlConfig): ToolRewardOptions {
   return {
-    codeFailPenalty: c.toolCodeFailPenalty, c: c.otcC, ...(c.toolFormatCheck === 'auto' ? {} : { format: c.toolFormatCheck }),
+    codeFailPenalty: c.toolCodeFailPenalty,
+    c: c.otcC,
+    ...(c.toolFormatCheck === 'auto' ? {} : { format: c.toolFormatCheck }),
   };
 }
 
@@ -69,7 +91,10 @@ export function rescoreWithToolReward(c: RlConfig, trajectories: Trajectory[], t
   const env = runEnvConfig(c);
   const expected = envDefinition(env).expectedCalls;
   return applyToolRewards({
-    trajectories, reward: c.toolReward, options: toolRewardOptions(c), decode: (ids) => tokenizer.decode(ids),
+    trajectories,
+    reward: c.toolReward,
+    options: toolRewardOptions(c),
+    decode: (ids) => tokenizer.decode(ids),
     turnStop: TEMPLATES[c.template as TemplateName].chat.stop,
     ...(expected ? { expectedCalls: (t: Trajectory) => expected(env, t.seed) } : {}),
   }).trajectories;
@@ -81,6 +106,9 @@ export function toolMetricsOf(c: Pick<RlConfig, 'tools'>, outcomes: readonly Too
 }
 
 /** A trajectory as the tool metrics see it: its calls (all turns) and whether it ended right. */
-export function toolOutcomeOf(t: { turns: readonly { toolCalls?: ToolOutcome['calls'] }[]; success: boolean }): ToolOutcome {
+export function toolOutcomeOf(t: {
+  turns: readonly { toolCalls?: ToolOutcome['calls'] }[];
+  success: boolean;
+}): ToolOutcome {
   return { calls: t.turns.flatMap((turn) => turn.toolCalls ?? []), correct: t.success };
 }

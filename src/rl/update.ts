@@ -24,14 +24,24 @@ export interface UpdateInput {
 
 export function actorLoss(c: RlConfig): LossSpec {
   return {
-    kind: 'ppo', clipLow: c.clipLow, clipHigh: c.clipHigh, dualClip: c.dualClip > 0 ? c.dualClip : null,
-    entropyCoef: c.entropyCoef, kl: c.klCoef > 0 ? { coef: c.klCoef, estimator: c.klEstimator } : null,
+    kind: 'ppo',
+    clipLow: c.clipLow,
+    clipHigh: c.clipHigh,
+    dualClip: c.dualClip > 0 ? c.dualClip : null,
+    entropyCoef: c.entropyCoef,
+    kl: c.klCoef > 0 ? { coef: c.klCoef, estimator: c.klEstimator } : null,
     aggregation: c.lossAggregation,
   };
 }
 
 export function adamwSpec(c: RlConfig): AdamWSpec {
-  return { beta1: c.adamBeta1, beta2: c.adamBeta2, eps: c.adamEps, weightDecay: c.weightDecay, maxGradNorm: c.gradClip };
+  return {
+    beta1: c.adamBeta1,
+    beta2: c.adamBeta2,
+    eps: c.adamEps,
+    weightDecay: c.weightDecay,
+    maxGradNorm: c.gradClip,
+  };
 }
 
 /** Mini-batches of row indices: a seeded shuffle per epoch, then consecutive slices. */
@@ -58,9 +68,16 @@ function slice(input: UpdateInput, rows: readonly number[]): TrainBatch {
   const cut = (xs: ArrayLike<number>) => takeRows(xs, T, rows, len);
   const opt = (xs?: Float32Array) => (xs ? cut(xs) : undefined);
   return {
-    batch: rows.length, seqLen: len, tokens: Int32Array.from(cut(tokens.tokens)), attentionMask: cut(tokens.attentionMask),
-    lossMask: cut(tokens.lossMask), advantages: cut(input.advantages), oldLogprobs: cut(input.oldLogprobs),
-    refLogprobs: opt(input.refLogprobs), returns: opt(input.returns), oldValues: opt(input.oldValues),
+    batch: rows.length,
+    seqLen: len,
+    tokens: Int32Array.from(cut(tokens.tokens)),
+    attentionMask: cut(tokens.attentionMask),
+    lossMask: cut(tokens.lossMask),
+    advantages: cut(input.advantages),
+    oldLogprobs: cut(input.oldLogprobs),
+    refLogprobs: opt(input.refLogprobs),
+    returns: opt(input.returns),
+    oldValues: opt(input.oldValues),
   };
 }
 
@@ -71,24 +88,37 @@ function meanMetrics(all: Record<string, number>[], model: 'actor' | 'critic'): 
   return Object.fromEntries(Object.entries(sums).map(([k, v]) => [modelMetric(model, k), meanOf(k, v)]));
 }
 
-export async function updateStage(input: UpdateInput, models: { actor: Trainer; critic: Trainer | null },
-  c: RlConfig, seed: number): Promise<Record<string, number>> {
+export async function updateStage(
+  input: UpdateInput,
+  models: { actor: Trainer; critic: Trainer | null },
+  c: RlConfig,
+  seed: number,
+): Promise<Record<string, number>> {
   const batches = miniBatches(input.tokens.batch, c.miniBatchSize, c.ppoEpochs, seed);
   const metrics: Record<string, number> = {};
   if (models.critic) {
     const steps = [];
     for (const rows of batches) {
-      steps.push(await models.critic.trainStep(slice(input, rows), {
-        loss: { kind: 'value', clip: c.valueClip, aggregation: c.lossAggregation }, lr: c.lrCritic, optim: adamwSpec(c),
-      }));
+      steps.push(
+        await models.critic.trainStep(slice(input, rows), {
+          loss: { kind: 'value', clip: c.valueClip, aggregation: c.lossAggregation },
+          lr: c.lrCritic,
+          optim: adamwSpec(c),
+        }),
+      );
     }
     Object.assign(metrics, meanMetrics(steps, 'critic'));
   }
   const steps = [];
   for (const rows of batches) {
-    steps.push(await models.actor.trainStep(slice(input, rows), {
-      loss: actorLoss(c), lr: c.lrActor, optim: adamwSpec(c), temperature: c.trainTemperature,
-    }));
+    steps.push(
+      await models.actor.trainStep(slice(input, rows), {
+        loss: actorLoss(c),
+        lr: c.lrActor,
+        optim: adamwSpec(c),
+        temperature: c.trainTemperature,
+      }),
+    );
   }
   return { ...metrics, ...meanMetrics(steps, 'actor') };
 }

@@ -15,8 +15,13 @@ import { sftWarmup } from './sft.ts';
 export type InitActor = (actor: PolicyHandle) => Promise<Record<string, number>>;
 
 /** Returns the warm-start's metrics, or null when there was none (no SFT steps, no initFrom). */
-export async function warmStart(c: RlConfig, models: Pick<IterationModels, 'actor' | 'ref'>, text: RunText,
-  code?: CodeRunner, initFrom?: InitActor): Promise<Record<string, number> | null> {
+export async function warmStart(
+  c: RlConfig,
+  models: Pick<IterationModels, 'actor' | 'ref'>,
+  text: RunText,
+  code?: CodeRunner,
+  initFrom?: InitActor,
+): Promise<Record<string, number> | null> {
   const metrics = initFrom ? await initFrom(models.actor) : await sftWarmup(c, models.actor, text, code);
   // The warm-start's compiled programs are never run again; their onnxruntime arenas held ~0.9 GB
   // after 150 Sokoban steps (measured), memory RL needs.

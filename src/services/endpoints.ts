@@ -20,17 +20,27 @@ const remote = (name: string): string | undefined => process.env[name]?.trim() |
 export const endpoints = {
   temporal: {
     port: portFromEnv('STARPO_TEMPORAL_PORT', 7233),
-    get address() { return remote('STARPO_TEMPORAL_ADDRESS') ?? `127.0.0.1:${this.port}`; },
+    get address() {
+      return remote('STARPO_TEMPORAL_ADDRESS') ?? `127.0.0.1:${this.port}`;
+    },
   },
   kafka: {
     port: portFromEnv('STARPO_KAFKA_PORT', 9092),
     controllerPort: portFromEnv('STARPO_KAFKA_CONTROLLER_PORT', 9093),
-    get brokers() { return remote('STARPO_KAFKA_BROKERS')?.split(',').map((b) => b.trim()) ?? [`127.0.0.1:${this.port}`]; },
+    get brokers() {
+      return (
+        remote('STARPO_KAFKA_BROKERS')
+          ?.split(',')
+          .map((b) => b.trim()) ?? [`127.0.0.1:${this.port}`]
+      );
+    },
   },
   s3: {
     port: portFromEnv('STARPO_S3_PORT', 9090),
     // S3Mock always opens a second plain-HTTP connector; we give it a known port so a clash is reported.
     extraPort: portFromEnv('STARPO_S3_EXTRA_PORT', 9091),
-    get endpoint() { return remote('STARPO_S3_ENDPOINT') ?? `http://127.0.0.1:${this.port}`; },
+    get endpoint() {
+      return remote('STARPO_S3_ENDPOINT') ?? `http://127.0.0.1:${this.port}`;
+    },
   },
 };

@@ -8,12 +8,20 @@ export function hasCommand(command: string): boolean {
 }
 
 /** Runs an install step to completion, appending its output to logPath; throws with the log's tail on failure. */
-export function runToLog(service: string, command: string, args: string[], logPath: string,
-  env: Record<string, string> = {}): Promise<void> {
+export function runToLog(
+  service: string,
+  command: string,
+  args: string[],
+  logPath: string,
+  env: Record<string, string> = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const fd = openSync(logPath, 'a');
     const child = spawn(command, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
-    child.once('error', (err) => { closeSync(fd); reject(new ServiceError(service, `${command} failed to run: ${err.message}`)); });
+    child.once('error', (err) => {
+      closeSync(fd);
+      reject(new ServiceError(service, `${command} failed to run: ${err.message}`));
+    });
     child.once('exit', (code) => {
       closeSync(fd);
       if (code === 0) resolve();

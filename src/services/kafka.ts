@@ -27,8 +27,11 @@ function renderProperties(dataDir: string): string {
 function formatStorage(propsPath: string, dataDir: string): void {
   if (existsSync(join(dataDir, 'meta.properties'))) return;
   const clusterId = randomBytes(16).toString('base64url');
-  const r = spawnSync('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsPath],
-    { encoding: 'utf8' });
+  const r = spawnSync(
+    'java',
+    ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsPath],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new ServiceError('kafka', `storage format failed: ${r.stderr || r.stdout}`);
 }
 
@@ -44,10 +47,20 @@ export const kafkaService: ServiceSpec = {
   async install(log) {
     log(`fetching Kafka ${KAFKA_VERSION} jars from Maven Central (first time only)`);
     mkdirSync(join(CACHE_DIR, 'logs'), { recursive: true });
-    await runToLog('kafka', 'mvn', [
-      '-B', '-q', `-Dmaven.repo.local=${join(CACHE_DIR, 'm2')}`, '-f', join(REPO_ROOT, 'infra/maven/kafka-pom.xml'),
-      'dependency:copy-dependencies', `-DoutputDirectory=${libs}`,
-    ], join(CACHE_DIR, 'logs', 'mvn-kafka.log'));
+    await runToLog(
+      'kafka',
+      'mvn',
+      [
+        '-B',
+        '-q',
+        `-Dmaven.repo.local=${join(CACHE_DIR, 'm2')}`,
+        '-f',
+        join(REPO_ROOT, 'infra/maven/kafka-pom.xml'),
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${libs}`,
+      ],
+      join(CACHE_DIR, 'logs', 'mvn-kafka.log'),
+    );
   },
   async prepare({ keepData }) {
     const dir = serviceDir('kafka');
@@ -60,16 +73,26 @@ export const kafkaService: ServiceSpec = {
     return {
       command: 'java',
       args: [
-        '-Xms256m', '-Xmx768m', '-XX:+UseG1GC', '-Djava.awt.headless=true',
+        '-Xms256m',
+        '-Xmx768m',
+        '-XX:+UseG1GC',
+        '-Djava.awt.headless=true',
         `-Dlog4j.configuration=file:${join(REPO_ROOT, 'infra/kafka/log4j.properties')}`,
-        '-cp', classpath, 'kafka.Kafka', propsPath,
+        '-cp',
+        classpath,
+        'kafka.Kafka',
+        propsPath,
       ],
     };
   },
   async isReady() {
     const kafka = new Kafka({
-      clientId: 'starpo-probe', brokers: endpoints.kafka.brokers, logLevel: logLevel.NOTHING,
-      connectionTimeout: 1000, requestTimeout: 2000, retry: { retries: 0 },
+      clientId: 'starpo-probe',
+      brokers: endpoints.kafka.brokers,
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 1000,
+      requestTimeout: 2000,
+      retry: { retries: 0 },
     });
     const admin = kafka.admin();
     try {

@@ -47,13 +47,20 @@ async function checkStartable(spec: ServiceSpec): Promise<void> {
   const needed = spec.isInstalled() ? spec.prerequisites.filter((c) => c === 'java') : spec.prerequisites;
   const missing = needed.filter((c) => !hasCommand(c));
   if (missing.length > 0) {
-    throw new ServiceError(spec.name, `missing prerequisite ${missing.join(', ')} on PATH (needed to install or run it)`,
-      { retryable: false });
+    throw new ServiceError(
+      spec.name,
+      `missing prerequisite ${missing.join(', ')} on PATH (needed to install or run it)`,
+      { retryable: false },
+    );
   }
   for (const port of spec.ports()) {
     if (!(await portIsFree(port))) {
-      throw new ServiceError(spec.name, `port ${port} on 127.0.0.1 is already in use by another process; ` +
-        `stop that process or choose another port (see src/services/endpoints.ts)`, { retryable: false, details: { port } });
+      throw new ServiceError(
+        spec.name,
+        `port ${port} on 127.0.0.1 is already in use by another process; ` +
+          `stop that process or choose another port (see src/services/endpoints.ts)`,
+        { retryable: false, details: { port } },
+      );
     }
   }
 }
@@ -73,12 +80,18 @@ function launch(spec: ServiceSpec, command: string, args: string[], env: Record<
 export type StartOutcome = 'started' | 'already running';
 
 /** Starts one service unless ours is already running; resolves once it answers real requests. */
-export async function startService(spec: ServiceSpec, options: StartOptions, say: (line: string) => void): Promise<StartOutcome> {
+export async function startService(
+  spec: ServiceSpec,
+  options: StartOptions,
+  say: (line: string) => void,
+): Promise<StartOutcome> {
   const running = ourPid(spec);
   if (running !== null) {
     if (await waitFor(() => probe(spec), spec.readyTimeoutMs)) return 'already running';
-    throw new ServiceError(spec.name, `pid ${running} is running but not ready after ${spec.readyTimeoutMs / 1000}s; ` +
-      `log tail:\n${logTail(spec)}`);
+    throw new ServiceError(
+      spec.name,
+      `pid ${running} is running but not ready after ${spec.readyTimeoutMs / 1000}s; ` + `log tail:\n${logTail(spec)}`,
+    );
   }
   await checkStartable(spec);
   if (!spec.isInstalled()) await spec.install(say);
@@ -90,8 +103,10 @@ export async function startService(spec: ServiceSpec, options: StartOptions, say
   }, spec.readyTimeoutMs);
   if (!ready) {
     await stopService(spec);
-    throw new ServiceError(spec.name, `did not become ready within ${spec.readyTimeoutMs / 1000}s ` +
-      `(log ${logFile(spec.name)}):\n${logTail(spec)}`);
+    throw new ServiceError(
+      spec.name,
+      `did not become ready within ${spec.readyTimeoutMs / 1000}s ` + `(log ${logFile(spec.name)}):\n${logTail(spec)}`,
+    );
   }
   return 'started';
 }
@@ -111,7 +126,15 @@ export async function stopService(spec: ServiceSpec, graceMs = 20_000): Promise<
   rmSync(pidFile(spec.name), { force: true });
   if (pid === null) return 'not running';
   const signal = (sig: NodeJS.Signals): void => {
-    try { process.kill(-pid, sig); } catch { try { process.kill(pid, sig); } catch { /* already gone */ } }
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* already gone */
+      }
+    }
   };
   signal('SIGTERM');
   if (!(await waitFor(async () => !alive(pid), graceMs, 100))) {
@@ -130,5 +153,11 @@ export interface ServiceStatus {
 }
 
 export async function serviceStatus(spec: ServiceSpec): Promise<ServiceStatus> {
-  return { name: spec.name, description: spec.description, pid: ourPid(spec), ready: await probe(spec), ports: spec.ports() };
+  return {
+    name: spec.name,
+    description: spec.description,
+    pid: ourPid(spec),
+    ready: await probe(spec),
+    ports: spec.ports(),
+  };
 }

@@ -20,10 +20,19 @@ export const s3Service: ServiceSpec = {
   async install(log) {
     log(`fetching S3Mock ${S3MOCK_VERSION} from Maven Central (first time only)`);
     mkdirSync(join(CACHE_DIR, 'logs'), { recursive: true });
-    await runToLog('s3', 'mvn', [
-      '-B', '-q', `-Dmaven.repo.local=${join(CACHE_DIR, 'm2')}`, 'dependency:copy',
-      `-Dartifact=com.adobe.testing:s3mock:${S3MOCK_VERSION}:jar:exec`, `-DoutputDirectory=${join(CACHE_DIR, 's3mock')}`,
-    ], join(CACHE_DIR, 'logs', 'mvn-s3mock.log'));
+    await runToLog(
+      's3',
+      'mvn',
+      [
+        '-B',
+        '-q',
+        `-Dmaven.repo.local=${join(CACHE_DIR, 'm2')}`,
+        'dependency:copy',
+        `-Dartifact=com.adobe.testing:s3mock:${S3MOCK_VERSION}:jar:exec`,
+        `-DoutputDirectory=${join(CACHE_DIR, 's3mock')}`,
+      ],
+      join(CACHE_DIR, 'logs', 'mvn-s3mock.log'),
+    );
   },
   async prepare() {
     const root = join(serviceDir('s3'), 'root');
@@ -31,9 +40,15 @@ export const s3Service: ServiceSpec = {
     return {
       command: 'java',
       args: [
-        '-Xms128m', '-Xmx512m', '-Djava.awt.headless=true', '-jar', jar,
+        '-Xms128m',
+        '-Xmx512m',
+        '-Djava.awt.headless=true',
+        '-jar',
+        jar,
         // Plain HTTP on the loopback-bound main connector; S3Mock cannot bind its extra connector to one address.
-        '--server.address=127.0.0.1', '--server.ssl.enabled=false', `--server.port=${endpoints.s3.port}`,
+        '--server.address=127.0.0.1',
+        '--server.ssl.enabled=false',
+        `--server.port=${endpoints.s3.port}`,
         `--com.adobe.testing.s3mock.httpPort=${endpoints.s3.extraPort}`,
         `--com.adobe.testing.s3mock.store.root=${root}`,
         '--com.adobe.testing.s3mock.store.retainFilesOnExit=true',

@@ -35,10 +35,17 @@ export const temporalService: ServiceSpec = {
     return {
       command: binary,
       args: [
-        'server', 'start-dev', '--headless',
-        '--ip', '127.0.0.1', '--port', String(endpoints.temporal.port),
-        '--db-filename', join(dir, 'temporal.sqlite'),
-        '--log-level', 'warn',
+        'server',
+        'start-dev',
+        '--headless',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(endpoints.temporal.port),
+        '--db-filename',
+        join(dir, 'temporal.sqlite'),
+        '--log-level',
+        'warn',
       ],
     };
   },

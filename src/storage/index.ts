@@ -14,8 +14,10 @@ export interface CheckpointStoreOptions {
 }
 
 type Scheme = StorageLocation['scheme'];
-type Opener<S extends Scheme> =
-  (location: Extract<StorageLocation, { scheme: S }>, options: CheckpointStoreOptions) => CheckpointStore;
+type Opener<S extends Scheme> = (
+  location: Extract<StorageLocation, { scheme: S }>,
+  options: CheckpointStoreOptions,
+) => CheckpointStore;
 
 /** A key prefix names a folder: "runs" and "runs/" both mean keys under runs/. */
 const asFolder = (key: string): string => (key === '' || key.endsWith('/') ? key : `${key}/`);

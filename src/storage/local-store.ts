@@ -18,8 +18,16 @@ import { buildManifest, parseManifest, sameContent, selectFiles, serializeManife
 import { latestOf, savedCheckpoint } from './store-common.ts';
 import { formatStorageUri } from './uri.ts';
 import type {
-  CheckpointFileInput, CheckpointId, CheckpointInfo, CheckpointManifest, CheckpointStore, LoadedCheckpoint, LoadedFile,
-  LoadOptions, ManifestFile, SavedCheckpoint,
+  CheckpointFileInput,
+  CheckpointId,
+  CheckpointInfo,
+  CheckpointManifest,
+  CheckpointStore,
+  LoadedCheckpoint,
+  LoadedFile,
+  LoadOptions,
+  ManifestFile,
+  SavedCheckpoint,
 } from './types.ts';
 
 export interface LocalCheckpointStoreOptions {
@@ -40,7 +48,12 @@ async function writeDurably(path: string, bytes: Uint8Array): Promise<void> {
 /** Streams `from` to `to` (fsynced), returning the digest of what was copied. */
 async function copyDurably(from: string, to: string): Promise<ContentDigest> {
   const counter = new DigestCounter();
-  const tap = new Transform({ transform(chunk: Buffer, _enc, done) { counter.update(chunk); done(null, chunk); } });
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      counter.update(chunk);
+      done(null, chunk);
+    },
+  });
   await pipeline(createReadStream(from, { highWaterMark: 1 << 20 }), tap, createWriteStream(to, { flags: 'wx' }));
   const file = await open(to, 'r+');
   await file.sync().finally(() => file.close());
@@ -85,7 +98,10 @@ class LocalCheckpointStore implements CheckpointStore {
   }
 
   async save(
-    runId: string, lineageId: string, iteration: number, files: readonly CheckpointFileInput[],
+    runId: string,
+    lineageId: string,
+    iteration: number,
+    files: readonly CheckpointFileInput[],
   ): Promise<SavedCheckpoint> {
     const id = { runId, lineageId, iteration };
     assertFileNames(files.map((f) => f.name));
@@ -134,7 +150,10 @@ class LocalCheckpointStore implements CheckpointStore {
   }
 
   async load(
-    runId: string, lineageId: string, iteration: number, options: LoadOptions = {},
+    runId: string,
+    lineageId: string,
+    iteration: number,
+    options: LoadOptions = {},
   ): Promise<LoadedCheckpoint> {
     const id = { runId, lineageId, iteration };
     const dir = this.dirOf(id);
@@ -148,14 +167,19 @@ class LocalCheckpointStore implements CheckpointStore {
   }
 
   private async loadFile(
-    id: CheckpointId, dir: string, entry: ManifestFile, toDirectory?: string,
+    id: CheckpointId,
+    dir: string,
+    entry: ManifestFile,
+    toDirectory?: string,
   ): Promise<LoadedFile> {
     const source = join(dir, entry.key);
     await stat(source).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
-      throw new CorruptDataError(`checkpoint ${checkpointLabel(id)}: file ${entry.name} is listed in its manifest ` +
-        `but missing from ${dir}; an earlier checkpoint k still resumes: starpo resume <run> --from-iteration k`,
-      { details: { ...id, file: entry.name } });
+      throw new CorruptDataError(
+        `checkpoint ${checkpointLabel(id)}: file ${entry.name} is listed in its manifest ` +
+          `but missing from ${dir}; an earlier checkpoint k still resumes: starpo resume <run> --from-iteration k`,
+        { details: { ...id, file: entry.name } },
+      );
     });
     if (toDirectory === undefined) {
       const bytes = await readFile(source);
@@ -179,7 +203,10 @@ class LocalCheckpointStore implements CheckpointStore {
     const found: CheckpointInfo[] = [];
     for (const lineageId of (await readdirOrEmpty(base)).filter((n) => !n.startsWith('.')).sort()) {
       for (const dir of (await readdirOrEmpty(join(base, lineageId))).filter((n) => /^\d{8}$/.test(n)).sort()) {
-        const visible = await stat(join(base, lineageId, dir, MANIFEST_NAME)).then(() => true, () => false);
+        const visible = await stat(join(base, lineageId, dir, MANIFEST_NAME)).then(
+          () => true,
+          () => false,
+        );
         if (visible) found.push(this.info({ runId, lineageId, iteration: Number(dir) }));
       }
     }
@@ -209,10 +236,13 @@ class LocalCheckpointStore implements CheckpointStore {
   /** Renames a directory to a hidden trash name (it vanishes atomically); undefined when it did not exist. */
   private async moveAside(dir: string): Promise<string | undefined> {
     const trash = join(dirname(dir), `.trash-${randomUUID()}`);
-    return rename(dir, trash).then(() => trash, (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
-      throw err;
-    });
+    return rename(dir, trash).then(
+      () => trash,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      },
+    );
   }
 
   /** Renames a checkpoint dir aside (it vanishes atomically, manifest included), then removes it. */

@@ -10,8 +10,14 @@ import type { CheckpointId, CheckpointManifest, ManifestFile } from './types.ts'
 export const MANIFEST_FORMAT = 'starpo-checkpoint/1';
 
 export function buildManifest(id: CheckpointId, files: ManifestFile[], createdAt = new Date()): CheckpointManifest {
-  return { format: MANIFEST_FORMAT, runId: id.runId, lineageId: id.lineageId, iteration: id.iteration,
-    createdAt: createdAt.toISOString(), files };
+  return {
+    format: MANIFEST_FORMAT,
+    runId: id.runId,
+    lineageId: id.lineageId,
+    iteration: id.iteration,
+    createdAt: createdAt.toISOString(),
+    files,
+  };
 }
 
 export function serializeManifest(manifest: CheckpointManifest): Buffer {
@@ -20,8 +26,13 @@ export function serializeManifest(manifest: CheckpointManifest): Buffer {
 
 function isManifestFile(f: unknown): f is ManifestFile {
   const e = f as ManifestFile;
-  return typeof e?.name === 'string' && typeof e.key === 'string' && Number.isSafeInteger(e.sizeBytes) &&
-    typeof e.sha256 === 'string' && /^[0-9a-f]{64}$/.test(e.sha256);
+  return (
+    typeof e?.name === 'string' &&
+    typeof e.key === 'string' &&
+    Number.isSafeInteger(e.sizeBytes) &&
+    typeof e.sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(e.sha256)
+  );
 }
 
 /**
@@ -37,8 +48,13 @@ export function parseManifest(bytes: Buffer, id: CheckpointId): CheckpointManife
   } catch (cause) {
     throw new CorruptDataError(`checkpoint ${checkpointLabel(id)}: manifest is not JSON`, { cause });
   }
-  const valid = value?.format === MANIFEST_FORMAT && Array.isArray(value.files) && value.files.every(isManifestFile) &&
-    typeof value.runId === 'string' && value.lineageId === id.lineageId && value.iteration === id.iteration;
+  const valid =
+    value?.format === MANIFEST_FORMAT &&
+    Array.isArray(value.files) &&
+    value.files.every(isManifestFile) &&
+    typeof value.runId === 'string' &&
+    value.lineageId === id.lineageId &&
+    value.iteration === id.iteration;
   if (!valid) {
     throw new CorruptDataError(`checkpoint ${checkpointLabel(id)}: manifest is malformed or names another checkpoint`);
   }
@@ -56,8 +72,8 @@ export function verifyDigest(id: CheckpointId, entry: ManifestFile, actual: Cont
   if (actual.sha256 === entry.sha256 && actual.sizeBytes === entry.sizeBytes) return;
   throw new CorruptDataError(
     `checkpoint ${checkpointLabel(id)}: file ${entry.name} fails its integrity check ` +
-    `(manifest: ${entry.sizeBytes} bytes, sha256 ${entry.sha256}; ` +
-    `stored: ${actual.sizeBytes} bytes, sha256 ${actual.sha256})`,
+      `(manifest: ${entry.sizeBytes} bytes, sha256 ${entry.sha256}; ` +
+      `stored: ${actual.sizeBytes} bytes, sha256 ${actual.sha256})`,
     { details: { ...id, file: entry.name } },
   );
 }

@@ -3,7 +3,11 @@
  * checkpoint (its files' uploads, downloads, deletions) go out side by side instead of one round trip
  * after another. The first failure rejects once the calls already in flight have settled.
  */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   let failed: { err: unknown } | null = null;

@@ -28,7 +28,8 @@ function validate(policy: RetentionPolicy): void {
 
 /** Splits checkpoints into keep and drop; both keep the input order. */
 export function planRetention<T extends CheckpointId>(
-  checkpoints: readonly T[], policy: RetentionPolicy,
+  checkpoints: readonly T[],
+  policy: RetentionPolicy,
 ): RetentionPlan<T> {
   validate(policy);
   const recent = new Set<T>();
@@ -43,7 +44,9 @@ export function planRetention<T extends CheckpointId>(
 
 /** Deletes the run's checkpoints the policy drops; returns them. */
 export async function applyRetention(
-  store: CheckpointStore, runId: string, policy: RetentionPolicy,
+  store: CheckpointStore,
+  runId: string,
+  policy: RetentionPolicy,
 ): Promise<CheckpointId[]> {
   const { drop } = planRetention(await store.list(runId), policy);
   for (const c of drop) await store.delete(c.runId, c.lineageId, c.iteration);

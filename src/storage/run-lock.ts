@@ -29,8 +29,11 @@ export interface LockHolder {
 export class RunLockedError extends StarpoError {
   constructor(path: string, holder: LockHolder) {
     const who = `${holder.command} (pid ${holder.pid} on ${holder.host}, since ${holder.since})`;
-    super(`run ${holder.dir} is in use: ${who} holds ${path}; wait for it to end, or delete that file if no such ` +
-      'process runs', { details: { path, ...holder } });
+    super(
+      `run ${holder.dir} is in use: ${who} holds ${path}; wait for it to end, or delete that file if no such ` +
+        'process runs',
+      { details: { path, ...holder } },
+    );
   }
 }
 

@@ -8,8 +8,14 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
-  CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand,
-  ListObjectsV2Command, PutObjectCommand, S3Client,
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
 } from '@aws-sdk/client-s3';
 import { ConfigError, StarpoError } from '../errors.ts';
 import { endpoints } from '../services/endpoints.ts';
@@ -22,8 +28,16 @@ import { latestOf, savedCheckpoint } from './store-common.ts';
 import { mapLimit } from './map-limit.ts';
 import { formatStorageUri } from './uri.ts';
 import type {
-  CheckpointFileInput, CheckpointId, CheckpointInfo, CheckpointManifest, CheckpointStore, LoadedCheckpoint, LoadedFile,
-  LoadOptions, ManifestFile, SavedCheckpoint,
+  CheckpointFileInput,
+  CheckpointId,
+  CheckpointInfo,
+  CheckpointManifest,
+  CheckpointStore,
+  LoadedCheckpoint,
+  LoadedFile,
+  LoadOptions,
+  ManifestFile,
+  SavedCheckpoint,
 } from './types.ts';
 
 export interface S3CheckpointStoreOptions {
@@ -83,7 +97,9 @@ function limitsOf(options: S3CheckpointStoreOptions): TransferLimits {
 
 function defaultClient(options: S3CheckpointStoreOptions): S3Client {
   return new S3Client({
-    endpoint: options.endpoint ?? endpoints.s3.endpoint, region: options.region ?? 'us-east-1', forcePathStyle: true,
+    endpoint: options.endpoint ?? endpoints.s3.endpoint,
+    region: options.region ?? 'us-east-1',
+    forcePathStyle: true,
     credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' }, // S3Mock accepts any; pass `client` for real S3
   });
 }
@@ -131,7 +147,10 @@ class S3CheckpointStore implements CheckpointStore {
   }
 
   async save(
-    runId: string, lineageId: string, iteration: number, files: readonly CheckpointFileInput[],
+    runId: string,
+    lineageId: string,
+    iteration: number,
+    files: readonly CheckpointFileInput[],
   ): Promise<SavedCheckpoint> {
     const id = { runId, lineageId, iteration };
     assertFileNames(files.map((f) => f.name));
@@ -139,11 +158,16 @@ class S3CheckpointStore implements CheckpointStore {
       await this.ensureBucket();
       const digests: ContentDigest[] = [];
       for (const f of files) digests.push('bytes' in f ? digestBytes(f.bytes) : await digestFile(f.path));
-      const entries = files.map((f, i): ManifestFile =>
-        ({ name: f.name, key: `data/${digests[i].sha256}/${f.name}`, ...digests[i] }));
+      const entries = files.map((f, i): ManifestFile => ({
+        name: f.name,
+        key: `data/${digests[i].sha256}/${f.name}`,
+        ...digests[i],
+      }));
       const existing = await this.readManifest(id);
       if (existing !== undefined) return this.existing(id, existing, entries); // a retry: nothing to upload
-      await mapLimit(files, TRANSFERS, (f, i) => this.uploadOnce(this.keyOf(id, entries[i].key), f, digests[i].sizeBytes));
+      await mapLimit(files, TRANSFERS, (f, i) =>
+        this.uploadOnce(this.keyOf(id, entries[i].key), f, digests[i].sizeBytes),
+      );
       return await this.commit(id, buildManifest(id, entries));
     } catch (err) {
       throw storeError(`save ${checkpointLabel(id)}`, err);
@@ -163,8 +187,11 @@ class S3CheckpointStore implements CheckpointStore {
   /** Writes the manifest only if none exists; on a lost race, the winner's content decides. */
   private async commit(id: CheckpointId, manifest: CheckpointManifest): Promise<SavedCheckpoint> {
     const put = new PutObjectCommand({
-      Bucket: this.target.bucket, Key: this.keyOf(id, MANIFEST_NAME), Body: serializeManifest(manifest),
-      ContentType: 'application/json', IfNoneMatch: '*',
+      Bucket: this.target.bucket,
+      Key: this.keyOf(id, MANIFEST_NAME),
+      Body: serializeManifest(manifest),
+      ContentType: 'application/json',
+      IfNoneMatch: '*',
     });
     try {
       await this.target.client.send(put);
@@ -194,14 +221,19 @@ class S3CheckpointStore implements CheckpointStore {
   }
 
   async load(
-    runId: string, lineageId: string, iteration: number, options: LoadOptions = {},
+    runId: string,
+    lineageId: string,
+    iteration: number,
+    options: LoadOptions = {},
   ): Promise<LoadedCheckpoint> {
     const id = { runId, lineageId, iteration };
     try {
       const manifest = await this.readManifest(id);
       if (manifest === undefined) throw new CheckpointNotFoundError(id);
       if (options.toDirectory !== undefined) await mkdir(options.toDirectory, { recursive: true });
-      const files = await mapLimit(selectFiles(manifest, options.only), TRANSFERS, (entry) => this.loadFile(id, entry, options.toDirectory));
+      const files = await mapLimit(selectFiles(manifest, options.only), TRANSFERS, (entry) =>
+        this.loadFile(id, entry, options.toDirectory),
+      );
       return { manifest, files };
     } catch (err) {
       throw storeError(`load ${checkpointLabel(id)}`, err);

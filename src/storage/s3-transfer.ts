@@ -9,8 +9,13 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand,
-  PutObjectCommand, UploadPartCommand, type S3Client,
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { DigestCounter, type ContentDigest } from './hash.ts';
 import type { CheckpointFileInput } from './types.ts';
@@ -43,7 +48,11 @@ async function withPartReader<T>(input: CheckpointFileInput, use: (read: PartRea
 }
 
 async function uploadParts(
-  target: S3Target, key: string, size: number, partSize: number, read: PartReader,
+  target: S3Target,
+  key: string,
+  size: number,
+  partSize: number,
+  read: PartReader,
 ): Promise<void> {
   const { client, bucket } = target;
   const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
@@ -66,7 +75,11 @@ async function uploadParts(
 
 /** Uploads the input to `key`; multipart when it is larger than the threshold. */
 export async function uploadFile(
-  target: S3Target, key: string, input: CheckpointFileInput, size: number, limits: TransferLimits,
+  target: S3Target,
+  key: string,
+  input: CheckpointFileInput,
+  size: number,
+  limits: TransferLimits,
 ): Promise<void> {
   if (size > limits.multipartThresholdBytes) {
     await withPartReader(input, (read) => uploadParts(target, key, size, limits.partSizeBytes, read));
@@ -78,20 +91,32 @@ export async function uploadFile(
 
 /** Streams an object, hashing it; into memory, or into `toPath` when given. */
 export async function downloadFile(
-  target: S3Target, key: string, toPath?: string,
+  target: S3Target,
+  key: string,
+  toPath?: string,
 ): Promise<{ digest: ContentDigest; bytes?: Buffer }> {
   const out = await target.client.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
   const counter = new DigestCounter();
   const chunks: Buffer[] = [];
-  const sink = toPath === undefined
-    ? new Writable({ write(chunk: Buffer, _enc, done) { chunks.push(chunk); done(); } })
-    : createWriteStream(toPath);
+  const sink =
+    toPath === undefined
+      ? new Writable({
+          write(chunk: Buffer, _enc, done) {
+            chunks.push(chunk);
+            done();
+          },
+        })
+      : createWriteStream(toPath);
   const body = out.Body as Readable;
-  await pipeline(body, async function* (source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
-      counter.update(chunk);
-      yield chunk;
-    }
-  }, sink);
+  await pipeline(
+    body,
+    async function* (source: AsyncIterable<Buffer>) {
+      for await (const chunk of source) {
+        counter.update(chunk);
+        yield chunk;
+      }
+    },
+    sink,
+  );
   return { digest: counter.digest(), bytes: toPath === undefined ? Buffer.concat(chunks) : undefined };
 }

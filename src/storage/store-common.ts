@@ -2,7 +2,9 @@
 import type { CheckpointInfo, CheckpointManifest, ManifestFile, SavedCheckpoint } from './types.ts';
 
 export function savedCheckpoint(
-  info: CheckpointInfo, manifest: CheckpointManifest, uriOf: (f: ManifestFile) => string,
+  info: CheckpointInfo,
+  manifest: CheckpointManifest,
+  uriOf: (f: ManifestFile) => string,
 ): SavedCheckpoint {
   const files = manifest.files.map((f) => ({ name: f.name, uri: uriOf(f), sha256: f.sha256, sizeBytes: f.sizeBytes }));
   return { ...info, manifest, files, totalBytes: files.reduce((sum, f) => sum + f.sizeBytes, 0) };

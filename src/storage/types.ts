@@ -70,7 +70,10 @@ export interface CheckpointStore {
    * (retries are idempotent); different content for an existing checkpoint is a CheckpointConflictError.
    */
   save(
-    runId: string, lineageId: string, iteration: number, files: readonly CheckpointFileInput[],
+    runId: string,
+    lineageId: string,
+    iteration: number,
+    files: readonly CheckpointFileInput[],
   ): Promise<SavedCheckpoint>;
   /**
    * Loads and verifies: CheckpointNotFoundError when there is no manifest, CorruptDataError naming

@@ -22,7 +22,10 @@ export interface Segment {
 
 /** The segments of a response: [before + call] (trained), [result block] (not), …, [final] (trained). */
 export function toolDemonstration(
-  format: ToolFormat, steps: readonly DemonstrationStep[], final: string, keep = KEEP_CHARS,
+  format: ToolFormat,
+  steps: readonly DemonstrationStep[],
+  final: string,
+  keep = KEEP_CHARS,
 ): Segment[] {
   const out: Segment[] = [];
   for (const step of steps) {
@@ -35,7 +38,8 @@ export function toolDemonstration(
 
 /** Ids and loss mask of segments, each tokenised on its own (so the mask boundaries are exact). */
 export function encodeSegments(
-  segments: readonly Segment[], tokenizer: TextTokenizer,
+  segments: readonly Segment[],
+  tokenizer: TextTokenizer,
 ): { ids: number[]; mask: number[] } {
   const ids: number[] = [];
   const mask: number[] = [];

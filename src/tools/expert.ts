@@ -50,7 +50,11 @@ export function withRepeats(calls: readonly ExpertCall[], extra: number, rng: Pr
 }
 
 export async function toolExpertEpisode(
-  config: EnvConfigInput, seed: number, templateName: TemplateName, tokenizer: TextTokenizer, o: ToolExpertOptions,
+  config: EnvConfigInput,
+  seed: number,
+  templateName: TemplateName,
+  tokenizer: TextTokenizer,
+  o: ToolExpertOptions,
 ): Promise<ToolExpertEpisode> {
   const { env, template, episode } = startExpertEpisode(config, seed, templateName);
   const expertCalls = envDefinition(env).expertCalls;
@@ -73,11 +77,18 @@ export async function toolExpertEpisode(
     ctx.beginResponse();
     ctx.addResponse(ids, true, mask);
     responseTokens.push(ids.length);
-    written.push(segments.slice(0, -1).map((s) => s.text).join(''));
+    written.push(
+      segments
+        .slice(0, -1)
+        .map((s) => s.text)
+        .join(''),
+    );
     ctx.addUser(episode.respond(answer).userMessage, 'observation');
   }
   const record = expertRecord(env, seed, templateName, episode);
   let turn = 0;
-  record.messages = record.messages.map((m) => (m.role === 'assistant' ? { ...m, content: written[turn++] as string } : m));
+  record.messages = record.messages.map((m) =>
+    m.role === 'assistant' ? { ...m, content: written[turn++] as string } : m,
+  );
   return { ...ctx.build(), record, responseTokens };
 }

@@ -55,14 +55,17 @@ function codeFence(): ToolFormat {
       const open = k < 0 ? -1 : text.lastIndexOf(FENCE, k - 1);
       if (open < 0) return null;
       const lineEnd = text.indexOf('\n', open);
-      const tag = text.slice(open + FENCE.length, lineEnd).trim().toLowerCase();
+      const tag = text
+        .slice(open + FENCE.length, lineEnd)
+        .trim()
+        .toLowerCase();
       if (!JS_TAGS.has(tag)) return null;
       const code = lineEnd + 1 <= k ? text.slice(lineEnd + 1, k) : '';
       return { start: open, end: k + close.length, call: { kind: 'code', language: tag, code } };
     },
     wrapResult: (shown) => `${FENCE}output\n${shown}\n${FENCE}\n`,
     writeCall: (call) =>
-      (call.kind === 'code' ? `${FENCE}js\n${call.code}\n${FENCE}\n` : wrongKind('code-fence', call)),
+      call.kind === 'code' ? `${FENCE}js\n${call.code}\n${FENCE}\n` : wrongKind('code-fence', call),
   };
 }
 
@@ -151,10 +154,15 @@ export function toolFormat(name: string): ToolFormat {
  * cannot work where a newline ends the turn: use code-inline there). Results are template text and
  * may hold anything. `where` names the config field to blame and the chat (template) the stop belongs to.
  */
-export function checkFormatForChat(format: ToolFormat, turnStop: string, where: { field?: string; chat?: string } = {}): void {
-  const call = format.callKind === 'code'
-    ? format.writeCall({ kind: 'code', language: 'js', code: 'x' })
-    : format.writeCall({ kind: 'function', name: 'f', arguments: {} });
+export function checkFormatForChat(
+  format: ToolFormat,
+  turnStop: string,
+  where: { field?: string; chat?: string } = {},
+): void {
+  const call =
+    format.callKind === 'code'
+      ? format.writeCall({ kind: 'code', language: 'js', code: 'x' })
+      : format.writeCall({ kind: 'function', name: 'f', arguments: {} });
   if (turnStop && call.includes(turnStop)) {
     const of = where.chat ? ` of the ${where.chat} chat` : '';
     const why = `"${format.name}" calls contain the turn stop ${JSON.stringify(turnStop)}${of}; pick another format`;

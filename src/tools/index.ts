@@ -11,22 +11,42 @@ export { encodeSegments, toolDemonstration, type DemonstrationStep, type Segment
 export { toolCallEvents } from './events.ts';
 export { executorForEnv, toolExecutor, type ExecutorParts } from './executors.ts';
 export {
-  TOOL_FORMATS, checkFormatForChat, parseFunctionCall, toolFormat, type FoundCall, type ToolFormat, type ToolFormatName,
+  TOOL_FORMATS,
+  checkFormatForChat,
+  parseFunctionCall,
+  toolFormat,
+  type FoundCall,
+  type ToolFormat,
+  type ToolFormatName,
 } from './formats.ts';
 export { canonicalJson, isJsonObject } from './json.ts';
 export { ELISION, KEEP_CHARS, elide, lastLine, showResult } from './output.ts';
 export {
-  generateWithTools, record, roundSeed, type GenerateRequest, type Generation, type ToolGeneration,
+  generateWithTools,
+  record,
+  roundSeed,
+  type GenerateRequest,
+  type Generation,
+  type ToolGeneration,
   type ToolTurnOptions,
 } from './protocol.ts';
 export {
-  toolTurnGenerator, type GenerateRequest as TurnRequest, type ToolTurnSettings, type TurnGeneration,
+  toolTurnGenerator,
+  type GenerateRequest as TurnRequest,
+  type ToolTurnSettings,
+  type TurnGeneration,
   type TurnGenerator,
 } from './rollout-hook.ts';
 export { benchmarkSandbox, type SandboxBenchmark } from './sandbox/bench.ts';
 export { SandboxPool, type CodeRunner } from './sandbox/pool.ts';
 export { Sandbox, type SandboxErrorKind, type SandboxOptions, type SandboxResult } from './sandbox/sandbox.ts';
 export {
-  isToolProvider, type ExpectedCall, type ToolCall, type ToolCallRecord, type ToolExecutor, type ToolProvider,
-  type ToolResult, type ToolSchema,
+  isToolProvider,
+  type ExpectedCall,
+  type ToolCall,
+  type ToolCallRecord,
+  type ToolExecutor,
+  type ToolProvider,
+  type ToolResult,
+  type ToolSchema,
 } from './types.ts';

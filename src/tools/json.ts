@@ -15,7 +15,8 @@ export function jsonDepth(text: string): number {
   let deepest = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) { // a string: skip to its closing quote, past escapes
+    if (c === 0x22) {
+      // a string: skip to its closing quote, past escapes
       for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
     } else if (c === 0x5b || c === 0x7b) {
       deepest = Math.max(deepest, ++depth);

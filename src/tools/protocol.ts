@@ -57,14 +57,18 @@ export interface ToolTurnOptions {
  * schedule (every row waits for every call) bit for bit, and only the batching follows the timing.
  */
 export async function generateWithTools<R extends GenerateRequest>(
-  generate: (request: R) => Promise<Generation[]>, request: R, executors: readonly ToolExecutor[],
-  tokenizer: TextTokenizer, options: ToolTurnOptions,
+  generate: (request: R) => Promise<Generation[]>,
+  request: R,
+  executors: readonly ToolExecutor[],
+  tokenizer: TextTokenizer,
+  options: ToolTurnOptions,
 ): Promise<ToolGeneration[]> {
   checkOptions(request, executors, options);
   const rows = request.prompts.map((p, i) => new ToolRow(p, request.rowSeeds[i] as number, tokenizer));
   const calls = new RunningCalls();
   for (;;) {
-    for (const [i, row] of rows.entries()) if (!row.done && !calls.has(i) && room(row, request, options) <= 0) row.end('length', request.stopStrings);
+    for (const [i, row] of rows.entries())
+      if (!row.done && !calls.has(i) && room(row, request, options) <= 0) row.end('length', request.stopStrings);
     const ready = rows.flatMap((row, i) => (row.done || calls.has(i) ? [] : [i]));
     if (ready.length === 0) {
       if (calls.size === 0) break;
@@ -110,8 +114,12 @@ class RunningCalls {
     await Promise.race([...this.running.values()].map((c) => c.done));
     const waited = performance.now() - started;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const window = new Promise<void>((resolve) => { timer = setTimeout(resolve, waited); });
-    await Promise.race([Promise.all([...this.running.values()].map((c) => c.done)), window]).finally(() => clearTimeout(timer));
+    const window = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, waited);
+    });
+    await Promise.race([Promise.all([...this.running.values()].map((c) => c.done)), window]).finally(() =>
+      clearTimeout(timer),
+    );
   }
 }
 
@@ -167,7 +175,11 @@ function absorb(row: ToolRow, g: Generation, request: GenerateRequest, options: 
 
 /** Runs (or declines) the call a row paused at and appends what the model is shown. */
 async function runCall(
-  row: ToolRow, found: FoundCall, executor: ToolExecutor, request: GenerateRequest, options: ToolTurnOptions,
+  row: ToolRow,
+  found: FoundCall,
+  executor: ToolExecutor,
+  request: GenerateRequest,
+  options: ToolTurnOptions,
 ): Promise<void> {
   row.markCall(found);
   const { executed } = row;
@@ -212,11 +224,12 @@ async function execute(executor: ToolExecutor, call: ToolCall): Promise<ToolResu
 
 /** The record of a call; `result` null = written but not run. */
 export function record(call: ToolCall, result: ToolResult | null, shown: string): ToolCallRecord {
-  const base = call.kind === 'code'
-    ? { kind: call.kind, name: 'js', arguments: { code: call.code } }
-    : call.kind === 'function'
-      ? { kind: call.kind, name: call.name, arguments: call.arguments }
-      : { kind: call.kind, name: '', arguments: null };
+  const base =
+    call.kind === 'code'
+      ? { kind: call.kind, name: 'js', arguments: { code: call.code } }
+      : call.kind === 'function'
+        ? { kind: call.kind, name: call.name, arguments: call.arguments }
+        : { kind: call.kind, name: '', arguments: null };
   if (!result) return { ...base, executed: false, ok: false, shown };
   const kind = result.errorKind ? { errorKind: result.errorKind } : {};
   return { ...base, executed: true, ok: result.ok, shown, ...kind };

@@ -35,8 +35,11 @@ export interface TurnGeneration {
   toolCalls?: ToolCallRecord[];
 }
 
-export type TurnGenerator =
-  (policy: GenerationBackend, request: GenerateRequest, envs: readonly Env[]) => Promise<TurnGeneration[]>;
+export type TurnGenerator = (
+  policy: GenerationBackend,
+  request: GenerateRequest,
+  envs: readonly Env[],
+) => Promise<TurnGeneration[]>;
 
 export interface ToolTurnSettings {
   format: ToolFormatName;
@@ -58,11 +61,19 @@ export function toolTurnGenerator(settings: ToolTurnSettings): TurnGenerator {
     const executors = envs.map((env) => executorForEnv(env, settings.code));
     const generate = (r: GenerateRequest) => policy.generate(r);
     const rows = await generateWithTools(generate, request, executors, settings.tokenizer, {
-      format, maxCalls: settings.maxCalls, limitNotice: settings.limitNotice, keepChars: settings.keepChars,
+      format,
+      maxCalls: settings.maxCalls,
+      limitNotice: settings.limitNotice,
+      keepChars: settings.keepChars,
       maxContext: settings.maxContext,
     });
     return rows.map((r) => ({
-      tokens: r.tokens, logprobs: r.logprobs, entropies: r.entropies, finishReason: r.finishReason, mask: r.mask, answerText: r.answerText,
+      tokens: r.tokens,
+      logprobs: r.logprobs,
+      entropies: r.entropies,
+      finishReason: r.finishReason,
+      mask: r.mask,
+      answerText: r.answerText,
       toolCalls: r.calls,
     }));
   };

@@ -68,7 +68,11 @@ export class ToolRow {
   done = false;
   finish: 'stop' | 'length' = 'length';
 
-  constructor(readonly prompt: readonly number[], readonly seed: number, private readonly tokenizer: TextTokenizer) {
+  constructor(
+    readonly prompt: readonly number[],
+    readonly seed: number,
+    private readonly tokenizer: TextTokenizer,
+  ) {
     this.context = prompt.slice();
   }
 
@@ -162,12 +166,16 @@ export class ToolRow {
   result(): ToolGeneration {
     const model = this.segments.filter((s) => s.model);
     return {
-      tokens: this.tokens.slice(), mask: this.mask.slice(), logprobs: this.logprobs.slice(),
-      ...(this.entropies ? { entropies: this.entropies.slice() } : {}), finishReason: this.finish,
+      tokens: this.tokens.slice(),
+      mask: this.mask.slice(),
+      logprobs: this.logprobs.slice(),
+      ...(this.entropies ? { entropies: this.entropies.slice() } : {}),
+      finishReason: this.finish,
       text: this.tokenizer.decode(this.tokens),
       modelText: model.map((s) => s.text).join(''),
       answerText: model.map(withoutCalls).join(''),
-      calls: this.calls.slice(), rounds: this.rounds,
+      calls: this.calls.slice(),
+      rounds: this.rounds,
     };
   }
 }
@@ -194,10 +202,15 @@ function cutAtStop(text: string, stops: readonly string[]): string {
 
 /** The stop string that ended `text` first (earliest end; a turn stop wins a tie), or null. */
 export function firstStop(
-  text: string, turnStops: readonly string[], toolStops: readonly string[],
+  text: string,
+  turnStops: readonly string[],
+  toolStops: readonly string[],
 ): { stop: string; tool: boolean } | null {
   let best: { stop: string; tool: boolean; end: number } | null = null;
-  for (const [stops, tool] of [[turnStops, false], [toolStops, true]] as const) {
+  for (const [stops, tool] of [
+    [turnStops, false],
+    [toolStops, true],
+  ] as const) {
     for (const stop of stops) {
       const at = stop ? text.indexOf(stop) : -1;
       if (at >= 0 && (best === null || at + stop.length < best.end)) best = { stop, tool, end: at + stop.length };

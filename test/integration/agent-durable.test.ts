@@ -13,7 +13,11 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { RlConfig } from '../../src/rl/config.ts';
 import { trainEmbedded } from '../../src/rl/embedded.ts';
 import {
-  createEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent,
+  createEventReader,
+  createLocalEventReader,
+  replay,
+  type EventReader,
+  type StarpoEvent,
 } from '../../src/events/index.ts';
 import { createCheckpointStore } from '../../src/storage/index.ts';
 import { followRun, submitRun } from '../../src/durable/client.ts';
@@ -34,7 +38,9 @@ async function events(reader: EventReader, runId: string): Promise<StarpoEvent[]
 
 const metricsOf = (es: StarpoEvent[]) => es.flatMap((e) => (e.kind === 'iteration' ? [e.metrics] : []));
 const trainKeys = (es: StarpoEvent[]) =>
-  es.flatMap((e) => (e.kind === 'trajectory' && e.split === 'train' ? [`${e.iteration}/${e.group}/${e.rolloutIndex}`] : []));
+  es.flatMap((e) =>
+    e.kind === 'trajectory' && e.split === 'train' ? [`${e.iteration}/${e.group}/${e.rolloutIndex}`] : [],
+  );
 
 async function durableRun(c: RlConfig, label: string): Promise<{ durable: StarpoEvent[]; actor: Buffer }> {
   const stack = await startLocalStack({ label });
@@ -67,16 +73,24 @@ test('the example Countdown agent trains the same durable as embedded', SLOW, as
   const run = await durableRun(c, 'agent');
   assert.deepEqual(metricsOf(run.durable), metricsOf(embedded));
   assert.deepEqual(trainKeys(run.durable).sort(), trainKeys(embedded).sort());
-  assert.ok(run.actor.equals(actor), 'checkpoint 2 holds the embedded run\'s actor');
+  assert.ok(run.actor.equals(actor), "checkpoint 2 holds the embedded run's actor");
 });
 
-test('agents killed mid-episode in rollout activities: the durable run equals the embedded one without kills', SLOW, async () => {
-  const { embedded, actor } = await embeddedRun(agentConfig(await model, SCRIPTED_AGENT));
-  const run = await durableRun(agentConfig(await model, `AGENT_KILL=odd ${SCRIPTED_AGENT}`), 'agentkill');
-  const train = run.durable.flatMap((e) => (e.kind === 'trajectory' && e.split === 'train' ? [e] : []));
-  assert.equal(new Set(trainKeys(run.durable)).size, train.length);
-  assert.equal(train.length, 8);
-  assert.equal(train.reduce((n, t) => n + Number(t.extras.discardedCalls), 0), 4, 'one call discarded per killed episode');
-  assert.deepEqual(metricsOf(run.durable), metricsOf(embedded));
-  assert.ok(run.actor.equals(actor));
-});
+test(
+  'agents killed mid-episode in rollout activities: the durable run equals the embedded one without kills',
+  SLOW,
+  async () => {
+    const { embedded, actor } = await embeddedRun(agentConfig(await model, SCRIPTED_AGENT));
+    const run = await durableRun(agentConfig(await model, `AGENT_KILL=odd ${SCRIPTED_AGENT}`), 'agentkill');
+    const train = run.durable.flatMap((e) => (e.kind === 'trajectory' && e.split === 'train' ? [e] : []));
+    assert.equal(new Set(trainKeys(run.durable)).size, train.length);
+    assert.equal(train.length, 8);
+    assert.equal(
+      train.reduce((n, t) => n + Number(t.extras.discardedCalls), 0),
+      4,
+      'one call discarded per killed episode',
+    );
+    assert.deepEqual(metricsOf(run.durable), metricsOf(embedded));
+    assert.ok(run.actor.equals(actor));
+  },
+);

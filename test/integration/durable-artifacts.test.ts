@@ -7,7 +7,11 @@ import { chunksOf, fromWire, shardGroups, toWire } from '../../src/durable/proto
 import { CorruptDataError } from '../../src/errors.ts';
 
 test('shards are contiguous, near-equal ranges of groups; never more shards than groups', () => {
-  assert.deepEqual(shardGroups(8, 3), [[0, 1], [2, 3, 4], [5, 6, 7]]);
+  assert.deepEqual(shardGroups(8, 3), [
+    [0, 1],
+    [2, 3, 4],
+    [5, 6, 7],
+  ]);
   assert.deepEqual(shardGroups(2, 4), [[0], [1]]);
   assert.deepEqual(chunksOf([4, 5, 6], 2), [[4, 5], [6]]);
 });
@@ -35,7 +39,7 @@ test('artifact keys derive from run, lineage, iteration, stage and part only', (
   assert.throws(() => artifactKey({ ...id, runId: 'a/b' }, 'x', 'y'), /not a valid id/);
 });
 
-test('S3 artifacts: put, get, has, and deleting an iteration\'s folder', { timeout: 30_000 }, async () => {
+test("S3 artifacts: put, get, has, and deleting an iteration's folder", { timeout: 30_000 }, async () => {
   const bucket = uniqueId('artifacts');
   const id = { runId: 'r', lineageId: 'main', iteration: 1 };
   const write = createArtifactStore(`s3://${bucket}/runs/`);
@@ -44,5 +48,8 @@ test('S3 artifacts: put, get, has, and deleting an iteration\'s folder', { timeo
   assert.equal((await read.get(artifactKey(id, 'score', 'scored.bin'))).toString(), 'abc');
   assert.equal(await read.has(artifactKey(id, 'score', 'missing')), false);
   await read.deletePrefix(iterationArtifacts(id));
-  await assert.rejects(createArtifactStore(`s3://${bucket}/runs/`).get(artifactKey(id, 'score', 'scored.bin')), /does not exist/);
+  await assert.rejects(
+    createArtifactStore(`s3://${bucket}/runs/`).get(artifactKey(id, 'score', 'scored.bin')),
+    /does not exist/,
+  );
 });

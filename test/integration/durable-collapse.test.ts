@@ -13,18 +13,42 @@ import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { resolveConfig } from '../../src/rl/config.ts';
 import { trainEmbedded } from '../../src/rl/embedded.ts';
-import { createEventReader, createLocalEventReader, replay, type EventReader, type StarpoEvent } from '../../src/events/index.ts';
+import {
+  createEventReader,
+  createLocalEventReader,
+  replay,
+  type EventReader,
+  type StarpoEvent,
+} from '../../src/events/index.ts';
 import { createCheckpointStore } from '../../src/storage/index.ts';
 import { followRun, submitRun } from '../../src/durable/client.ts';
 import { startLocalStack, uniqueId } from '../../src/durable/harness.ts';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
-const config = resolveConfig({ preset: 'starpo', overrides: [
-  'env=bandit', 'envGroups=4', 'groupSize=8', 'miniBatchSize=32', 'iterations=12', 'threads=1', 'valSeeds=16', 'valEvery=6',
-  'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=3e-2', 'lrCritic=1e-3', 'gradClip=1000',
-  'collapseEvery=0', 'keepEveryCheckpoint=1', 'onCollapse=fork', 'maxForks=1',
-] });
+const config = resolveConfig({
+  preset: 'starpo',
+  overrides: [
+    'env=bandit',
+    'envGroups=4',
+    'groupSize=8',
+    'miniBatchSize=32',
+    'iterations=12',
+    'threads=1',
+    'valSeeds=16',
+    'valEvery=6',
+    'sftSteps=60',
+    'sftPolicy=random',
+    'sftEpisodes=256',
+    'lrActor=3e-2',
+    'lrCritic=1e-3',
+    'gradClip=1000',
+    'collapseEvery=0',
+    'keepEveryCheckpoint=1',
+    'onCollapse=fork',
+    'maxForks=1',
+  ],
+});
 
 async function logged(reader: EventReader, runId: string, surviving: boolean): Promise<StarpoEvent[]> {
   const out: StarpoEvent[] = [];
@@ -33,33 +57,51 @@ async function logged(reader: EventReader, runId: string, surviving: boolean): P
   return out;
 }
 
-const metricsOf = (es: StarpoEvent[]) => es.flatMap((e) => (e.kind === 'iteration' ? [[e.lineageId, e.iteration, e.metrics]] : []));
-const forksOf = (es: StarpoEvent[]) => es.flatMap((e) =>
-  (e.kind === 'run' && e.action === 'FORKED' ? [[e.lineageId, e.parentLineageId, e.fromIteration, e.forks, e.reason]] : []));
+const metricsOf = (es: StarpoEvent[]) =>
+  es.flatMap((e) => (e.kind === 'iteration' ? [[e.lineageId, e.iteration, e.metrics]] : []));
+const forksOf = (es: StarpoEvent[]) =>
+  es.flatMap((e) =>
+    e.kind === 'run' && e.action === 'FORKED'
+      ? [[e.lineageId, e.parentLineageId, e.fromIteration, e.forks, e.reason]]
+      : [],
+  );
 
-test('onCollapse=fork: the durable driver forks where the embedded one does and ends the same', { timeout: 900_000 }, async () => {
-  const root = mkdtempSync(join(tmpdir(), 'starpo-embedded-'));
-  const embedded = await trainEmbedded({ root, runId: 'r', config });
-  assert.deepEqual([embedded.lastIteration, embedded.lineageId], [11, 'f1-0']);
-  const stack = await startLocalStack({ label: 'collapse' });
-  try {
-    const runId = uniqueId('collapse');
-    const options = { queues: stack.queues, rolloutShards: 2, chunkGroups: 2 };
-    const { handle } = await submitRun(config, { client: stack.client, runId, storeUri: stack.storeUri, events: stack.events, options });
-    const outcome = await followRun(handle, () => undefined, 500);
-    assert.deepEqual([outcome.lastIteration, outcome.lineageId, outcome.stopped], [11, 'f1-0', true]);
-    const reader = () => createEventReader({ kind: 'kafka', ...stack.events });
-    const local = () => createLocalEventReader({ root });
-    assert.deepEqual(metricsOf(await logged(reader(), runId, true)), metricsOf(await logged(local(), 'r', true)));
-    const forks = forksOf(await logged(reader(), runId, false));
-    assert.deepEqual(forks, forksOf(await logged(local(), 'r', false)));
-    assert.deepEqual(forks.map((f) => f.slice(0, 4)), [['f1-0', 'main', 0, 1]]);
-    const loaded = await createCheckpointStore(stack.storeUri).load(runId, 'f1-0', 11);
-    for (const f of loaded.files) {
-      const mine = readFileSync(join(root, 'r', 'checkpoints', 'f1-0', '00000011', f.name));
-      assert.ok(mine.equals(f.bytes!), `${f.name} differs from the embedded run's`);
+test(
+  'onCollapse=fork: the durable driver forks where the embedded one does and ends the same',
+  { timeout: 900_000 },
+  async () => {
+    const root = mkdtempSync(join(tmpdir(), 'starpo-embedded-'));
+    const embedded = await trainEmbedded({ root, runId: 'r', config });
+    assert.deepEqual([embedded.lastIteration, embedded.lineageId], [11, 'f1-0']);
+    const stack = await startLocalStack({ label: 'collapse' });
+    try {
+      const runId = uniqueId('collapse');
+      const options = { queues: stack.queues, rolloutShards: 2, chunkGroups: 2 };
+      const { handle } = await submitRun(config, {
+        client: stack.client,
+        runId,
+        storeUri: stack.storeUri,
+        events: stack.events,
+        options,
+      });
+      const outcome = await followRun(handle, () => undefined, 500);
+      assert.deepEqual([outcome.lastIteration, outcome.lineageId, outcome.stopped], [11, 'f1-0', true]);
+      const reader = () => createEventReader({ kind: 'kafka', ...stack.events });
+      const local = () => createLocalEventReader({ root });
+      assert.deepEqual(metricsOf(await logged(reader(), runId, true)), metricsOf(await logged(local(), 'r', true)));
+      const forks = forksOf(await logged(reader(), runId, false));
+      assert.deepEqual(forks, forksOf(await logged(local(), 'r', false)));
+      assert.deepEqual(
+        forks.map((f) => f.slice(0, 4)),
+        [['f1-0', 'main', 0, 1]],
+      );
+      const loaded = await createCheckpointStore(stack.storeUri).load(runId, 'f1-0', 11);
+      for (const f of loaded.files) {
+        const mine = readFileSync(join(root, 'r', 'checkpoints', 'f1-0', '00000011', f.name));
+        assert.ok(mine.equals(f.bytes!), `${f.name} differs from the embedded run's`);
+      }
+    } finally {
+      await stack.close();
     }
-  } finally {
-    await stack.close();
-  }
-});
+  },
+);

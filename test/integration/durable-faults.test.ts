@@ -12,7 +12,13 @@ import { serviceByName, startService, stopService } from '../../src/services/man
 import { endpoints } from '../../src/services/endpoints.ts';
 import { mergeOptions, startResume, submitRun, type SubmitOptions } from '../../src/durable/client.ts';
 import { spawnWorker, startLocalStack, uniqueId, type LocalStack } from '../../src/durable/harness.ts';
-import { PROGRESS_QUERY, WORKFLOW_TYPE, type DurableOptions, type Progress, type RunOutcome } from '../../src/durable/protocol.ts';
+import {
+  PROGRESS_QUERY,
+  WORKFLOW_TYPE,
+  type DurableOptions,
+  type Progress,
+  type RunOutcome,
+} from '../../src/durable/protocol.ts';
 import { createResources } from '../../src/durable/resources.ts';
 import { createArtifactStore, configKey } from '../../src/durable/artifacts.ts';
 
@@ -21,17 +27,37 @@ Runtime.install({ logger: new DefaultLogger('ERROR') });
 const GROUPS = 4;
 const SIZE = 2;
 const VAL = 2;
-const tiny = (iterations: number, extra: string[] = []): RlConfig => resolveConfig({ overrides: [
-  'env=sokoban', 'maxTurns=2', `envGroups=${GROUPS}`, `groupSize=${SIZE}`, 'filter=none', 'miniBatchSize=4', `iterations=${iterations}`,
-  'threads=1', `valSeeds=${VAL}`, 'valEvery=0', 'modelLayers=1', 'modelHidden=16', 'modelFfn=32', 'maxResponseTokens=6', ...extra,
-] });
+const tiny = (iterations: number, extra: string[] = []): RlConfig =>
+  resolveConfig({
+    overrides: [
+      'env=sokoban',
+      'maxTurns=2',
+      `envGroups=${GROUPS}`,
+      `groupSize=${SIZE}`,
+      'filter=none',
+      'miniBatchSize=4',
+      `iterations=${iterations}`,
+      'threads=1',
+      `valSeeds=${VAL}`,
+      'valEvery=0',
+      'modelLayers=1',
+      'modelHidden=16',
+      'modelFfn=32',
+      'maxResponseTokens=6',
+      ...extra,
+    ],
+  });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = () => undefined;
 
 function submit(stack: LocalStack, config: RlConfig, options: Partial<DurableOptions> = {}, extra: SubmitOptions = {}) {
   return submitRun(config, {
-    client: stack.client, runId: uniqueId('fault'), storeUri: stack.storeUri, events: stack.events,
-    options: { queues: stack.queues, heartbeatTimeoutMs: 3000, rolloutShards: 2, chunkGroups: 1, ...options }, ...extra,
+    client: stack.client,
+    runId: uniqueId('fault'),
+    storeUri: stack.storeUri,
+    events: stack.events,
+    options: { queues: stack.queues, heartbeatTimeoutMs: 3000, rolloutShards: 2, chunkGroups: 1, ...options },
+    ...extra,
   });
 }
 
@@ -56,7 +82,8 @@ async function assertEveryTrajectoryOnce(stack: LocalStack, runId: string, itera
   const { total, keys } = await trajectoryKeys(stack, runId);
   const expected = new Set<string>();
   for (let i = 1; i <= iterations; i++) {
-    for (let g = 0; g < GROUPS; g++) for (let k = 0; k < SIZE; k++) expected.add(`${runId}/main/${i}/trajectory/train/${g}/${k}`);
+    for (let g = 0; g < GROUPS; g++)
+      for (let k = 0; k < SIZE; k++) expected.add(`${runId}/main/${i}/trajectory/train/${g}/${k}`);
   }
   for (let k = 0; k < VAL; k++) expected.add(`${runId}/main/${iterations}/trajectory/val/${k}/0`);
   assert.deepEqual([...keys].sort(), [...expected].sort());
@@ -70,26 +97,34 @@ async function restart(name: 'temporal' | 'kafka' | 's3', downMs = 500): Promise
   await startService(spec, { keepData: true }, say); // Kafka: --keep-data, or the topic would vanish
 }
 
-test('a rollout worker killed with SIGKILL mid-activity: retried on the other worker, every trajectory logged once', { timeout: 180_000 }, async () => {
-  const stack = await startLocalStack({ label: 'kill', role: 'update' });
-  const children = [spawnWorker('rollout', stack.queues), spawnWorker('rollout', stack.queues)];
-  try {
-    await Promise.all(children.map((c) => c.ready));
-    const { handle, run } = await submit(stack, tiny(2));
-    const started = (l: Record<string, unknown>) => l.msg === 'rollout chunk started' && l.iteration === 1;
-    const victim = await Promise.race(children.map((c) => c.waitFor(started).then(() => c)));
-    victim.process.kill('SIGKILL');
-    const survivor = children.find((c) => c !== victim)!;
-    const outcome = await handle.result() as RunOutcome;
-    assert.equal(outcome.lastIteration, 2);
-    assert.ok(survivor.lines.some((l) => l.activity === 'rolloutShard' && Number(l.attempt) >= 2 && l.msg === 'activity finished'),
-      'the killed shard was retried on the surviving worker');
-    await assertEveryTrajectoryOnce(stack, run.runId, 2);
-  } finally {
-    for (const c of children) c.process.kill('SIGKILL');
-    await stack.close();
-  }
-});
+test(
+  'a rollout worker killed with SIGKILL mid-activity: retried on the other worker, every trajectory logged once',
+  { timeout: 180_000 },
+  async () => {
+    const stack = await startLocalStack({ label: 'kill', role: 'update' });
+    const children = [spawnWorker('rollout', stack.queues), spawnWorker('rollout', stack.queues)];
+    try {
+      await Promise.all(children.map((c) => c.ready));
+      const { handle, run } = await submit(stack, tiny(2));
+      const started = (l: Record<string, unknown>) => l.msg === 'rollout chunk started' && l.iteration === 1;
+      const victim = await Promise.race(children.map((c) => c.waitFor(started).then(() => c)));
+      victim.process.kill('SIGKILL');
+      const survivor = children.find((c) => c !== victim)!;
+      const outcome = (await handle.result()) as RunOutcome;
+      assert.equal(outcome.lastIteration, 2);
+      assert.ok(
+        survivor.lines.some(
+          (l) => l.activity === 'rolloutShard' && Number(l.attempt) >= 2 && l.msg === 'activity finished',
+        ),
+        'the killed shard was retried on the surviving worker',
+      );
+      await assertEveryTrajectoryOnce(stack, run.runId, 2);
+    } finally {
+      for (const c of children) c.process.kill('SIGKILL');
+      await stack.close();
+    }
+  },
+);
 
 const RESTARTS = [
   ['temporal', 'the Temporal server restarted mid-run: the run continues to completion'],
@@ -103,7 +138,7 @@ for (const [service, title] of RESTARTS) {
       const { handle, run } = await submit(stack, tiny(3));
       await until(handle, (p) => p.iteration >= 1);
       await restart(service);
-      const outcome = await handle.result() as RunOutcome;
+      const outcome = (await handle.result()) as RunOutcome;
       assert.equal(outcome.lastIteration, 3);
       await assertEveryTrajectoryOnce(stack, run.runId, 3);
     } finally {
@@ -114,27 +149,37 @@ for (const [service, title] of RESTARTS) {
 
 /** The failure an activity attempt ended with, as the workflow saw it. */
 async function activityFailure(handle: WorkflowHandle): Promise<ApplicationFailure> {
-  const err = await handle.result().then(() => assert.fail('the run should fail'), (e: unknown) => e);
+  const err = await handle.result().then(
+    () => assert.fail('the run should fail'),
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ActivityFailure, String(err));
   assert.ok(err.cause.cause instanceof ApplicationFailure, String(err.cause.cause));
   return err.cause.cause;
 }
 
-test('a Kafka broker that stays down fails the activity retryably, with a clear error, in bounded time', { timeout: 120_000 }, async () => {
-  const stack = await startLocalStack({ label: 'nokafka' });
-  try {
-    const t0 = Date.now();
-    // nothing listens there: a broker that never comes back
-    const down = { ...stack.events, brokers: ['127.0.0.1:1'] };
-    const { handle } = await submit(stack, tiny(1), { maxAttempts: 2 }, { events: down });
-    const failure = await activityFailure(handle);
-    assert.equal(failure.nonRetryable, false);
-    assert.match(failure.message, /kafka event log: could not append \d+ events to topic .* at 127\.0\.0\.1:1 after 5 retries/);
-    assert.ok(Date.now() - t0 < 90_000, `took ${Date.now() - t0} ms`);
-  } finally {
-    await stack.close();
-  }
-});
+test(
+  'a Kafka broker that stays down fails the activity retryably, with a clear error, in bounded time',
+  { timeout: 120_000 },
+  async () => {
+    const stack = await startLocalStack({ label: 'nokafka' });
+    try {
+      const t0 = Date.now();
+      // nothing listens there: a broker that never comes back
+      const down = { ...stack.events, brokers: ['127.0.0.1:1'] };
+      const { handle } = await submit(stack, tiny(1), { maxAttempts: 2 }, { events: down });
+      const failure = await activityFailure(handle);
+      assert.equal(failure.nonRetryable, false);
+      assert.match(
+        failure.message,
+        /kafka event log: could not append \d+ events to topic .* at 127\.0\.0\.1:1 after 5 retries/,
+      );
+      assert.ok(Date.now() - t0 < 90_000, `took ${Date.now() - t0} ms`);
+    } finally {
+      await stack.close();
+    }
+  },
+);
 
 /** A checkpoint store that calls `trip` as a save of `iteration` begins (the trip stops S3 once). */
 function failingDuringSave(store: CheckpointStore, iteration: number, trip: () => void): CheckpointStore {
@@ -152,55 +197,72 @@ function failingDuringSave(store: CheckpointStore, iteration: number, trip: () =
 
 let s3Run: { stack: LocalStack; runId: string } | undefined;
 
-test('S3 down during a checkpoint: the save is retried and every checkpoint is complete and verified, or absent', { timeout: 180_000 }, async () => {
-  const resources = createResources();
-  let stopping: Promise<unknown> | undefined;
-  const store = resources.store.bind(resources);
-  const trip = () => { stopping ??= stopService(serviceByName('s3')); };
-  resources.store = (uri) => ({ uri, store: failingDuringSave(store(uri).store, 2, trip) });
-  const stack = await startLocalStack({ label: 's3', resources });
-  const { handle, run } = await submit(stack, tiny(3));
-  try {
-    while (!stopping) await sleep(50);
-    await stopping;
-    await sleep(1000);
-    await startService(serviceByName('s3'), { keepData: true }, say);
-    const outcome = await handle.result() as RunOutcome;
-    assert.equal(outcome.lastIteration, 3);
-    const checkpoints = createCheckpointStore(stack.storeUri);
-    const listed = await checkpoints.list(run.runId);
-    assert.deepEqual(listed.map((c) => c.iteration), [1, 2, 3]); // 0 dropped by retention (keep the last 3)
-    for (const c of listed) await checkpoints.load(c.runId, c.lineageId, c.iteration); // verifies every hash
-    s3Run = { stack, runId: run.runId };
-  } finally {
-    if (!s3Run) await stack.close();
-  }
-});
+test(
+  'S3 down during a checkpoint: the save is retried and every checkpoint is complete and verified, or absent',
+  { timeout: 180_000 },
+  async () => {
+    const resources = createResources();
+    let stopping: Promise<unknown> | undefined;
+    const store = resources.store.bind(resources);
+    const trip = () => {
+      stopping ??= stopService(serviceByName('s3'));
+    };
+    resources.store = (uri) => ({ uri, store: failingDuringSave(store(uri).store, 2, trip) });
+    const stack = await startLocalStack({ label: 's3', resources });
+    const { handle, run } = await submit(stack, tiny(3));
+    try {
+      while (!stopping) await sleep(50);
+      await stopping;
+      await sleep(1000);
+      await startService(serviceByName('s3'), { keepData: true }, say);
+      const outcome = (await handle.result()) as RunOutcome;
+      assert.equal(outcome.lastIteration, 3);
+      const checkpoints = createCheckpointStore(stack.storeUri);
+      const listed = await checkpoints.list(run.runId);
+      assert.deepEqual(
+        listed.map((c) => c.iteration),
+        [1, 2, 3],
+      ); // 0 dropped by retention (keep the last 3)
+      for (const c of listed) await checkpoints.load(c.runId, c.lineageId, c.iteration); // verifies every hash
+      s3Run = { stack, runId: run.runId };
+    } finally {
+      if (!s3Run) await stack.close();
+    }
+  },
+);
 
-test('a corrupted checkpoint (one flipped byte) is refused by its hash when a run resumes from it', { timeout: 120_000 }, async () => {
-  assert.ok(s3Run, 'needs the run of the previous test');
-  const { stack, runId } = s3Run;
-  try {
-    const store = createCheckpointStore(stack.storeUri);
-    const { manifest } = await store.load(runId, 'main', 1, { only: [] });
-    const file = manifest.files.find((f) => f.name === 'actor.model.safetensors')!;
-    const loc = parseStorageUri(`${stack.storeUri}${runId}/checkpoints/main/00000001/${file.key}`);
-    assert.equal(loc.scheme, 's3');
-    const s3 = new S3Client({ endpoint: endpoints.s3.endpoint, region: 'us-east-1', forcePathStyle: true,
-      credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' } });
-    const where = { Bucket: loc.scheme === 's3' ? loc.bucket : '', Key: loc.scheme === 's3' ? loc.key : '' };
-    const bytes = Buffer.from(await (await s3.send(new GetObjectCommand(where))).Body!.transformToByteArray());
-    bytes[bytes.length - 1] ^= 0x01;
-    await s3.send(new PutObjectCommand({ ...where, Body: bytes }));
-    const { handle } = await startResume(runId, 1, { client: stack.client, options: { maxAttempts: 3 } });
-    const failure = await activityFailure(handle);
-    assert.equal(failure.type, 'CorruptDataError');
-    assert.equal(failure.nonRetryable, true);
-    assert.match(failure.message, /actor\.model\.safetensors fails its integrity check/);
-  } finally {
-    await stack.close();
-  }
-});
+test(
+  'a corrupted checkpoint (one flipped byte) is refused by its hash when a run resumes from it',
+  { timeout: 120_000 },
+  async () => {
+    assert.ok(s3Run, 'needs the run of the previous test');
+    const { stack, runId } = s3Run;
+    try {
+      const store = createCheckpointStore(stack.storeUri);
+      const { manifest } = await store.load(runId, 'main', 1, { only: [] });
+      const file = manifest.files.find((f) => f.name === 'actor.model.safetensors')!;
+      const loc = parseStorageUri(`${stack.storeUri}${runId}/checkpoints/main/00000001/${file.key}`);
+      assert.equal(loc.scheme, 's3');
+      const s3 = new S3Client({
+        endpoint: endpoints.s3.endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' },
+      });
+      const where = { Bucket: loc.scheme === 's3' ? loc.bucket : '', Key: loc.scheme === 's3' ? loc.key : '' };
+      const bytes = Buffer.from(await (await s3.send(new GetObjectCommand(where))).Body!.transformToByteArray());
+      bytes[bytes.length - 1] ^= 0x01;
+      await s3.send(new PutObjectCommand({ ...where, Body: bytes }));
+      const { handle } = await startResume(runId, 1, { client: stack.client, options: { maxAttempts: 3 } });
+      const failure = await activityFailure(handle);
+      assert.equal(failure.type, 'CorruptDataError');
+      assert.equal(failure.nonRetryable, true);
+      assert.match(failure.message, /actor\.model\.safetensors fails its integrity check/);
+    } finally {
+      await stack.close();
+    }
+  },
+);
 
 test('a malformed config is rejected before anything starts, naming the field', { timeout: 120_000 }, async () => {
   assert.throws(() => tiny(1, ['modelHeads=3']), /config modelHeads: must divide modelHidden/);
@@ -211,7 +273,9 @@ test('a malformed config is rejected before anything starts, naming the field', 
     const run = { runId, lineageId: 'main', storeUri: stack.storeUri, events: stack.events };
     const options = mergeOptions({ queues: stack.queues });
     const handle = await stack.client.workflow.start(WORKFLOW_TYPE, {
-      taskQueue: stack.queues.update, workflowId: `starpo-${runId}`, args: [{ run, options, configJson: '{"envGroups": 0}' }],
+      taskQueue: stack.queues.update,
+      workflowId: `starpo-${runId}`,
+      args: [{ run, options, configJson: '{"envGroups": 0}' }],
     });
     const failure = await activityFailure(handle);
     assert.equal(failure.type, 'ConfigError');

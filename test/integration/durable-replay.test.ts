@@ -15,13 +15,20 @@ import { WORKFLOWS_PATH } from '../../src/durable/worker.ts';
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
 const DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
-const fixtures = () => readdirSync(DIR).filter((f) => /^training-run-v\d+-\d+\.json$/.test(f)).sort();
-const histories = () => fixtures().map((f) => ({ workflowId: f, history: historyFromJSON(JSON.parse(readFileSync(DIR + f, 'utf8'))) }));
+const fixtures = () =>
+  readdirSync(DIR)
+    .filter((f) => /^training-run-v\d+-\d+\.json$/.test(f))
+    .sort();
+const histories = () =>
+  fixtures().map((f) => ({ workflowId: f, history: historyFromJSON(JSON.parse(readFileSync(DIR + f, 'utf8'))) }));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(client: Client, workflowId: string, ok: (p: Progress) => boolean): Promise<void> {
   for (;;) {
-    const p = await client.workflow.getHandle(workflowId).query<Progress>(PROGRESS_QUERY).catch(() => null);
+    const p = await client.workflow
+      .getHandle(workflowId)
+      .query<Progress>(PROGRESS_QUERY)
+      .catch(() => null);
     if (p && ok(p)) return;
     await sleep(200);
   }
@@ -33,12 +40,33 @@ async function until(client: Client, workflowId: string, ok: (p: Progress) => bo
  */
 async function capture(version: string): Promise<void> {
   const extra = (process.env.STARPO_CAPTURE_SET ?? '').split(',').filter((x) => x !== '');
-  const config = resolveConfig({ overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'miniBatchSize=1', 'iterations=3',
-    'threads=1', 'valSeeds=2', 'valEvery=2', 'modelLayers=1', 'modelHidden=16', 'modelFfn=32', 'maxResponseTokens=4', ...extra] });
+  const config = resolveConfig({
+    overrides: [
+      'env=bandit',
+      'envGroups=2',
+      'groupSize=2',
+      'miniBatchSize=1',
+      'iterations=3',
+      'threads=1',
+      'valSeeds=2',
+      'valEvery=2',
+      'modelLayers=1',
+      'modelHidden=16',
+      'modelFfn=32',
+      'maxResponseTokens=4',
+      ...extra,
+    ],
+  });
   const stack = await startLocalStack({ label: 'history' });
   try {
     const options = { queues: stack.queues, continueAsNewEvery: 2 };
-    const { handle } = await submitRun(config, { client: stack.client, runId: uniqueId('h'), storeUri: stack.storeUri, events: stack.events, options });
+    const { handle } = await submitRun(config, {
+      client: stack.client,
+      runId: uniqueId('h'),
+      storeUri: stack.storeUri,
+      events: stack.events,
+      options,
+    });
     await until(stack.client, handle.workflowId, (p) => p.iteration >= 1);
     await handle.signal(SIGNALS.pause);
     await until(stack.client, handle.workflowId, (p) => p.stage === 'paused');
@@ -67,10 +95,14 @@ test('committed workflow histories replay against the current workflow code', { 
   assert.equal(replayed, fixtures().length);
 });
 
-test('a reordered workflow fails replay of the committed histories with a determinism violation', { timeout: 120_000 }, async () => {
-  const workflowsPath = fileURLToPath(new URL('../fixtures/histories/modified-workflow.ts', import.meta.url));
-  const [first] = histories();
-  const errors = [];
-  for await (const result of Worker.runReplayHistories({ workflowsPath }, [first])) errors.push(result.error);
-  assert.ok(errors[0] instanceof DeterminismViolationError, `expected a determinism violation, got ${errors[0]}`);
-});
+test(
+  'a reordered workflow fails replay of the committed histories with a determinism violation',
+  { timeout: 120_000 },
+  async () => {
+    const workflowsPath = fileURLToPath(new URL('../fixtures/histories/modified-workflow.ts', import.meta.url));
+    const [first] = histories();
+    const errors = [];
+    for await (const result of Worker.runReplayHistories({ workflowsPath }, [first])) errors.push(result.error);
+    assert.ok(errors[0] instanceof DeterminismViolationError, `expected a determinism violation, got ${errors[0]}`);
+  },
+);

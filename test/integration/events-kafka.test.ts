@@ -47,7 +47,11 @@ async function rawMessages(topic: string, count: number): Promise<KafkaMessage[]
   await consumer.subscribe({ topic, fromBeginning: true });
   const messages: KafkaMessage[] = [];
   await new Promise<void>((resolve) => {
-    void consumer.run({ eachMessage: async ({ message }) => { if (messages.push(message) === count) resolve(); } });
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        if (messages.push(message) === count) resolve();
+      },
+    });
   });
   await consumer.disconnect();
   return messages;
@@ -65,28 +69,34 @@ function interleaved(): StarpoEvent[] {
   return events.slice(0, 300);
 }
 
-test('three hundred events of two runs read back per run, in order, with key, schema and digest headers', T60,
+test(
+  'three hundred events of two runs read back per run, in order, with key, schema and digest headers',
+  T60,
   async () => {
-  const topic = freshTopic();
-  const log = createKafkaEventLog({ topic, numPartitions: 3 });
-  const events = interleaved();
-  await log.append(events.slice(0, 120));
-  await log.append(events.slice(120));
-  await log.close();
-  const reader = createKafkaEventReader({ topic });
-  for (const runId of ['run-a', 'run-b']) {
-    const { events: read, problems } = await collect(reader, runId);
-    assert.deepEqual(read, events.filter((e) => e.runId === runId));
-    assert.deepEqual(problems, []);
-  }
-  const raw = await rawMessages(topic, events.length);
-  const byKey = new Map(events.map((e) => [eventKey(e), e.runId]));
-  for (const message of raw) {
-    assert.equal(message.headers?.[FINGERPRINT_HEADER]?.toString(), schemaRegistry().current.fingerprint);
-    assert.equal(byKey.get(message.headers![EVENT_KEY_HEADER]!.toString()), message.key!.toString());
-    assert.equal(message.headers?.[PAYLOAD_DIGEST_HEADER]?.toString(), sha256(message.value!));
-  }
-});
+    const topic = freshTopic();
+    const log = createKafkaEventLog({ topic, numPartitions: 3 });
+    const events = interleaved();
+    await log.append(events.slice(0, 120));
+    await log.append(events.slice(120));
+    await log.close();
+    const reader = createKafkaEventReader({ topic });
+    for (const runId of ['run-a', 'run-b']) {
+      const { events: read, problems } = await collect(reader, runId);
+      assert.deepEqual(
+        read,
+        events.filter((e) => e.runId === runId),
+      );
+      assert.deepEqual(problems, []);
+    }
+    const raw = await rawMessages(topic, events.length);
+    const byKey = new Map(events.map((e) => [eventKey(e), e.runId]));
+    for (const message of raw) {
+      assert.equal(message.headers?.[FINGERPRINT_HEADER]?.toString(), schemaRegistry().current.fingerprint);
+      assert.equal(byKey.get(message.headers![EVENT_KEY_HEADER]!.toString()), message.key!.toString());
+      assert.equal(message.headers?.[PAYLOAD_DIGEST_HEADER]?.toString(), sha256(message.value!));
+    }
+  },
+);
 
 test('v1 records written before payload digests resolve, noted once as not tamper-evident', T60, async () => {
   const topic = freshTopic();
@@ -102,7 +112,10 @@ test('v1 records written before payload digests resolve, noted once as not tampe
   const { events, problems } = await collect(createKafkaEventReader({ topic }), 'run-1');
   const resolvedV1 = { ...trajectory('L0', 3), tokenIds: [], tokenRoles: '' };
   assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1), resolvedV1, resolvedV1, iterationEvent('L0', 1)]);
-  assert.deepEqual(problems.map((p) => [p.kind, p.partition, p.offset]), [['unverified', 0, '2']]);
+  assert.deepEqual(
+    problems.map((p) => [p.kind, p.partition, p.offset]),
+    [['unverified', 0, '2']],
+  );
 });
 
 test('a record failing its digest fails the read by offset; allowPartial reads those before it', T60, async () => {
@@ -116,11 +129,16 @@ test('a record failing its digest fails the read by offset; allowPartial reads t
   await produceRaw(topic, [{ value, headers: { [FINGERPRINT_HEADER]: current, [PAYLOAD_DIGEST_HEADER]: sent } }]);
   await log.append([iterationEvent('L0', 1)]);
   await log.close();
-  await assert.rejects(collect(createKafkaEventReader({ topic }), 'run-1'),
-    (err: Error) => err instanceof CorruptDataError && err.message.includes(`(digest-mismatch) at ${topic}[0]@2`));
+  await assert.rejects(
+    collect(createKafkaEventReader({ topic }), 'run-1'),
+    (err: Error) => err instanceof CorruptDataError && err.message.includes(`(digest-mismatch) at ${topic}[0]@2`),
+  );
   const { events, problems } = await collect(createKafkaEventReader({ topic }), 'run-1', true);
   assert.deepEqual(events, [runEvent('L0'), trajectory('L0', 1)]);
-  assert.deepEqual(problems.map((p) => [p.kind, p.offset]), [['digest-mismatch', '2']]);
+  assert.deepEqual(
+    problems.map((p) => [p.kind, p.offset]),
+    [['digest-mismatch', '2']],
+  );
 });
 
 test('undecodable records and unknown schemas are damage, named by partition and offset', T60, async () => {
@@ -132,18 +150,27 @@ test('undecodable records and unknown schemas are damage, named by partition and
     { value: encodeEvent(trajectory('L0', 2)), headers: { [FINGERPRINT_HEADER]: '00'.repeat(32) } },
   ]);
   await log.close();
-  await assert.rejects(collect(createKafkaEventReader({ topic }), 'run-1'),
-    /^CorruptDataError: event log damaged \(undecodable\) at .*\[0\]@1: /);
+  await assert.rejects(
+    collect(createKafkaEventReader({ topic }), 'run-1'),
+    /^CorruptDataError: event log damaged \(undecodable\) at .*\[0\]@1: /,
+  );
   const { problems } = await collect(createKafkaEventReader({ topic }), 'run-1', true);
-  assert.deepEqual(problems.map((p) => [p.kind, p.offset]), [['undecodable', '1']]);
+  assert.deepEqual(
+    problems.map((p) => [p.kind, p.offset]),
+    [['undecodable', '1']],
+  );
 });
 
 test('replay over Kafka keeps the surviving lineage and drops duplicates', { timeout: 60_000 }, async () => {
   const topic = freshTopic();
   const log = createKafkaEventLog({ topic });
   const events = [
-    runEvent('L0'), trajectory('L0', 1), trajectory('L0', 2),
-    runEvent('L1', 'L0', 1), trajectory('L1', 2), trajectory('L1', 2),
+    runEvent('L0'),
+    trajectory('L0', 1),
+    trajectory('L0', 2),
+    runEvent('L1', 'L0', 1),
+    trajectory('L1', 2),
+    trajectory('L1', 2),
   ];
   await log.append(events);
   await log.close();
@@ -172,8 +199,12 @@ test('reading a topic that does not exist yields no events', { timeout: 30_000 }
 
 test('when the broker is unreachable append rejects with a retryable error instead of dropping', T30, async () => {
   const log = createKafkaEventLog({ brokers: ['127.0.0.1:1'], retries: 1, topic: freshTopic() });
-  await assert.rejects(log.append([trajectory('L0', 1)]), (err: unknown) =>
-    err instanceof StarpoError && err.retryable &&
-    /could not append 1 events to topic .* at 127\.0\.0\.1:1/.test(err.message));
+  await assert.rejects(
+    log.append([trajectory('L0', 1)]),
+    (err: unknown) =>
+      err instanceof StarpoError &&
+      err.retryable &&
+      /could not append 1 events to topic .* at 127\.0\.0\.1:1/.test(err.message),
+  );
   await log.close();
 });

@@ -25,12 +25,21 @@ after(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-const ask = { model: 'whatever', messages: [{ role: 'user' as const, content: 'Add 2 and 3.' }], tools: [CALC_TOOL], seed: 7 };
+const ask = {
+  model: 'whatever',
+  messages: [{ role: 'user' as const, content: 'Add 2 and 3.' }],
+  tools: [CALC_TOOL],
+  seed: 7,
+};
 
 test('the SDK gets the same completion from the model streamed and not (same seed), with usage; lists the model', async () => {
   const client = new OpenAI({ baseURL: served.url, apiKey: 'agent-1' });
   const whole = await client.chat.completions.create(ask);
-  const stream = await client.chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } });
+  const stream = await client.chat.completions.create({
+    ...ask,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   let content = '';
   let finish: string | null = null;
   let usage: unknown = null;
@@ -42,13 +51,22 @@ test('the SDK gets the same completion from the model streamed and not (same see
   assert.equal(content, whole.choices[0].message.content);
   assert.deepEqual([finish, usage], [whole.choices[0].finish_reason, whole.usage]);
   assert.equal(whole.usage!.completion_tokens, 12);
-  assert.deepEqual((await client.models.list()).data.map((m) => m.id), [served.model]);
+  assert.deepEqual(
+    (await client.models.list()).data.map((m) => m.id),
+    [served.model],
+  );
 });
 
 test('tool calls reach the SDK as tool_calls, streamed (accumulated by the SDK) and not', async () => {
   const reply = 'Let me compute.\n<tool_call>\n{"name": "calc", "arguments": {"expr": "2+3"}}\n</tool_call><|im_end|>';
   const gateway = await startGateway({
-    backend: scripted([reply]), tokenizer, chat: qwen3Chat(), modelName: 'm', maxContext: 2048, defaultMaxTokens: 64, openEpisodes: true,
+    backend: scripted([reply]),
+    tokenizer,
+    chat: qwen3Chat(),
+    modelName: 'm',
+    maxContext: 2048,
+    defaultMaxTokens: 64,
+    openEpisodes: true,
   });
   try {
     const client = new OpenAI({ baseURL: gateway.url, apiKey: 'k' });
@@ -56,7 +74,9 @@ test('tool calls reach the SDK as tool_calls, streamed (accumulated by the SDK) 
     const streamed = await client.chat.completions.stream(ask).finalChatCompletion();
     assert.equal(whole.finish_reason, 'tool_calls');
     assert.deepEqual(whole.message.content, 'Let me compute.');
-    const calls = whole.message.tool_calls!.map((c) => c.type === 'function' && [c.function.name, c.function.arguments]);
+    const calls = whole.message.tool_calls!.map(
+      (c) => c.type === 'function' && [c.function.name, c.function.arguments],
+    );
     assert.deepEqual(calls, [['calc', '{"expr":"2+3"}']]);
     const { message } = streamed.choices[0];
     assert.deepEqual([message.content, message.tool_calls!.length], ['Let me compute.', 1]);
@@ -68,7 +88,12 @@ test('tool calls reach the SDK as tool_calls, streamed (accumulated by the SDK) 
 
 test('errors reach the SDK typed: unknown token 401, bad parameter 400, prompt past the context 400', async () => {
   const trainer = await startGateway({
-    backend: scripted(['x']), tokenizer, chat: qwen3Chat(), modelName: 'm', maxContext: 40, defaultMaxTokens: 4,
+    backend: scripted(['x']),
+    tokenizer,
+    chat: qwen3Chat(),
+    modelName: 'm',
+    maxContext: 40,
+    defaultMaxTokens: 4,
   });
   type BadRequest = InstanceType<typeof OpenAI.BadRequestError>;
   try {
@@ -91,8 +116,11 @@ test('a reward reported over HTTP lands on the episode, whose trajectories the g
   const posted = await fetch(`${served.url}/episodes/${id}/reward`, { method: 'POST', headers, body });
   assert.deepEqual(await posted.json(), { id, reward: 0.5, success: null });
   type Described = { trajectories: { return: number; ids: number[] }[] };
-  const episode = await (await fetch(`${served.url}/episodes/${id}`, { headers })).json() as Described;
-  assert.deepEqual(episode.trajectories.map((t) => [t.return, t.ids.length]), [[0.5, done.usage!.total_tokens]]);
+  const episode = (await (await fetch(`${served.url}/episodes/${id}`, { headers })).json()) as Described;
+  assert.deepEqual(
+    episode.trajectories.map((t) => [t.return, t.ids.length]),
+    [[0.5, done.usage!.total_tokens]],
+  );
   const other = await fetch(`${served.url}/episodes/${id}`, { headers: { authorization: 'Bearer agent-1' } });
   assert.equal(other.status, 403);
 });

@@ -6,8 +6,14 @@ import { Kafka, logLevel } from 'kafkajs';
 import { endpoints } from '../../src/services/endpoints.ts';
 
 const type = avro.Type.forSchema({
-  type: 'record', name: 'Smoke', namespace: 'dev.starpo.test',
-  fields: [{ name: 'run', type: 'string' }, { name: 'iteration', type: 'int' }, { name: 'rewards', type: { type: 'array', items: 'double' } }],
+  type: 'record',
+  name: 'Smoke',
+  namespace: 'dev.starpo.test',
+  fields: [
+    { name: 'run', type: 'string' },
+    { name: 'iteration', type: 'int' },
+    { name: 'rewards', type: { type: 'array', items: 'double' } },
+  ],
 });
 
 test('an Avro record produced to a real Kafka topic is consumed and decoded', { timeout: 60_000 }, async () => {

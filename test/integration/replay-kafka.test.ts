@@ -41,7 +41,10 @@ test('replay from Kafka fails at an undecodable record; --allow-partial replays 
   await log.close();
   await assert.rejects(replayKafka(topic), /event log damaged \(undecodable\) at .*\[0\]@6: /);
   const { code, out } = await replayKafka(topic, true);
-  assert.deepEqual(out.map((j) => j.type), ['iteration', 'problem', 'summary']);
+  assert.deepEqual(
+    out.map((j) => j.type),
+    ['iteration', 'problem', 'summary'],
+  );
   assert.deepEqual([code, out[0].ok, out[1].kind, out[1].partition, out[1].offset], [0, true, 'undecodable', 0, '6']);
 });
 
@@ -60,12 +63,18 @@ test('replay from Kafka keeps the surviving lineage only: nothing lost, nothing 
   assert.deepEqual(summary.dropped, { duplicate: 0, superseded: 5 });
 });
 
-test('replay of a run id the topic holds no event of fails, naming the topic, instead of replaying nothing', T60, async () => {
-  const topic = `replay-test-${randomUUID()}`;
-  const log = createKafkaEventLog({ topic, numPartitions: 1 });
-  await log.append([runEvent, ...ITERATION_1, iterationEvent(RECORDED)]);
-  await log.close();
-  const flags = { source: 'kafka', runsDir: 'runs', select: 'successful', split: 'all', topic };
-  await assert.rejects(replayCommand('nope', flags, () => undefined),
-    new RegExp(`^StarpoError: run nope: no events in Kafka topic ${topic} \\(check the run id and --source\\)$`));
-});
+test(
+  'replay of a run id the topic holds no event of fails, naming the topic, instead of replaying nothing',
+  T60,
+  async () => {
+    const topic = `replay-test-${randomUUID()}`;
+    const log = createKafkaEventLog({ topic, numPartitions: 1 });
+    await log.append([runEvent, ...ITERATION_1, iterationEvent(RECORDED)]);
+    await log.close();
+    const flags = { source: 'kafka', runsDir: 'runs', select: 'successful', split: 'all', topic };
+    await assert.rejects(
+      replayCommand('nope', flags, () => undefined),
+      new RegExp(`^StarpoError: run nope: no events in Kafka topic ${topic} \\(check the run id and --source\\)$`),
+    );
+  },
+);

@@ -15,29 +15,38 @@ const T90 = { timeout: 90_000 };
 test('a report reads a run from Kafka: iterations, warnings and trajectories, retried writes once', T90, async () => {
   const topic = `report-test-${randomUUID()}`;
   const log = createKafkaEventLog({ topic });
-  const events = [run('k'), trajectory(1, 0, 0, 'train', 'k'), iteration(1, { success_rate: 0.5 }, 'k'),
-    warning(1, 'k')];
+  const events = [
+    run('k'),
+    trajectory(1, 0, 0, 'train', 'k'),
+    iteration(1, { success_rate: 0.5 }, 'k'),
+    warning(1, 'k'),
+  ];
   await log.append(events);
-  await log.append([iteration(1, { success_rate: 0.5 }, 'k')]);  // a retried activity writes it again
+  await log.append([iteration(1, { success_rate: 0.5 }, 'k')]); // a retried activity writes it again
   await log.close();
   const source = openSource(['k'], { kind: 'kafka', kafka: { topic } });
   try {
     const model = await loadReport(source);
     const [r] = model.runs;
-    assert.deepEqual([r.runId, r.env, r.lastIteration, r.iterations.length, r.warnings.length, r.trajectories.length],
-      ['k', 'sokoban', 1, 1, 1, 1]);
-    assert.deepEqual(model.charts.find((c) => c.id === 'success')!.markers,
-      [{ run: 'k', iteration: 1, message: 'entropy fell' }]);
+    assert.deepEqual(
+      [r.runId, r.env, r.lastIteration, r.iterations.length, r.warnings.length, r.trajectories.length],
+      ['k', 'sokoban', 1, 1, 1, 1],
+    );
+    assert.deepEqual(model.charts.find((c) => c.id === 'success')!.markers, [
+      { run: 'k', iteration: 1, message: 'entropy fell' },
+    ]);
   } finally {
     await source.close();
   }
 });
 
-test('a durable run\'s tokens are decoded with the tokenizer its checkpoint holds in S3', T90, async () => {
+test("a durable run's tokens are decoded with the tokenizer its checkpoint holds in S3", T90, async () => {
   const chars = scratchTokenizer();
   const store = createS3CheckpointStore({ bucket: `report-${randomUUID()}` });
-  const files = Object.entries(chars.toFiles())
-    .map(([name, text]) => ({ name: `actor.${name}`, bytes: Buffer.from(text) }));
+  const files = Object.entries(chars.toFiles()).map(([name, text]) => ({
+    name: `actor.${name}`,
+    bytes: Buffer.from(text),
+  }));
   const saved = await store.save('d', 'main', 1, files);
   assert.match(saved.uri, /^s3:\/\//);
   const ids = chars.encode('Go\n>Up\n');

@@ -2,13 +2,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand,
-  PutObjectCommand, S3Client, S3ServiceException, UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { endpoints } from '../../src/services/endpoints.ts';
 
 const s3 = new S3Client({
-  endpoint: endpoints.s3.endpoint, region: 'us-east-1', forcePathStyle: true,
+  endpoint: endpoints.s3.endpoint,
+  region: 'us-east-1',
+  forcePathStyle: true,
   credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' },
 });
 
@@ -36,17 +44,25 @@ test('a multipart upload of two parts reads back as their concatenation', async 
   const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'big' }));
   const parts = [];
   for (const [i, body] of [part1, part2].entries()) {
-    const { ETag } = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: i + 1, Body: body }));
+    const { ETag } = await s3.send(
+      new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: i + 1, Body: body }),
+    );
     parts.push({ ETag, PartNumber: i + 1 });
   }
-  await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'big', UploadId, MultipartUpload: { Parts: parts } }));
+  await s3.send(
+    new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'big', UploadId, MultipartUpload: { Parts: parts } }),
+  );
   assert.deepEqual(await read(bucket, 'big'), Buffer.concat([part1, part2]));
 });
 
 test('a conditional put (If-None-Match: *) succeeds once and is refused the second time', async () => {
   const bucket = await freshBucket();
-  const put = (body: string) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'manifest.json', Body: body, IfNoneMatch: '*' }));
+  const put = (body: string) =>
+    s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'manifest.json', Body: body, IfNoneMatch: '*' }));
   await put('first');
-  await assert.rejects(put('second'), (err: unknown) => err instanceof S3ServiceException && err.$metadata.httpStatusCode === 412);
+  await assert.rejects(
+    put('second'),
+    (err: unknown) => err instanceof S3ServiceException && err.$metadata.httpStatusCode === 412,
+  );
   assert.equal((await read(bucket, 'manifest.json')).toString(), 'first');
 });

@@ -78,7 +78,10 @@ test('fork bombs and recursion bombs end as errors', async () => {
   await fails('function f() { f(); f() } f()', /^(RangeError: Maximum call stack size exceeded|TimeoutError.*)$/);
   await fails('new Worker("while(1){}", { eval: true })', /^ReferenceError: Worker is not defined$/);
   // The loop allocates promises as fast as it can: the CPU limit or the memory cap ends it first, by machine speed.
-  await fails('for (;;) Promise.resolve().then(() => { for (;;) {} })', /^(TimeoutError|MemoryError: exceeded the sandbox memory limit)/);
+  await fails(
+    'for (;;) Promise.resolve().then(() => { for (;;) {} })',
+    /^(TimeoutError|MemoryError: exceeded the sandbox memory limit)/,
+  );
 });
 
 test('thrown values with hostile getters are described without running host code', async () => {
@@ -91,7 +94,8 @@ test('no state survives a call: globals and polluted prototypes are gone next ti
   const pollute = 'globalThis.secret = 1; Object.prototype.polluted = 2; Array.prototype.push = null';
   assert.deepEqual(await sandbox.run(pollute), { ok: true, output: '' });
   const r = await sandbox.run(
-    'console.log(typeof secret, ({}).polluted, typeof [].push, typeof Atomics, typeof WebAssembly)');
+    'console.log(typeof secret, ({}).polluted, typeof [].push, typeof Atomics, typeof WebAssembly)',
+  );
   assert.deepEqual(r, { ok: true, output: 'undefined undefined function undefined undefined\n' });
 });
 

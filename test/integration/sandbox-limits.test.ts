@@ -32,7 +32,8 @@ test('memory a call kept in its globals is not charged to the next call', async 
 });
 
 test('a finalizer registered in one call cannot make the next call time out', async () => {
-  const register = 'const r = new FinalizationRegistry(() => { for (;;) {} }); globalThis.r = r; ' +
+  const register =
+    'const r = new FinalizationRegistry(() => { for (;;) {} }); globalThis.r = r; ' +
     'for (let i = 0; i < 1e5; i++) r.register({}, i)';
   await sandbox.run(register);
   for (let i = 0; i < 3; i++) assert.deepEqual(await sandbox.run(`console.log(${i})`), { ok: true, output: `${i}\n` });

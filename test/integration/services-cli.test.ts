@@ -10,12 +10,19 @@ const cli = new URL('../../bin/starpo.js', import.meta.url).pathname;
 
 function starpo(args: string[], env: Record<string, string> = {}) {
   const started = Date.now();
-  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  const r = spawnSync(process.execPath, [cli, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
   return { status: r.status, out: r.stdout + r.stderr, seconds: (Date.now() - started) / 1000 };
 }
 
 function listen(port = 0): Promise<Server> {
-  return new Promise((resolve) => { const s = createServer(); s.listen(port, '127.0.0.1', () => resolve(s)); });
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(port, '127.0.0.1', () => resolve(s));
+  });
 }
 const portOf = (s: Server): number => (s.address() as { port: number }).port;
 
@@ -48,7 +55,11 @@ test('doctor reports a service that is not running as down, and running ones as 
   free.close();
   const r = starpo(['doctor', '--json'], { STARPO_TEMPORAL_PORT: String(unused) });
   assert.equal(r.status, 0, r.out);
-  const checks = r.out.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const checks = r.out
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l));
   const byName = Object.fromEntries(checks.map((c) => [c.name, c]));
   assert.equal(byName.temporal.ok, false);
   assert.match(byName.temporal.detail, new RegExp(`not reachable on 127.0.0.1:${unused}`));

@@ -18,9 +18,13 @@ test('a workflow calls an activity through the real Temporal dev server', { time
       workflowsPath: new URL('./fixtures/smoke-workflow.ts', import.meta.url).pathname,
       activities,
     });
-    const result = await worker.runUntil(env.client.workflow.execute('smokeWorkflow', {
-      taskQueue, workflowId: `smoke-${randomUUID()}`, args: ['starpo'],
-    }));
+    const result = await worker.runUntil(
+      env.client.workflow.execute('smokeWorkflow', {
+        taskQueue,
+        workflowId: `smoke-${randomUUID()}`,
+        args: ['starpo'],
+      }),
+    );
     assert.equal(result, 'workflow saw: hello starpo from activity greet');
   } finally {
     await env.teardown();

@@ -14,8 +14,19 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/starpo.js', import.meta.url));
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'starpo-terminal-')));
-const TINY = ['env=bandit', 'sftSteps=0', 'envGroups=2', 'groupSize=4', 'miniBatchSize=4', 'valSeeds=4',
-  'modelLayers=1', 'modelHidden=16', 'modelFfn=32', 'threads=1', 'iterations=3'].flatMap((s) => ['--set', s]);
+const TINY = [
+  'env=bandit',
+  'sftSteps=0',
+  'envGroups=2',
+  'groupSize=4',
+  'miniBatchSize=4',
+  'valSeeds=4',
+  'modelLayers=1',
+  'modelHidden=16',
+  'modelFfn=32',
+  'threads=1',
+  'iterations=3',
+].flatMap((s) => ['--set', s]);
 const ESC = '\x1b';
 const hasScript = spawnSync('script', ['--version']).status === 0;
 type Run = { status: number | null; raw: string };
@@ -54,15 +65,23 @@ function screen(raw: string): string[] {
 
 const BAR = /^iter 3\/3 \[█+\] ETA \d+s \| success \d\.\d\d \| val \d\.\d\d \| std \d\.\d{3} \| entropy \d\.\d{3}$/;
 const finished = (id: string) =>
-  new RegExp(`^run ${id}: finished iteration 3 \\(lineage main, environment spec bandit-[0-9a-f]{8}\\); events and ` +
-    `checkpoints in runs/${id}/$`);
-const jsonLines = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l));
+  new RegExp(
+    `^run ${id}: finished iteration 3 \\(lineage main, environment spec bandit-[0-9a-f]{8}\\); events and ` +
+      `checkpoints in runs/${id}/$`,
+  );
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 const logLines = (id: string) => jsonLines(readFileSync(join(scratch, 'runs', id, 'train.log'), 'utf8'));
 const piped = (args: readonly string[]) =>
   spawnSync(process.execPath, [BIN, ...args], { cwd: scratch, encoding: 'utf8', env: env() });
 
-test('on a terminal the bar owns the screen: two summary lines, the bar, the result; the logs are in train.log',
-  { timeout: 300_000 }, (t) => {
+test(
+  'on a terminal the bar owns the screen: two summary lines, the bar, the result; the logs are in train.log',
+  { timeout: 300_000 },
+  (t) => {
     if (!hasScript) return t.skip('needs util-linux script');
     const r = onTerminal(['train', '--run-id', 'tty', ...TINY]);
     assert.equal(r.status, 0, r.raw);
@@ -73,9 +92,12 @@ test('on a terminal the bar owns the screen: two summary lines, the bar, the res
     assert.match(bar, BAR);
     assert.match(result, finished('tty'));
     assert.deepEqual(rest, []);
-    const iterations = logLines('tty').filter((l) => l.msg === 'iteration').map((l) => l.iteration);
+    const iterations = logLines('tty')
+      .filter((l) => l.msg === 'iteration')
+      .map((l) => l.iteration);
     assert.deepEqual(iterations, [1, 2, 3]);
-  });
+  },
+);
 
 test('with --verbose the logs show above the bar, whole: no screen line holds both', { timeout: 300_000 }, (t) => {
   if (!hasScript) return t.skip('needs util-linux script');
@@ -90,8 +112,10 @@ test('with --verbose the logs show above the bar, whole: no screen line holds bo
   assert.equal(logLines('verbose').length, 3); // and the file has them too
 });
 
-test('through a pipe: no bar and no escape codes; the logs are JSON lines on stderr; no train.log',
-  { timeout: 300_000 }, () => {
+test(
+  'through a pipe: no bar and no escape codes; the logs are JSON lines on stderr; no train.log',
+  { timeout: 300_000 },
+  () => {
     const r = piped(['train', '--run-id', 'piped', ...TINY]);
     assert.equal(r.status, 0, r.stderr);
     assert.ok(!r.stdout.includes(ESC) && !r.stderr.includes(ESC));
@@ -99,10 +123,13 @@ test('through a pipe: no bar and no escape codes; the logs are JSON lines on std
     assert.equal(where, 'saved in runs/piped/ (config, events, checkpoints); full config: --print-config');
     assert.match(result, finished('piped'));
     assert.deepEqual(rest, []);
-    const iterations = jsonLines(r.stderr).filter((l) => l.msg === 'iteration').map((l) => l.iteration);
+    const iterations = jsonLines(r.stderr)
+      .filter((l) => l.msg === 'iteration')
+      .map((l) => l.iteration);
     assert.deepEqual(iterations, [1, 2, 3]);
     assert.equal(existsSync(join(scratch, 'runs', 'piped', 'train.log')), false);
-  });
+  },
+);
 
 test('--print-config prints the saved config as one JSON line after the summary', { timeout: 120_000 }, () => {
   const args = ['train', '--dry-run', '--print-config', '--run-id', 'p', ...TINY];
@@ -113,7 +140,7 @@ test('--print-config prints the saved config as one JSON line after the summary'
   assert.equal(dry, `dry run: run p in runs/p would start; every check passed, nothing was written`);
 });
 
-test('replay\'s table: colours on a terminal, none with NO_COLOR, none through a pipe', { timeout: 120_000 }, (t) => {
+test("replay's table: colours on a terminal, none with NO_COLOR, none through a pipe", { timeout: 120_000 }, (t) => {
   if (!hasScript) return t.skip('needs util-linux script');
   const args = ['replay', 'tty', '--runs-dir', 'runs'];
   assert.match(onTerminal(args).raw, /\x1b\[31m iteration \x1b\[39m/);

@@ -62,11 +62,23 @@ export async function timeIt(fn: () => Promise<unknown>, runs = 5, warmup = 1, m
 
 /** The ~3M-parameter model of the train_step benchmark: 4 layers of width 256, byte vocabulary. */
 export const BENCH_MODEL: ModelConfig = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 256, hidden_size: 256, intermediate_size: 704, num_hidden_layers: 4,
-  num_attention_heads: 4, num_key_value_heads: 4, tie_word_embeddings: true, max_position_embeddings: 1024,
+  model_type: 'qwen2',
+  vocab_size: 256,
+  hidden_size: 256,
+  intermediate_size: 704,
+  num_hidden_layers: 4,
+  num_attention_heads: 4,
+  num_key_value_heads: 4,
+  tie_word_embeddings: true,
+  max_position_embeddings: 1024,
 });
 
-const MATMULS = [[1024, 1024, 1024], [2048, 1024, 1024], [2048, 256, 768], [2048, 2048, 2048]] as const;
+const MATMULS = [
+  [1024, 1024, 1024],
+  [2048, 1024, 1024],
+  [2048, 256, 768],
+  [2048, 2048, 2048],
+] as const;
 const FORMS = ['MatMul', 'Gemm(transB)', 'MatMul(const B)'] as const;
 
 /** One fp32 matrix product [m, k] · [k, n] in the given form, timed. */
@@ -75,9 +87,10 @@ async function matmul([m, k, n]: readonly number[], form: Form, threads: number,
   const g = new Graph();
   const a = g.input('a', 'float32', [m, k]);
   const bData = new Float32Array(k * n).fill(0.01);
-  const b = form === 'MatMul(const B)'
-    ? g.initializer('b', 'float32', [k, n], bData)
-    : g.input('b', 'float32', form === 'Gemm(transB)' ? [n, k] : [k, n]);
+  const b =
+    form === 'MatMul(const B)'
+      ? g.initializer('b', 'float32', [k, n], bData)
+      : g.input('b', 'float32', form === 'Gemm(transB)' ? [n, k] : [k, n]);
   g.output('c', form === 'Gemm(transB)' ? o.gemm(a, b, 0, 1) : o.matmul(a, b));
   const session = await createSession(g, { threads, spin });
   const feeds: Record<string, Tensor> = { a: floatTensor(new Float32Array(m * k).fill(0.01), [m, k]) };
@@ -109,8 +122,11 @@ function benchBatch() {
   const [B, T] = [16, 128];
   const n = B * T;
   const batch = {
-    batch: B, seqLen: T, tokens: Int32Array.from({ length: n }, (_, i) => (i * 7919) % 256),
-    attentionMask: new Float32Array(n).fill(1), lossMask: new Float32Array(n).fill(1),
+    batch: B,
+    seqLen: T,
+    tokens: Int32Array.from({ length: n }, (_, i) => (i * 7919) % 256),
+    attentionMask: new Float32Array(n).fill(1),
+    lossMask: new Float32Array(n).fill(1),
   };
   return { B, T, n, batch, opts: { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-3 } as const };
 }
@@ -129,10 +145,19 @@ async function trainStep(threads: number, peak: { wall: number; perCore: number 
   };
   const [t, one] = [await run(threads, true), await run(1, false)];
   emit({
-    bench: 'train_step', params: t.params, batch: B, seqLen: T, threads, gflopPerStep: round(flops / 1e9),
-    compileSeconds: round(t.compileSeconds, 2), stepSeconds: round(t.best, 3), medianStepSeconds: round(t.median, 3),
-    tokensPerSecond: Math.round(n / t.best), gflops: round(flops / t.best / 1e9),
-    ratioToMatmulPeak: round(flops / t.best / 1e9 / peak.wall, 2), gflopsPerCore: round(flops / one.cpu / 1e9),
+    bench: 'train_step',
+    params: t.params,
+    batch: B,
+    seqLen: T,
+    threads,
+    gflopPerStep: round(flops / 1e9),
+    compileSeconds: round(t.compileSeconds, 2),
+    stepSeconds: round(t.best, 3),
+    medianStepSeconds: round(t.median, 3),
+    tokensPerSecond: Math.round(n / t.best),
+    gflops: round(flops / t.best / 1e9),
+    ratioToMatmulPeak: round(flops / t.best / 1e9 / peak.wall, 2),
+    gflopsPerCore: round(flops / one.cpu / 1e9),
     ratioToMatmulPeakPerCore: round(flops / one.cpu / 1e9 / peak.perCore, 2),
   });
 }
@@ -149,7 +174,17 @@ class TorchServer {
   private readonly lines: AsyncIterator<string>;
   constructor(python: string, threads: number) {
     const script = fileURLToPath(new URL('../../../scripts/torch_train_step.py', import.meta.url));
-    this.child = spawn(python, [script, '--serve', '--compile', '--threads', String(threads), '--batch', '16', '--seq', '128']);
+    this.child = spawn(python, [
+      script,
+      '--serve',
+      '--compile',
+      '--threads',
+      String(threads),
+      '--batch',
+      '16',
+      '--seq',
+      '128',
+    ]);
     this.child.stderr.resume();
     this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
   }
@@ -167,7 +202,10 @@ class TorchServer {
   }
 }
 
-interface Samples { wall: number[]; cpu: number[] }
+interface Samples {
+  wall: number[];
+  cpu: number[];
+}
 const stats = (s: Samples) => {
   const wall = [...s.wall].sort((a, b) => a - b);
   return { best: round(wall[0], 4), median: round(wall[wall.length >> 1], 4), cpu: round(Math.min(...s.cpu), 4) };
@@ -182,17 +220,27 @@ const stats = (s: Samples) => {
 async function trainStepVsPytorch(threads: number, rounds = 8, perRound = 3): Promise<void> {
   const python = torchPython();
   if (!python) {
-    emit({ bench: 'train_step_vs_pytorch', skipped: 'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)' });
+    emit({
+      bench: 'train_step_vs_pytorch',
+      skipped: 'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)',
+    });
     return;
   }
   const { batch, opts } = benchBatch();
   for (const th of [...new Set([threads, 1])]) {
     const torch = new TorchServer(python, th);
     try {
-      const info = await torch.next<{ torch: string; params: number; modes: string[]; errors: Record<string, string> }>();
+      const info = await torch.next<{
+        torch: string;
+        params: number;
+        modes: string[];
+        errors: Record<string, string>;
+      }>();
       const policy = new Policy({ config: BENCH_MODEL, seed: 1, threads: th, spin: th > 1 });
       for (let i = 0; i < 2; i++) await policy.trainStep(batch, opts);
-      const samples: Record<string, Samples> = Object.fromEntries(['starpo', ...info.modes].map((k) => [k, { wall: [], cpu: [] }]));
+      const samples: Record<string, Samples> = Object.fromEntries(
+        ['starpo', ...info.modes].map((k) => [k, { wall: [], cpu: [] }]),
+      );
       // Idle spinning threads of one side (onnxruntime's, OpenMP's) would slow the other: pause between sides.
       const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
       for (let r = 0; r < rounds; r++) {
@@ -218,10 +266,19 @@ async function trainStepVsPytorch(threads: number, rounds = 8, perRound = 3): Pr
       const measure = (k: string) => (th === 1 ? s[k].cpu : s[k].best);
       const speedup = (mode: string) => (s[mode] ? round(measure(mode) / measure('starpo'), 2) : null);
       emit({
-        bench: 'train_step_vs_pytorch', torch: info.torch, threads: th, params: { starpo: paramCount(policy.layout), pytorch: info.params },
-        rounds, stepsPerRound: perRound, compared: th === 1 ? 'cpu seconds (best)' : 'wall seconds (best)',
-        starpo: s.starpo, pytorchEager: s.eager, pytorchCompiled: s.compiled ?? null, ...(info.errors.compiled ? { compileError: info.errors.compiled } : {}),
-        speedupVsEager: speedup('eager'), speedupVsCompiled: speedup('compiled'),
+        bench: 'train_step_vs_pytorch',
+        torch: info.torch,
+        threads: th,
+        params: { starpo: paramCount(policy.layout), pytorch: info.params },
+        rounds,
+        stepsPerRound: perRound,
+        compared: th === 1 ? 'cpu seconds (best)' : 'wall seconds (best)',
+        starpo: s.starpo,
+        pytorchEager: s.eager,
+        pytorchCompiled: s.compiled ?? null,
+        ...(info.errors.compiled ? { compileError: info.errors.compiled } : {}),
+        speedupVsEager: speedup('eager'),
+        speedupVsCompiled: speedup('compiled'),
       });
     } finally {
       torch.close();
@@ -236,18 +293,29 @@ async function embeddingGrad(threads: number): Promise<void> {
     for (const mode of ['onehot', 'scatter'] as const) {
       const g = new Graph('float32', programOptions({ onehotMaxElements: mode === 'onehot' ? Infinity : 0 }));
       const table = g.input('table', 'float32', [V, 256]);
-      const ids = g.constant(Array.from({ length: 2048 }, (_, i) => (i * 7919) % V), 'int64', [2048]);
+      const ids = g.constant(
+        Array.from({ length: 2048 }, (_, i) => (i * 7919) % V),
+        'int64',
+        [2048],
+      );
       const up = g.input('up', 'float32', [2048, 256]);
       g.output('d', grad(o.reduceSum(o.mul(o.gather(table, ids), up), [0, 1], false), [table])[0]);
       const s: Session = await createSession(g, { threads });
       const feeds = {
-        table: floatTensor(new Float32Array(V * 256), [V, 256]), up: floatTensor(new Float32Array(2048 * 256).fill(1), [2048, 256]),
+        table: floatTensor(new Float32Array(V * 256), [V, 256]),
+        up: floatTensor(new Float32Array(2048 * 256).fill(1), [2048, 256]),
       };
       seconds[mode] = (await timeIt(() => s.run(feeds), 5, 1, 0.3)).best;
       await s.release();
     }
     const ms = (s: number) => round(s * 1e3, 2);
-    emit({ bench: 'embedding_grad', tokens: 2048, vocab: V, onehotMs: ms(seconds.onehot), scatterMs: ms(seconds.scatter) });
+    emit({
+      bench: 'embedding_grad',
+      tokens: 2048,
+      vocab: V,
+      onehotMs: ms(seconds.onehot),
+      scatterMs: ms(seconds.scatter),
+    });
   }
 }
 
@@ -261,7 +329,11 @@ async function generate(threads: number): Promise<void> {
   await generateWithoutCache(policy, prompts, 2); // compile the first buckets
   const full = await timeIt(() => generateWithoutCache(policy, prompts, N), 1, 0, 0);
   emit({
-    bench: 'generate', sequences: B, promptTokens: P, newTokens: N, threads,
+    bench: 'generate',
+    sequences: B,
+    promptTokens: P,
+    newTokens: N,
+    threads,
     withCacheTokensPerSecond: Math.round((B * N) / cached.best),
     withoutCacheTokensPerSecond: Math.round((B * N) / full.best),
     speedup: round(full.best / cached.best),
@@ -276,7 +348,11 @@ export async function benchEngine(): Promise<void> {
   const threads = defaultThreads();
   const picked = process.env.STARPO_BENCH_CASES?.split(',').map((x) => x.trim()) ?? [...PARTS];
   const unknown = picked.filter((p) => !(PARTS as readonly string[]).includes(p));
-  if (unknown.length) throw new ConfigError('STARPO_BENCH_CASES', `unknown engine parts ${unknown.join(', ')}; known: ${PARTS.join(', ')}`);
+  if (unknown.length)
+    throw new ConfigError(
+      'STARPO_BENCH_CASES',
+      `unknown engine parts ${unknown.join(', ')}; known: ${PARTS.join(', ')}`,
+    );
   const parts = new Set(picked);
   if (parts.has('train_step')) await trainStep(threads, await matmulPeak(threads));
   if (parts.has('pytorch')) await trainStepVsPytorch(threads);

@@ -39,7 +39,13 @@ function benchSteps(preset: string, seconds: number): Record<string, number | st
   }
   const stepMs = now - start - resetMs;
   const perSecond = (n: number, ms: number): number => Math.round((n / ms) * 1000);
-  return { env: preset, steps_per_s: perSecond(steps, stepMs), resets_per_s: perSecond(resets, resetMs), steps, resets };
+  return {
+    env: preset,
+    steps_per_s: perSecond(steps, stepMs),
+    resets_per_s: perSecond(resets, resetMs),
+    steps,
+    resets,
+  };
 }
 
 function benchGeneration(preset: string, seconds: number): Record<string, number | string> {
@@ -51,7 +57,15 @@ function benchGeneration(preset: string, seconds: number): Record<string, number
   const ms = performance.now() - start;
   const size = `${c.width}x${c.height}`;
   const perSecond = Math.round((levels / ms) * 1000);
-  return { env: preset, what: 'generate', generator: c.generator, size, boxes: c.boxes, levels_per_s: perSecond, levels };
+  return {
+    env: preset,
+    what: 'generate',
+    generator: c.generator,
+    size,
+    boxes: c.boxes,
+    levels_per_s: perSecond,
+    levels,
+  };
 }
 
 export async function benchEnvs(options: BenchEnvsOptions = {}): Promise<void> {

@@ -49,7 +49,8 @@ export const FORMAT_WARM_STARTS = {
   sokoban: { name: 'sokoban-format', overrides: [...FROM_REWARD, 'env=sokoban', ...FORMAT_ONLY] },
   frozenlake: { name: 'frozenlake-format', overrides: [...FROM_REWARD, 'env=frozenlake', ...FORMAT_ONLY] },
   'sokoban-large': {
-    name: 'sokoban-large-format', overrides: [...FROM_REWARD, 'env=sokoban-large', ...FORMAT_ONLY],
+    name: 'sokoban-large-format',
+    overrides: [...FROM_REWARD, 'env=sokoban-large', ...FORMAT_ONLY],
   },
   countdown: { name: 'countdown-format', overrides: [...FROM_REWARD, 'env=countdown', ...FORMAT_ONLY] },
   // The coordinate list makes a 5-turn episode ~850 characters in the compact template.
@@ -63,39 +64,119 @@ export const FORMAT_WARM_STARTS = {
 export const FROM_REWARD_RL = ['iterations=100', 'lrActor=1e-4', 'lrCritic=1e-3'];
 
 export const LEARNING_CASES: LearningCase[] = [
-  { name: 'bandit', preset: 'starpo-s', target: 0.95, overrides: [
-    ...SCRATCH, 'env=bandit', 'iterations=50', 'sftSteps=60', 'sftPolicy=random', 'sftEpisodes=256', 'lrActor=3e-4',
-    'lrCritic=1e-3'] },
+  {
+    name: 'bandit',
+    preset: 'starpo-s',
+    target: 0.95,
+    overrides: [
+      ...SCRATCH,
+      'env=bandit',
+      'iterations=50',
+      'sftSteps=60',
+      'sftPolicy=random',
+      'sftEpisodes=256',
+      'lrActor=3e-4',
+      'lrCritic=1e-3',
+    ],
+  },
   // Slips make FrozenLake's returns noisy: lrActor 1e-4 on 2 kept groups drifted from 45% to 38%; 16 groups
   // with half kept and lrActor 1e-5 hold the warm start's level.
-  { name: 'frozenlake', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.frozenlake,
-    overrides: ['iterations=40', 'lrActor=1e-5', 'lrCritic=1e-3', 'envGroups=16', 'filterFraction=0.5'] },
-  { name: 'sokoban', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
-    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+  {
+    name: 'frozenlake',
+    preset: 'starpo-s',
+    target: 0.9,
+    warmStart: EXPERT.frozenlake,
+    overrides: ['iterations=40', 'lrActor=1e-5', 'lrCritic=1e-3', 'envGroups=16', 'filterFraction=0.5'],
+  },
+  {
+    name: 'sokoban',
+    preset: 'starpo-s',
+    target: 0.9,
+    warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'],
+  },
   // Asynchronous iterations (iteration i plays version i − 2) beside the on-policy 'sokoban' case, same warm start.
-  { name: 'sokoban-async', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
-    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1'] },
-  { name: 'sokoban-async-tis', preset: 'starpo-s', target: 0.9, warmStart: EXPERT.sokoban,
-    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1', 'offPolicyCorrection=tis'] },
-  { name: 'sokoban-vanilla', preset: 'starpo', target: 0.9, warmStart: EXPERT.sokoban,
-    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'] },
+  {
+    name: 'sokoban-async',
+    preset: 'starpo-s',
+    target: 0.9,
+    warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1'],
+  },
+  {
+    name: 'sokoban-async-tis',
+    preset: 'starpo-s',
+    target: 0.9,
+    warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3', 'asyncStaleness=1', 'offPolicyCorrection=tis'],
+  },
+  {
+    name: 'sokoban-vanilla',
+    preset: 'starpo',
+    target: 0.9,
+    warmStart: EXPERT.sokoban,
+    overrides: ['iterations=40', 'lrActor=1e-4', 'lrCritic=1e-3'],
+  },
   // Echo-Trap: a learning rate 300× too large collapses the policy; the detector should fire here and not above.
-  { name: 'frozenlake-collapse', preset: 'starpo', target: 0.9, warmStart: EXPERT.frozenlake,
-    overrides: ['iterations=40', 'lrActor=3e-3', 'lrCritic=1e-3', 'gradClip=1000'] },
+  {
+    name: 'frozenlake-collapse',
+    preset: 'starpo',
+    target: 0.9,
+    warmStart: EXPERT.frozenlake,
+    overrides: ['iterations=40', 'lrActor=3e-3', 'lrCritic=1e-3', 'gradClip=1000'],
+  },
   // The same collapse with onCollapse=fork: it must end above frozenlake-collapse (all checkpoints kept to go back to).
-  { name: 'frozenlake-collapse-fork', preset: 'starpo', target: 0.9, warmStart: EXPERT.frozenlake, overrides: [
-    'iterations=40', 'lrActor=3e-3', 'lrCritic=1e-3', 'gradClip=1000', 'onCollapse=fork', 'keepEveryCheckpoint=1'] },
+  {
+    name: 'frozenlake-collapse-fork',
+    preset: 'starpo',
+    target: 0.9,
+    warmStart: EXPERT.frozenlake,
+    overrides: [
+      'iterations=40',
+      'lrActor=3e-3',
+      'lrCritic=1e-3',
+      'gradClip=1000',
+      'onCollapse=fork',
+      'keepEveryCheckpoint=1',
+    ],
+  },
   // Learning from reward: format-only warm starts. Targets are the issue's (ratio to the oracle on the same seeds).
-  { name: 'sokoban-format', preset: 'starpo-s', target: 0.8, warmStart: FORMAT_WARM_STARTS.sokoban,
-    overrides: [...FROM_REWARD_RL] },
-  { name: 'frozenlake-format', preset: 'starpo-s', target: 0.9, warmStart: FORMAT_WARM_STARTS.frozenlake,
-    overrides: [...FROM_REWARD_RL, 'envGroups=16', 'filterFraction=0.5'] },
-  { name: 'sokoban-large-format', preset: 'starpo-s', target: 0, targetSuccess: 0.23,
-    warmStart: FORMAT_WARM_STARTS['sokoban-large'], overrides: [...FROM_REWARD_RL] },
-  { name: 'countdown-format', preset: 'starpo-s', target: 0.8, warmStart: FORMAT_WARM_STARTS.countdown,
-    overrides: [...FROM_REWARD_RL] },
-  { name: 'coord-frozenlake-format', preset: 'starpo-s', target: 0.9, warmStart: FORMAT_WARM_STARTS['coord-frozenlake'],
-    overrides: [...FROM_REWARD_RL] },
+  {
+    name: 'sokoban-format',
+    preset: 'starpo-s',
+    target: 0.8,
+    warmStart: FORMAT_WARM_STARTS.sokoban,
+    overrides: [...FROM_REWARD_RL],
+  },
+  {
+    name: 'frozenlake-format',
+    preset: 'starpo-s',
+    target: 0.9,
+    warmStart: FORMAT_WARM_STARTS.frozenlake,
+    overrides: [...FROM_REWARD_RL, 'envGroups=16', 'filterFraction=0.5'],
+  },
+  {
+    name: 'sokoban-large-format',
+    preset: 'starpo-s',
+    target: 0,
+    targetSuccess: 0.23,
+    warmStart: FORMAT_WARM_STARTS['sokoban-large'],
+    overrides: [...FROM_REWARD_RL],
+  },
+  {
+    name: 'countdown-format',
+    preset: 'starpo-s',
+    target: 0.8,
+    warmStart: FORMAT_WARM_STARTS.countdown,
+    overrides: [...FROM_REWARD_RL],
+  },
+  {
+    name: 'coord-frozenlake-format',
+    preset: 'starpo-s',
+    target: 0.9,
+    warmStart: FORMAT_WARM_STARTS['coord-frozenlake'],
+    overrides: [...FROM_REWARD_RL],
+  },
 ];
 
 /**
@@ -109,10 +190,17 @@ export const SEED_STUDY = {
 };
 
 export function seedStudyCases(): LearningCase[] {
-  return SEED_STUDY.envs.flatMap((env) => SEED_STUDY.presets.flatMap((preset) => SEED_STUDY.seeds.map((seed) => ({
-    name: `seeds-${env}-${preset}-s${seed}`, preset, target: 0, warmStart: FORMAT_WARM_STARTS[env],
-    overrides: [...FROM_REWARD_RL, `seed=${seed}`],
-  }))));
+  return SEED_STUDY.envs.flatMap((env) =>
+    SEED_STUDY.presets.flatMap((preset) =>
+      SEED_STUDY.seeds.map((seed) => ({
+        name: `seeds-${env}-${preset}-s${seed}`,
+        preset,
+        target: 0,
+        warmStart: FORMAT_WARM_STARTS[env],
+        overrides: [...FROM_REWARD_RL, `seed=${seed}`],
+      })),
+    ),
+  );
 }
 
 /**
@@ -120,7 +208,18 @@ export function seedStudyCases(): LearningCase[] {
  * minute or two, to check the benchmark itself before launching the real runs.
  */
 export const TINY = [
-  'iterations=2', 'envGroups=4', 'groupSize=4', 'miniBatchSize=4', 'valSeeds=8', 'valEvery=1', 'sftSteps=4',
-  'sftEpisodes=16', 'sftBatchSize=4', 'collapseSamples=8', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64',
+  'iterations=2',
+  'envGroups=4',
+  'groupSize=4',
+  'miniBatchSize=4',
+  'valSeeds=8',
+  'valEvery=1',
+  'sftSteps=4',
+  'sftEpisodes=16',
+  'sftBatchSize=4',
+  'collapseSamples=8',
+  'modelLayers=1',
+  'modelHidden=32',
+  'modelFfn=64',
   'threads=1',
 ];

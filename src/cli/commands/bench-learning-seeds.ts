@@ -36,8 +36,12 @@ interface SeedRun {
 function summary(env: string, preset: string, runs: readonly SeedRun[]): Record<string, unknown> {
   const finals = runs.map((r) => r.valSuccess);
   return {
-    bench: 'learning-seeds', env, preset, seeds: runs.map((r) => r.seed),
-    valSuccessMean: Number(mean(finals).toFixed(4)), valSuccessStd: Number(sampleStd(finals).toFixed(4)),
+    bench: 'learning-seeds',
+    env,
+    preset,
+    seeds: runs.map((r) => r.seed),
+    valSuccessMean: Number(mean(finals).toFixed(4)),
+    valSuccessStd: Number(sampleStd(finals).toFixed(4)),
     collapsed: runs.filter((r) => r.collapsedAt !== null).map((r) => ({ seed: r.seed, at: r.collapsedAt })),
     echoTrapFirings: runs.map((r) => ({ seed: r.seed, at: r.echoTrapWarnings })),
     report: `npx starpo report ${runs.map((r) => r.runDir).join(' ')} --png`,
@@ -55,9 +59,13 @@ export async function benchLearningSeeds(opts: { tiny?: boolean } = {}, write = 
         const trained = await trainCase(k);
         const line = await measureCase(k, trained);
         write(JSON.stringify(line));
-        runs.push({ seed: SEED_STUDY.seeds[i] as number, valSuccess: line.valSuccess as number,
-          collapsedAt: collapsedAt(trained.curve), echoTrapWarnings: line.echoTrapWarnings as number[],
-          runDir: trained.runDir });
+        runs.push({
+          seed: SEED_STUDY.seeds[i] as number,
+          valSuccess: line.valSuccess as number,
+          collapsedAt: collapsedAt(trained.curve),
+          echoTrapWarnings: line.echoTrapWarnings as number[],
+          runDir: trained.runDir,
+        });
       }
       write(JSON.stringify(summary(env, preset, runs)));
     }

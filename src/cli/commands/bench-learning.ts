@@ -18,7 +18,11 @@ import { pairedDifference } from '../../rl/stats.ts';
 import { evaluateCheckpoint } from '../../replay/evaluate.ts';
 import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
 import {
-  COLLAPSE_MI_ESTIMATE, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE,
+  COLLAPSE_MI_ESTIMATE,
+  ENTROPY_MEAN,
+  IN_GROUP_STD_ALL,
+  SUCCESS_RATE,
+  VAL_SUCCESS_RATE,
 } from '../../rl/metric-names.ts';
 
 export { LEARNING_CASES, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
@@ -63,7 +67,8 @@ function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string;
   if (!run) {
     run = (async () => {
       const kept = process.env.STARPO_BENCH_WARM_DIR;
-      if (kept && existsSync(join(kept, `sft-${name}`, 'checkpoints', 'main', '00000000'))) return { runDir: join(kept, `sft-${name}`), seconds: 0 };
+      if (kept && existsSync(join(kept, `sft-${name}`, 'checkpoints', 'main', '00000000')))
+        return { runDir: join(kept, `sft-${name}`), seconds: 0 };
       const root = kept ?? mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
       const t0 = performance.now();
       const config = resolveConfig({ overrides: [...overrides, ...extraOverrides] });
@@ -76,7 +81,10 @@ function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string;
 }
 
 /** Trains one case in a fresh temporary runs directory, recording its curve. */
-export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overrides' | 'warmStart'>, extra: string[] = []): Promise<TrainedCase> {
+export async function trainCase(
+  k: Pick<LearningCase, 'name' | 'preset' | 'overrides' | 'warmStart'>,
+  extra: string[] = [],
+): Promise<TrainedCase> {
   const shared = k.warmStart ? await warmStartRun(k.warmStart) : undefined;
   const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
   // Without a shared warm start the policy before RL is the run's own checkpoint 0: a milestone keeps it.
@@ -87,17 +95,35 @@ export async function trainCase(k: Pick<LearningCase, 'name' | 'preset' | 'overr
   const curve: CasePoint[] = [];
   const reports: IterationReport[] = [];
   const t0 = performance.now();
-  await trainEmbedded({ root, runId: k.name, config, initFrom: shared?.runDir, onIteration: (r: IterationReport) => {
-    const m = r.metrics;
-    reports.push(r);
-    curve.push({ iteration: r.iteration, lineageId: r.lineageId, success: m[SUCCESS_RATE], val: m[VAL_SUCCESS_RATE],
-      std: m[IN_GROUP_STD_ALL], entropy: m[ENTROPY_MEAN], mi: m[COLLAPSE_MI_ESTIMATE],
-      ...(r.warning ? { warning: r.warning } : {}) });
-  } });
+  await trainEmbedded({
+    root,
+    runId: k.name,
+    config,
+    initFrom: shared?.runDir,
+    onIteration: (r: IterationReport) => {
+      const m = r.metrics;
+      reports.push(r);
+      curve.push({
+        iteration: r.iteration,
+        lineageId: r.lineageId,
+        success: m[SUCCESS_RATE],
+        val: m[VAL_SUCCESS_RATE],
+        std: m[IN_GROUP_STD_ALL],
+        entropy: m[ENTROPY_MEAN],
+        mi: m[COLLAPSE_MI_ESTIMATE],
+        ...(r.warning ? { warning: r.warning } : {}),
+      });
+    },
+  });
   const runDir = join(root, k.name);
   return {
-    config, curve, reports, wallSeconds: (performance.now() - t0) / 1000, runDir,
-    startCheckpoint: `${shared?.runDir ?? runDir}@0`, ...(shared ? { warmStartSeconds: shared.seconds } : {}),
+    config,
+    curve,
+    reports,
+    wallSeconds: (performance.now() - t0) / 1000,
+    runDir,
+    startCheckpoint: `${shared?.runDir ?? runDir}@0`,
+    ...(shared ? { warmStartSeconds: shared.seconds } : {}),
   };
 }
 
@@ -119,20 +145,37 @@ export async function measureCase(k: LearningCase, trained: TrainedCase): Promis
   const oracle = oracleSuccess(runEnvConfig(config), validationSeeds(config)).successRate;
   const ratio = oracle > 0 ? after.rate / oracle : null;
   return {
-    bench: 'learning', case: k.name, env: config.env, envSpecId: envSpecId(runEnvConfig(config)), preset: k.preset,
-    iterations: config.iterations, wallSeconds: Math.round(wallSeconds),
-    ...(warmStartSeconds !== undefined ? { warmStart: k.warmStart?.name, warmStartSeconds: Math.round(warmStartSeconds) } : {}),
-    valSeeds: config.valSeeds, warmStartSuccess: before.rate, valSuccess: after.rate,
-    rlGain: round(gain.mean), rlGainCi95: [round(gain.low), round(gain.high)], oracle, ratioToOracle: ratio,
+    bench: 'learning',
+    case: k.name,
+    env: config.env,
+    envSpecId: envSpecId(runEnvConfig(config)),
+    preset: k.preset,
+    iterations: config.iterations,
+    wallSeconds: Math.round(wallSeconds),
+    ...(warmStartSeconds !== undefined
+      ? { warmStart: k.warmStart?.name, warmStartSeconds: Math.round(warmStartSeconds) }
+      : {}),
+    valSeeds: config.valSeeds,
+    warmStartSuccess: before.rate,
+    valSuccess: after.rate,
+    rlGain: round(gain.mean),
+    rlGainCi95: [round(gain.low), round(gain.high)],
+    oracle,
+    ratioToOracle: ratio,
     target: k.targetSuccess !== undefined ? { success: k.targetSuccess } : { ratioToOracle: k.target },
     reached: k.targetSuccess !== undefined ? after.rate >= k.targetSuccess : ratio !== null && ratio >= k.target,
     echoTrapWarnings: curve.filter((p) => p.warning).map((p) => p.iteration),
-    lineages: [...new Set(curve.map((p) => p.lineageId))], runDir, curve,
+    lineages: [...new Set(curve.map((p) => p.lineageId))],
+    runDir,
+    curve,
   };
 }
 
-export async function runLearningCase(k: LearningCase, extra: string[] = [],
-  write = console.log): Promise<Record<string, unknown>> {
+export async function runLearningCase(
+  k: LearningCase,
+  extra: string[] = [],
+  write = console.log,
+): Promise<Record<string, unknown>> {
   const line = await measureCase(k, await trainCase(k, extra));
   write(JSON.stringify(line));
   return line;

@@ -53,12 +53,25 @@ const SIDES: Record<string, { kvCacheMb: number; prefixSharing: boolean }> = {
 };
 
 /** An iteration of Sokoban, 5 turns, N groups × M rollouts (StarPO-S's filter; mini-batches that fit any size). */
-const base = (size: [number, number]) => ['env=sokoban', 'maxTurns=5', `envGroups=${size[0]}`, `groupSize=${size[1]}`,
-  `miniBatchSize=${size[1]}`, `threads=${benchThreads()}`];
+const base = (size: [number, number]) => [
+  'env=sokoban',
+  'maxTurns=5',
+  `envGroups=${size[0]}`,
+  `groupSize=${size[1]}`,
+  `miniBatchSize=${size[1]}`,
+  `threads=${benchThreads()}`,
+];
 const benchThreads = () => Number(process.env.STARPO_BENCH_THREADS ?? os.availableParallelism());
 
-interface Turn { prompts: number[][]; newTokens: number }
-interface Sample { rollout: number; generate: number; cpu: number }
+interface Turn {
+  prompts: number[][];
+  newTokens: number;
+}
+interface Sample {
+  rollout: number;
+  generate: number;
+  cpu: number;
+}
 
 /** The policy as a rollout backend that times its generate calls and records each call's prompts and longest answer. */
 function recording(policy: Policy, turns: Turn[], time: { generate: number }): GenerationBackend {
@@ -81,7 +94,15 @@ async function startTorch(run: RunModel, policy: Policy, threads: number) {
   writeFileSync(join(dir, 'config.json'), writeModelConfig(run.modelConfig));
   await writeModelWeights(dir, Object.entries(toNamed(policy.layout, policy.getParams())));
   const script = fileURLToPath(new URL('../../../scripts/torch_rollout.py', import.meta.url));
-  const child = spawn(python, [script, '--model-dir', dir, '--threads', String(threads), '--pad-id', String(run.tokenizer.padId)]);
+  const child = spawn(python, [
+    script,
+    '--model-dir',
+    dir,
+    '--threads',
+    String(threads),
+    '--pad-id',
+    String(run.tokenizer.padId),
+  ]);
   child.stderr.resume();
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async () => {
@@ -92,8 +113,10 @@ async function startTorch(run: RunModel, policy: Policy, threads: number) {
   const info = await next();
   return {
     info,
-    replay: async (turns: Turn[]) =>
-      (child.stdin.write(`${JSON.stringify({ turns })}\n`), (await next()) as { seconds: number; cpuSeconds: number }),
+    replay: async (turns: Turn[]) => (
+      child.stdin.write(`${JSON.stringify({ turns })}\n`),
+      (await next()) as { seconds: number; cpuSeconds: number }
+    ),
     close: () => child.stdin.end(),
   };
 }
@@ -108,10 +131,20 @@ async function benchCase(name: string, size: [number, number], rounds: number): 
   const c = resolveConfig({ overrides: [...base(size), ...CASES[name]] });
   const run = await resolveRunModel(c);
   const threads = benchThreads();
-  const policies = Object.fromEntries(Object.entries(SIDES).map(([side, o]) => [side, new Policy({
-    config: run.modelConfig, seed: c.seed, threads, spin: threads > 1, tokenizer: run.tokenizer, kvCacheBytes: o.kvCacheMb * 2 ** 20,
-    prefixSharing: o.prefixSharing,
-  })]));
+  const policies = Object.fromEntries(
+    Object.entries(SIDES).map(([side, o]) => [
+      side,
+      new Policy({
+        config: run.modelConfig,
+        seed: c.seed,
+        threads,
+        spin: threads > 1,
+        tokenizer: run.tokenizer,
+        kvCacheBytes: o.kvCacheMb * 2 ** 20,
+        prefixSharing: o.prefixSharing,
+      }),
+    ]),
+  );
   const spec = rolloutSpec(c, run.chat, trainSeeds(c, 1), c.groupSize, c.trainTemperature, 12345);
   const turns: Turn[] = [];
   const play = async (side: string, record: Turn[] = []) => {
@@ -136,7 +169,8 @@ async function benchCase(name: string, size: [number, number], rounds: number): 
       same &&= JSON.stringify(trajectories) === JSON.stringify(first.trajectories);
       samples[side].push(sample);
     }
-    if (torch && r === 0) { // one replay: PyTorch is the slow side here, and its CPU seconds vary little
+    if (torch && r === 0) {
+      // one replay: PyTorch is the slow side here, and its CPU seconds vary little
       const { seconds, cpuSeconds } = await torch.replay(turns);
       samples.pytorch.push({ rollout: NaN, generate: seconds, cpu: cpuSeconds });
     }
@@ -147,8 +181,15 @@ async function benchCase(name: string, size: [number, number], rounds: number): 
   await Promise.all(Object.values(policies).map((p) => p.close()));
 }
 
-function report(name: string, trajectories: Trajectory[], samples: Record<string, Sample[]>, policies: Record<string, Policy>,
-  before: Record<string, Policy['generationStats']>, rounds: number, extra: Record<string, unknown>): void {
+function report(
+  name: string,
+  trajectories: Trajectory[],
+  samples: Record<string, Sample[]>,
+  policies: Record<string, Policy>,
+  before: Record<string, Policy['generationStats']>,
+  rounds: number,
+  extra: Record<string, unknown>,
+): void {
   const generated = trajectories.reduce((s, t) => s + t.mask.reduce((a, b) => a + b, 0), 0);
   const best = (side: string, k: keyof Sample) => Math.min(...samples[side].map((x) => x[k]));
   for (const [side, xs] of Object.entries(samples)) {
@@ -156,31 +197,50 @@ function report(name: string, trajectories: Trajectory[], samples: Record<string
     const s = policies[side] && policies[side].generationStats;
     const per = (k: keyof Policy['generationStats']) => s && round((s[k] - before[side][k]) / rounds);
     emit({
-      bench: 'rollout', case: name, side, episodes: trajectories.length, generatedTokens: generated,
-      ...(side === 'pytorch' ? {} : {
-        rolloutSeconds: stats(xs.map((x) => x.rollout)), episodesPerSecond: round(trajectories.length / best(side, 'rollout'), 2),
-      }),
-      generateSeconds: stats(xs.map((x) => x.generate)), generatedTokensPerSecond: round(generated / best(side, 'generate'), 1),
+      bench: 'rollout',
+      case: name,
+      side,
+      episodes: trajectories.length,
+      generatedTokens: generated,
+      ...(side === 'pytorch'
+        ? {}
+        : {
+            rolloutSeconds: stats(xs.map((x) => x.rollout)),
+            episodesPerSecond: round(trajectories.length / best(side, 'rollout'), 2),
+          }),
+      generateSeconds: stats(xs.map((x) => x.generate)),
+      generatedTokensPerSecond: round(generated / best(side, 'generate'), 1),
       // the rollout's (starpo) or the generate calls' (PyTorch): the work itself
       cpuSeconds: stats(xs.map((x) => x.cpu)),
-      ...(s ? {
-        promptTokens: per('prompt'), prefilledTokens: per('prefilled'), sharedTokens: per('shared'), reusedTokens: per('reused'),
-        meanPrefillSeconds: per('prefillSeconds'), meanDecodeSeconds: per('decodeSeconds'),
-      } : {}),
+      ...(s
+        ? {
+            promptTokens: per('prompt'),
+            prefilledTokens: per('prefilled'),
+            sharedTokens: per('shared'),
+            reusedTokens: per('reused'),
+            meanPrefillSeconds: per('prefillSeconds'),
+            meanDecodeSeconds: per('decodeSeconds'),
+          }
+        : {}),
       ...extra,
     });
   }
   const ratio = (a: string, b: string, k: keyof Sample) => round(best(a, k) / best(b, k), 2);
   emit({
-    bench: 'rollout_ratio', case: name, target: 'reprefill / reuse+share rollout seconds >= 3 (full template)',
-    reuseSpeedup: ratio('reprefill', 'reuse', 'rollout'), reuseShareSpeedup: ratio('reprefill', 'reuse+share', 'rollout'),
+    bench: 'rollout_ratio',
+    case: name,
+    target: 'reprefill / reuse+share rollout seconds >= 3 (full template)',
+    reuseSpeedup: ratio('reprefill', 'reuse', 'rollout'),
+    reuseShareSpeedup: ratio('reprefill', 'reuse+share', 'rollout'),
     shareOverReuse: ratio('reuse', 'reuse+share', 'rollout'),
     reuseShareSpeedupCpu: ratio('reprefill', 'reuse+share', 'cpu'),
-    ...(samples.pytorch.length ? {
-      pytorchOverStarpoGenerate: ratio('pytorch', 'reuse+share', 'generate'),
-      pytorchOverStarpoCpu: ratio('pytorch', 'reuse+share', 'cpu'),
-      pytorchOverReprefillGenerate: ratio('pytorch', 'reprefill', 'generate'),
-    } : { pytorch: 'skipped: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)' }),
+    ...(samples.pytorch.length
+      ? {
+          pytorchOverStarpoGenerate: ratio('pytorch', 'reuse+share', 'generate'),
+          pytorchOverStarpoCpu: ratio('pytorch', 'reuse+share', 'cpu'),
+          pytorchOverReprefillGenerate: ratio('pytorch', 'reprefill', 'generate'),
+        }
+      : { pytorch: 'skipped: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)' }),
     ...extra,
   });
 }
@@ -205,9 +265,12 @@ async function benchScore(size: [number, number], rounds: number): Promise<void>
     }
   }
   emit({
-    bench: 'score', rows: { every: sides.every.length, kept: sides.kept.length },
+    bench: 'score',
+    rows: { every: sides.every.length, kept: sides.kept.length },
     cpuSeconds: { every: stats(times.every), kept: stats(times.kept) },
-    speedup: round(Math.min(...times.every) / Math.min(...times.kept), 2), loadBefore, loadAfter: load(),
+    speedup: round(Math.min(...times.every) / Math.min(...times.kept), 2),
+    loadBefore,
+    loadAfter: load(),
   });
   await Promise.all([models.actor.close(), models.critic?.close()]);
 }

@@ -28,14 +28,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../errors.ts';
-import { Policy } from '../../policy/engine/policy.ts';
-import { parseModelConfig } from '../../policy/io/config.ts';
 import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../../policy/io/published-configs.ts';
-import { paramCount } from '../../policy/model/layout.ts';
-import type { LoraSpec } from '../../policy/model/lora.ts';
 import { torchPython } from './bench-engine.ts';
+import { type ChildResult, type ChildSpec, GENERATE, LORA } from './bench-scale-child.ts';
 
 const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -49,41 +46,24 @@ const QUICK = { hidden_size: 256, num_hidden_layers: 4, max_window_layers: 4 };
 export const MODELS: Record<string, Record<string, unknown>> = {
   'qwen2.5-0.5b': QWEN25_05B_CONFIG,
   'qwen3-0.6b': QWEN3_06B_CONFIG,
-  'qwen2.5-quick': { ...QWEN25_05B_CONFIG, ...QUICK, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 1024 },
-  'qwen3-quick': { ...QWEN3_06B_CONFIG, ...QUICK, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 768 },
+  'qwen2.5-quick': {
+    ...QWEN25_05B_CONFIG,
+    ...QUICK,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    intermediate_size: 1024,
+  },
+  'qwen3-quick': {
+    ...QWEN3_06B_CONFIG,
+    ...QUICK,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    intermediate_size: 768,
+  },
 };
 
-const LORA: LoraSpec = { rank: 16, alpha: 32, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] };
 const CASES = ['4x512-full', '4x512-lora', '1x1024-full', '1x1024-lora', 'generate'] as const;
 type Case = (typeof CASES)[number];
-const GENERATE = { prompts: 16, promptLen: 512, newTokens: 64 };
-
-/** What one child process measures. */
-interface ChildSpec {
-  readonly mode: 'train' | 'generate';
-  readonly config: Record<string, unknown>;
-  readonly threads: number;
-  readonly batch?: number;
-  readonly seq?: number;
-  readonly steps?: number;
-  readonly lora?: boolean;
-  /** PyTorch only: rows per forward/backward (gradient accumulation). */
-  readonly micro?: number;
-}
-
-interface ChildResult {
-  readonly initSeconds: number;
-  readonly stepCpuSeconds?: number[];
-  readonly compileSeconds?: number;
-  readonly stepSeconds?: number[];
-  readonly losses?: number[];
-  readonly generateSeconds?: number;
-  readonly tokensPerSecond?: number;
-  readonly peakRssBytes: number;
-  readonly params: number;
-  readonly trainedParams?: number;
-  readonly [k: string]: unknown;
-}
 
 interface Machine {
   readonly loadBefore: number[];
@@ -105,59 +85,6 @@ export function availableBytes(): number {
   return os.freemem();
 }
 
-/** The child's peak resident set (VmHWM), in bytes. */
-function peakRss(): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m ? Number(m[1]) * 1024 : process.resourceUsage().maxRSS * 1024;
-}
-
-const tokensFor = (n: number, V: number, salt = 0) => Int32Array.from({ length: n }, (_, i) => (i * 7919 + salt * 104729) % V);
-
-/** The starpo side of one measurement, in this (child) process. */
-async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
-  const config = parseModelConfig(spec.config);
-  const t0 = performance.now();
-  const policy = new Policy({ config, seed: 1, threads: spec.threads, ...(spec.lora ? { lora: LORA } : {}) });
-  await policy.initialize();
-  const initSeconds = (performance.now() - t0) / 1000;
-  const params = paramCount(policy.layout.frozen ?? policy.layout) + (policy.layout.frozen ? paramCount(policy.layout) : 0);
-  const compileSeconds = () => policy.programs.compiles.reduce((s, c) => s + c.buildSeconds + c.sessionSeconds, 0);
-  if (spec.mode === 'train') {
-    const [B, T] = [spec.batch!, spec.seq!];
-    const n = B * T;
-    const batch = { batch: B, seqLen: T, tokens: tokensFor(n, config.vocabSize), attentionMask: new Float32Array(n).fill(1), lossMask: new Float32Array(n).fill(1) };
-    const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
-    const stepSeconds: number[] = [];
-    const stepCpuSeconds: number[] = [];
-    const losses: number[] = [];
-    for (let i = 0; i < (spec.steps ?? 3); i++) {
-      const [s0, c0] = [performance.now(), process.cpuUsage()];
-      const m = await policy.trainStep(batch, opts);
-      const c = process.cpuUsage(c0);
-      stepSeconds.push((performance.now() - s0) / 1000);
-      stepCpuSeconds.push((c.user + c.system) / 1e6);
-      losses.push(m.loss);
-    }
-    return {
-      initSeconds, compileSeconds: compileSeconds(), compiles: policy.programs.compiles, stepSeconds, stepCpuSeconds, losses, peakRssBytes: peakRss(),
-      params, trainedParams: paramCount(policy.layout),
-    };
-  }
-  const all = tokensFor(GENERATE.prompts * GENERATE.promptLen, config.vocabSize, 1); // the PyTorch side's prompts too
-  const prompts = Array.from({ length: GENERATE.prompts }, (_, b) => Array.from(all.subarray(b * GENERATE.promptLen, (b + 1) * GENERATE.promptLen)));
-  const req = { prompts, maxNewTokens: GENERATE.newTokens, stopTokenIds: [] };
-  await policy.compileGenerate(req);
-  const g0 = performance.now();
-  const gens = await policy.generate(req);
-  const generateSeconds = (performance.now() - g0) / 1000;
-  if (gens.some((g) => g.tokens.length !== GENERATE.newTokens)) throw new Error('a row stopped early');
-  return {
-    initSeconds, compileSeconds: compileSeconds(), compiles: policy.programs.compiles, generateSeconds,
-    tokensPerSecond: (GENERATE.prompts * GENERATE.newTokens) / generateSeconds, firstTokens: gens.map((g) => g.tokens.slice(0, 4)),
-    peakRssBytes: peakRss(), params,
-  };
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits (polling every 30 s, up to 20 min) until `needGB` is available; returns how long it waited. */
@@ -172,7 +99,11 @@ async function waitForMemory(needGB: number): Promise<{ waited: number; timedOut
 }
 
 /** Runs one child (starpo or PyTorch) and returns its JSON result with the machine's state around it. */
-async function runChild(side: 'starpo' | 'pytorch', spec: ChildSpec, needGB: number): Promise<{ result: ChildResult; machine: Machine }> {
+async function runChild(
+  side: 'starpo' | 'pytorch',
+  spec: ChildSpec,
+  needGB: number,
+): Promise<{ result: ChildResult; machine: Machine }> {
   const { waited, timedOut } = await waitForMemory(needGB);
   const loadBefore = os.loadavg().map((x) => round(x, 2));
   const availableGBBefore = round(availableBytes() / GB, 2);
@@ -186,8 +117,12 @@ async function runChild(side: 'starpo' | 'pytorch', spec: ChildSpec, needGB: num
     const text = await spawnJson(side, spec);
     const result = JSON.parse(text) as ChildResult;
     const machine: Machine = {
-      loadBefore, meanLoad1: round(samples ? loadSum / samples : os.loadavg()[0], 2), availableGBBefore,
-      minAvailableGB: round(minAvailable / GB, 2), waitedSeconds: round(waited, 0), ...(timedOut ? { memoryWaitTimedOut: true as const } : {}),
+      loadBefore,
+      meanLoad1: round(samples ? loadSum / samples : os.loadavg()[0], 2),
+      availableGBBefore,
+      minAvailableGB: round(minAvailable / GB, 2),
+      waitedSeconds: round(waited, 0),
+      ...(timedOut ? { memoryWaitTimedOut: true as const } : {}),
     };
     return { result, machine };
   } finally {
@@ -205,24 +140,51 @@ function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string>
   let cmd: string;
   let args: string[];
   if (side === 'starpo') {
-    [cmd, args] = [process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', JSON.stringify(spec)]];
+    [cmd, args] = [
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./bench-scale-child.ts', import.meta.url)), JSON.stringify(spec)],
+    ];
   } else {
     const python = torchPython();
-    if (!python) throw new ConfigError('pytorch', 'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)');
+    if (!python)
+      throw new ConfigError(
+        'pytorch',
+        'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)',
+      );
     workDir ??= mkdtempSync(path.join(os.tmpdir(), 'starpo-scale-'));
     const cfgPath = path.join(workDir, 'config.json');
     writeFileSync(cfgPath, JSON.stringify(spec.config));
     const common = ['--config', cfgPath, '--threads', String(spec.threads)];
     args = [path.join(root, 'scripts/torch_scale.py'), spec.mode, ...common];
     if (spec.mode === 'train') {
-      args.push('--batch', String(spec.batch), '--seq', String(spec.seq), '--steps', String(spec.steps ?? 3), '--lora', spec.lora ? String(LORA.rank) : '0');
+      args.push(
+        '--batch',
+        String(spec.batch),
+        '--seq',
+        String(spec.seq),
+        '--steps',
+        String(spec.steps ?? 3),
+        '--lora',
+        spec.lora ? String(LORA.rank) : '0',
+      );
       if (spec.micro) args.push('--micro', String(spec.micro));
-    }
-    else args.push('--prompts', String(GENERATE.prompts), '--prompt-len', String(GENERATE.promptLen), '--new', String(GENERATE.newTokens));
+    } else
+      args.push(
+        '--prompts',
+        String(GENERATE.prompts),
+        '--prompt-len',
+        String(GENERATE.promptLen),
+        '--new',
+        String(GENERATE.newTokens),
+      );
     cmd = python;
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: root,
+      env: { ...process.env, HF_HUB_OFFLINE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // The machine is shared: if memory runs out, the kernel should take this child, not someone else's
     // process, and below KILL_BELOW_GB available the bench ends the child itself (reported as an error).
     try {
@@ -245,10 +207,19 @@ function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string>
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearInterval(watchdog);
-      const line = out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1);
+      const line = out
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .at(-1);
       if (code === 0 && line) resolve(line);
-      else reject(new Error(`${side} child (${spec.mode}) exited with ${code ?? signal}${killed ? ` (${killed})` : ''}: ` +
-        err.trim().split('\n').slice(-8).join('\n')));
+      else
+        reject(
+          new Error(
+            `${side} child (${spec.mode}) exited with ${code ?? signal}${killed ? ` (${killed})` : ''}: ` +
+              err.trim().split('\n').slice(-8).join('\n'),
+          ),
+        );
     });
   });
 }
@@ -262,14 +233,18 @@ interface Options {
 }
 
 /** The best (least disturbed) of the steps after the first (which compiles). */
-const bestStep = (r: ChildResult): number => Math.min(...(r.stepSeconds!.length > 1 ? r.stepSeconds!.slice(1) : r.stepSeconds!));
+const bestStep = (r: ChildResult): number =>
+  Math.min(...(r.stepSeconds!.length > 1 ? r.stepSeconds!.slice(1) : r.stepSeconds!));
 
 export async function benchScale(opts: Options = {}): Promise<void> {
   const quick = opts.quick ?? process.env.STARPO_BENCH_QUICK === '1';
   const picked = (opts.cases ?? process.env.STARPO_BENCH_CASES)?.split(',').map((x) => x.trim()) ?? [...CASES];
   const unknown = picked.filter((c) => !(CASES as readonly string[]).includes(c));
-  if (unknown.length) throw new ConfigError('cases', `unknown scale cases ${unknown.join(', ')}; known: ${CASES.join(', ')}`);
-  const models = opts.models?.split(',').map((m) => m.trim()) ?? (quick ? ['qwen2.5-quick', 'qwen3-quick'] : ['qwen2.5-0.5b', 'qwen3-0.6b']);
+  if (unknown.length)
+    throw new ConfigError('cases', `unknown scale cases ${unknown.join(', ')}; known: ${CASES.join(', ')}`);
+  const models =
+    opts.models?.split(',').map((m) => m.trim()) ??
+    (quick ? ['qwen2.5-quick', 'qwen3-quick'] : ['qwen2.5-0.5b', 'qwen3-0.6b']);
   const badModel = models.find((m) => !MODELS[m]);
   if (badModel) throw new ConfigError('models', `unknown model ${badModel}; known: ${Object.keys(MODELS).join(', ')}`);
   const sides = (opts.sides?.split(',') ?? ['starpo', 'pytorch']) as ('starpo' | 'pytorch')[];
@@ -281,9 +256,18 @@ export async function benchScale(opts: Options = {}): Promise<void> {
     const fullRss = new Map<string, Partial<Record<'starpo' | 'pytorch', number>>>();
     let initDone = false;
     for (const c of picked as Case[]) {
-      const spec: ChildSpec = c === 'generate'
-        ? { mode: 'generate', config, threads }
-        : { mode: 'train', config, threads, batch: Number(c.split('x')[0]), seq: Number(c.split('x')[1].split('-')[0]), steps, lora: c.endsWith('lora') };
+      const spec: ChildSpec =
+        c === 'generate'
+          ? { mode: 'generate', config, threads }
+          : {
+              mode: 'train',
+              config,
+              threads,
+              batch: Number(c.split('x')[0]),
+              seq: Number(c.split('x')[1].split('-')[0]),
+              steps,
+              lora: c.endsWith('lora'),
+            };
       const runs: Partial<Record<'starpo' | 'pytorch', { result: ChildResult; machine: Machine }>> = {};
       let pytorchVariant: string | null = null;
       for (const side of sides) {
@@ -296,55 +280,141 @@ export async function benchScale(opts: Options = {}): Promise<void> {
           // The whole batch did not fit in one forward/backward: the same step with gradient accumulation over rows.
           try {
             runs.pytorch = await runChild('pytorch', { ...spec, micro: 1 }, needGB);
-            pytorchVariant = 'gradient accumulation, 1 row per forward/backward (the whole batch failed: ' +
+            pytorchVariant =
+              'gradient accumulation, 1 row per forward/backward (the whole batch failed: ' +
               `${message.split('\n')[0].slice(0, 200)})`;
           } catch (err2) {
-            emit({ bench: 'scale', model, case: c, side, micro: 1, error: String((err2 as Error).message ?? err2).slice(0, 2000) });
+            emit({
+              bench: 'scale',
+              model,
+              case: c,
+              side,
+              micro: 1,
+              error: String((err2 as Error).message ?? err2).slice(0, 2000),
+            });
           }
         }
       }
       const [s, p] = [runs.starpo, runs.pytorch];
-      const base = { bench: 'scale', model, params: s?.result.params ?? p?.result.params, case: c, ...(pytorchVariant ? { pytorchVariant } : {}) };
-      const machine = { starpo: s?.machine ?? null, pytorch: p?.machine ?? null };
-      const line = (measurement: string, unit: string, better: 'lower' | 'higher', sv: number | null, pv: number | null, target: string | null, extra: Record<string, unknown> = {}) => {
-        const ratio = sv !== null && pv !== null && pv > 0 ? round(sv / pv, 3) : null;
-        const met = target === null || ratio === null ? null : target.startsWith('<=') ? ratio <= Number(target.slice(2)) : ratio >= Number(target.slice(2));
-        emit({ ...base, measurement, unit, better, starpo: sv === null ? null : round(sv, 3), pytorch: pv === null ? null : round(pv, 3), ratio, target, met, ...extra, machine });
+      const base = {
+        bench: 'scale',
+        model,
+        params: s?.result.params ?? p?.result.params,
+        case: c,
+        ...(pytorchVariant ? { pytorchVariant } : {}),
       };
-      const val = <T>(r: { result: ChildResult } | undefined, f: (x: ChildResult) => T): T | null => (r ? f(r.result) : null);
+      const machine = { starpo: s?.machine ?? null, pytorch: p?.machine ?? null };
+      const line = (
+        measurement: string,
+        unit: string,
+        better: 'lower' | 'higher',
+        sv: number | null,
+        pv: number | null,
+        target: string | null,
+        extra: Record<string, unknown> = {},
+      ) => {
+        const ratio = sv !== null && pv !== null && pv > 0 ? round(sv / pv, 3) : null;
+        const met =
+          target === null || ratio === null
+            ? null
+            : target.startsWith('<=')
+              ? ratio <= Number(target.slice(2))
+              : ratio >= Number(target.slice(2));
+        emit({
+          ...base,
+          measurement,
+          unit,
+          better,
+          starpo: sv === null ? null : round(sv, 3),
+          pytorch: pv === null ? null : round(pv, 3),
+          ratio,
+          target,
+          met,
+          ...extra,
+          machine,
+        });
+      };
+      const val = <T>(r: { result: ChildResult } | undefined, f: (x: ChildResult) => T): T | null =>
+        r ? f(r.result) : null;
       if (!initDone && (s || p)) {
-        line('init', 's', 'lower', val(s, (r) => r.initSeconds), val(p, (r) => r.initSeconds), null, { targetSeconds: 5, metSeconds: s ? s.result.initSeconds <= 5 : null });
+        line(
+          'init',
+          's',
+          'lower',
+          val(s, (r) => r.initSeconds),
+          val(p, (r) => r.initSeconds),
+          null,
+          { targetSeconds: 5, metSeconds: s ? s.result.initSeconds <= 5 : null },
+        );
         initDone = true;
       }
-      if (s) line('compile', 's', 'lower', s.result.compileSeconds ?? null, p ? 0 : null, null, { programs: (s.result.compiles as unknown[] | undefined) ?? [] });
+      if (s)
+        line('compile', 's', 'lower', s.result.compileSeconds ?? null, p ? 0 : null, null, {
+          programs: (s.result.compiles as unknown[] | undefined) ?? [],
+        });
       if (spec.mode === 'train') {
         line('train_step', 's', 'lower', val(s, bestStep), val(p, bestStep), '<=1', {
-          steps: { starpo: val(s, (r) => r.stepSeconds!.map((x) => round(x))), pytorch: val(p, (r) => r.stepSeconds!.map((x) => round(x))) },
-          cpuSeconds: { starpo: val(s, (r) => r.stepCpuSeconds!.map((x) => round(x))), pytorch: val(p, (r) => r.stepCpuSeconds!.map((x) => round(x))) },
+          steps: {
+            starpo: val(s, (r) => r.stepSeconds!.map((x) => round(x))),
+            pytorch: val(p, (r) => r.stepSeconds!.map((x) => round(x))),
+          },
+          cpuSeconds: {
+            starpo: val(s, (r) => r.stepCpuSeconds!.map((x) => round(x))),
+            pytorch: val(p, (r) => r.stepCpuSeconds!.map((x) => round(x))),
+          },
           loss: { starpo: val(s, (r) => r.losses?.[0]), pytorch: val(p, (r) => r.losses?.[0]) },
           trainedParams: { starpo: val(s, (r) => r.trainedParams), pytorch: val(p, (r) => r.trainedParams) },
         });
-        line('peak_rss', 'bytes', 'lower', val(s, (r) => r.peakRssBytes), val(p, (r) => r.peakRssBytes), '<=1');
+        line(
+          'peak_rss',
+          'bytes',
+          'lower',
+          val(s, (r) => r.peakRssBytes),
+          val(p, (r) => r.peakRssBytes),
+          '<=1',
+        );
         const shape = c.split('-')[0];
         if (!spec.lora) fullRss.set(shape, { starpo: s?.result.peakRssBytes, pytorch: p?.result.peakRssBytes });
         else if (fullRss.has(shape)) {
           const full = fullRss.get(shape)!;
-          const frac = (side: 'starpo' | 'pytorch') => (runs[side] && full[side] ? round(runs[side]!.result.peakRssBytes / full[side]!, 3) : null);
-          emit({ ...base, measurement: 'lora_rss_vs_full', unit: 'fraction', better: 'lower', starpo: frac('starpo'), pytorch: frac('pytorch'), target: 'starpo <= 0.6', met: frac('starpo') === null ? null : frac('starpo')! <= 0.6 });
+          const frac = (side: 'starpo' | 'pytorch') =>
+            runs[side] && full[side] ? round(runs[side]!.result.peakRssBytes / full[side]!, 3) : null;
+          emit({
+            ...base,
+            measurement: 'lora_rss_vs_full',
+            unit: 'fraction',
+            better: 'lower',
+            starpo: frac('starpo'),
+            pytorch: frac('pytorch'),
+            target: 'starpo <= 0.6',
+            met: frac('starpo') === null ? null : frac('starpo')! <= 0.6,
+          });
         }
       } else {
-        line('generate', 'tokens/s', 'higher', val(s, (r) => r.tokensPerSecond!), val(p, (r) => r.tokensPerSecond!), '>=1', {
-          seconds: { starpo: val(s, (r) => round(r.generateSeconds!)), pytorch: val(p, (r) => round(r.generateSeconds!)) }, ...GENERATE,
-        });
-        line('peak_rss', 'bytes', 'lower', val(s, (r) => r.peakRssBytes), val(p, (r) => r.peakRssBytes), '<=1');
+        line(
+          'generate',
+          'tokens/s',
+          'higher',
+          val(s, (r) => r.tokensPerSecond!),
+          val(p, (r) => r.tokensPerSecond!),
+          '>=1',
+          {
+            seconds: {
+              starpo: val(s, (r) => round(r.generateSeconds!)),
+              pytorch: val(p, (r) => round(r.generateSeconds!)),
+            },
+            ...GENERATE,
+          },
+        );
+        line(
+          'peak_rss',
+          'bytes',
+          'lower',
+          val(s, (r) => r.peakRssBytes),
+          val(p, (r) => r.peakRssBytes),
+          '<=1',
+        );
       }
     }
   }
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === '--child') {
-  const spec = JSON.parse(process.argv[3]) as ChildSpec;
-  const result = await starpoChild(spec);
-  process.stdout.write(`${JSON.stringify({ side: 'starpo', ...result })}\n`);
-  process.exit(0);
 }

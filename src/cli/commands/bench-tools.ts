@@ -15,9 +15,19 @@ import { TOOL_CALLS_PER_RESPONSE, TOOL_PRODUCTIVITY, VAL_SUCCESS_RATE, valMetric
 
 /** Same model, budget and warm-start length for every case; only the tools differ. */
 const SETUP = [
-  'env=toolmath-multiply', 'template=compact', 'valEvery=5', 'valSeeds=256', 'threads=0',
-  'modelHidden=96', 'modelFfn=256', 'modelContext=512', 'maxResponseTokens=256',
-  'sftSteps=600', 'sftEpisodes=2000', 'sftExtraToolCalls=2', 'toolMaxCalls=4',
+  'env=toolmath-multiply',
+  'template=compact',
+  'valEvery=5',
+  'valSeeds=256',
+  'threads=0',
+  'modelHidden=96',
+  'modelFfn=256',
+  'modelContext=512',
+  'maxResponseTokens=256',
+  'sftSteps=600',
+  'sftEpisodes=2000',
+  'sftExtraToolCalls=2',
+  'toolMaxCalls=4',
 ];
 const RL = ['iterations=30', 'envGroups=8', 'groupSize=8', 'miniBatchSize=32', 'lrActor=1e-4', 'klCoef=0'];
 const WITH_TOOLS: WarmStart = { name: 'toolmath-tools', overrides: [...SETUP, 'tools=code-inline'] };
@@ -43,7 +53,8 @@ function lastValidation(t: TrainedCase): ToolResult & { iteration: number } {
   const m = last?.metrics ?? {};
   const productivity = m[valMetric(TOOL_PRODUCTIVITY)] ?? 0;
   return {
-    iteration: last?.iteration ?? 0, accuracy: m[VAL_SUCCESS_RATE] ?? 0,
+    iteration: last?.iteration ?? 0,
+    accuracy: m[VAL_SUCCESS_RATE] ?? 0,
     callsPerResponse: m[valMetric(TOOL_CALLS_PER_RESPONSE)] ?? 0,
     callsPerCorrect: productivity > 0 ? 1 / productivity : null,
   };
@@ -56,31 +67,54 @@ export async function benchTools(only = process.env.STARPO_BENCH_CASES): Promise
     const trained = await trainCase(k);
     const final = lastValidation(trained);
     results.set(k.name, final);
-    const curve = trained.reports.filter((r) => r.metrics[VAL_SUCCESS_RATE] !== undefined).map((r) => ({
-      iteration: r.iteration, accuracy: r.metrics[VAL_SUCCESS_RATE],
-      callsPerResponse: r.metrics[valMetric(TOOL_CALLS_PER_RESPONSE)] ?? 0,
-      trainCallsPerResponse: r.metrics[TOOL_CALLS_PER_RESPONSE] ?? 0,
-    }));
-    console.log(JSON.stringify({
-      bench: 'tools', case: k.name, tools: trained.config.tools, reward: trained.config.toolReward, wallSeconds: Math.round(trained.wallSeconds),
-      warmStart: k.warmStart.name, warmStartSeconds: Math.round(trained.warmStartSeconds ?? 0),
-      ...final, runDir: trained.runDir, curve,
-    }));
+    const curve = trained.reports
+      .filter((r) => r.metrics[VAL_SUCCESS_RATE] !== undefined)
+      .map((r) => ({
+        iteration: r.iteration,
+        accuracy: r.metrics[VAL_SUCCESS_RATE],
+        callsPerResponse: r.metrics[valMetric(TOOL_CALLS_PER_RESPONSE)] ?? 0,
+        trainCallsPerResponse: r.metrics[TOOL_CALLS_PER_RESPONSE] ?? 0,
+      }));
+    console.log(
+      JSON.stringify({
+        bench: 'tools',
+        case: k.name,
+        tools: trained.config.tools,
+        reward: trained.config.toolReward,
+        wallSeconds: Math.round(trained.wallSeconds),
+        warmStart: k.warmStart.name,
+        warmStartSeconds: Math.round(trained.warmStartSeconds ?? 0),
+        ...final,
+        runDir: trained.runDir,
+        curve,
+      }),
+    );
   }
   const [none, plain, otc] = ['no-tools', 'tools-correctness', 'tools-otc'].map((n) => results.get(n));
   if (none && plain) {
-    console.log(JSON.stringify({
-      bench: 'tools', comparison: 'with-vs-without-tools', accuracyWithTools: plain.accuracy, accuracyWithoutTools: none.accuracy,
-      reached: plain.accuracy > none.accuracy,
-    }));
+    console.log(
+      JSON.stringify({
+        bench: 'tools',
+        comparison: 'with-vs-without-tools',
+        accuracyWithTools: plain.accuracy,
+        accuracyWithoutTools: none.accuracy,
+        reached: plain.accuracy > none.accuracy,
+      }),
+    );
   }
   if (plain && otc) {
     const gapPoints = 100 * (otc.accuracy - plain.accuracy);
-    const fewer = otc.callsPerCorrect !== null && plain.callsPerCorrect !== null && otc.callsPerCorrect < plain.callsPerCorrect;
-    console.log(JSON.stringify({
-      bench: 'tools', comparison: 'otc-vs-correctness', callsPerCorrect: { correctness: plain.callsPerCorrect, otc: otc.callsPerCorrect },
-      accuracy: { correctness: plain.accuracy, otc: otc.accuracy }, accuracyGapPoints: gapPoints,
-      reached: fewer && gapPoints >= -2,
-    }));
+    const fewer =
+      otc.callsPerCorrect !== null && plain.callsPerCorrect !== null && otc.callsPerCorrect < plain.callsPerCorrect;
+    console.log(
+      JSON.stringify({
+        bench: 'tools',
+        comparison: 'otc-vs-correctness',
+        callsPerCorrect: { correctness: plain.callsPerCorrect, otc: otc.callsPerCorrect },
+        accuracy: { correctness: plain.accuracy, otc: otc.accuracy },
+        accuracyGapPoints: gapPoints,
+        reached: fewer && gapPoints >= -2,
+      }),
+    );
   }
 }

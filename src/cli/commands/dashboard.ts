@@ -27,7 +27,8 @@ const temporalProgress: ProgressSource = {
 async function dashboard(flags: DashboardFlags): Promise<void> {
   const source = sourceFor(flags.run, flags);
   const served = await startDashboard({
-    source, port: nonNegativeInt('--port', flags.port),
+    source,
+    port: nonNegativeInt('--port', flags.port),
     pollMs: Math.max(250, nonNegativeInt('--poll-ms', flags.pollMs)),
     trajectoryIterations: nonNegativeInt('--trajectory-iterations', flags.trajectoryIterations),
     progress: flags.durable ? temporalProgress : undefined,
@@ -39,10 +40,15 @@ async function dashboard(flags: DashboardFlags): Promise<void> {
 }
 
 export function registerDashboard(program: Command): void {
-  program.command('dashboard')
+  program
+    .command('dashboard')
     .description('Serve the report of running runs on 127.0.0.1, refreshed as iterations complete')
-    .requiredOption('--run <dir-or-id>', 'run directory or id (repeatable)',
-      (v: string, acc: string[]) => [...acc, v], [])
+    .requiredOption(
+      '--run <dir-or-id>',
+      'run directory or id (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--runs-dir <dir>', 'where run ids are looked up', 'runs')
     .option('--port <n>', 'port on 127.0.0.1 (0 = any free one)', '8377')
     .option('--source <kind>', 'event log: local (Avro files) or kafka', 'local')

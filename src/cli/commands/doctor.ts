@@ -29,10 +29,15 @@ async function checkOnnxRuntime(): Promise<Check> {
     const ort = await import('onnxruntime-node');
     const tensorType = { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: [{ dimValue: 2 }] } };
     const model = onnx.ModelProto.encode({
-      irVersion: 8, opsetImport: [{ domain: '', version: 17 }],
+      irVersion: 8,
+      opsetImport: [{ domain: '', version: 17 }],
       graph: {
-        name: 'doctor', node: [{ opType: 'Add', input: ['a', 'b'], output: ['c'] }],
-        input: [{ name: 'a', type: { tensorType } }, { name: 'b', type: { tensorType } }],
+        name: 'doctor',
+        node: [{ opType: 'Add', input: ['a', 'b'], output: ['c'] }],
+        input: [
+          { name: 'a', type: { tensorType } },
+          { name: 'b', type: { tensorType } },
+        ],
         output: [{ name: 'c', type: { tensorType } }],
       },
     }).finish();
@@ -41,7 +46,12 @@ async function checkOnnxRuntime(): Promise<Check> {
     const out = await session.run({ a, b: a });
     const c = Array.from(out.c.data as Float32Array);
     const ok = c[0] === 2 && c[1] === 4;
-    return { name: 'onnxruntime-node', ok, required: true, detail: `v${ort.env.versions.common}; CPU Add -> [${c.join(', ')}]` };
+    return {
+      name: 'onnxruntime-node',
+      ok,
+      required: true,
+      detail: `v${ort.env.versions.common}; CPU Add -> [${c.join(', ')}]`,
+    };
   } catch (err) {
     return { name: 'onnxruntime-node', ok: false, required: true, detail: String(err) };
   }
@@ -50,44 +60,67 @@ async function checkOnnxRuntime(): Promise<Check> {
 /** cpu must work; cuda and webgpu say which state they are in (not installed, no driver, no device, ...). */
 async function checkProviders(): Promise<Check[]> {
   return (await providerStatuses()).map((s) => ({
-    name: `provider ${s.provider}`, ok: s.state === 'working', required: s.provider === 'cpu', detail: s.detail, state: s.state,
+    name: `provider ${s.provider}`,
+    ok: s.state === 'working',
+    required: s.provider === 'cpu',
+    detail: s.detail,
+    state: s.state,
   }));
 }
 
 function checkTools(): Check[] {
   return ['go', 'java', 'mvn'].map((tool) => ({
-    name: tool, ok: hasCommand(tool), required: false, detail: hasCommand(tool) ? 'on PATH' : 'missing (needed to install services)',
+    name: tool,
+    ok: hasCommand(tool),
+    required: false,
+    detail: hasCommand(tool) ? 'on PATH' : 'missing (needed to install services)',
   }));
 }
 
 async function checkServices(): Promise<Check[]> {
-  return Promise.all(SERVICES.map(async (spec) => {
-    const ready = await probe(spec);
-    const pid = ourPid(spec);
-    const where = spec.ports().map((p) => `127.0.0.1:${p}`).join(' ');
-    const detail = ready ? `answering on ${where}${pid === null ? ' (not started by starpo)' : ` (pid ${pid})`}`
-      : `not reachable on ${where}${pid === null ? '' : ` (pid ${pid} running but not answering)`}` +
-        '; run `starpo services start`';
-    return { name: spec.name, ok: ready, required: false, detail };
-  }));
+  return Promise.all(
+    SERVICES.map(async (spec) => {
+      const ready = await probe(spec);
+      const pid = ourPid(spec);
+      const where = spec
+        .ports()
+        .map((p) => `127.0.0.1:${p}`)
+        .join(' ');
+      const detail = ready
+        ? `answering on ${where}${pid === null ? ' (not started by starpo)' : ` (pid ${pid})`}`
+        : `not reachable on ${where}${pid === null ? '' : ` (pid ${pid} running but not answering)`}` +
+          '; run `starpo services start`';
+      return { name: spec.name, ok: ready, required: false, detail };
+    }),
+  );
 }
 
 async function doctor(opts: { json?: boolean }): Promise<void> {
-  const checks = [checkNode(), await checkOnnxRuntime(), ...(await checkProviders()), ...checkTools(), ...(await checkServices())];
+  const checks = [
+    checkNode(),
+    await checkOnnxRuntime(),
+    ...(await checkProviders()),
+    ...checkTools(),
+    ...(await checkServices()),
+  ];
   if (opts.json) {
     for (const c of checks) console.log(JSON.stringify(c));
   } else {
     const table = newTable(['check', 'status', 'detail']);
-    for (const c of checks) table.push([c.name, c.ok ? 'ok' : c.required ? 'FAIL' : c.state ? 'unavailable' : 'down/missing', c.detail]);
+    for (const c of checks)
+      table.push([c.name, c.ok ? 'ok' : c.required ? 'FAIL' : c.state ? 'unavailable' : 'down/missing', c.detail]);
     console.log(table.toString());
   }
   if (checks.some((c) => c.required && !c.ok)) process.exitCode = 1;
 }
 
 export function registerDoctor(program: Command): void {
-  program.command('doctor')
-    .description('Check Node, onnxruntime, each execution provider (cpu, cuda, webgpu) and each local service, ' +
-      'and print what is working')
+  program
+    .command('doctor')
+    .description(
+      'Check Node, onnxruntime, each execution provider (cpu, cuda, webgpu) and each local service, ' +
+        'and print what is working',
+    )
     .option('--json', 'one JSON line per check')
     .action(doctor);
 }

@@ -13,12 +13,15 @@ const WHAT: Record<SignalName, string> = {
 export function registerDurable(program: Command): void {
   const durable = program.command('durable').description('Control a running durable run (Temporal signals)');
   for (const name of Object.keys(SIGNALS) as SignalName[]) {
-    durable.command(name)
+    durable
+      .command(name)
       .argument('<run>', 'run id')
       .description(WHAT[name])
       .option('--address <host:port>', 'Temporal frontend (default: the local dev server)')
       .action(async (runId: string, flags: { address?: string }) => {
-        await withClient({ address: flags.address }, (client) => client.workflow.getHandle(workflowIdOf(runId)).signal(SIGNALS[name]));
+        await withClient({ address: flags.address }, (client) =>
+          client.workflow.getHandle(workflowIdOf(runId)).signal(SIGNALS[name]),
+        );
         console.log(`run ${runId}: sent ${name}`);
       });
   }

@@ -28,13 +28,28 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 export function renderEval(r: EvalResult): string {
   const ks = Object.keys(r.passAtK);
-  const head = ['checkpoint', 'env', 'env spec', 'seeds × samples', 'temperature', 'success', ...ks, 'oracle',
-    'success / oracle'];
+  const head = [
+    'checkpoint',
+    'env',
+    'env spec',
+    'seeds × samples',
+    'temperature',
+    'success',
+    ...ks,
+    'oracle',
+    'success / oracle',
+  ];
   const table = newTable(head);
   const { lineageId, iteration } = r.checkpoint;
   table.push([
-    `${r.runId} ${lineageId}@${iteration}`, r.env, r.envSpecId, `${r.seeds} × ${r.samples}`, r.temperature,
-    pct(r.successRate), ...ks.map((k) => pct(r.passAtK[k])), pct(r.oracleSuccess),
+    `${r.runId} ${lineageId}@${iteration}`,
+    r.env,
+    r.envSpecId,
+    `${r.seeds} × ${r.samples}`,
+    r.temperature,
+    pct(r.successRate),
+    ...ks.map((k) => pct(r.passAtK[k])),
+    pct(r.oracleSuccess),
     r.oracleSuccess > 0 ? pct(r.successRate / r.oracleSuccess) : '-',
   ]);
   return table.toString();
@@ -42,8 +57,13 @@ export function renderEval(r: EvalResult): string {
 
 export async function evalCommand(flags: EvalFlags, say: (line: string) => void = console.log): Promise<EvalResult> {
   const result = await evaluateCheckpoint({
-    checkpoint: flags.checkpoint, model: flags.model, overrides: flags.set, runsDir: flags.runsDir, env: flags.env,
-    seeds: numberFlag('--seeds', flags.seeds, true, 1), samples: numberFlag('--samples', flags.samples, true, 1),
+    checkpoint: flags.checkpoint,
+    model: flags.model,
+    overrides: flags.set,
+    runsDir: flags.runsDir,
+    env: flags.env,
+    seeds: numberFlag('--seeds', flags.seeds, true, 1),
+    samples: numberFlag('--samples', flags.samples, true, 1),
     temperature: numberFlag('--temperature', flags.temperature, false, 0),
   });
   say(flags.json ? JSON.stringify({ type: 'eval', ...result }) : renderEval(result));
@@ -51,17 +71,27 @@ export async function evalCommand(flags: EvalFlags, say: (line: string) => void 
 }
 
 export function registerEval(program: Command): void {
-  program.command('eval')
-    .description('Load the actor from a run checkpoint (or a model directory); report validation success and pass@k beside ' +
-      'the oracle ceiling')
+  program
+    .command('eval')
+    .description(
+      'Load the actor from a run checkpoint (or a model directory); report validation success and pass@k beside ' +
+        'the oracle ceiling',
+    )
     .option('--checkpoint <run-dir[@iteration]>', 'run directory or id, @iteration optional (default: newest)')
     .option('--model <dir>', 'instead of a checkpoint: a Hugging Face model directory, evaluated with its own weights')
-    .option('--set <key=value>', 'with --model: config overrides (template, maxResponseTokens, …; repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+    .option(
+      '--set <key=value>',
+      'with --model: config overrides (template, maxResponseTokens, …; repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--env <name>', "environment preset (default: the run's)")
     .option('--seeds <n>', "validation seeds (default: the run's valSeeds)")
     .option('--samples <k>', 'samples per seed; pass@k is reported for k = 1 and k = samples', '1')
     .option('--temperature <t>', "sampling temperature, 0 = greedy (default: the run's valTemperature)")
     .option('--runs-dir <dir>', 'where runs live, for a bare run id', 'runs')
     .option('--json', 'one JSON line instead of a table')
-    .action(async (flags: EvalFlags) => { await evalCommand(flags); });
+    .action(async (flags: EvalFlags) => {
+      await evalCommand(flags);
+    });
 }

@@ -22,8 +22,13 @@ function intFlag(name: string, text: string, min: number): number {
 
 async function gateway(flags: GatewayFlags): Promise<void> {
   const served = await serveGateway({
-    model: flags.model, checkpoint: flags.checkpoint, runsDir: flags.runsDir, overrides: flags.set, host: flags.host,
-    port: intFlag('--port', flags.port, 0), maxTokens: intFlag('--max-tokens', flags.maxTokens, 1),
+    model: flags.model,
+    checkpoint: flags.checkpoint,
+    runsDir: flags.runsDir,
+    overrides: flags.set,
+    host: flags.host,
+    port: intFlag('--port', flags.port, 0),
+    maxTokens: intFlag('--max-tokens', flags.maxTokens, 1),
   });
   console.log(`gateway for ${served.model} on ${served.url} (OPENAI_BASE_URL=${served.url}); Ctrl-C stops it`);
   await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
@@ -31,13 +36,18 @@ async function gateway(flags: GatewayFlags): Promise<void> {
 }
 
 export function registerGateway(program: Command): void {
-  program.command('gateway')
+  program
+    .command('gateway')
     .description('Serve a model or a run checkpoint as an OpenAI-compatible chat-completions API, recording every call')
     .option('--model <dir>', 'Hugging Face model directory, served with its own weights')
     .option('--checkpoint <run-dir[@iteration]>', "instead: a run's actor (default: its newest checkpoint)")
     .option('--runs-dir <dir>', 'where runs live, for a bare run id', 'runs')
-    .option('--set <key=value>', 'config overrides (modelContext, chatThinking, threads, …; repeatable)',
-      (v: string, acc: string[]) => [...acc, v], [])
+    .option(
+      '--set <key=value>',
+      'config overrides (modelContext, chatThinking, threads, …; repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0 = any free one)', '8000')
     .option('--max-tokens <n>', 'new tokens of a request that sets no max_tokens', '512')

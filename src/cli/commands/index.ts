@@ -17,4 +17,21 @@ import { registerGpu } from './gpu.ts';
 import { registerGateway } from './gateway.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [registerTrain, registerSft, registerServices, registerDoctor, registerBench, registerReport, registerDashboard, registerReplay, registerResume, registerEval, registerExport, registerWorker, registerStatus, registerDurable, registerGpu, registerGateway];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [
+  registerTrain,
+  registerSft,
+  registerServices,
+  registerDoctor,
+  registerBench,
+  registerReport,
+  registerDashboard,
+  registerReplay,
+  registerResume,
+  registerEval,
+  registerExport,
+  registerWorker,
+  registerStatus,
+  registerDurable,
+  registerGpu,
+  registerGateway,
+];

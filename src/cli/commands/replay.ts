@@ -4,7 +4,12 @@ import { createKafkaEventReader, type EventReader, type TrajectoryEvent } from '
 import { DEFAULT_TOPIC } from '../../events/kafka-common.ts';
 import { openTrajectoryExport, type TrajectorySink } from '../../replay/export.ts';
 import {
-  iterationFlag, localRunEvents, readRunConfig, requireRun, runLocation, type RunLocation,
+  iterationFlag,
+  localRunEvents,
+  readRunConfig,
+  requireRun,
+  runLocation,
+  type RunLocation,
 } from '../../replay/location.ts';
 import { jsonLines, failedIterations, renderNotes, renderTable } from '../../replay/report.ts';
 import { replayRun, type ReplayOutcome } from '../../replay/run.ts';
@@ -30,9 +35,15 @@ export interface ReplayFlags {
  * a local run's directory must exist; on Kafka, where a run is only its events, a run with none is unknown.
  */
 const SOURCES: Record<string, (loc: RunLocation, flags: ReplayFlags) => Promise<EventReader>> = {
-  files: async (loc) => { await requireRun(loc); return localRunEvents(loc.root); },
-  kafka: async (_, flags) => nonEmpty(createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
-    `Kafka topic ${flags.topic ?? DEFAULT_TOPIC}`),
+  files: async (loc) => {
+    await requireRun(loc);
+    return localRunEvents(loc.root);
+  },
+  kafka: async (_, flags) =>
+    nonEmpty(
+      createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
+      `Kafka topic ${flags.topic ?? DEFAULT_TOPIC}`,
+    ),
 };
 
 /** The reader, failing when the run has no event at all. */
@@ -40,7 +51,10 @@ function nonEmpty(reader: EventReader, where: string): EventReader {
   return {
     async *read(runId, options) {
       let count = 0;
-      for await (const e of reader.read(runId, options)) { count++; yield e; }
+      for await (const e of reader.read(runId, options)) {
+        count++;
+        yield e;
+      }
       if (count === 0) throw new StarpoError(`run ${runId}: no events in ${where} (check the run id and --source)`);
     },
     close: () => reader.close(),
@@ -63,7 +77,10 @@ function describeSinks(sinks: readonly TrajectorySink[]): Record<string, unknown
 }
 
 function print(
-  outcome: ReplayOutcome, sinks: readonly TrajectorySink[], flags: ReplayFlags, say: (line: string) => void,
+  outcome: ReplayOutcome,
+  sinks: readonly TrajectorySink[],
+  flags: ReplayFlags,
+  say: (line: string) => void,
 ): void {
   if (flags.json) {
     for (const line of jsonLines(outcome, { files: describeSinks(sinks) })) say(line);
@@ -76,7 +93,9 @@ function print(
 
 /** Runs the replay; returns the exit code (1 when a recomputed metric disagrees with the recorded one). */
 export async function replayCommand(
-  run: string, flags: ReplayFlags, say: (line: string) => void = console.log,
+  run: string,
+  flags: ReplayFlags,
+  say: (line: string) => void = console.log,
 ): Promise<number> {
   const source = Object.hasOwn(SOURCES, flags.source) ? SOURCES[flags.source] : undefined;
   if (!source) throw new ConfigError('--source', `"${flags.source}": one of ${Object.keys(SOURCES).join(', ')}`);
@@ -91,7 +110,11 @@ export async function replayCommand(
   try {
     sinks = await openSinks(flags);
     const outcome = await replayRun({
-      reader, runId: loc.runId, ...range, fallbackConfig: () => readRunConfig(loc), allowPartial: flags.allowPartial,
+      reader,
+      runId: loc.runId,
+      ...range,
+      fallbackConfig: () => readRunConfig(loc),
+      allowPartial: flags.allowPartial,
       sinks: sinks.map((s) => ({ write: (e, setup) => (inSplit(e) ? s.write(e, setup) : Promise.resolve()) })),
     });
     for (const s of sinks) await s.close();
@@ -106,10 +129,13 @@ export async function replayCommand(
 }
 
 export function registerReplay(program: Command): void {
-  program.command('replay')
+  program
+    .command('replay')
     .argument('<run>', 'run id (under --runs-dir) or path to the run directory')
-    .description('Recompute every iteration\'s trajectory metrics from the event log and check them against the ' +
-      'recorded ones; export trajectories; build an SFT dataset')
+    .description(
+      "Recompute every iteration's trajectory metrics from the event log and check them against the " +
+        'recorded ones; export trajectories; build an SFT dataset',
+    )
     .option('--source <source>', 'files (Avro files under the run) or kafka', 'files')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--from-iteration <a>', 'first iteration to replay')
@@ -120,8 +146,12 @@ export function registerReplay(program: Command): void {
     .option('--split <split>', 'trajectories exported: train, val or all', 'all')
     .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the local broker)')
     .option('--topic <topic>', 'Kafka topic (default: starpo.events)')
-    .option('--allow-partial', 'when the event log is damaged, replay the events before the damage (with a warning) ' +
-      'instead of failing')
+    .option(
+      '--allow-partial',
+      'when the event log is damaged, replay the events before the damage (with a warning) ' + 'instead of failing',
+    )
     .option('--json', 'JSON lines instead of a table')
-    .action(async (run: string, flags: ReplayFlags) => { process.exitCode = await replayCommand(run, flags); });
+    .action(async (run: string, flags: ReplayFlags) => {
+      process.exitCode = await replayCommand(run, flags);
+    });
 }

@@ -26,7 +26,8 @@ type SourceFlags = Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic' 
 
 export function sourceFor(runs: readonly string[], flags: SourceFlags): ReportSource {
   const kafka = {
-    ...(flags.brokers && { brokers: flags.brokers.split(',') }), ...(flags.topic && { topic: flags.topic }),
+    ...(flags.brokers && { brokers: flags.brokers.split(',') }),
+    ...(flags.topic && { topic: flags.topic }),
   };
   const { runsDir, allowPartial } = flags;
   return openSource(runs, { kind: sourceKind(flags.source), runsDir, kafka, allowPartial });
@@ -52,7 +53,10 @@ async function report(runs: string[], flags: ReportFlags): Promise<void> {
     const out = flags.out ?? defaultOut(source);
     const pngDir = flags.png === true ? out.replace(/\.html?$/i, '') + '-charts' : flags.png || undefined;
     const written = await writeReport({
-      source, out, pngDir, trajectoryIterations: nonNegativeInt('--trajectory-iterations', flags.trajectoryIterations),
+      source,
+      out,
+      pngDir,
+      trajectoryIterations: nonNegativeInt('--trajectory-iterations', flags.trajectoryIterations),
       ...(flags.title && { title: flags.title }),
     });
     const iterations = written.model.runs.map((r) => `${r.runId}: ${r.lastIteration} iteration(s)`).join(', ');
@@ -64,9 +68,11 @@ async function report(runs: string[], flags: ReportFlags): Promise<void> {
 }
 
 export function registerReport(program: Command): void {
-  program.command('report')
-    .description('Write one self-contained HTML report (charts, Echo-Trap warnings, trajectories) '
-      + 'from runs\' event logs')
+  program
+    .command('report')
+    .description(
+      'Write one self-contained HTML report (charts, Echo-Trap warnings, trajectories) ' + "from runs' event logs",
+    )
     .argument('<runs...>', 'run directories (runs/<id>) or run ids under --runs-dir; several runs share the axes')
     .option('--runs-dir <dir>', 'where run ids are looked up', 'runs')
     .option('--out <file>', 'HTML file (default: runs/<id>/report.html for one run, else ./report-<ids>.html)')
@@ -76,7 +82,9 @@ export function registerReport(program: Command): void {
     .option('--topic <name>', 'Kafka topic (default: starpo.events)')
     .option('--trajectory-iterations <n>', 'iterations whose trajectories the file keeps, evenly spread', '12')
     .option('--title <text>', 'page title')
-    .option('--allow-partial', 'when an event log is damaged, report the events before the damage (with a warning) ' +
-      'instead of failing')
+    .option(
+      '--allow-partial',
+      'when an event log is damaged, report the events before the damage (with a warning) ' + 'instead of failing',
+    )
     .action(report);
 }

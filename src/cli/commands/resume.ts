@@ -23,12 +23,18 @@ const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixe
 function progressLine(r: IterationReport): string {
   const m = r.metrics;
   const warning = r.warning ? ` | echo trap: ${r.warning}` : '';
-  return `iteration ${r.iteration}/${r.iterations}: success ${fmt(m[SUCCESS_RATE])} val ${fmt(m[VAL_SUCCESS_RATE])} ` +
-    `in-group std ${fmt(m[IN_GROUP_STD_ALL])} entropy ${fmt(m[ENTROPY_MEAN])}${warning}`;
+  return (
+    `iteration ${r.iteration}/${r.iterations}: success ${fmt(m[SUCCESS_RATE])} val ${fmt(m[VAL_SUCCESS_RATE])} ` +
+    `in-group std ${fmt(m[IN_GROUP_STD_ALL])} entropy ${fmt(m[ENTROPY_MEAN])}${warning}`
+  );
 }
 
-export async function resumeCommand(run: string, flags: ResumeFlags, say: (line: string) => void = console.log,
-  loadDurable: () => Promise<ResumeDurable> = loadResumeDurable): Promise<void> {
+export async function resumeCommand(
+  run: string,
+  flags: ResumeFlags,
+  say: (line: string) => void = console.log,
+  loadDurable: () => Promise<ResumeDurable> = loadResumeDurable,
+): Promise<void> {
   const k = iterationFlag('--from-iteration', flags.fromIteration);
   if (k === undefined) {
     throw new ConfigError('--from-iteration', 'required: the checkpoint iteration the new lineage starts from');
@@ -49,22 +55,30 @@ export async function resumeCommand(run: string, flags: ResumeFlags, say: (line:
   process.once('SIGINT', onSigint);
   try {
     const out = await trainEmbedded({
-      root: loc.root, runId: loc.runId, fork: { fromIteration: k }, signal: controller.signal,
+      root: loc.root,
+      runId: loc.runId,
+      fork: { fromIteration: k },
+      signal: controller.signal,
       onIteration: (r) => say(progressLine(r)),
     });
-    say(`run ${loc.runId}: lineage ${out.lineageId} continued from iteration ${k} to ${out.lastIteration} ` +
-      `(environment spec ${envSpecId(runEnvConfig(out.config))}); ` +
-      `replay now reads iterations ≤ ${k} from the old lineage and later ones from ${out.lineageId}`);
+    say(
+      `run ${loc.runId}: lineage ${out.lineageId} continued from iteration ${k} to ${out.lastIteration} ` +
+        `(environment spec ${envSpecId(runEnvConfig(out.config))}); ` +
+        `replay now reads iterations ≤ ${k} from the old lineage and later ones from ${out.lineageId}`,
+    );
   } finally {
     process.off('SIGINT', onSigint);
   }
 }
 
 export function registerResume(program: Command): void {
-  program.command('resume')
+  program
+    .command('resume')
     .argument('<run>', 'run id (under --runs-dir) or path to the run directory')
-    .description('Start a new lineage from checkpoint k of the run\'s surviving history; the old lineage\'s ' +
-      'later events stay in the log and replay drops them')
+    .description(
+      "Start a new lineage from checkpoint k of the run's surviving history; the old lineage's " +
+        'later events stay in the log and replay drops them',
+    )
     .option('--from-iteration <k>', 'checkpoint iteration to continue from')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--durable', 'resume a durable (Temporal) run instead of an embedded one')

@@ -16,9 +16,10 @@ export function statusLines(runId: string, s: RunStatus): string[] {
 }
 
 export function registerStatus(program: Command): void {
-  program.command('status')
+  program
+    .command('status')
     .argument('<run>', 'run id of a durable run')
-    .description('Show a durable run\'s progress (from the workflow\'s progress query)')
+    .description("Show a durable run's progress (from the workflow's progress query)")
     .option('--json', 'one JSON object instead of text')
     .option('--address <host:port>', 'Temporal frontend (default: the local dev server)')
     .action(async (runId: string, flags: { json?: boolean; address?: string }) => {

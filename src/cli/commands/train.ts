@@ -64,7 +64,10 @@ function checkCombinations(flags: TrainFlags): void {
     throw new ConfigError('--init-from', 'starts a new embedded run; it cannot be combined with --resume or --durable');
   }
   if (flags.restart && (resume || flags.durable)) {
-    throw new ConfigError('--restart', 'starts a new embedded run over; it cannot be combined with --resume or --durable');
+    throw new ConfigError(
+      '--restart',
+      'starts a new embedded run over; it cannot be combined with --resume or --durable',
+    );
   }
   if (flags.dryRun && flags.durable) throw new ConfigError('--dry-run', 'checks embedded runs; drop --durable');
   if (flags.durable && resume) {
@@ -96,19 +99,30 @@ function terminalFor(dir: string, verbose: boolean): Screen {
   const logFile = join(dir, 'train.log');
   const show = verbose ? (line: string) => bar.note(forTerminal(line).trimEnd()) : undefined;
   const restore = logToFile(logFile, show);
-  return { bar, logFile, end: () => { bar.stop(); restore(); } };
+  return {
+    bar,
+    logFile,
+    end: () => {
+      bar.stop();
+      restore();
+    },
+  };
 }
 
 async function train(flags: TrainFlags): Promise<void> {
   checkCombinations(flags);
   const overrides = [
-    ...modelOverride(flags.model), ...(flags.agent === undefined ? [] : [`agent=${flags.agent}`]), ...flags.set,
+    ...modelOverride(flags.model),
+    ...(flags.agent === undefined ? [] : [`agent=${flags.agent}`]),
+    ...flags.set,
     ...(flags.env ? [`env=${flags.env}`] : []),
     ...(flags.iterations ? [`iterations=${flags.iterations}`] : []),
   ];
   const resume = flags.resume !== undefined;
   const { root, runId } = runOf(flags);
-  const config = resume ? undefined : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
+  const config = resume
+    ? undefined
+    : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
   if (flags.durable) {
     describe(config!, { run: await resolveRunModel(config!) }, flags, false);
     await (await import('../../durable/train.ts')).trainDurable(config!, { runId });
@@ -119,7 +133,9 @@ async function train(flags: TrainFlags): Promise<void> {
   const dir = join(root, runId);
   describe(prepared.c, prepared, flags, resume);
   if (flags.dryRun) {
-    console.log(`dry run: run ${runId} in ${dir} would ${resume ? 'resume' : 'start'}; every check passed, nothing was written`);
+    console.log(
+      `dry run: run ${runId} in ${dir} would ${resume ? 'resume' : 'start'}; every check passed, nothing was written`,
+    );
     return;
   }
   const screen = terminalFor(dir, Boolean(flags.verbose));
@@ -128,37 +144,63 @@ async function train(flags: TrainFlags): Promise<void> {
   if (warmStart > 0 && !flags.verbose) screen.bar?.note(`supervised warm-start: ${warmStart} steps before iteration 1`);
   const controller = new AbortController();
   // Ctrl-C finishes the current iteration and its checkpoint, then stops; a second Ctrl-C exits at once.
-  process.once('SIGINT', () => { controller.abort(); process.once('SIGINT', () => process.exit(130)); });
-  const out = await trainEmbedded({ ...start, onIteration: screen.bar?.update, signal: controller.signal }, prepared)
-    .finally(screen.end);
+  process.once('SIGINT', () => {
+    controller.abort();
+    process.once('SIGINT', () => process.exit(130));
+  });
+  const out = await trainEmbedded(
+    { ...start, onIteration: screen.bar?.update, signal: controller.signal },
+    prepared,
+  ).finally(screen.end);
   const { iterations } = out.config;
   const where = `lineage ${out.lineageId}, environment spec ${envSpecId(runEnvConfig(out.config))}`;
   if (out.lastIteration < iterations) {
-    console.log(`run ${runId}: stopped after iteration ${out.lastIteration} of ${iterations} (${where}; checkpointed); ` +
-      `continue with: starpo train --resume ${dir}`);
-  } else console.log(`run ${runId}: finished iteration ${out.lastIteration} (${where}); events and checkpoints in ${dir}/`);
+    console.log(
+      `run ${runId}: stopped after iteration ${out.lastIteration} of ${iterations} (${where}; checkpointed); ` +
+        `continue with: starpo train --resume ${dir}`,
+    );
+  } else
+    console.log(`run ${runId}: finished iteration ${out.lastIteration} (${where}); events and checkpoints in ${dir}/`);
 }
 
 export function registerTrain(program: Command): void {
-  program.command('train')
+  program
+    .command('train')
     .description('Train an agent with the embedded driver (no services): events and checkpoints under runs/<run-id>/')
     .option('--preset <name>', `algorithm preset: ${PRESET_NAMES.join(', ')}`, 'starpo-s')
     .option('--env <name>', 'environment preset (e.g. bandit, sokoban, frozenlake, countdown)')
     .option('--config <file>', 'JSON config file applied over the preset')
     .option('--iterations <n>', 'training iterations')
-    .option('--set <key=value>', 'override any config field (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+    .option(
+      '--set <key=value>',
+      'override any config field (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--run-id <id>', 'run id (default: a timestamp)')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--resume <run-dir>', 'continue runs/<run-id> from its last checkpoint')
-    .option('--init-from <run-dir[@iteration]>', "new run whose actor starts from another run's checkpoint (e.g. a starpo sft run) instead of its own warm-start")
-    .option('--restart', 'start a new run under --run-id over one that stopped before its first checkpoint (its warm-start)')
+    .option(
+      '--init-from <run-dir[@iteration]>',
+      "new run whose actor starts from another run's checkpoint (e.g. a starpo sft run) instead of its own warm-start",
+    )
+    .option(
+      '--restart',
+      'start a new run under --run-id over one that stopped before its first checkpoint (its warm-start)',
+    )
     .option('--dry-run', 'check everything (config, run id, model, memory) and say what would run; write nothing')
     .option('--print-config', 'print the whole resolved config as JSON (it is saved as <run>/config.json)')
     .option('--verbose', 'on a terminal, show the logs above the progress bar too (they go to <run>/train.log)')
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
-    .option('--model <dir>', 'Hugging Face model directory to train (its tokenizer, chat template and weights); default: ' +
-      'a tiny model from scratch')
-    .option('--agent <command>', 'train an external agent program: run once per episode against an OpenAI-compatible gateway (README ' +
-      '"Train an existing agent")')
+    .option(
+      '--model <dir>',
+      'Hugging Face model directory to train (its tokenizer, chat template and weights); default: ' +
+        'a tiny model from scratch',
+    )
+    .option(
+      '--agent <command>',
+      'train an external agent program: run once per episode against an OpenAI-compatible gateway (README ' +
+        '"Train an existing agent")',
+    )
     .action(train);
 }

@@ -27,11 +27,22 @@ async function worker(flags: WorkerFlags): Promise<void> {
   if (flags.provider !== undefined && flags.provider !== 'cpu') await probeProvider(flags.provider as Provider);
   Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's own chatter; starpo logs through pino
   const running = await startWorkers({
-    role: flags.queue as QueueRole, queues: { rollout: flags.rolloutQueue, update: flags.updateQueue },
-    address: flags.address, namespace: flags.namespace,
+    role: flags.queue as QueueRole,
+    queues: { rollout: flags.rolloutQueue, update: flags.updateQueue },
+    address: flags.address,
+    namespace: flags.namespace,
     resources: createResources({ provider: flags.provider as Provider | undefined }),
   });
-  log.info({ queue: flags.queue, rollout: flags.rolloutQueue, update: flags.updateQueue, provider: flags.provider ?? 'per run', pid: process.pid }, 'worker ready');
+  log.info(
+    {
+      queue: flags.queue,
+      rollout: flags.rolloutQueue,
+      update: flags.updateQueue,
+      provider: flags.provider ?? 'per run',
+      pid: process.pid,
+    },
+    'worker ready',
+  );
   const stop = () => {
     log.info('worker shutting down after its running activities');
     void running.shutdown();
@@ -47,14 +58,18 @@ async function worker(flags: WorkerFlags): Promise<void> {
 }
 
 export function registerWorker(program: Command): void {
-  program.command('worker')
+  program
+    .command('worker')
     .description('Run a durable-driver worker: rollout (CPU, scale out), update (GPU; also runs the workflows) or all')
     .requiredOption('--queue <role>', `which task queues to poll: ${QUEUE_ROLES.join(', ')}`)
     .option('--rollout-queue <name>', 'name of the rollout task queue', 'rollout')
     .option('--update-queue <name>', 'name of the update task queue (the workflows run there too)', 'update')
     .option('--address <host:port>', 'Temporal frontend (default: the local dev server)')
     .option('--namespace <name>', 'Temporal namespace', 'default')
-    .option('--provider <name>', `execution provider of this worker's engines (${PROVIDERS.join(', ')}), overriding the run's ` +
-      'rolloutProvider / updateProvider for the queues it polls')
+    .option(
+      '--provider <name>',
+      `execution provider of this worker's engines (${PROVIDERS.join(', ')}), overriding the run's ` +
+        'rolloutProvider / updateProvider for the queues it polls',
+    )
     .action(worker);
 }

@@ -36,11 +36,16 @@ function gcd(a: bigint, b: bigint): bigint {
 
 export function applyOp(op: string, a: Fraction, b: Fraction): Fraction | null {
   switch (op) {
-    case '+': return fraction(a.num * b.den + b.num * a.den, a.den * b.den);
-    case '-': return fraction(a.num * b.den - b.num * a.den, a.den * b.den);
-    case '*': return fraction(a.num * b.num, a.den * b.den);
-    case '/': return b.num === 0n ? null : fraction(a.num * b.den, a.den * b.num);
-    default: return null;
+    case '+':
+      return fraction(a.num * b.den + b.num * a.den, a.den * b.den);
+    case '-':
+      return fraction(a.num * b.den - b.num * a.den, a.den * b.den);
+    case '*':
+      return fraction(a.num * b.num, a.den * b.den);
+    case '/':
+      return b.num === 0n ? null : fraction(a.num * b.den, a.den * b.num);
+    default:
+      return null;
   }
 }
 

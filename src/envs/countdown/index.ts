@@ -104,8 +104,15 @@ export class CountdownEnv implements Env {
 /** Registry entry. Defaults: 3–4 numbers in [1, 99], target in [1, 100] (TinyZero-like instances). */
 export const COUNTDOWN: EnvDefinition<CountdownConfig> = {
   defaults: {
-    type: 'countdown', minNumbers: 3, maxNumbers: 4, maxNumber: 99, minTarget: 1, maxTarget: 100,
-    maxTurns: 1, maxActionsPerTurn: 1, maxActionsPerTrajectory: 1,
+    type: 'countdown',
+    minNumbers: 3,
+    maxNumbers: 4,
+    maxNumber: 99,
+    minTarget: 1,
+    maxTarget: 100,
+    maxTurns: 1,
+    maxActionsPerTurn: 1,
+    maxActionsPerTrajectory: 1,
   },
   validate(c) {
     checkBudget(c);

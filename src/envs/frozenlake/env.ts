@@ -28,8 +28,12 @@ const INSTRUCTION = 'You are walking on a frozen lake. Reach the goal without fa
 const SLIPPERY = ' The ice is slippery: you may move in a direction you did not intend.';
 
 const LEGEND: Array<[string, string]> = [
-  ['P', 'player'], ['_', 'frozen tile'], ['O', 'hole'], ['G', 'goal'],
-  ['X', 'player in a hole'], ['√', 'player on the goal'],
+  ['P', 'player'],
+  ['_', 'frozen tile'],
+  ['O', 'hole'],
+  ['G', 'goal'],
+  ['X', 'player in a hole'],
+  ['√', 'player on the goal'],
 ];
 
 // Layout and slips draw from separate streams of the seed, so the map never depends on the moves.
@@ -73,7 +77,9 @@ export class FrozenLakeEnv implements Env {
 
   describe(): TaskDescription {
     const { observation, size } = this.config;
-    const instruction = INSTRUCTION + (slipOf(this.config) > 0 ? SLIPPERY : '') +
+    const instruction =
+      INSTRUCTION +
+      (slipOf(this.config) > 0 ? SLIPPERY : '') +
       coordinateHint(observation, size, size, 'the start, the goal, the player and the holes');
     return { env: this.type, instruction, legend: LEGEND, actions: LAKE_ACTIONS, actionHint: 'Left' };
   }
@@ -111,12 +117,22 @@ export class FrozenLakeEnv implements Env {
       reward: this.reached ? 1 : 0,
       done: this.ended,
       success: this.reached,
-      info: { valid: true, effective, moved: LAKE_ACTIONS[direction] as string, slipped: slip !== 0, steps: this.steps },
+      info: {
+        valid: true,
+        effective,
+        moved: LAKE_ACTIONS[direction] as string,
+        slipped: slip !== 0,
+        steps: this.steps,
+      },
     };
   }
 
   render(): string {
-    return formatObservation(this.config.observation, () => this.rows().join('\n'), () => this.coordinates());
+    return formatObservation(
+      this.config.observation,
+      () => this.rows().join('\n'),
+      () => this.coordinates(),
+    );
   }
 
   /** RAGEN-2's entity lists; the start stays listed after the player leaves it. */
@@ -126,8 +142,12 @@ export class FrozenLakeEnv implements Env {
     const where = at === map.goal ? 'goal' : map.holes[at] === 1 ? 'hole' : 'ice';
     const holes = Array.from(map.holes.keys()).filter((i) => map.holes[i] === 1);
     return coordinateText(map.size, map.size, [
-      ['Start', [map.start]], ['Goal', [map.goal]], ['Player', where === 'ice' ? [at] : []],
-      ['Player on goal', where === 'goal' ? [at] : []], ['Player in hole', where === 'hole' ? [at] : []], ['Holes', holes],
+      ['Start', [map.start]],
+      ['Goal', [map.goal]],
+      ['Player', where === 'ice' ? [at] : []],
+      ['Player on goal', where === 'goal' ? [at] : []],
+      ['Player in hole', where === 'hole' ? [at] : []],
+      ['Holes', holes],
     ]);
   }
 

@@ -32,8 +32,16 @@ function turnPlan(map: LakeMap, c: FrozenLakeConfig): TurnPlan | null {
 /** Registry entry. Defaults = the paper's FrozenLake: 4×4, p = 0.8, slippery (2/3), 5 turns × 5 actions, 10 actions. */
 export const FROZENLAKE: EnvDefinition<FrozenLakeConfig> = {
   defaults: {
-    type: 'frozenlake', size: 4, pFrozen: 0.8, slippery: true, slipProbability: 2 / 3, observation: 'grid', maxSteps: 100,
-    maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerTrajectory: 10,
+    type: 'frozenlake',
+    size: 4,
+    pFrozen: 0.8,
+    slippery: true,
+    slipProbability: 2 / 3,
+    observation: 'grid',
+    maxSteps: 100,
+    maxTurns: 5,
+    maxActionsPerTurn: 5,
+    maxActionsPerTrajectory: 10,
   },
   validate(c) {
     checkBudget(c);

@@ -28,7 +28,12 @@ export function planLakeTurns(map: LakeMap, turns: number, actions: number, perT
   const n = map.holes.length;
   const size = (turns + 1) * (actions + 1) * n;
   const plan: TurnPlan = {
-    turns, actions, perTurn, value: new Float64Array(size), sequence: new Int32Array(size), length: new Uint8Array(size),
+    turns,
+    actions,
+    perTurn,
+    value: new Float64Array(size),
+    sequence: new Int32Array(size),
+    length: new Uint8Array(size),
   };
   const maxLength = Math.min(perTurn, actions, 15); // 15: base-4 digits that fit an Int32
   // The outcome distribution of a sequence does not depend on the turns left: enumerate each

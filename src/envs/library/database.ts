@@ -41,13 +41,61 @@ export interface LibrarySizes {
   authors: number;
 }
 
-const FIRST = ['Ann', 'Ben', 'Cara', 'Dev', 'Eli', 'Fay', 'Gus', 'Hana', 'Ivo', 'June', 'Kai', 'Lena', 'Milo', 'Nora',
-  'Otto', 'Pia'];
+const FIRST = [
+  'Ann',
+  'Ben',
+  'Cara',
+  'Dev',
+  'Eli',
+  'Fay',
+  'Gus',
+  'Hana',
+  'Ivo',
+  'June',
+  'Kai',
+  'Lena',
+  'Milo',
+  'Nora',
+  'Otto',
+  'Pia',
+];
 const LAST = ['Lee', 'Moss', 'Reyes', 'Kim', 'Okafor', 'Berg', 'Costa', 'Novak', 'Shah', 'Ito', 'Frey', 'Dunn'];
-const ADJECTIVES = ['Silent', 'Golden', 'Hidden', 'Last', 'Broken', 'Distant', 'Frozen', 'Crimson', 'Quiet', 'Wild',
-  'Hollow', 'Bright', 'Lost', 'Iron', 'Paper', 'Salt'];
-const NOUNS = ['River', 'Garden', 'Tower', 'Harbor', 'Map', 'Lantern', 'Forest', 'Clock', 'Bridge', 'Orchard', 'Letter',
-  'Island', 'Engine', 'Mirror', 'Valley', 'Crown'];
+const ADJECTIVES = [
+  'Silent',
+  'Golden',
+  'Hidden',
+  'Last',
+  'Broken',
+  'Distant',
+  'Frozen',
+  'Crimson',
+  'Quiet',
+  'Wild',
+  'Hollow',
+  'Bright',
+  'Lost',
+  'Iron',
+  'Paper',
+  'Salt',
+];
+const NOUNS = [
+  'River',
+  'Garden',
+  'Tower',
+  'Harbor',
+  'Map',
+  'Lantern',
+  'Forest',
+  'Clock',
+  'Bridge',
+  'Orchard',
+  'Letter',
+  'Island',
+  'Engine',
+  'Mirror',
+  'Valley',
+  'Crown',
+];
 export const LOAN_DAYS = 14;
 
 /** `count` distinct full names, drawn without replacement from the first × last name grid. */
@@ -62,8 +110,11 @@ export function generateLibrary(prng: Prng, sizes: LibrarySizes): LibraryDb {
   const titles = prng.shuffled(ADJECTIVES.flatMap((a) => NOUNS.map((n) => `The ${a} ${n}`))).slice(0, sizes.books);
   const years = prng.shuffled(Array.from({ length: 120 }, (_, i) => 1900 + i)).slice(0, sizes.books);
   const books = titles.map((title, i): Book => ({
-    id: `B${String(i + 1).padStart(2, '0')}`, title, author: authors[i % authors.length] as string,
-    year: years[i] as number, copies: prng.range(1, 3),
+    id: `B${String(i + 1).padStart(2, '0')}`,
+    title,
+    author: authors[i % authors.length] as string,
+    year: years[i] as number,
+    copies: prng.range(1, 3),
   }));
   const users = names(prng, sizes.users).map((name, i): User => ({ id: `U${i + 1}`, name }));
   const loans: Loan[] = [];

@@ -36,10 +36,12 @@ export function libraryTask(config: LibraryConfig, seed: number): { db: LibraryD
 }
 
 function instruction(): string {
-  return 'You are a library assistant. Answer each question using the library tools. Call a tool by writing '
-    + '<tool_call>{"name": "...", "arguments": {...}}</tool_call>; its result comes back in <tool_response>. '
-    + 'Answer with the number or the title only.\nTools: '
-    + JSON.stringify(LIBRARY_TOOLS);
+  return (
+    'You are a library assistant. Answer each question using the library tools. Call a tool by writing ' +
+    '<tool_call>{"name": "...", "arguments": {...}}</tool_call>; its result comes back in <tool_response>. ' +
+    'Answer with the number or the title only.\nTools: ' +
+    JSON.stringify(LIBRARY_TOOLS)
+  );
 }
 
 export class LibraryEnv implements Env, ToolProvider {
@@ -84,7 +86,10 @@ export class LibraryEnv implements Env, ToolProvider {
     this.answers.push(action);
     if (right) this.correct++;
     return {
-      observation: this.render(), reward: right ? 1 : 0, done: this.done, success: this.success,
+      observation: this.render(),
+      reward: right ? 1 : 0,
+      done: this.done,
+      success: this.success,
       info: { valid: true, effective: true, correct: right },
     };
   }
@@ -105,8 +110,12 @@ export class LibraryEnv implements Env, ToolProvider {
     this.database();
     const q = this.current();
     return {
-      kind: 'library', question: this.answers.length, questions: this.questions.map((x) => x.question),
-      answer: q ? q.answer : null, expectedCalls: (q ? q.expectedCalls : []) as unknown as Json, answers: this.answers,
+      kind: 'library',
+      question: this.answers.length,
+      questions: this.questions.map((x) => x.question),
+      answer: q ? q.answer : null,
+      expectedCalls: (q ? q.expectedCalls : []) as unknown as Json,
+      answers: this.answers,
     };
   }
 
@@ -131,8 +140,14 @@ export class LibraryEnv implements Env, ToolProvider {
 
 export const LIBRARY: EnvDefinition<LibraryConfig> = {
   defaults: {
-    type: 'library', questions: 3, users: 8, books: 18, authors: 6,
-    maxTurns: 3, maxActionsPerTurn: 1, maxActionsPerTrajectory: 3,
+    type: 'library',
+    questions: 3,
+    users: 8,
+    books: 18,
+    authors: 6,
+    maxTurns: 3,
+    maxActionsPerTurn: 1,
+    maxActionsPerTrajectory: 3,
   },
   validate(c) {
     checkBudget(c);
@@ -147,8 +162,14 @@ export const LIBRARY: EnvDefinition<LibraryConfig> = {
   oracle: (c, seed) => ({ success: 1, detail: { answers: libraryTask(c, seed).questions.map((q) => q.answer) } }),
   expert: (_c, snapshot) => (snapshot.answer === null ? [] : [String(snapshot.answer)]),
   expertCalls: (_c, snapshot) =>
-    (snapshot.expectedCalls as unknown as ExpectedCall[]).map((e) => ({ kind: 'function', name: e.name, arguments: e.arguments })),
+    (snapshot.expectedCalls as unknown as ExpectedCall[]).map((e) => ({
+      kind: 'function',
+      name: e.name,
+      arguments: e.arguments,
+    })),
   /** The questions the episode asks (its budget may cut them short), their calls in order. */
   expectedCalls: (c, seed) =>
-    libraryTask(c, seed).questions.slice(0, Math.min(c.maxTurns, c.maxActionsPerTrajectory)).flatMap((q) => q.expectedCalls),
+    libraryTask(c, seed)
+      .questions.slice(0, Math.min(c.maxTurns, c.maxActionsPerTrajectory))
+      .flatMap((q) => q.expectedCalls),
 };

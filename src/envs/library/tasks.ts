@@ -32,7 +32,8 @@ export function libraryQuestions(db: LibraryDb, prng: Prng, count: number): Libr
     {
       question: `What late fee, in cents, does ${user.name} owe if all the books are returned today (day ${db.today})?`,
       expectedCalls: loans.map((l) => ({
-        name: 'compute_late_fee', arguments: { due_day: l.dueDay, return_day: db.today },
+        name: 'compute_late_fee',
+        arguments: { due_day: l.dueDay, return_day: db.today },
       })),
       answer: String(loans.reduce((sum, l) => sum + lateFeeCents(db, l.dueDay, db.today), 0)),
     },
@@ -59,6 +60,11 @@ export function normalizeAnswer(text: string): string {
   const boxed = /^\\boxed\{([\s\S]*)\}$/.exec(t);
   if (boxed) t = (boxed[1] as string).trim();
   // A period may sit inside or outside the quotes: strip it on both sides of the quote removal.
-  t = t.replace(/\.$/, '').replace(/^["'“”]+|["'“”]+$/g, '').replace(/\.$/, '').replace(/\s+/g, ' ').trim();
+  t = t
+    .replace(/\.$/, '')
+    .replace(/^["'“”]+|["'“”]+$/g, '')
+    .replace(/\.$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return t.toLowerCase();
 }

@@ -14,25 +14,31 @@ const int = (description: string) => ({ type: 'integer' as const, description })
 
 export const LIBRARY_TOOLS: ToolSchema[] = [
   {
-    name: 'find_user', description: 'Find a library user by full name.',
+    name: 'find_user',
+    description: 'Find a library user by full name.',
     parameters: { type: 'object', properties: { name: str('Full name, e.g. "Ann Lee"') }, required: ['name'] },
   },
   {
-    name: 'get_borrowed_books', description: "List a user's borrowed books with their due days.",
+    name: 'get_borrowed_books',
+    description: "List a user's borrowed books with their due days.",
     parameters: { type: 'object', properties: { user_id: str('User id, e.g. "U3"') }, required: ['user_id'] },
   },
   {
-    name: 'search_books', description: 'List the books by an author, with publication years.',
+    name: 'search_books',
+    description: 'List the books by an author, with publication years.',
     parameters: { type: 'object', properties: { author: str('Full author name') }, required: ['author'] },
   },
   {
-    name: 'get_book', description: 'Details of one book: title, author, year, copies.',
+    name: 'get_book',
+    description: 'Details of one book: title, author, year, copies.',
     parameters: { type: 'object', properties: { book_id: str('Book id, e.g. "B07"') }, required: ['book_id'] },
   },
   {
-    name: 'compute_late_fee', description: 'Late fee in cents for a book due on due_day and returned on return_day.',
+    name: 'compute_late_fee',
+    description: 'Late fee in cents for a book due on due_day and returned on return_day.',
     parameters: {
-      type: 'object', properties: { due_day: int('Due day number'), return_day: int('Return day number') },
+      type: 'object',
+      properties: { due_day: int('Due day number'), return_day: int('Return day number') },
       required: ['due_day', 'return_day'],
     },
   },
@@ -48,8 +54,12 @@ export function checkArguments(schema: ToolSchema, args: Args): string | null {
   for (const [key, value] of Object.entries(args)) {
     const spec = properties[key];
     if (!spec) return `unexpected argument "${key}"`;
-    const fits = spec.type === 'integer' ? Number.isInteger(value)
-      : spec.type === 'number' ? typeof value === 'number' : typeof value === spec.type;
+    const fits =
+      spec.type === 'integer'
+        ? Number.isInteger(value)
+        : spec.type === 'number'
+          ? typeof value === 'number'
+          : typeof value === spec.type;
     if (!fits) return `argument "${key}" must be ${spec.type === 'integer' ? 'an integer' : `a ${spec.type}`}`;
   }
   return null;
@@ -62,9 +72,13 @@ const HANDLERS: Record<string, (db: LibraryDb, args: Args) => ToolResult> = {
   },
   get_borrowed_books(db, { user_id }) {
     if (!db.users.some((u) => u.id === user_id)) return fail(`no user with id "${String(user_id)}"`, 'not-found');
-    return ok(loansOf(db, String(user_id)).map((l) => ({
-      book_id: l.bookId, title: bookById(db, l.bookId)?.title ?? '', due_day: l.dueDay,
-    })));
+    return ok(
+      loansOf(db, String(user_id)).map((l) => ({
+        book_id: l.bookId,
+        title: bookById(db, l.bookId)?.title ?? '',
+        due_day: l.dueDay,
+      })),
+    );
   },
   search_books(db, { author }) {
     const wanted = String(author).trim().toLowerCase();
@@ -73,7 +87,8 @@ const HANDLERS: Record<string, (db: LibraryDb, args: Args) => ToolResult> = {
   },
   get_book(db, { book_id }) {
     const b = bookById(db, String(book_id));
-    return b ? ok({ book_id: b.id, title: b.title, author: b.author, year: b.year, copies: b.copies })
+    return b
+      ? ok({ book_id: b.id, title: b.title, author: b.author, year: b.year, copies: b.copies })
       : fail(`no book with id "${String(book_id)}"`, 'not-found');
   },
   compute_late_fee(db, { due_day, return_day }) {

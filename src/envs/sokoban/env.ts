@@ -5,7 +5,13 @@ import { Prng } from '../prng.ts';
 import type { Env, EnvConfigBase, EnvSnapshot, StepResult, TaskDescription } from '../types.ts';
 import { generateLevel, type SokobanGenerator } from './generate.ts';
 import {
-  TARGET, VOCABULARIES, WALL, legendOf, renderRows, type SokobanLevel, type SokobanSymbols,
+  TARGET,
+  VOCABULARIES,
+  WALL,
+  legendOf,
+  renderRows,
+  type SokobanLevel,
+  type SokobanSymbols,
   type SokobanVocabulary,
 } from './level.ts';
 import { MOVES } from './solver.ts';
@@ -72,7 +78,8 @@ export class SokobanEnv implements Env {
 
   describe(): TaskDescription {
     const { observation, height, width } = this.config;
-    const instruction = INSTRUCTION + coordinateHint(observation, height, width, 'the walls, targets, boxes and the player');
+    const instruction =
+      INSTRUCTION + coordinateHint(observation, height, width, 'the walls, targets, boxes and the player');
     return { env: this.type, instruction, legend: legendOf(this.symbols), actions: MOVES, actionHint: 'Up' };
   }
 
@@ -148,9 +155,12 @@ export class SokobanEnv implements Env {
     const box = (onTarget: boolean) => cells.filter((i) => this.boxAt[i] && (level.cells[i] === TARGET) === onTarget);
     const onTarget = level.cells[this.player] === TARGET;
     return coordinateText(level.height, level.width, [
-      ['Walls', cells.filter((i) => level.cells[i] === WALL)], ['Targets', cells.filter((i) => level.cells[i] === TARGET)],
-      ['Boxes', box(false)], ['Boxes on target', box(true)],
-      ['Player', onTarget ? [] : [this.player]], ['Player on target', onTarget ? [this.player] : []],
+      ['Walls', cells.filter((i) => level.cells[i] === WALL)],
+      ['Targets', cells.filter((i) => level.cells[i] === TARGET)],
+      ['Boxes', box(false)],
+      ['Boxes on target', box(true)],
+      ['Player', onTarget ? [] : [this.player]],
+      ['Player on target', onTarget ? [this.player] : []],
     ]);
   }
 

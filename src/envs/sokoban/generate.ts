@@ -48,7 +48,12 @@ const MASKS = [
   [0, 0, 0, 1, 1, 0, 1, 1, 0],
   [0, 0, 0, 0, 1, 1, 0, 1, 0],
 ];
-const WALK_DIRECTIONS: ReadonlyArray<readonly [number, number]> = [[1, 0], [0, 1], [-1, 0], [0, -1]];
+const WALK_DIRECTIONS: ReadonlyArray<readonly [number, number]> = [
+  [1, 0],
+  [0, 1],
+  [-1, 0],
+  [0, -1],
+];
 
 export function generateLevel(rng: Prng, options: GenerateOptions): SokobanLevel {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -62,7 +67,9 @@ export function generateLevel(rng: Prng, options: GenerateOptions): SokobanLevel
     if (options.generator === 'gym-sokoban') return generated;
     return { ...generated, player: walkPlayer(rng, generated, boxDisplacement(generated, placed.targets)) };
   }
-  throw new StarpoError(`sokoban: no level with moved boxes after ${MAX_ATTEMPTS} attempts`, { details: { ...options } });
+  throw new StarpoError(`sokoban: no level with moved boxes after ${MAX_ATTEMPTS} attempts`, {
+    details: { ...options },
+  });
 }
 
 function carveRoom(rng: Prng, o: GenerateOptions): Uint8Array {
@@ -86,7 +93,11 @@ function carveRoom(rng: Prng, o: GenerateOptions): Uint8Array {
   return cells;
 }
 
-function placeTargetsAndPlayer(rng: Prng, cells: Uint8Array, boxes: number): { player: number; targets: number[] } | null {
+function placeTargetsAndPlayer(
+  rng: Prng,
+  cells: Uint8Array,
+  boxes: number,
+): { player: number; targets: number[] } | null {
   const free: number[] = [];
   for (let i = 0; i < cells.length; i++) if (cells[i] === FLOOR) free.push(i);
   if (free.length <= boxes + 1) return null; // gym-sokoban: "not enough free spots"
@@ -110,7 +121,12 @@ function placeTargetsAndPlayer(rng: Prng, cells: Uint8Array, boxes: number): { p
  * its comments intend (identical for one box).
  */
 function reversePlay(
-  cells: Uint8Array, width: number, targets: number[], player: number, searchDepth: number, moves: 4 | 8,
+  cells: Uint8Array,
+  width: number,
+  targets: number[],
+  player: number,
+  searchDepth: number,
+  moves: 4 | 8,
 ): Omit<SokobanLevel, 'height'> | null {
   const n = targets.length;
   const boxes = targets.slice();

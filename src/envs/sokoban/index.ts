@@ -15,8 +15,18 @@ export { SokobanEnv, sokobanLevel, type SokobanConfig } from './env.ts';
  */
 export const SOKOBAN: EnvDefinition<SokobanConfig> = {
   defaults: {
-    type: 'sokoban', width: 6, height: 6, boxes: 1, searchDepth: 300, generator: 'ragen', maxSteps: 100, vocabulary: 'standard', observation: 'grid',
-    maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerTrajectory: 10,
+    type: 'sokoban',
+    width: 6,
+    height: 6,
+    boxes: 1,
+    searchDepth: 300,
+    generator: 'ragen',
+    maxSteps: 100,
+    vocabulary: 'standard',
+    observation: 'grid',
+    maxTurns: 5,
+    maxActionsPerTurn: 5,
+    maxActionsPerTrajectory: 10,
   },
   validate(c) {
     checkBudget(c);
@@ -27,10 +37,14 @@ export const SOKOBAN: EnvDefinition<SokobanConfig> = {
     checkInteger('env.boxes', c.boxes, 1, 5);
     checkInteger('env.searchDepth', c.searchDepth, 2, 100000);
     checkInteger('env.maxSteps', c.maxSteps, 1, 100000);
-    if (!(c.vocabulary in VOCABULARIES)) throw new ConfigError('env.vocabulary', `unknown vocabulary "${c.vocabulary}"`);
+    if (!(c.vocabulary in VOCABULARIES))
+      throw new ConfigError('env.vocabulary', `unknown vocabulary "${c.vocabulary}"`);
     checkObservationFormat('env.observation', c.observation);
     if (!SOKOBAN_GENERATORS.includes(c.generator)) {
-      throw new ConfigError('env.generator', `must be one of ${SOKOBAN_GENERATORS.join(', ')}, got ${String(c.generator)}`);
+      throw new ConfigError(
+        'env.generator',
+        `must be one of ${SOKOBAN_GENERATORS.join(', ')}, got ${String(c.generator)}`,
+      );
     }
   },
   create: (c) => new SokobanEnv(c),

@@ -85,7 +85,8 @@ export function parseLevel(rows: readonly string[], symbols: SokobanSymbols = VO
   let player = -1;
   for (let r = 0; r < height; r++) {
     const row = grid[r] ?? [];
-    if (row.length !== width) throw new StarpoError(`sokoban level: row ${r} has ${row.length} cells, expected ${width}`);
+    if (row.length !== width)
+      throw new StarpoError(`sokoban level: row ${r} has ${row.length} cells, expected ${width}`);
     for (let c = 0; c < width; c++) {
       const ch = row[c];
       const i = r * width + c;

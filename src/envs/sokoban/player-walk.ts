@@ -34,7 +34,8 @@ export function walkPlayer(rng: Prng, level: SokobanLevel, displacement: number)
   const visited = [level.player];
   let player = level.player;
   for (let steps = 0; steps < MAX_STEPS;) {
-    const options = deltas.map((d) => player + d)
+    const options = deltas
+      .map((d) => player + d)
       .filter((next) => level.cells[next] !== WALL && !boxAt.has(next) && !visited.includes(next));
     if (options.length === 0) break;
     player = rng.pick(options);

@@ -78,7 +78,8 @@ export function solveSokoban(level: SokobanLevel, options: SolveOptions = {}): M
 
 function unwind(index: number, parents: number[], moves: number[]): Move[] {
   const path: Move[] = [];
-  for (let i = index; (parents[i] as number) >= 0; i = parents[i] as number) path.push(MOVES[moves[i] as number] as Move);
+  for (let i = index; (parents[i] as number) >= 0; i = parents[i] as number)
+    path.push(MOVES[moves[i] as number] as Move);
   return path.reverse();
 }
 
@@ -100,7 +101,11 @@ export function liveCells(level: SokobanLevel): Uint8Array {
   const { width, cells } = level;
   const live = new Uint8Array(cells.length);
   const queue: number[] = [];
-  for (let i = 0; i < cells.length; i++) if (cells[i] === TARGET) { live[i] = 1; queue.push(i); }
+  for (let i = 0; i < cells.length; i++)
+    if (cells[i] === TARGET) {
+      live[i] = 1;
+      queue.push(i);
+    }
   for (let q = 0; q < queue.length; q++) {
     const p = queue[q] as number;
     for (const d of [-width, width, -1, 1]) {

@@ -9,11 +9,20 @@ import { checkBudget, checkInteger, episodeOver } from '../common.ts';
 import { Prng } from '../prng.ts';
 import type { Env, EnvConfigBase, EnvDefinition, EnvSnapshot, StepResult, TaskDescription } from '../types.ts';
 import {
-  TOOLMATH_GENERATORS, TOOLMATH_KINDS, boxedInteger, type ToolmathKind, type ToolmathProblem,
+  TOOLMATH_GENERATORS,
+  TOOLMATH_KINDS,
+  boxedInteger,
+  type ToolmathKind,
+  type ToolmathProblem,
 } from './problems.ts';
 
 export {
-  TOOLMATH_KINDS, boxedInteger, countDigitSum, powMod, type ToolmathKind, type ToolmathProblem,
+  TOOLMATH_KINDS,
+  boxedInteger,
+  countDigitSum,
+  powMod,
+  type ToolmathKind,
+  type ToolmathProblem,
 } from './problems.ts';
 
 export interface ToolmathConfig extends EnvConfigBase {
@@ -72,7 +81,10 @@ export class ToolmathEnv implements Env {
     this.given = boxedInteger(`\\boxed{${action}}`) ?? action;
     const correct = this.given === problem.answer;
     return {
-      observation: this.render(), reward: correct ? 1 : 0, done: true, success: correct,
+      observation: this.render(),
+      reward: correct ? 1 : 0,
+      done: true,
+      success: correct,
       info: { valid: true, effective: true, correct },
     };
   }
@@ -98,8 +110,12 @@ export class ToolmathEnv implements Env {
 
 export const TOOLMATH: EnvDefinition<ToolmathConfig> = {
   defaults: {
-    type: 'toolmath', kinds: [...TOOLMATH_KINDS], scale: 1,
-    maxTurns: 1, maxActionsPerTurn: 1, maxActionsPerTrajectory: 1,
+    type: 'toolmath',
+    kinds: [...TOOLMATH_KINDS],
+    scale: 1,
+    maxTurns: 1,
+    maxActionsPerTurn: 1,
+    maxActionsPerTrajectory: 1,
   },
   validate(c) {
     checkBudget(c);

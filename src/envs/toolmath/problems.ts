@@ -48,11 +48,14 @@ function powerMod(prng: Prng, scale: number): ToolmathProblem {
   const base = BigInt(prng.range(2, 999));
   const exponent = BigInt(prng.range(1000, 10 ** (3 + scale)));
   const modulus = BigInt(prng.range(1000, 10 ** (3 + scale)));
-  const code = `let r = 1n, b = ${base}n % ${modulus}n, e = ${exponent}n; `
-    + `while (e > 0n) { if (e & 1n) r = r * b % ${modulus}n; b = b * b % ${modulus}n; e >>= 1n; } console.log(r)`;
+  const code =
+    `let r = 1n, b = ${base}n % ${modulus}n, e = ${exponent}n; ` +
+    `while (e > 0n) { if (e & 1n) r = r * b % ${modulus}n; b = b * b % ${modulus}n; e >>= 1n; } console.log(r)`;
   return {
-    kind: 'power-mod', text: `Compute ${base}^${exponent} mod ${modulus}.`,
-    answer: String(powMod(base, exponent, modulus)), code,
+    kind: 'power-mod',
+    text: `Compute ${base}^${exponent} mod ${modulus}.`,
+    answer: String(powMod(base, exponent, modulus)),
+    code,
   };
 }
 
@@ -63,7 +66,9 @@ function digitSum(prng: Prng, scale: number): ToolmathProblem {
   const digits = String(BigInt(base) ** BigInt(exponent));
   const answer = Array.from(digits).reduce((s, d) => s + Number(d), 0);
   return {
-    kind: 'digit-sum', text: `Compute the sum of the digits of ${base}^${exponent}.`, answer: String(answer),
+    kind: 'digit-sum',
+    text: `Compute the sum of the digits of ${base}^${exponent}.`,
+    answer: String(answer),
     code: `let s = 0; for (const d of String(${base}n ** ${exponent}n)) s += Number(d); console.log(s)`,
   };
 }
@@ -74,11 +79,13 @@ export function countDigitSum(n: number, target: number): number {
   // ways[k][t]: strings of k digits (leading zeros allowed) with digit sum t.
   const ways: number[][] = [[1, ...new Array<number>(target).fill(0)]];
   for (let k = 1; k <= digits.length; k++) {
-    ways.push(Array.from({ length: target + 1 }, (_, t) => {
-      let sum = 0;
-      for (let d = 0; d <= 9 && d <= t; d++) sum += (ways[k - 1] as number[])[t - d] as number;
-      return sum;
-    }));
+    ways.push(
+      Array.from({ length: target + 1 }, (_, t) => {
+        let sum = 0;
+        for (let d = 0; d <= 9 && d <= t; d++) sum += (ways[k - 1] as number[])[t - d] as number;
+        return sum;
+      }),
+    );
   }
   let count = 0;
   let prefix = 0;
@@ -95,11 +102,14 @@ export function countDigitSum(n: number, target: number): number {
 function countDigitSumProblem(prng: Prng, scale: number): ToolmathProblem {
   const n = prng.range(10 ** (2 + scale), 10 ** (3 + scale));
   const target = prng.range(5, 20);
-  const code = `let c = 0; for (let n = 1; n <= ${n}; n++) { let s = 0; `
-    + `for (let x = n; x > 0; x = Math.floor(x / 10)) s += x % 10; if (s === ${target}) c++; } console.log(c)`;
+  const code =
+    `let c = 0; for (let n = 1; n <= ${n}; n++) { let s = 0; ` +
+    `for (let x = n; x > 0; x = Math.floor(x / 10)) s += x % 10; if (s === ${target}) c++; } console.log(c)`;
   return {
-    kind: 'count-digit-sum', text: `How many integers from 1 to ${n} have digit sum ${target}?`,
-    answer: String(countDigitSum(n, target)), code,
+    kind: 'count-digit-sum',
+    text: `How many integers from 1 to ${n} have digit sum ${target}?`,
+    answer: String(countDigitSum(n, target)),
+    code,
   };
 }
 
@@ -110,7 +120,9 @@ function sumPowers(prng: Prng, scale: number): ToolmathProblem {
   let sum = 0n;
   for (let i = 1n; i <= BigInt(n); i++) sum += i ** BigInt(p);
   return {
-    kind: 'sum-powers', text: `Compute 1^${p} + 2^${p} + ... + ${n}^${p}.`, answer: String(sum),
+    kind: 'sum-powers',
+    text: `Compute 1^${p} + 2^${p} + ... + ${n}^${p}.`,
+    answer: String(sum),
     code: `let s = 0n; for (let i = 1n; i <= ${n}n; i++) s += i ** ${p}n; console.log(s)`,
   };
 }

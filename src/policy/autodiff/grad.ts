@@ -110,7 +110,10 @@ export function grad(loss: Value, wrt: readonly Value[], seed?: Value): Value[] 
       const gi = ins[i];
       if (!v || !needs.has(v)) return;
       // A rule that gives no gradient for a float input the parameters reach would silently drop a path.
-      if (!gi) throw new GraphError(`${n.op} (node ${n.name}) has no gradient for its input ${i} (${v}), which depends on the parameters`);
+      if (!gi)
+        throw new GraphError(
+          `${n.op} (node ${n.name}) has no gradient for its input ${i} (${v}), which depends on the parameters`,
+        );
       const g = unbroadcast(gi, v.shape);
       const prev = grads.get(v);
       grads.set(v, prev ? accumulate(prev, g) : g);

@@ -38,7 +38,9 @@ export class PolicyEngine implements PolicyHandle {
   private constructor(private readonly worker: Worker) {
     worker.on('message', (res: Response) => this.settle(res));
     worker.on('error', (err) => this.fail(err));
-    worker.on('exit', (code) => this.fail(new StarpoError(`policy engine worker exited (code ${code})`, { retryable: true })));
+    worker.on('exit', (code) =>
+      this.fail(new StarpoError(`policy engine worker exited (code ${code})`, { retryable: true })),
+    );
   }
 
   /** Starts the worker and waits until it answers (so a bad config fails here, not on first use). */
@@ -107,9 +109,10 @@ export class PolicyEngine implements PolicyHandle {
   }
 
   private fail(err: Error): void {
-    this.dead ??= err instanceof StarpoError
-      ? err
-      : new StarpoError(`policy engine worker failed: ${err.message}`, { cause: err, retryable: true });
+    this.dead ??=
+      err instanceof StarpoError
+        ? err
+        : new StarpoError(`policy engine worker failed: ${err.message}`, { cause: err, retryable: true });
     for (const p of this.pending.values()) p.reject(this.dead);
     this.pending.clear();
   }

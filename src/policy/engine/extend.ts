@@ -28,15 +28,21 @@ export function extendShape(rows: ExtendRows, heads: number, slots: number, mult
 }
 
 export async function extend(
-  programs: ProgramCache, params: Record<string, Tensor>, cache: BatchCache, rows: ExtendRows,
-  multiple: number, budget: number, heads: readonly string[],
+  programs: ProgramCache,
+  params: Record<string, Tensor>,
+  cache: BatchCache,
+  rows: ExtendRows,
+  multiple: number,
+  budget: number,
+  heads: readonly string[],
 ): Promise<Record<string, Tensor>> {
   const { numHeads, numLayers } = programs.layout.config;
   const { newLen: N, chunk: r } = extendShape(rows, numHeads, cache.slots, multiple, budget);
   const session = await programs.extend({ batch: r, newLen: N, cacheLen: cache.slots });
   const counts = rows.prompts.map((p, b) => p.length - rows.starts[b]);
-  const kinds = [...Array(numLayers).keys()]
-    .flatMap((i) => (['k', 'v'] as const).map((kind) => [cacheName(kind, i), newName(kind, i)]));
+  const kinds = [...Array(numLayers).keys()].flatMap((i) =>
+    (['k', 'v'] as const).map((kind) => [cacheName(kind, i), newName(kind, i)]),
+  );
   const outputs = kinds.map(([, nm]) => nm);
   const parts: Record<string, Tensor>[] = [];
   for (let from = 0; from < cache.batch; from += r) {
@@ -63,7 +69,9 @@ function extendFeeds(rows: ExtendRows, from: number, r: number, N: number, S: nu
     last[i] = BigInt(i * N + p.length - start - 1);
   }
   return {
-    tokens: tensor('int64', [r, N], tokens), positions: tensor('int64', [r, N], positions), last: tensor('int64', [r], last),
+    tokens: tensor('int64', [r, N], tokens),
+    positions: tensor('int64', [r, N], positions),
+    last: tensor('int64', [r], last),
   };
 }
 

@@ -15,14 +15,17 @@ export type Feeds = Record<string, Tensor>;
  * from `p` and, with LoRA, the frozen base's from `frozen`.
  */
 export function weightFeeds(layout: Layout, p: Packed, frozen: Packed | null = null): Feeds {
-  const views = (l: Layout, packed: Packed) => l.views.map((v) => [`w.${v.key}`, floatTensor(packed[v.group].subarray(v.offset, v.offset + v.size), v.shape)]);
+  const views = (l: Layout, packed: Packed) =>
+    l.views.map((v) => [`w.${v.key}`, floatTensor(packed[v.group].subarray(v.offset, v.offset + v.size), v.shape)]);
   if (layout.frozen && !frozen) throw new ConfigError('lora', 'the frozen base weights are not set');
   return Object.fromEntries([...(layout.frozen ? views(layout.frozen, frozen!) : []), ...views(layout, p)]);
 }
 
 /** `<prefix>_matrices` and `<prefix>_vectors` over whole packed groups (zero-copy); empty groups have no input. */
 export function packedFeeds(prefix: string, p: Packed): Feeds {
-  return Object.fromEntries(GROUPS.filter((g) => p[g].length > 0).map((g) => [`${prefix}_${g}`, floatTensor(p[g], [p[g].length])]));
+  return Object.fromEntries(
+    GROUPS.filter((g) => p[g].length > 0).map((g) => [`${prefix}_${g}`, floatTensor(p[g], [p[g].length])]),
+  );
 }
 
 /** tokens, targets (next tokens), positions, attention mask and 1/T for a batch padded to `bucket`. */

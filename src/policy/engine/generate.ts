@@ -16,7 +16,14 @@ import { StopMatcher } from '../sampling/stop.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import { extendShape } from './extend.ts';
 import type { BatchCache } from './kv-cache.ts';
-import { type GenerationStats, type PrefillContext, batchBucket, emptyStats, prefill, sharePrefixes } from './prefill.ts';
+import {
+  type GenerationStats,
+  type PrefillContext,
+  batchBucket,
+  emptyStats,
+  prefill,
+  sharePrefixes,
+} from './prefill.ts';
 import type { PrefixCache } from './prefix-cache.ts';
 import type { ProgramCache } from './programs.ts';
 import { type Tensor, floatTensor, int64Tensor } from './session.ts';
@@ -58,7 +65,12 @@ const up = (x: number, m: number): number => Math.ceil(x / m) * m;
 /** Per-row bookkeeping: what was generated and whether the row has stopped. */
 class Rows {
   readonly out: {
-    tokens: number[]; logprobs: number[]; entropies: number[]; finishReason: 'stop' | 'length'; stopString?: string; done: boolean;
+    tokens: number[];
+    logprobs: number[];
+    entropies: number[];
+    finishReason: 'stop' | 'length';
+    stopString?: string;
+    done: boolean;
   }[];
   private readonly stops: StopMatcher | null;
   constructor(
@@ -68,8 +80,13 @@ class Rows {
     stopStrings: readonly string[],
     tokenizer?: Tokenizer,
   ) {
-    this.out = Array.from({ length: n }, () =>
-      ({ tokens: [], logprobs: [], entropies: [], finishReason: 'length' as const, done: false }));
+    this.out = Array.from({ length: n }, () => ({
+      tokens: [],
+      logprobs: [],
+      entropies: [],
+      finishReason: 'length' as const,
+      done: false,
+    }));
     const decode = (ids: readonly number[]) => tokenizer!.decode(ids);
     this.stops = stopStrings.length ? new StopMatcher({ stopStrings, batchSize: n, decode }) : null;
   }
@@ -86,8 +103,7 @@ class Rows {
       const stop = this.stops?.push(b, t) ?? null;
       if (this.stopIds.has(t) || stop !== null) {
         Object.assign(r, { done: true, finishReason: 'stop', stopString: stop ?? undefined });
-      }
-      else if (r.tokens.length >= this.maxNewTokens) r.done = true;
+      } else if (r.tokens.length >= this.maxNewTokens) r.done = true;
     });
   }
 }
@@ -110,7 +126,8 @@ export async function generate(
 ): Promise<Generation[]> {
   const cfg = programs.layout.config;
   const n = req.prompts.length;
-  if (n === 0 || req.prompts.some((p) => p.length === 0)) throw new ConfigError('prompts', 'need at least one non-empty prompt');
+  if (n === 0 || req.prompts.some((p) => p.length === 0))
+    throw new ConfigError('prompts', 'need at least one non-empty prompt');
   if (!(req.maxNewTokens >= 1)) throw new ConfigError('maxNewTokens', 'must be >= 1');
   if (req.stopStrings?.length && !tokenizer) throw new ConfigError('stopStrings', 'need a tokenizer on the policy');
   const B = batchBucket(n); // rows beyond n are one-token dummies, finished from the start
@@ -123,7 +140,13 @@ export async function generate(
   const { cache, out, starts } = await prefill(ctx, prompts, n, S, step.heads);
   countPrompts(memory.stats, req.prompts, starts);
   const t1 = performance.now();
-  const rows = new Rows(B, req.maxNewTokens, new Set(req.stopTokenIds ?? cfg.eosTokenIds), req.stopStrings ?? [], tokenizer);
+  const rows = new Rows(
+    B,
+    req.maxNewTokens,
+    new Set(req.stopTokenIds ?? cfg.eosTokenIds),
+    req.stopStrings ?? [],
+    tokenizer,
+  );
   rows.out.slice(n).forEach((r) => (r.done = true));
   rows.push(...step.pick(out));
   await decode(programs, params, cache, prompts, rows, step, memory.stats);
@@ -132,7 +155,11 @@ export async function generate(
   return rows.out.slice(0, n).map(({ done: _, ...g }) => g);
 }
 
-function countPrompts(stats: GenerationStats, prompts: readonly (readonly number[])[], starts: readonly number[]): void {
+function countPrompts(
+  stats: GenerationStats,
+  prompts: readonly (readonly number[])[],
+  starts: readonly number[],
+): void {
   prompts.forEach((p, b) => {
     stats.prompt += p.length;
     stats.reused += starts[b];
@@ -147,8 +174,13 @@ function cacheSlots(req: GenerateRequest): number {
 
 /** One decode step per token until every row is done; each step's keys and values go into the row's next slot. */
 async function decode(
-  programs: ProgramCache, params: Record<string, Tensor>, cache: BatchCache, prompts: readonly (readonly number[])[],
-  rows: Rows, step: Stepper, stats: GenerationStats,
+  programs: ProgramCache,
+  params: Record<string, Tensor>,
+  cache: BatchCache,
+  prompts: readonly (readonly number[])[],
+  rows: Rows,
+  step: Stepper,
+  stats: GenerationStats,
 ): Promise<void> {
   const { numLayers: L, numKvHeads: K, headDim: E } = programs.layout.config;
   const [B, S] = [cache.batch, cache.slots];
@@ -156,7 +188,9 @@ async function decode(
   const positions = prompts.map((p) => p.length - 1); // of the token fed next, once incremented
   const slotMask = new Float32Array(B * S);
   prompts.forEach((p, b) => slotMask.fill(1, b * S, b * S + p.length));
-  const kinds = [...Array(L).keys()].flatMap((i) => (['k', 'v'] as const).map((kind) => [cacheName(kind, i), stepName(kind, i)]));
+  const kinds = [...Array(L).keys()].flatMap((i) =>
+    (['k', 'v'] as const).map((kind) => [cacheName(kind, i), stepName(kind, i)]),
+  );
   const steps = Object.fromEntries(kinds.map(([, nm]) => [nm, floatTensor(new Float32Array(B * K * E), [B, K, 1, E])]));
   const fresh = Object.fromEntries(kinds.map(([slot, nm]) => [slot, steps[nm].data as Float32Array]));
   const ones = new Array<number>(B).fill(1);
@@ -164,7 +198,10 @@ async function decode(
     for (let b = 0; b < B; b++) positions[b]++;
     const tokens = rows.out.map((r) => (r.done ? 0 : r.tokens[r.tokens.length - 1]));
     const feeds = {
-      ...params, ...cache.tensors(), tokens: int64Tensor(tokens, [B, 1]), positions: int64Tensor(positions, [B, 1]),
+      ...params,
+      ...cache.tensors(),
+      tokens: int64Tensor(tokens, [B, 1]),
+      positions: int64Tensor(positions, [B, 1]),
       slot_mask: floatTensor(slotMask, [B, S]),
     };
     const out = await session.run(feeds, { ...Object.fromEntries(step.heads.map((h) => [h, null])), ...steps });
@@ -180,7 +217,9 @@ async function decode(
  * promptMultiple, in row chunks whose attention scores (rows·H·N·S) fit the budget, and the decode step.
  */
 export function generationShapes(
-  cfg: ModelConfig, req: GenerateRequest, attentionBudget = Infinity,
+  cfg: ModelConfig,
+  req: GenerateRequest,
+  attentionBudget = Infinity,
 ): { extend: ExtendShape; decode: DecodeShape } {
   const B = batchBucket(req.prompts.length);
   const S = cacheSlots(req);
@@ -202,7 +241,8 @@ class Stepper {
     this.options = req.sampling ?? { temperature: 0 };
     this.sampler = new TokenSampler(V);
     this.rngs = Array.from({ length: B }, (_, b) =>
-      req.rowSeeds ? SamplingRng.fromSeed(req.rowSeeds[b] ?? 0, 0) : SamplingRng.fromSeed(req.seed ?? 0, b));
+      req.rowSeeds ? SamplingRng.fromSeed(req.rowSeeds[b] ?? 0, 0) : SamplingRng.fromSeed(req.seed ?? 0, b),
+    );
     this.tokens = new Int32Array(B);
     this.logprobs = new Float32Array(B);
     this.entropies = new Float32Array(B);
@@ -219,7 +259,14 @@ class Stepper {
       const f32 = (name: string) => out[name].data as Float32Array;
       return [out.greedy_token.data as BigInt64Array, f32('greedy_logprob'), f32('greedy_entropy')];
     }
-    this.sampler.sampleBatch(out.logits.data as Float32Array, this.options, this.rngs, this.tokens, this.logprobs, this.entropies);
+    this.sampler.sampleBatch(
+      out.logits.data as Float32Array,
+      this.options,
+      this.rngs,
+      this.tokens,
+      this.logprobs,
+      this.entropies,
+    );
     return [this.tokens, this.logprobs, this.entropies];
   }
 }

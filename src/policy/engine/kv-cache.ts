@@ -16,7 +16,11 @@ export class BatchCache {
   private readonly K: number;
   private readonly E: number;
 
-  constructor(cfg: ModelConfig, readonly batch: number, readonly slots: number) {
+  constructor(
+    cfg: ModelConfig,
+    readonly batch: number,
+    readonly slots: number,
+  ) {
     [this.K, this.E] = [cfg.numKvHeads, cfg.headDim];
     this.names = [...Array(cfg.numLayers).keys()].flatMap((i) => [cacheName('k', i), cacheName('v', i)]);
     const size = batch * this.K * slots * this.E;
@@ -31,15 +35,25 @@ export class BatchCache {
   /** Zero-copy tensors of rows [from, from + rows), as program inputs. */
   tensors(from = 0, rows = this.batch): Record<string, Tensor> {
     const block = this.K * this.slots * this.E;
-    return Object.fromEntries(this.names.map((n) => [n, floatTensor(this.data[n].subarray(from * block, (from + rows) * block),
-      [rows, this.K, this.slots, this.E])]));
+    return Object.fromEntries(
+      this.names.map((n) => [
+        n,
+        floatTensor(this.data[n].subarray(from * block, (from + rows) * block), [rows, this.K, this.slots, this.E]),
+      ]),
+    );
   }
 
   /**
    * Writes `counts[b]` consecutive tokens' keys and values of `fresh` (per cache name, [rows, K, N, E] for
    * rows `from`…) into slots starts[b] … of their rows.
    */
-  write(fresh: Record<string, Float32Array>, N: number, from: number, starts: readonly number[], counts: readonly number[]): void {
+  write(
+    fresh: Record<string, Float32Array>,
+    N: number,
+    from: number,
+    starts: readonly number[],
+    counts: readonly number[],
+  ): void {
     const { K, E, slots: S } = this;
     for (const name of this.names) {
       const src = fresh[name];
@@ -47,7 +61,7 @@ export class BatchCache {
       for (let r = 0; r * K * N * E < src.length; r++) {
         const b = from + r;
         for (let h = 0; h < K; h++) {
-          const at = ((r * K + h) * N) * E;
+          const at = (r * K + h) * N * E;
           dst.set(src.subarray(at, at + counts[b] * E), ((b * K + h) * S + starts[b]) * E);
         }
       }
@@ -60,20 +74,23 @@ export class BatchCache {
     for (const name of this.names) {
       const src = kv[name];
       const stored = src.length / (K * E);
-      for (let h = 0; h < K; h++) this.data[name].set(src.subarray(h * stored * E, (h * stored + length) * E), (b * K + h) * S * E);
+      for (let h = 0; h < K; h++)
+        this.data[name].set(src.subarray(h * stored * E, (h * stored + length) * E), (b * K + h) * S * E);
     }
   }
 
   /** Row b's slots 0 … length−1 as a prefix of its own. */
   save(b: number, length: number): RowKv {
     const { K, E, slots: S } = this;
-    return Object.fromEntries(this.names.map((name) => {
-      const out = new Float32Array(K * length * E);
-      for (let h = 0; h < K; h++) {
-        const at = (b * K + h) * S * E;
-        out.set(this.data[name].subarray(at, at + length * E), h * length * E);
-      }
-      return [name, out];
-    }));
+    return Object.fromEntries(
+      this.names.map((name) => {
+        const out = new Float32Array(K * length * E);
+        for (let h = 0; h < K; h++) {
+          const at = (b * K + h) * S * E;
+          out.set(this.data[name].subarray(at, at + length * E), h * length * E);
+        }
+        return [name, out];
+      }),
+    );
   }
 }

@@ -16,7 +16,14 @@ import type { LoraSpec } from '../model/lora.ts';
 import { type Packed, clonePacked, fromNamed, initParams, zerosLike } from '../model/params.ts';
 import type { AdamWSpec } from '../programs/adamw.ts';
 import {
-  type Bucket, LOSS_FIELDS, type SequenceBatch, type TrainBatch, bucketFor, checkBatch, sliceRows, unshift,
+  type Bucket,
+  LOSS_FIELDS,
+  type SequenceBatch,
+  type TrainBatch,
+  bucketFor,
+  checkBatch,
+  sliceRows,
+  unshift,
 } from '../programs/batch.ts';
 import { type LossSpec, lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
@@ -144,7 +151,12 @@ export class Policy implements PolicyHandle {
     this.layout = buildLayout(options.config, options.role ?? 'actor', options.lora ?? null);
     const params = paramCount(this.layout) + (this.layout.frozen ? paramCount(this.layout.frozen) : 0);
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
-    const session = { threads: options.threads ?? defaultThreads(), provider: options.provider, spin: options.spin, arena };
+    const session = {
+      threads: options.threads ?? defaultThreads(),
+      provider: options.provider,
+      spin: options.spin,
+      arena,
+    };
     this.programs = new ProgramCache(this.layout, session, options.maxPrograms, programOptions(options.program));
     const kvBytes = options.kvCacheBytes ?? 0;
     this.prefixes = kvBytes > 0 ? new PrefixCache(Math.floor(kvBytes / 4)) : null;
@@ -210,8 +222,12 @@ export class Policy implements PolicyHandle {
    */
   setBase(weights: ReadonlyMap<string, Tensor> | Readonly<Record<string, Tensor>>): { unused: string[] } {
     const frozen = this.layout.frozen;
-    if (!frozen) throw new ConfigError('lora', 'setBase is for a LoRA policy; set a full model with setParams or importState');
-    const { packed, unused } = fromNamed(frozen, weights instanceof Map ? Object.fromEntries(weights) : (weights as Record<string, Tensor>));
+    if (!frozen)
+      throw new ConfigError('lora', 'setBase is for a LoRA policy; set a full model with setParams or importState');
+    const { packed, unused } = fromNamed(
+      frozen,
+      weights instanceof Map ? Object.fromEntries(weights) : (weights as Record<string, Tensor>),
+    );
     this.frozenBase = packed;
     this.prefixes?.clear();
     return { unused };
@@ -262,14 +278,38 @@ export class Policy implements PolicyHandle {
     this.moments ??= { m: zerosLike(this.layout), v: zerosLike(this.layout) };
     if (this.options.inPlaceOptimizer ?? paramCount(this.layout) >= IN_PLACE_MIN_PARAMS) {
       this.spare = null;
-      const ctx = { layout: this.layout, frozen: this.getBase(), programs: this.programs, rows: this.rowsPerCall(bucket), scratch: this.scratch };
+      const ctx = {
+        layout: this.layout,
+        frozen: this.getBase(),
+        programs: this.programs,
+        rows: this.rowsPerCall(bucket),
+        scratch: this.scratch,
+      };
       const grads = (this.scratch.grads ??= zerosLike(this.layout));
-      const metrics = await trainStepInPlace(ctx, { params: this.params, ...this.moments }, grads, this.step + 1, batch, bucket, opts);
+      const metrics = await trainStepInPlace(
+        ctx,
+        { params: this.params, ...this.moments },
+        grads,
+        this.step + 1,
+        batch,
+        bucket,
+        opts,
+      );
       if (metrics.skipped === 0) this.step++;
       return metrics;
     }
-    const spare = (this.spare ??= { params: zerosLike(this.layout), m: zerosLike(this.layout), v: zerosLike(this.layout) });
-    const ctx = { layout: this.layout, frozen: this.getBase(), programs: this.programs, rows: this.rowsPerCall(bucket), scratch: this.scratch };
+    const spare = (this.spare ??= {
+      params: zerosLike(this.layout),
+      m: zerosLike(this.layout),
+      v: zerosLike(this.layout),
+    });
+    const ctx = {
+      layout: this.layout,
+      frozen: this.getBase(),
+      programs: this.programs,
+      rows: this.rowsPerCall(bucket),
+      scratch: this.scratch,
+    };
     const state = { params: this.params, ...this.moments };
     const metrics = await trainStep(ctx, state, spare, this.step + 1, batch, bucket, opts);
     if (metrics.skipped !== 0) return metrics; // a non-finite gradient: the spare buffers hold no usable update
@@ -324,14 +364,23 @@ export class Policy implements PolicyHandle {
     return this.exclusive(async () => {
       await this.initialize();
       const memory = { store: this.prefixes, stats: this.generationStats, share: this.options.prefixSharing ?? true };
-      return generate(this.programs, weightFeeds(this.layout, this.params, this.getBase()), req, this.options.tokenizer, budget, memory);
+      return generate(
+        this.programs,
+        weightFeeds(this.layout, this.params, this.getBase()),
+        req,
+        this.options.tokenizer,
+        budget,
+        memory,
+      );
     });
   }
 
   /** Compiles the programs `generate(req)` would run without a PrefixCache (extend and decode) without running them. */
   compileGenerate(req: GenerateRequest): Promise<void> {
     const shapes = generationShapes(this.layout.config, req, this.options.attentionBudget ?? ATTENTION_BUDGET);
-    return this.exclusive(async () => void (await Promise.all([this.programs.extend(shapes.extend), this.programs.decode(shapes.decode)])));
+    return this.exclusive(
+      async () => void (await Promise.all([this.programs.extend(shapes.extend), this.programs.decode(shapes.decode)])),
+    );
   }
 
   /** Drops the keys and values kept between generate calls (they are dropped anyway when the weights change). */
@@ -351,7 +400,6 @@ export class Policy implements PolicyHandle {
   private bucket(b: SequenceBatch) {
     return bucketFor(b, this.options.seqMultiple ?? 32, this.options.batchMultiple ?? 1);
   }
-
 }
 
 export { packedFeeds, weightFeeds } from './feeds.ts';

@@ -28,8 +28,15 @@ export interface GenerationStats {
   decodeSeconds: number;
 }
 
-export const emptyStats = (): GenerationStats =>
-  ({ prefilled: 0, shared: 0, reused: 0, prompt: 0, decoded: 0, prefillSeconds: 0, decodeSeconds: 0 });
+export const emptyStats = (): GenerationStats => ({
+  prefilled: 0,
+  shared: 0,
+  reused: 0,
+  prompt: 0,
+  decoded: 0,
+  prefillSeconds: 0,
+  decodeSeconds: 0,
+});
 
 export interface PrefillContext {
   readonly programs: ProgramCache;
@@ -58,7 +65,11 @@ export function batchBucket(n: number): number {
  * from and into the store), the heads of that token, and how many tokens of each row came from the store.
  */
 export async function prefill(
-  ctx: PrefillContext, prompts: readonly (readonly number[])[], real: number, slots: number, heads: readonly string[],
+  ctx: PrefillContext,
+  prompts: readonly (readonly number[])[],
+  real: number,
+  slots: number,
+  heads: readonly string[],
 ): Promise<{ cache: BatchCache; out: Record<string, Tensor>; starts: number[] }> {
   const cache = new BatchCache(ctx.programs.layout.config, prompts.length, slots);
   const starts = prompts.map((p, b) => {
@@ -66,7 +77,15 @@ export async function prefill(
     if (found) cache.load(b, found.kv, found.length);
     return found?.length ?? 0;
   });
-  const out = await extend(ctx.programs, ctx.params, cache, { prompts, starts }, ctx.multiple, ctx.attentionBudget, heads);
+  const out = await extend(
+    ctx.programs,
+    ctx.params,
+    cache,
+    { prompts, starts },
+    ctx.multiple,
+    ctx.attentionBudget,
+    heads,
+  );
   if (ctx.store) keep(ctx.store, cache, prompts.slice(0, real));
   return { cache, out, starts };
 }
@@ -91,16 +110,25 @@ function keep(store: PrefixCache, cache: BatchCache, prompts: readonly (readonly
  * when that saves MIN_SHARED tokens.
  */
 export async function sharePrefixes(ctx: PrefillContext, prompts: readonly (readonly number[])[]): Promise<void> {
-  if (ctx.store) await computeShared(ctx, sharedPrefixes(ctx.store, prompts, (p) => p.length - 1));
+  if (ctx.store)
+    await computeShared(
+      ctx,
+      sharedPrefixes(ctx.store, prompts, (p) => p.length - 1),
+    );
 }
 
 /** The keys' own shared prefixes first (a system prompt under several groups' prompts), then the keys. */
 async function computeShared(ctx: PrefillContext, keys: readonly (readonly number[])[]): Promise<void> {
   if (keys.length === 0) return;
   // Terminates: the longest key is never a prefix of another, so the keys' prefixes are fewer tokens in all.
-  await computeShared(ctx, sharedPrefixes(ctx.store!, keys, (k) => k.length));
+  await computeShared(
+    ctx,
+    sharedPrefixes(ctx.store!, keys, (k) => k.length),
+  );
   const padded = [...keys, ...Array<number[]>(batchBucket(keys.length) - keys.length).fill([0])];
-  const { starts } = await prefill(ctx, padded, keys.length, up(Math.max(...keys.map((k) => k.length)) + 1, 32), ['greedy_token']);
+  const { starts } = await prefill(ctx, padded, keys.length, up(Math.max(...keys.map((k) => k.length)) + 1, 32), [
+    'greedy_token',
+  ]);
   keys.forEach((k, i) => (ctx.stats.shared += k.length - starts[i]));
 }
 
@@ -109,7 +137,9 @@ async function computeShared(ctx: PrefillContext, keys: readonly (readonly numbe
  * lacks MIN_SHARED tokens of.
  */
 function sharedPrefixes(
-  store: PrefixCache, prompts: readonly (readonly number[])[], cap: (p: readonly number[]) => number,
+  store: PrefixCache,
+  prompts: readonly (readonly number[])[],
+  cap: (p: readonly number[]) => number,
 ): number[][] {
   const keys = new Map<string, number[]>();
   if (prompts.length < 2) return [];

@@ -14,7 +14,14 @@ import { type AdamWSpec, DEFAULT_ADAMW, buildAdamwChunkGraph, buildSumSquaresGra
 import { type DecodeShape, type ExtendShape, buildDecodeGraph, buildExtendGraph } from '../programs/generate.ts';
 import type { LossSpec } from '../programs/loss.ts';
 import { buildScoreGraph } from '../programs/score.ts';
-import { type TrainGraph, type TrainShape, buildApplyGraph, buildGradGraph, buildTrainGraph, buildViewGradGraph } from '../programs/train.ts';
+import {
+  type TrainGraph,
+  type TrainShape,
+  buildApplyGraph,
+  buildGradGraph,
+  buildTrainGraph,
+  buildViewGradGraph,
+} from '../programs/train.ts';
 import { type Session, type SessionOptions, createSession } from './session.ts';
 
 export interface TrainProgram {
@@ -91,12 +98,16 @@ export class ProgramCache {
 
   /** AdamW on one chunk of `size` floats, outputs bound to the inputs' memory. */
   adamwChunk(size: number, optim: AdamWSpec): Promise<Session> {
-    return this.get(['adamwChunk', size, optim], () => this.compile('adamwChunk', () => buildAdamwChunkGraph(size, optim)));
+    return this.get(['adamwChunk', size, optim], () =>
+      this.compile('adamwChunk', () => buildAdamwChunkGraph(size, optim)),
+    );
   }
 
   /** Σ g² of each row of a [rows, width] chunk. */
   sumSquares(rows: number, width: number): Promise<Session> {
-    return this.get(['sumSquares', rows, width], () => this.compile('sumSquares', () => buildSumSquaresGraph(rows, width)));
+    return this.get(['sumSquares', rows, width], () =>
+      this.compile('sumSquares', () => buildSumSquaresGraph(rows, width)),
+    );
   }
 
   score(shape: TrainShape): Promise<Session> {
@@ -156,7 +167,12 @@ export class ProgramCache {
     const bytes = toOnnx(graph);
     const t1 = performance.now();
     const session = await createSession(bytes, this.options);
-    const record = { kind, nodes: graph.nodes.length, buildSeconds: (t1 - t0) / 1000, sessionSeconds: (performance.now() - t1) / 1000 };
+    const record = {
+      kind,
+      nodes: graph.nodes.length,
+      buildSeconds: (t1 - t0) / 1000,
+      sessionSeconds: (performance.now() - t1) / 1000,
+    };
     this.compiles.push(record);
     log.debug({ ...record, bytes: bytes.length }, 'compiled policy program');
     return session;

@@ -14,13 +14,24 @@ export interface GreedyStep {
 }
 
 /** Greedy next token and its log-prob for each prefix (new tokens padded to `multiple`). */
-export async function greedyNext(policy: Policy, prefixes: readonly (readonly number[])[], multiple = 1): Promise<GreedyStep> {
+export async function greedyNext(
+  policy: Policy,
+  prefixes: readonly (readonly number[])[],
+  multiple = 1,
+): Promise<GreedyStep> {
   const n = prefixes.length;
   const prompts = [...prefixes, ...Array<number[]>(batchBucket(n) - n).fill([0])];
-  const cache = new BatchCache(policy.layout.config, prompts.length, Math.ceil((Math.max(...prefixes.map((p) => p.length)) + 1) / 32) * 32);
+  const cache = new BatchCache(
+    policy.layout.config,
+    prompts.length,
+    Math.ceil((Math.max(...prefixes.map((p) => p.length)) + 1) / 32) * 32,
+  );
   const params = weightFeeds(policy.layout, policy.getParams(), policy.getBase());
   const starts = prompts.map(() => 0);
-  const out = await extend(policy.programs, params, cache, { prompts, starts }, multiple, Infinity, ['greedy_token', 'greedy_logprob']);
+  const out = await extend(policy.programs, params, cache, { prompts, starts }, multiple, Infinity, [
+    'greedy_token',
+    'greedy_logprob',
+  ]);
   const tokens = Array.from(out.greedy_token.data as BigInt64Array, Number).slice(0, n);
   return { tokens, logprobs: Array.from(out.greedy_logprob.data as Float32Array).slice(0, n) };
 }

@@ -75,7 +75,9 @@ export async function createSession(model: Graph | Uint8Array, opts: SessionOpti
   } catch (err) {
     if (provider === 'cpu') throw err;
     // Never a fallback to the CPU: the error says which state the machine is in (src/gpu/status.ts).
-    throw new ProviderError(`execution provider "${provider}" is unavailable: ${providerHint(provider, err)}`, { cause: err });
+    throw new ProviderError(`execution provider "${provider}" is unavailable: ${providerHint(provider, err)}`, {
+      cause: err,
+    });
   }
 }
 
@@ -88,7 +90,11 @@ export async function probeProvider(provider: Provider = 'cpu'): Promise<void> {
 }
 
 const ORT_TYPE: Record<DType, ort.Tensor.Type> = {
-  float32: 'float32', float64: 'float64', int64: 'int64', int32: 'int32', bool: 'bool',
+  float32: 'float32',
+  float64: 'float64',
+  int64: 'int64',
+  int32: 'int32',
+  bool: 'bool',
 };
 
 export function tensor(dtype: DType, shape: Shape, data: TensorData): Tensor {

@@ -27,7 +27,8 @@ export interface ImportOptions {
   readonly allowMissing?: readonly string[];
 }
 
-const named = (policy: Policy, p: Packed): Map<string, Tensor> => new Map(Object.entries(toNamed(policy.layout, clonePacked(p))));
+const named = (policy: Policy, p: Packed): Map<string, Tensor> =>
+  new Map(Object.entries(toNamed(policy.layout, clonePacked(p))));
 
 /** A copy of the policy's state (weights always; moments when `optimizer` and any exist). */
 export function exportState(policy: Policy, optimizer = true): PolicyState {
@@ -47,7 +48,8 @@ export function exportState(policy: Policy, optimizer = true): PolicyState {
 export function importState(policy: Policy, state: PolicyState, opts: ImportOptions = {}): { unused: string[] } {
   const allowed = new Set(opts.allowMissing ?? [VALUE_HEAD.weight, VALUE_HEAD.bias]);
   const missing = policy.layout.entries.map((e) => e.name).filter((n) => !state.weights.has(n) && !allowed.has(n));
-  if (missing.length) throw new ConfigError(missing[0], `missing from the checkpoint (${missing.length} parameters missing)`);
+  if (missing.length)
+    throw new ConfigError(missing[0], `missing from the checkpoint (${missing.length} parameters missing)`);
   const complete = policy.layout.entries.every((e) => state.weights.has(e.name));
   const base = complete ? undefined : policy.getParams();
   const { packed, unused } = fromNamed(policy.layout, Object.fromEntries(state.weights), base);

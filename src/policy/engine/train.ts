@@ -34,7 +34,12 @@ export interface TrainContext {
 }
 
 /** Feeds of one (micro-)batch: sequences, loss mask and the loss's inputs, with whole-batch denominators. */
-function batchFeeds(batch: TrainBatch, bucket: Bucket, opts: TrainStepOptions, norm: { tokens: number; sequences: number }): Feeds {
+function batchFeeds(
+  batch: TrainBatch,
+  bucket: Bucket,
+  opts: TrainStepOptions,
+  norm: { tokens: number; sequences: number },
+): Feeds {
   const feeds: Feeds = {
     ...sequenceFeeds(batch, bucket, opts.temperature),
     loss_mask: rowFeed(batch.lossMask, batch, bucket),
@@ -49,15 +54,22 @@ function batchFeeds(batch: TrainBatch, bucket: Bucket, opts: TrainStepOptions, n
 
 function optimizerFeeds(state: OptimizerBuffers, spare: OptimizerBuffers, lr: number, step: number) {
   const feeds: Feeds = {
-    ...packedFeeds('params', state.params), ...packedFeeds('m', state.m), ...packedFeeds('v', state.v),
-    lr: scalarTensor(lr, 'float32'), step: scalarTensor(step, 'float32'),
+    ...packedFeeds('params', state.params),
+    ...packedFeeds('m', state.m),
+    ...packedFeeds('v', state.v),
+    lr: scalarTensor(lr, 'float32'),
+    step: scalarTensor(step, 'float32'),
   };
   const fetches: Record<string, Tensor | null> = { metrics: null };
   for (const kind of ['params', 'm', 'v'] as const) Object.assign(fetches, packedFeeds(`new_${kind}`, spare[kind]));
   return { feeds, fetches };
 }
 
-async function runProgram(prog: TrainProgram, feeds: Feeds, fetches: Record<string, Tensor | null>): Promise<TrainMetrics> {
+async function runProgram(
+  prog: TrainProgram,
+  feeds: Feeds,
+  fetches: Record<string, Tensor | null>,
+): Promise<TrainMetrics> {
   const out = await prog.session.run(only(prog.session, feeds), fetches);
   const values = out.metrics.data as Float32Array;
   return Object.fromEntries(prog.metricNames.map((n, i) => [n, values[i]]));
@@ -65,7 +77,12 @@ async function runProgram(prog: TrainProgram, feeds: Feeds, fetches: Record<stri
 
 /** One optimizer step from `state` into `spare` (step is 1-based); returns the metrics. */
 export async function trainStep(
-  ctx: TrainContext, state: OptimizerBuffers, spare: OptimizerBuffers, step: number, batch: TrainBatch, bucket: Bucket,
+  ctx: TrainContext,
+  state: OptimizerBuffers,
+  spare: OptimizerBuffers,
+  step: number,
+  batch: TrainBatch,
+  bucket: Bucket,
   opts: TrainStepOptions,
 ): Promise<TrainMetrics> {
   const optim = opts.optim ?? DEFAULT_ADAMW;
@@ -73,17 +90,30 @@ export async function trainStep(
   const { feeds, fetches } = optimizerFeeds(state, spare, opts.lr, step);
   if (ctx.rows >= bucket.batch) {
     const prog = await ctx.programs.train(bucket, opts.loss, optim);
-    return runProgram(prog, { ...feeds, ...weightFeeds(ctx.layout, state.params, ctx.frozen), ...batchFeeds(batch, bucket, opts, norm) }, fetches);
+    return runProgram(
+      prog,
+      { ...feeds, ...weightFeeds(ctx.layout, state.params, ctx.frozen), ...batchFeeds(batch, bucket, opts, norm) },
+      fetches,
+    );
   }
   const { grads, metrics } = await accumulate(ctx, state.params, batch, bucket, opts, norm);
-  const applied = await runProgram(await ctx.programs.apply(optim), { ...feeds, ...packedFeeds('grad', grads) }, fetches);
+  const applied = await runProgram(
+    await ctx.programs.apply(optim),
+    { ...feeds, ...packedFeeds('grad', grads) },
+    fetches,
+  );
   const { tokens, ...rest } = metrics;
   return { ...rest, ...applied, tokens };
 }
 
 /** Sums micro-batch gradients and metrics (each already divided by the whole-batch denominators). */
 async function accumulate(
-  ctx: TrainContext, params: Packed, batch: TrainBatch, bucket: Bucket, opts: TrainStepOptions, norm: { tokens: number; sequences: number },
+  ctx: TrainContext,
+  params: Packed,
+  batch: TrainBatch,
+  bucket: Bucket,
+  opts: TrainStepOptions,
+  norm: { tokens: number; sequences: number },
 ): Promise<{ grads: Packed; metrics: TrainMetrics }> {
   const micro = { batch: ctx.rows, seqLen: bucket.seqLen };
   const prog = await ctx.programs.grad(micro, opts.loss);
@@ -129,7 +159,12 @@ async function sumSquares(programs: ProgramCache, x: Float32Array): Promise<numb
 
 /** Zero-copy tensors over each trained view's place in a packed buffer, by `<prefix>.<key>`. */
 function viewTensors(layout: Layout, p: Packed, prefix: string): Record<string, Tensor> {
-  return Object.fromEntries(layout.views.map((v) => [`${prefix}.${v.key}`, floatTensor(p[v.group].subarray(v.offset, v.offset + v.size), v.shape)]));
+  return Object.fromEntries(
+    layout.views.map((v) => [
+      `${prefix}.${v.key}`,
+      floatTensor(p[v.group].subarray(v.offset, v.offset + v.size), v.shape),
+    ]),
+  );
 }
 
 /**
@@ -144,7 +179,13 @@ function viewTensors(layout: Layout, p: Packed, prefix: string): Record<string, 
  * Results equal the one-graph step's up to the norm's summation order (float32 rounding).
  */
 export async function trainStepInPlace(
-  ctx: TrainContext, state: OptimizerBuffers, grads: Packed, step: number, batch: TrainBatch, bucket: Bucket, opts: TrainStepOptions,
+  ctx: TrainContext,
+  state: OptimizerBuffers,
+  grads: Packed,
+  step: number,
+  batch: TrainBatch,
+  bucket: Bucket,
+  opts: TrainStepOptions,
 ): Promise<TrainMetrics> {
   const optim = opts.optim ?? DEFAULT_ADAMW;
   const norm = trainNorm(batch);
@@ -156,7 +197,11 @@ export async function trainStepInPlace(
   for (let start = 0; start < batch.batch; start += rows) {
     const prog = await ctx.programs.viewGrad(micro, opts.loss, start > 0);
     const part = rows >= batch.batch ? batch : sliceRows(batch, start, rows);
-    const feeds = { ...weights, ...(start > 0 ? viewTensors(ctx.layout, grads, 'acc') : {}), ...batchFeeds(part, micro, opts, norm) };
+    const feeds = {
+      ...weights,
+      ...(start > 0 ? viewTensors(ctx.layout, grads, 'acc') : {}),
+      ...batchFeeds(part, micro, opts, norm),
+    };
     const m = await runProgram(prog, feeds, { metrics: null, ...views });
     for (const [k, v] of Object.entries(m)) metrics[k] = (metrics[k] ?? 0) + v;
   }
@@ -165,13 +210,20 @@ export async function trainStepInPlace(
   const gradNorm = Math.sqrt(squares);
   const { tokens, ...rest } = metrics;
   if (!Number.isFinite(gradNorm)) return { ...rest, grad_norm: gradNorm, skipped: 1, tokens };
-  const scalars = { lr: scalarTensor(opts.lr, 'float32'), step: scalarTensor(step, 'float32'), grad_norm: scalarTensor(gradNorm, 'float32') };
+  const scalars = {
+    lr: scalarTensor(opts.lr, 'float32'),
+    step: scalarTensor(step, 'float32'),
+    grad_norm: scalarTensor(gradNorm, 'float32'),
+  };
   for (const g of groupsOf(ctx.layout)) {
     const decay = scalarTensor(g === 'matrices' ? optim.weightDecay : 0, 'float32');
     for (const [at, n] of chunks(grads[g].length, OPTIMIZER_CHUNK)) {
       const session = await ctx.programs.adamwChunk(n, optim);
       const [p, m, v] = [state.params, state.m, state.v].map((x) => floatTensor(x[g].subarray(at, at + n), [n]));
-      await session.run({ p, m, v, g: floatTensor(grads[g].subarray(at, at + n), [n]), ...scalars, decay_rate: decay }, { new_p: p, new_m: m, new_v: v });
+      await session.run(
+        { p, m, v, g: floatTensor(grads[g].subarray(at, at + n), [n]), ...scalars, decay_rate: decay },
+        { new_p: p, new_m: m, new_v: v },
+      );
     }
   }
   return { ...rest, grad_norm: Math.fround(gradNorm), skipped: 0, tokens };

@@ -104,7 +104,8 @@ export class Graph {
   }
 
   initializer(name: string, dtype: DType, shape: Shape, data: TensorData): Value {
-    if (data.length !== sizeOf(shape)) throw new GraphError(`initializer ${name}: ${data.length} values for [${shape}]`);
+    if (data.length !== sizeOf(shape))
+      throw new GraphError(`initializer ${name}: ${data.length} values for [${shape}]`);
     const v = new Value(this, this.claim(name), dtype, shape, null);
     this.initializers.push({ value: v, data });
     this.data.set(v, data);
@@ -138,7 +139,8 @@ export class Graph {
   }
 
   node(op: string, inputs: readonly (Value | null)[], attrs: Attrs, outs: readonly OutSpec[], domain = ''): Value[] {
-    for (const x of inputs) if (x && x.graph !== this) throw new GraphError(`${op}: input ${x.name} is from another graph`);
+    for (const x of inputs)
+      if (x && x.graph !== this) throw new GraphError(`${op}: input ${x.name} is from another graph`);
     const id = this.counter++;
     const name = (i: number) => this.claim(outs.length === 1 ? `t${id}` : `t${id}_${i}`);
     const outputs = outs.map((o, i) => new Value(this, name(i), o.dtype, o.shape, null));

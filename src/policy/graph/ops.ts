@@ -29,7 +29,12 @@ export function broadcast(op: string, shapes: readonly Shape[], ...vs: Value[]):
   return out;
 }
 
-export const broadcastShapes = (op: string, ...vs: Value[]): number[] => broadcast(op, vs.map((v) => v.shape), ...vs);
+export const broadcastShapes = (op: string, ...vs: Value[]): number[] =>
+  broadcast(
+    op,
+    vs.map((v) => v.shape),
+    ...vs,
+  );
 
 const one = (x: Value, op: string, dtype: DType = x.dtype, shape: Shape = x.shape): Value =>
   x.graph.node(op, [x], {}, [{ dtype, shape }])[0];
@@ -90,7 +95,9 @@ export function where(cond: Value, a: Operand, b: Operand): Value {
   const like = typeof a !== 'number' ? a : typeof b !== 'number' ? b : cond.graph.scalar(0);
   const [x, y] = [lift(a, like), lift(b, like)];
   if (x.dtype !== y.dtype) fail('Where', 'dtypes differ', x, y);
-  return cond.graph.node('Where', [cond, x, y], {}, [{ dtype: x.dtype, shape: broadcastShapes('Where', cond, x, y) }])[0];
+  return cond.graph.node('Where', [cond, x, y], {}, [
+    { dtype: x.dtype, shape: broadcastShapes('Where', cond, x, y) },
+  ])[0];
 }
 
 function reduce(op: string, x: Value, axes: readonly number[], keepdims: boolean): Value {
@@ -99,11 +106,15 @@ function reduce(op: string, x: Value, axes: readonly number[], keepdims: boolean
   const attrs = { keepdims: keepdims ? 1 : 0 };
   return x.graph.node(op, [x, x.graph.ints(ax)], attrs, [{ dtype: x.dtype, shape }])[0];
 }
-export const reduceSum = (x: Value, axes: readonly number[], keepdims = true): Value => reduce('ReduceSum', x, axes, keepdims);
-export const reduceMax = (x: Value, axes: readonly number[], keepdims = true): Value => reduce('ReduceMax', x, axes, keepdims);
-export const reduceMean = (x: Value, axes: readonly number[], keepdims = true): Value => reduce('ReduceMean', x, axes, keepdims);
+export const reduceSum = (x: Value, axes: readonly number[], keepdims = true): Value =>
+  reduce('ReduceSum', x, axes, keepdims);
+export const reduceMax = (x: Value, axes: readonly number[], keepdims = true): Value =>
+  reduce('ReduceMax', x, axes, keepdims);
+export const reduceMean = (x: Value, axes: readonly number[], keepdims = true): Value =>
+  reduce('ReduceMean', x, axes, keepdims);
 /** log Σ exp over `axes`; onnxruntime's kernel subtracts the maximum first (stable at any magnitude). */
-export const reduceLogSumExp = (x: Value, axes: readonly number[], keepdims = true): Value => reduce('ReduceLogSumExp', x, axes, keepdims);
+export const reduceLogSumExp = (x: Value, axes: readonly number[], keepdims = true): Value =>
+  reduce('ReduceLogSumExp', x, axes, keepdims);
 
 export function argMax(x: Value, axis: number, keepdims = false): Value {
   const ax = normAxis(axis, x.rank);
@@ -115,7 +126,8 @@ export function argMax(x: Value, axis: number, keepdims = false): Value {
 export function reshape(x: Value, shape: readonly number[]): Value {
   const known = shape.filter((d) => d !== -1).reduce((a, b) => a * b, 1);
   const out = shape.map((d) => (d === -1 ? x.size / known : d));
-  if (sizeOf(out) !== x.size || out.some((d) => !Number.isInteger(d))) fail('Reshape', `cannot reshape to [${shape}]`, x);
+  if (sizeOf(out) !== x.size || out.some((d) => !Number.isInteger(d)))
+    fail('Reshape', `cannot reshape to [${shape}]`, x);
   if (out.length === x.rank && out.every((d, i) => d === x.shape[i])) return x;
   return x.graph.node('Reshape', [x, x.graph.ints(out)], {}, [{ dtype: x.dtype, shape: out }])[0];
 }
@@ -127,7 +139,11 @@ export function transpose(x: Value, perm: readonly number[]): Value {
 }
 
 /** Swaps the last two axes (a batch of matrices transposed). */
-export const transposeLast = (x: Value): Value => transpose(x, [...x.shape.keys()].map((i) => (i < x.rank - 2 ? i : 2 * x.rank - 3 - i)));
+export const transposeLast = (x: Value): Value =>
+  transpose(
+    x,
+    [...x.shape.keys()].map((i) => (i < x.rank - 2 ? i : 2 * x.rank - 3 - i)),
+  );
 
 export function expand(x: Value, shape: readonly number[]): Value {
   const out = broadcast('Expand', [x.shape, shape], x);
@@ -168,7 +184,9 @@ export function gather(data: Value, indices: Value, axis = 0): Value {
 export function gatherElements(data: Value, indices: Value, axis: number): Value {
   if (indices.rank !== data.rank) fail('GatherElements', 'ranks differ', data, indices);
   const ax = normAxis(axis, data.rank);
-  return data.graph.node('GatherElements', [data, indices], { axis: ax }, [{ dtype: data.dtype, shape: indices.shape }])[0];
+  return data.graph.node('GatherElements', [data, indices], { axis: ax }, [
+    { dtype: data.dtype, shape: indices.shape },
+  ])[0];
 }
 
 /** data with updates added at indices along axis (repeated indices accumulate). */
@@ -177,12 +195,20 @@ export function scatterElementsAdd(data: Value, indices: Value, updates: Value, 
 }
 
 /** A copy of data with updates written (or with 'add' added) at indices along axis; no gradient rule for 'none'. */
-export function scatterElements(data: Value, indices: Value, updates: Value, axis: number, reduction: 'none' | 'add' = 'none'): Value {
+export function scatterElements(
+  data: Value,
+  indices: Value,
+  updates: Value,
+  axis: number,
+  reduction: 'none' | 'add' = 'none',
+): Value {
   if (indices.rank !== data.rank || updates.shape.some((d, i) => d !== indices.shape[i])) {
     fail('ScatterElements', 'indices and updates must have one shape, of the rank of data', data, indices, updates);
   }
   const attrs = { axis: normAxis(axis, data.rank), reduction };
-  return data.graph.node('ScatterElements', [data, indices, updates], attrs, [{ dtype: data.dtype, shape: data.shape }])[0];
+  return data.graph.node('ScatterElements', [data, indices, updates], attrs, [
+    { dtype: data.dtype, shape: data.shape },
+  ])[0];
 }
 
 /** Constant-zero padding; pads = [begin_0 .. begin_n, end_0 .. end_n] as in ONNX. */
@@ -215,7 +241,8 @@ export function gemm(a: Value, b: Value, transA = 0, transB = 0): Value {
  * onnxruntime implements it for float32 (not float64).
  */
 export function rotaryEmbedding(x: Value, cos: Value, sin: Value, positions: Value): Value {
-  if (x.rank !== 4 || cos.rank !== 2 || cos.shape[1] * 2 !== x.shape[3]) fail('RotaryEmbedding', 'expects x [B, h, T, E] and tables [P, E/2]', x, cos);
+  if (x.rank !== 4 || cos.rank !== 2 || cos.shape[1] * 2 !== x.shape[3])
+    fail('RotaryEmbedding', 'expects x [B, h, T, E] and tables [P, E/2]', x, cos);
   return x.graph.node('RotaryEmbedding', [x, cos, sin, positions], { interleaved: 0 }, [x])[0];
 }
 

@@ -118,7 +118,10 @@ class Fields {
     }
     const archs = this.raw.architectures;
     if (archs != null && (!Array.isArray(archs) || archs.some((a) => a !== ARCHITECTURES[v as ModelType]))) {
-      throw new ConfigError('architectures', `${JSON.stringify(archs)} is not [${JSON.stringify(ARCHITECTURES[v as ModelType])}]`);
+      throw new ConfigError(
+        'architectures',
+        `${JSON.stringify(archs)} is not [${JSON.stringify(ARCHITECTURES[v as ModelType])}]`,
+      );
     }
     return v as ModelType;
   }
@@ -245,7 +248,10 @@ export function hfParameterNames(config: ModelConfig): ParameterName[] {
     }
     out.push({ name: `${p}.self_attn.o_proj.weight`, shape: [D, q] });
     if (config.qkNorm) {
-      out.push({ name: `${p}.self_attn.q_norm.weight`, shape: [headDim] }, { name: `${p}.self_attn.k_norm.weight`, shape: [headDim] });
+      out.push(
+        { name: `${p}.self_attn.q_norm.weight`, shape: [headDim] },
+        { name: `${p}.self_attn.k_norm.weight`, shape: [headDim] },
+      );
     }
     out.push(
       { name: `${p}.post_attention_layernorm.weight`, shape: [D] },

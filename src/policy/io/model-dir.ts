@@ -19,7 +19,12 @@ import { INDEX_FILE, SINGLE_FILE, parseIndex, readModelWeights } from './sharded
 export const GENERATION_CONFIG_FILE = 'generation_config.json';
 export const CHAT_TEMPLATE_FILE = 'chat_template.jinja';
 /** Files carried beside the weights into checkpoints and exports (those present). */
-export const MODEL_ASSET_FILES = ['tokenizer.json', 'tokenizer_config.json', CHAT_TEMPLATE_FILE, GENERATION_CONFIG_FILE] as const;
+export const MODEL_ASSET_FILES = [
+  'tokenizer.json',
+  'tokenizer_config.json',
+  CHAT_TEMPLATE_FILE,
+  GENERATION_CONFIG_FILE,
+] as const;
 
 /** Tensors old checkpoints store that are recomputed, not learnt (rotary tables). */
 const IGNORED_TENSOR = /\.rotary_emb\.inv_freq$/;
@@ -108,7 +113,9 @@ async function checkWeights(dir: string, config: ModelConfig): Promise<string[]>
 async function tensorTables(dir: string): Promise<Map<string, Map<string, readonly number[]>>> {
   let files: string[];
   if (await isFile(join(dir, INDEX_FILE))) {
-    files = [...new Set(Object.values(parseIndex(await readFile(join(dir, INDEX_FILE), 'utf8'), join(dir, INDEX_FILE))))];
+    files = [
+      ...new Set(Object.values(parseIndex(await readFile(join(dir, INDEX_FILE), 'utf8'), join(dir, INDEX_FILE)))),
+    ];
   } else if (await isFile(join(dir, SINGLE_FILE))) {
     files = [SINGLE_FILE];
   } else {

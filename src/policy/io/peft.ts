@@ -13,7 +13,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../errors.ts';
 import type { Role } from '../model/layout.ts';
-import { type LoraSpec, type LoraTarget, checkLora, orderedTargets, peftModule, targetOfModule } from '../model/lora.ts';
+import {
+  type LoraSpec,
+  type LoraTarget,
+  checkLora,
+  orderedTargets,
+  peftModule,
+  targetOfModule,
+} from '../model/lora.ts';
 import { writeBytesAtomic } from './atomic.ts';
 import type { Tensor } from './dtype.ts';
 import { readSafetensors, writeSafetensors } from './safetensors.ts';
@@ -38,10 +45,22 @@ const TASK: Readonly<Record<Role, string>> = { actor: 'CAUSAL_LM', critic: 'TOKE
 export function adapterConfig(a: Omit<PeftAdapter, 'weights'>): Record<string, unknown> {
   checkLora(a.lora);
   return {
-    peft_type: 'LORA', task_type: TASK[a.role], base_model_name_or_path: a.baseModel,
-    r: a.lora.rank, lora_alpha: a.lora.alpha, lora_dropout: 0, target_modules: orderedTargets(a.lora).map(peftModule),
-    bias: 'none', fan_in_fan_out: false, use_rslora: false, use_dora: false, init_lora_weights: true,
-    modules_to_save: a.role === 'critic' ? ['score'] : null, layers_to_transform: null, rank_pattern: {}, alpha_pattern: {},
+    peft_type: 'LORA',
+    task_type: TASK[a.role],
+    base_model_name_or_path: a.baseModel,
+    r: a.lora.rank,
+    lora_alpha: a.lora.alpha,
+    lora_dropout: 0,
+    target_modules: orderedTargets(a.lora).map(peftModule),
+    bias: 'none',
+    fan_in_fan_out: false,
+    use_rslora: false,
+    use_dora: false,
+    init_lora_weights: true,
+    modules_to_save: a.role === 'critic' ? ['score'] : null,
+    layers_to_transform: null,
+    rank_pattern: {},
+    alpha_pattern: {},
     inference_mode: true,
   };
 }
@@ -64,13 +83,23 @@ export async function readPeftAdapter(dir: string): Promise<PeftAdapter> {
   }
   const { lora, baseModel, role } = parseAdapterConfig(json);
   const { tensors } = await readSafetensors(join(dir, ADAPTER_WEIGHTS_FILE));
-  const weights = new Map([...tensors].map(([name, t]) => [name.startsWith(`${HEAD_PREFIX}score.`) ? name.slice(HEAD_PREFIX.length) : name, t]));
+  const weights = new Map(
+    [...tensors].map(([name, t]) => [
+      name.startsWith(`${HEAD_PREFIX}score.`) ? name.slice(HEAD_PREFIX.length) : name,
+      t,
+    ]),
+  );
   return { lora, baseModel, role, weights };
 }
 
 /** Settings PEFT would compute differently from starpo, with the only value accepted (absent is accepted too). */
 const REFUSED: Readonly<Record<string, unknown>> = {
-  lora_dropout: 0, bias: 'none', fan_in_fan_out: false, use_rslora: false, use_dora: false, layers_to_transform: null,
+  lora_dropout: 0,
+  bias: 'none',
+  fan_in_fan_out: false,
+  use_rslora: false,
+  use_dora: false,
+  layers_to_transform: null,
 };
 
 export function parseAdapterConfig(json: unknown): Omit<PeftAdapter, 'weights'> {
@@ -78,30 +107,47 @@ export function parseAdapterConfig(json: unknown): Omit<PeftAdapter, 'weights'> 
   const field = (name: string) => `${ADAPTER_CONFIG_FILE} ${name}`;
   if (c.peft_type !== 'LORA') throw new ConfigError(field('peft_type'), `${JSON.stringify(c.peft_type)} is not "LORA"`);
   for (const [name, want] of Object.entries(REFUSED)) {
-    if (c[name] !== undefined && c[name] !== want) throw new ConfigError(field(name), `${JSON.stringify(c[name])} is not supported (only ${JSON.stringify(want)})`);
+    if (c[name] !== undefined && c[name] !== want)
+      throw new ConfigError(field(name), `${JSON.stringify(c[name])} is not supported (only ${JSON.stringify(want)})`);
   }
   for (const name of ['rank_pattern', 'alpha_pattern']) {
-    if (c[name] != null && Object.keys(c[name] as object).length > 0) throw new ConfigError(field(name), 'per-module ranks are not supported');
+    if (c[name] != null && Object.keys(c[name] as object).length > 0)
+      throw new ConfigError(field(name), 'per-module ranks are not supported');
   }
   const role = Object.entries(TASK).find(([, task]) => task === c.task_type)?.[0] as Role | undefined;
   if (!role) throw new ConfigError(field('task_type'), `${JSON.stringify(c.task_type)} is not CAUSAL_LM or TOKEN_CLS`);
   const saved = (c.modules_to_save ?? []) as unknown[];
   if (!Array.isArray(saved) || saved.some((m) => role !== 'critic' || m !== 'score')) {
-    throw new ConfigError(field('modules_to_save'), `${JSON.stringify(c.modules_to_save)}: only a critic's "score" head is trained in full`);
+    throw new ConfigError(
+      field('modules_to_save'),
+      `${JSON.stringify(c.modules_to_save)}: only a critic's "score" head is trained in full`,
+    );
   }
-  const lora = { rank: c.r as number, alpha: c.lora_alpha as number, dropout: 0 as const, targets: targetsOf(c.target_modules) };
-  if (!Number.isSafeInteger(lora.rank) || lora.rank < 1) throw new ConfigError(field('r'), `${JSON.stringify(c.r)} is not an integer >= 1`);
-  if (!(lora.alpha > 0) || !Number.isFinite(lora.alpha)) throw new ConfigError(field('lora_alpha'), `${JSON.stringify(c.lora_alpha)} is not a positive number`);
+  const lora = {
+    rank: c.r as number,
+    alpha: c.lora_alpha as number,
+    dropout: 0 as const,
+    targets: targetsOf(c.target_modules),
+  };
+  if (!Number.isSafeInteger(lora.rank) || lora.rank < 1)
+    throw new ConfigError(field('r'), `${JSON.stringify(c.r)} is not an integer >= 1`);
+  if (!(lora.alpha > 0) || !Number.isFinite(lora.alpha))
+    throw new ConfigError(field('lora_alpha'), `${JSON.stringify(c.lora_alpha)} is not a positive number`);
   checkLora(lora);
   return { lora, baseModel: typeof c.base_model_name_or_path === 'string' ? c.base_model_name_or_path : '', role };
 }
 
 function targetsOf(modules: unknown): LoraTarget[] {
   const field = `${ADAPTER_CONFIG_FILE} target_modules`;
-  if (!Array.isArray(modules) || modules.length === 0) throw new ConfigError(field, 'must be a non-empty list of module names (a regex is not supported)');
+  if (!Array.isArray(modules) || modules.length === 0)
+    throw new ConfigError(field, 'must be a non-empty list of module names (a regex is not supported)');
   return modules.map((m) => {
     const t = targetOfModule(String(m));
-    if (!t) throw new ConfigError(field, `${JSON.stringify(m)} is not one of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj`);
+    if (!t)
+      throw new ConfigError(
+        field,
+        `${JSON.stringify(m)} is not one of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj`,
+      );
     return t;
   });
 }

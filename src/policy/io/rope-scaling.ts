@@ -18,7 +18,10 @@ export interface RopeScaling {
 const LLAMA3_KEYS = ['factor', 'low_freq_factor', 'high_freq_factor', 'original_max_position_embeddings'] as const;
 
 /** rope_theta and the scaling from a raw config.json (either transformers generation's layout). */
-export function parseRope(raw: Readonly<Record<string, unknown>>, headDim: number): { theta: number; scaling: RopeScaling | null } {
+export function parseRope(
+  raw: Readonly<Record<string, unknown>>,
+  headDim: number,
+): { theta: number; scaling: RopeScaling | null } {
   const params = raw.rope_parameters ?? raw.rope_scaling;
   const field = raw.rope_parameters != null ? 'rope_parameters' : 'rope_scaling';
   if (params != null && (typeof params !== 'object' || Array.isArray(params)))
@@ -26,7 +29,10 @@ export function parseRope(raw: Readonly<Record<string, unknown>>, headDim: numbe
   const p = (params ?? {}) as Record<string, unknown>;
   const thetaValue = p.rope_theta ?? raw.rope_theta ?? 10000;
   if (typeof thetaValue !== 'number' || !(thetaValue > 1) || !Number.isFinite(thetaValue))
-    throw new ConfigError(p.rope_theta != null ? `${field}.rope_theta` : 'rope_theta', `${JSON.stringify(thetaValue)} is not a number > 1`);
+    throw new ConfigError(
+      p.rope_theta != null ? `${field}.rope_theta` : 'rope_theta',
+      `${JSON.stringify(thetaValue)} is not a number > 1`,
+    );
   if (params == null) return { theta: thetaValue, scaling: null };
   const type = p.rope_type ?? p.type ?? 'default';
   const allowed = new Set(['rope_type', 'type', 'rope_theta', ...(type === 'llama3' ? LLAMA3_KEYS : [])]);
@@ -38,7 +44,8 @@ export function parseRope(raw: Readonly<Record<string, unknown>>, headDim: numbe
   if (type === 'default') return { theta: thetaValue, scaling: null };
   const num = (key: (typeof LLAMA3_KEYS)[number], min: number): number => {
     const v = p[key];
-    if (typeof v !== 'number' || !Number.isFinite(v) || !(v > min)) throw new ConfigError(`${field}.${key}`, `${JSON.stringify(v)} is not a number > ${min}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || !(v > min))
+      throw new ConfigError(`${field}.${key}`, `${JSON.stringify(v)} is not a number > ${min}`);
     return v;
   };
   const scaling: RopeScaling = {

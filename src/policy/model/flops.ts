@@ -7,7 +7,15 @@ import type { ModelConfig } from '../io/config.ts';
 
 /** Forward FLOPs per token for sequences of length T (projections, MLP, attention, lm head). */
 export function forwardFlopsPerToken(cfg: ModelConfig, T: number): number {
-  const { hiddenSize: D, numHeads: H, numKvHeads: K, headDim: E, intermediateSize: I, vocabSize: V, numLayers: L } = cfg;
+  const {
+    hiddenSize: D,
+    numHeads: H,
+    numKvHeads: K,
+    headDim: E,
+    intermediateSize: I,
+    vocabSize: V,
+    numLayers: L,
+  } = cfg;
   const projections = D * (H + 2 * K) * E + H * E * D; // q, k, v, o
   const mlp = 3 * D * I; // gate, up, down
   const attention = 2 * H * E * T; // scores and weighted sum, per query

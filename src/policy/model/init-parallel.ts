@@ -18,19 +18,26 @@ export async function initParamsParallel(layout: Layout, seed: number, threads: 
   if (workers < 1 || values < PARALLEL_INIT_MIN) return initParams(layout, seed);
   const next = new Int32Array(new SharedArrayBuffer(4));
   let placed = 0;
-  const pool = Array.from({ length: workers }, () => new Worker(new URL('./init-worker.mjs', import.meta.url), {
-    workerData: { seed: plan.seed, tasks, next: next.buffer },
-  }));
-  const finished = pool.map((w) => new Promise<void>((resolve, reject) => {
-    w.on('message', (m: { i: number; buf: Float32Array } | { done: true }) => {
-      if ('done' in m) return resolve();
-      const t = tasks[m.i];
-      packed[t.group].set(m.buf, t.start);
-      placed++;
-    });
-    w.on('error', reject);
-    w.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`init worker exited with code ${code}`))));
-  }));
+  const pool = Array.from(
+    { length: workers },
+    () =>
+      new Worker(new URL('./init-worker.mjs', import.meta.url), {
+        workerData: { seed: plan.seed, tasks, next: next.buffer },
+      }),
+  );
+  const finished = pool.map(
+    (w) =>
+      new Promise<void>((resolve, reject) => {
+        w.on('message', (m: { i: number; buf: Float32Array } | { done: true }) => {
+          if ('done' in m) return resolve();
+          const t = tasks[m.i];
+          packed[t.group].set(m.buf, t.start);
+          placed++;
+        });
+        w.on('error', reject);
+        w.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`init worker exited with code ${code}`))));
+      }),
+  );
   try {
     for (;;) {
       const i = Atomics.add(next, 0, 1);

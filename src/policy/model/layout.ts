@@ -64,7 +64,10 @@ type Plan = [string, Member[]][];
  */
 function viewPlan(config: ModelConfig, role: Role, valueHead: boolean): Plan {
   const shapes = new Map(hfParameterNames(config).map((p) => [p.name, p.shape]));
-  const views = (key: string, names: string[]): [string, Member[]] => [key, names.map((name) => ({ name, shape: shapes.get(name)! }))];
+  const views = (key: string, names: string[]): [string, Member[]] => [
+    key,
+    names.map((name) => ({ name, shape: shapes.get(name)! })),
+  ];
   const plan: Plan = [views('embed', ['model.embed_tokens.weight'])];
   for (let i = 0; i < config.numLayers; i++) {
     const p = `model.layers.${i}`;
@@ -72,7 +75,11 @@ function viewPlan(config: ModelConfig, role: Role, valueHead: boolean): Plan {
     plan.push(views(`${i}.ln1`, [`${p}.input_layernorm.weight`]), views(`${i}.qkv`, attn('weight')));
     if (config.attentionBias) plan.push(views(`${i}.qkv_bias`, attn('bias')));
     plan.push(views(`${i}.o`, [`${p}.self_attn.o_proj.weight`]));
-    if (config.qkNorm) plan.push(views(`${i}.q_norm`, [`${p}.self_attn.q_norm.weight`]), views(`${i}.k_norm`, [`${p}.self_attn.k_norm.weight`]));
+    if (config.qkNorm)
+      plan.push(
+        views(`${i}.q_norm`, [`${p}.self_attn.q_norm.weight`]),
+        views(`${i}.k_norm`, [`${p}.self_attn.k_norm.weight`]),
+      );
     plan.push(views(`${i}.ln2`, [`${p}.post_attention_layernorm.weight`]));
     for (const x of ['gate', 'up', 'down']) plan.push(views(`${i}.${x}`, [`${p}.mlp.${x}_proj.weight`]));
   }
@@ -83,7 +90,10 @@ function viewPlan(config: ModelConfig, role: Role, valueHead: boolean): Plan {
 }
 
 function valueHeadPlan(config: ModelConfig): Plan {
-  return [['score', [{ name: VALUE_HEAD.weight, shape: [1, config.hiddenSize] }]], ['score_bias', [{ name: VALUE_HEAD.bias, shape: [1] }]]];
+  return [
+    ['score', [{ name: VALUE_HEAD.weight, shape: [1, config.hiddenSize] }]],
+    ['score_bias', [{ name: VALUE_HEAD.bias, shape: [1] }]],
+  ];
 }
 
 /**

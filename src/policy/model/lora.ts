@@ -20,8 +20,13 @@ export interface LoraSpec {
 
 /** The HF module of each target, under `model.layers.{i}.` (PEFT's target_modules are the last parts). */
 const MODULES: Readonly<Record<LoraTarget, string>> = {
-  q: 'self_attn.q_proj', k: 'self_attn.k_proj', v: 'self_attn.v_proj', o: 'self_attn.o_proj',
-  gate: 'mlp.gate_proj', up: 'mlp.up_proj', down: 'mlp.down_proj',
+  q: 'self_attn.q_proj',
+  k: 'self_attn.k_proj',
+  v: 'self_attn.v_proj',
+  o: 'self_attn.o_proj',
+  gate: 'mlp.gate_proj',
+  up: 'mlp.up_proj',
+  down: 'mlp.down_proj',
 };
 
 /** PEFT's target_modules name of a target (q → q_proj). */
@@ -33,13 +38,21 @@ export function targetOfModule(name: string): LoraTarget | undefined {
 
 /** Validates options from callers (plain objects: the type system does not reach a JSON config). */
 export function checkLora(spec: LoraSpec): void {
-  if (!Number.isSafeInteger(spec.rank) || spec.rank < 1) throw new ConfigError('lora.rank', `${spec.rank} is not an integer >= 1`);
-  if (!(spec.alpha > 0) || !Number.isFinite(spec.alpha)) throw new ConfigError('lora.alpha', `${spec.alpha} is not a positive number`);
-  if (spec.dropout !== 0) throw new ConfigError('lora.dropout', `must be 0 (got ${spec.dropout}): starpo trains deterministically`);
+  if (!Number.isSafeInteger(spec.rank) || spec.rank < 1)
+    throw new ConfigError('lora.rank', `${spec.rank} is not an integer >= 1`);
+  if (!(spec.alpha > 0) || !Number.isFinite(spec.alpha))
+    throw new ConfigError('lora.alpha', `${spec.alpha} is not a positive number`);
+  if (spec.dropout !== 0)
+    throw new ConfigError('lora.dropout', `must be 0 (got ${spec.dropout}): starpo trains deterministically`);
   const targets = spec.targets as readonly string[];
-  if (!Array.isArray(targets) || targets.length === 0) throw new ConfigError('lora.targets', 'must name at least one projection');
+  if (!Array.isArray(targets) || targets.length === 0)
+    throw new ConfigError('lora.targets', 'must name at least one projection');
   const unknown = targets.find((t) => !(LORA_TARGETS as readonly string[]).includes(t));
-  if (unknown !== undefined) throw new ConfigError('lora.targets', `unknown projection ${JSON.stringify(unknown)} (use ${LORA_TARGETS.join(', ')})`);
+  if (unknown !== undefined)
+    throw new ConfigError(
+      'lora.targets',
+      `unknown projection ${JSON.stringify(unknown)} (use ${LORA_TARGETS.join(', ')})`,
+    );
   if (new Set(targets).size !== targets.length) throw new ConfigError('lora.targets', 'lists a projection twice');
 }
 
@@ -50,7 +63,13 @@ export const loraScale = (spec: LoraSpec): number => spec.alpha / spec.rank;
 export function targetShape(cfg: ModelConfig, t: LoraTarget): [number, number] {
   const { hiddenSize: D, intermediateSize: I, numHeads: H, numKvHeads: K, headDim: E } = cfg;
   const shapes: Record<LoraTarget, [number, number]> = {
-    q: [H * E, D], k: [K * E, D], v: [K * E, D], o: [D, H * E], gate: [I, D], up: [I, D], down: [D, I],
+    q: [H * E, D],
+    k: [K * E, D],
+    v: [K * E, D],
+    o: [D, H * E],
+    gate: [I, D],
+    up: [I, D],
+    down: [D, I],
   };
   return shapes[t];
 }

@@ -20,12 +20,19 @@ export function mergeLora(layout: Layout, base: Packed, adapters: Packed): Recor
   if (!layout.lora || !layout.frozen) throw new ConfigError('lora', 'merging needs a LoRA layout');
   const out: Record<string, Tensor> = { ...toNamed(layout.frozen, base) };
   const trained = toNamed(layout, adapters);
-  for (const [name, t] of Object.entries(trained)) if (!name.includes('.lora_')) out[name] = { ...t, data: t.data.slice() };
+  for (const [name, t] of Object.entries(trained))
+    if (!name.includes('.lora_')) out[name] = { ...t, data: t.data.slice() };
   const scale = loraScale(layout.lora);
   for (let i = 0; i < layout.config.numLayers; i++) {
     for (const t of orderedTargets(layout.lora)) {
       const w = out[baseName(i, t)];
-      const merged = addLowRank(w.data as Float32Array, w.shape, trained[adapterName(i, t, 'B')], trained[adapterName(i, t, 'A')], scale);
+      const merged = addLowRank(
+        w.data as Float32Array,
+        w.shape,
+        trained[adapterName(i, t, 'B')],
+        trained[adapterName(i, t, 'A')],
+        scale,
+      );
       out[baseName(i, t)] = { dtype: 'F32', shape: w.shape, data: merged };
     }
   }

@@ -52,7 +52,15 @@ export function initPlan(layout: Layout, seed: number): { seed: number; tasks: I
     }
     const [kind, scale] = lora ? ['uniform' as const, 1 / Math.sqrt(e.shape[1])] : ['normal' as const, std];
     for (let at = 0, chunk = 0; at < e.size; at += INIT_CHUNK, chunk++) {
-      tasks.push({ group: e.group, start: e.offset + at, end: e.offset + Math.min(e.size, at + INIT_CHUNK), entry, chunk, kind, scale });
+      tasks.push({
+        group: e.group,
+        start: e.offset + at,
+        end: e.offset + Math.min(e.size, at + INIT_CHUNK),
+        entry,
+        chunk,
+        kind,
+        scale,
+      });
     }
   });
   return { seed: layout.lora ? (seed ^ ADAPTER_STREAM) >>> 0 : seed, tasks, packed };
@@ -76,7 +84,11 @@ export function initParams(layout: Layout, seed: number): Packed {
 export function toNamed(layout: Layout, packed: Packed, prefix = ''): Record<string, Tensor> {
   const out: Record<string, Tensor> = {};
   for (const e of layout.entries) {
-    out[prefix + e.name] = { dtype: 'F32', shape: e.shape, data: packed[e.group].subarray(e.offset, e.offset + e.size) };
+    out[prefix + e.name] = {
+      dtype: 'F32',
+      shape: e.shape,
+      data: packed[e.group].subarray(e.offset, e.offset + e.size),
+    };
   }
   return out;
 }

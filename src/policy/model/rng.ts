@@ -24,7 +24,9 @@ export class Rng extends Xoshiro128 {
    */
   static forStream(seed: number, a: number, b: number): Rng {
     const rng = new Rng(0);
-    const w = [0, 1, 2, 3].map((i) => fmix32(fmix32(fmix32(((seed >>> 0) ^ Math.imul(i + 1, 0x9e3779b9)) >>> 0) ^ a) ^ b));
+    const w = [0, 1, 2, 3].map((i) =>
+      fmix32(fmix32(fmix32(((seed >>> 0) ^ Math.imul(i + 1, 0x9e3779b9)) >>> 0) ^ a) ^ b),
+    );
     [rng.s0, rng.s1, rng.s2, rng.s3] = w;
     if (w.every((x) => x === 0)) rng.s0 = 1; // xoshiro's one forbidden state
     return rng;
@@ -81,7 +83,8 @@ export class Rng extends Xoshiro128 {
       this.s1 = s1;
       this.s2 = s2;
       this.s3 = s3;
-      for (let k = 0; k < missed; k += 2) out[misses[k]] = scale * this.zigguratSlow(misses[k + 1] >> 7, misses[k + 1] & 127);
+      for (let k = 0; k < missed; k += 2)
+        out[misses[k]] = scale * this.zigguratSlow(misses[k + 1] >> 7, misses[k + 1] & 127);
     }
   }
 
@@ -99,7 +102,8 @@ export class Rng extends Xoshiro128 {
         } while (ty + ty < tx * tx);
         return hz > 0 ? ZIGGURAT_R + tx : -ZIGGURAT_R - tx;
       }
-      if (fn[layer] + ((this.nextU32() + 0.5) / 4294967296) * (fn[layer - 1] - fn[layer]) < Math.exp(-0.5 * x * x)) return x;
+      if (fn[layer] + ((this.nextU32() + 0.5) / 4294967296) * (fn[layer - 1] - fn[layer]) < Math.exp(-0.5 * x * x))
+        return x;
       const r = this.nextU32() | 0;
       layer = r & 127;
       hz = r >> 7;

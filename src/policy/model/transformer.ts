@@ -154,7 +154,10 @@ function rotaryTables(m: Model, positions: Value, maxPosition: number): { q: Rot
   if (g.options.kernels.rope && g.float === 'float32') {
     // HF tables repeat each frequency over both halves of the head; the op takes one half, [P, E/2].
     const half = (t: Float32Array, k: number) => {
-      const values = Array.from({ length: maxPosition * (E / 2) }, (_, i) => k * t[Math.floor(i / (E / 2)) * E + (i % (E / 2))]);
+      const values = Array.from(
+        { length: maxPosition * (E / 2) },
+        (_, i) => k * t[Math.floor(i / (E / 2)) * E + (i % (E / 2))],
+      );
       return g.constant(values, 'float32', [maxPosition, E / 2]);
     };
     return {
@@ -162,7 +165,8 @@ function rotaryTables(m: Model, positions: Value, maxPosition: number): { q: Rot
       k: { cos: half(tables.cos, 1), sin: half(tables.sin, 1), positions },
     };
   }
-  const at = (t: Float32Array): Value => o.reshape(o.cast(o.gather(g.constant(t, 'float32', [maxPosition, E]), positions), g.float), [B, 1, T, E]);
+  const at = (t: Float32Array): Value =>
+    o.reshape(o.cast(o.gather(g.constant(t, 'float32', [maxPosition, E]), positions), g.float), [B, 1, T, E]);
   const [cos, sin] = [at(tables.cos), at(tables.sin)];
   return { q: { cos: o.mul(cos, scale), sin: o.mul(sin, scale) }, k: { cos, sin } };
 }
@@ -193,7 +197,13 @@ function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   // Heads first, then split in whole [h, T, E] blocks. The reshape to [B, ·] between transpose and split
   // keeps onnxruntime's transpose optimizer from pushing the transpose past the split (into three).
   const heads = o.reshape(o.transpose(qkv, [0, 2, 1, 3]), [B, (H + 2 * K) * T * E]);
-  const [q, k, v] = o.split(heads, [H, K, K].map((h) => h * T * E), 1).map((t, j) => o.reshape(t, [B, [H, K, K][j], T, E]));
+  const [q, k, v] = o
+    .split(
+      heads,
+      [H, K, K].map((h) => h * T * E),
+      1,
+    )
+    .map((t, j) => o.reshape(t, [B, [H, K, K][j], T, E]));
   // q heads kv·G + g share K/V head kv (HF repeat_kv)
   const qh = o.reshape(rope(qkNorm(m, i, 'q', q), c.q), [B, K, G * T, E]);
   const kh = rope(qkNorm(m, i, 'k', k), c.k); // [B, K, T, E]
@@ -212,7 +222,8 @@ function qkNorm(m: Model, i: number, which: 'q' | 'k', x: Value): Value {
 function attend(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Value {
   const [B, T, S, E] = [c.B, c.T, k.shape[2], k.shape[3]];
   if (kernels(qh).recompute) {
-    const probs = (scores: Value) => o.reshape(softmax(o.add(o.reshape(scores, [B, K, G, T, S]), c.bias)), [B, K, G * T, S]);
+    const probs = (scores: Value) =>
+      o.reshape(softmax(o.add(o.reshape(scores, [B, K, G, T, S]), c.bias)), [B, K, G * T, S]);
     return o.reshape(composite.attendRecomputed(qh, k, v, probs), [B, K, G, T, E]);
   }
   const scores = o.reshape(composite.matmulTransB(qh, k), [B, K, G, T, S]);
@@ -251,7 +262,13 @@ function block(m: Model, i: number, x: Value, c: Ctx): Value {
 /** Final hidden states [N, D] (after the last norm) for tokens [B, T]. */
 export function forward(m: Model, inp: Inputs): Value {
   const [B, T] = inp.tokens.shape;
-  const c: Ctx = { B, T, ...rotaryTables(m, inp.positions, inp.maxPosition), bias: o.where(inp.allowed, 0, BLOCKED), kv: inp.kv };
+  const c: Ctx = {
+    B,
+    T,
+    ...rotaryTables(m, inp.positions, inp.maxPosition),
+    bias: o.where(inp.allowed, 0, BLOCKED),
+    kv: inp.kv,
+  };
   let x = o.reshape(o.gather(m.w.embed, inp.tokens), [B * T, m.cfg.hiddenSize]); // [N, D]
   for (let i = 0; i < m.cfg.numLayers; i++) x = block(m, i, x, c);
   return rmsNorm(x, m.w.norm, m.cfg.rmsNormEps);

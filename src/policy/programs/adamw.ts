@@ -38,7 +38,9 @@ export interface UpdateResult extends OptimizerState {
 
 /** The clip factor min(maxGradNorm / (‖g‖ + 1e-6), 1) (torch's clip_grad_norm_), or 1 without clipping. */
 function clipCoefficient(gradNorm: Value, spec: AdamWSpec): Value {
-  return spec.maxGradNorm === null ? gradNorm.graph.scalar(1, gradNorm.dtype) : o.min(o.div(spec.maxGradNorm, o.add(gradNorm, 1e-6)), 1);
+  return spec.maxGradNorm === null
+    ? gradNorm.graph.scalar(1, gradNorm.dtype)
+    : o.min(o.div(spec.maxGradNorm, o.add(gradNorm, 1e-6)), 1);
 }
 
 /**
@@ -61,7 +63,10 @@ function stepFactors(lr: Value, step: Value, coef: Value, spec: AdamWSpec) {
 
 /** One group's update: new moments from g (and g², shared with the norm) and the decayed, stepped parameters. */
 function updateGroup(
-  x: { p: Value; m: Value; v: Value; g: Value; squares: Value }, f: ReturnType<typeof stepFactors>, decay: Value | null, spec: AdamWSpec,
+  x: { p: Value; m: Value; v: Value; g: Value; squares: Value },
+  f: ReturnType<typeof stepFactors>,
+  decay: Value | null,
+  spec: AdamWSpec,
 ): { p: Value; m: Value; v: Value } {
   const m = o.add(o.mul(x.m, spec.beta1), o.mul(x.g, f.c1));
   const v = o.add(o.mul(x.v, spec.beta2), o.mul(x.squares, f.c2));
@@ -83,7 +88,12 @@ export function adamw(state: OptimizerState, grads: Groups, lr: Value, step: Val
   const out = { params: {} as Groups, m: {} as Groups, v: {} as Groups };
   for (const name of groups) {
     const decay = name === 'matrices' && spec.weightDecay > 0 ? o.sub(1, o.mul(lr, spec.weightDecay)) : null;
-    const next = updateGroup({ p: state.params[name], m: state.m[name], v: state.v[name], g: grads[name], squares: squares[name] }, f, decay, spec);
+    const next = updateGroup(
+      { p: state.params[name], m: state.m[name], v: state.v[name], g: grads[name], squares: squares[name] },
+      f,
+      decay,
+      spec,
+    );
     out.params[name] = next.p;
     out.m[name] = next.m;
     out.v[name] = next.v;
@@ -102,7 +112,9 @@ export function adamw(state: OptimizerState, grads: Groups, lr: Value, step: Val
 export function buildAdamwChunkGraph(size: number, spec: AdamWSpec): Graph {
   const g = new Graph('float32');
   const [p, m, v, grad] = ['p', 'm', 'v', 'g'].map((n) => g.input(n, 'float32', [size]));
-  const [lr, step, gradNorm, decayRate] = ['lr', 'step', 'grad_norm', 'decay_rate'].map((n) => g.input(n, 'float32', []));
+  const [lr, step, gradNorm, decayRate] = ['lr', 'step', 'grad_norm', 'decay_rate'].map((n) =>
+    g.input(n, 'float32', []),
+  );
   const f = stepFactors(lr, step, clipCoefficient(gradNorm, spec), spec);
   const next = updateGroup({ p, m, v, g: grad, squares: o.mul(grad, grad) }, f, o.sub(1, o.mul(lr, decayRate)), spec);
   g.output('new_p', next.p);

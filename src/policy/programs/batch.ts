@@ -31,7 +31,11 @@ export interface TrainBatch extends SequenceBatch {
 
 /** Loss input name (graph) → TrainBatch field. */
 export const LOSS_FIELDS = {
-  advantages: 'advantages', old_logprobs: 'oldLogprobs', ref_logprobs: 'refLogprobs', returns: 'returns', old_values: 'oldValues',
+  advantages: 'advantages',
+  old_logprobs: 'oldLogprobs',
+  ref_logprobs: 'refLogprobs',
+  returns: 'returns',
+  old_values: 'oldValues',
 } as const satisfies Record<string, keyof TrainBatch>;
 
 export interface Bucket {
@@ -58,7 +62,11 @@ export function checkBatch(b: SequenceBatch, fields: readonly string[] = []): vo
 
 /** Copies [b, t] values into a [B, T] bucket, shifted left by `shift` tokens (0 or 1). */
 export function place(
-  src: ArrayLike<number>, from: Bucket, to: Bucket, shift: number, float: FloatDType,
+  src: ArrayLike<number>,
+  from: Bucket,
+  to: Bucket,
+  shift: number,
+  float: FloatDType,
 ): Float32Array | Float64Array {
   const out = float === 'float64' ? new Float64Array(to.batch * to.seqLen) : new Float32Array(to.batch * to.seqLen);
   for (let b = 0; b < from.batch; b++) {
@@ -120,6 +128,9 @@ export function sliceRows<B extends SequenceBatch>(b: B, start: number, count: n
     out.set(a.subarray(start * T, b.batch * T));
     return out;
   };
-  const fields = Object.entries(b).map(([k, v]) => [k, v instanceof Float32Array || v instanceof Int32Array ? cut(v) : v]);
+  const fields = Object.entries(b).map(([k, v]) => [
+    k,
+    v instanceof Float32Array || v instanceof Int32Array ? cut(v) : v,
+  ]);
   return { ...Object.fromEntries(fields), batch: count } as B;
 }

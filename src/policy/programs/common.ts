@@ -11,7 +11,9 @@ import type { Groups } from './adamw.ts';
 
 /** `<prefix>_<group>` inputs, one per non-empty group (an actor's LoRA adapters have no `vectors`). */
 export function groupInputs(g: Graph, layout: Layout, prefix: string): Groups {
-  return Object.fromEntries(groupsOf(layout).map((n) => [n, g.input(`${prefix}_${n}`, g.float, [layout.groups[n]])])) as Groups;
+  return Object.fromEntries(
+    groupsOf(layout).map((n) => [n, g.input(`${prefix}_${n}`, g.float, [layout.groups[n]])]),
+  ) as Groups;
 }
 
 export interface SequenceInputs {
@@ -36,9 +38,19 @@ export function causalAllowed(mask: Value): Value {
   const [B, T] = mask.shape;
   const g = mask.graph;
   const tri = (keep: (q: number, k: number) => boolean) =>
-    g.constant(Array.from({ length: T * T }, (_, i) => (keep(Math.floor(i / T), i % T) ? 1 : 0)), 'bool', [1, 1, 1, T, T]);
+    g.constant(
+      Array.from({ length: T * T }, (_, i) => (keep(Math.floor(i / T), i % T) ? 1 : 0)),
+      'bool',
+      [1, 1, 1, T, T],
+    );
   const real = o.greater(o.reshape(mask, [B, 1, 1, 1, T]), 0.5);
-  return o.or(o.and(tri((q, k) => k <= q), real), tri((q, k) => k === q));
+  return o.or(
+    o.and(
+      tri((q, k) => k <= q),
+      real,
+    ),
+    tri((q, k) => k === q),
+  );
 }
 
 /** Attention over cache slots marked valid: [B, 1, 1, 1, S] bool. */
@@ -61,7 +73,12 @@ export function encode(model: Model, s: SequenceInputs): Value {
  * and entropy are one composite (composite.headStats). `entropyGrad` false drops the entropy's gradient
  * (a loss that reads the entropy only as a metric), which saves one [N, V] tensor across the backward.
  */
-export function tokenStats(model: Model, hidden: Value, targets: Value, entropyGrad = true): { logp: Value; entropy: Value } {
+export function tokenStats(
+  model: Model,
+  hidden: Value,
+  targets: Value,
+  entropyGrad = true,
+): { logp: Value; entropy: Value } {
   const [B, T] = targets.shape;
   const g = hidden.graph;
   const scaled = o.mul(hidden, g.input('inv_temperature', hidden.dtype, []));
@@ -73,5 +90,11 @@ export function tokenStats(model: Model, hidden: Value, targets: Value, entropyG
 /** Stacks scalar metrics into one [M] output (one tensor to fetch instead of M). */
 export function metricsVector(metrics: Readonly<Record<string, Value>>): { names: string[]; vector: Value } {
   const names = Object.keys(metrics);
-  return { names, vector: o.concat(names.map((n) => o.reshape(metrics[n], [1])), 0) };
+  return {
+    names,
+    vector: o.concat(
+      names.map((n) => o.reshape(metrics[n], [1])),
+      0,
+    ),
+  };
 }

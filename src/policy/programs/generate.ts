@@ -61,7 +61,10 @@ export const newName = (kind: 'k' | 'v', layer: number): string => `new_${kind}_
  * new token) and the caches, whose slots below each row's first new position hold its earlier tokens.
  */
 export function buildExtendGraph(
-  layout: Layout, s: ExtendShape, float: FloatDType = 'float32', options?: ProgramOptions,
+  layout: Layout,
+  s: ExtendShape,
+  float: FloatDType = 'float32',
+  options?: ProgramOptions,
 ): Graph {
   const g = new Graph(float, options);
   const { batch: B, newLen: N, cacheLen: S } = s;
@@ -71,7 +74,8 @@ export function buildExtendGraph(
   const positions = g.input('positions', 'int64', [B, N]);
   const last = g.input('last', 'int64', [B]);
   const past = [...Array(L).keys()].map((i) => ({
-    k: g.input(cacheName('k', i), g.float, [B, K, S, E]), v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
+    k: g.input(cacheName('k', i), g.float, [B, K, S, E]),
+    v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
   }));
   const slots = o.expand(o.reshape(positions, [B, 1, N, 1]), [B, K, N, E]);
   const kv = (layer: number, k: Value, v: Value) => {
@@ -79,7 +83,11 @@ export function buildExtendGraph(
     g.output(newName('v', layer), v);
     return { k: o.scatterElements(past[layer].k, slots, k, 2), v: o.scatterElements(past[layer].v, slots, v, 2) };
   };
-  const slotIndex = g.constant(Array.from({ length: S }, (_, i) => i), 'int64', [1, 1, 1, 1, S]);
+  const slotIndex = g.constant(
+    Array.from({ length: S }, (_, i) => i),
+    'int64',
+    [1, 1, 1, 1, S],
+  );
   const allowed = o.greaterOrEqual(o.reshape(positions, [B, 1, 1, N, 1]), slotIndex); // causal by position
   const hidden = forward(model, { tokens, positions, allowed, kv, maxPosition: S }); // [B·N, D]
   heads(g, model, o.gather(hidden, last)); // [B, D]
@@ -87,7 +95,10 @@ export function buildExtendGraph(
 }
 
 export function buildDecodeGraph(
-  layout: Layout, s: DecodeShape, float: FloatDType = 'float32', options?: ProgramOptions,
+  layout: Layout,
+  s: DecodeShape,
+  float: FloatDType = 'float32',
+  options?: ProgramOptions,
 ): Graph {
   const g = new Graph(float, options);
   const { batch: B, cacheLen: S } = s;
@@ -97,7 +108,8 @@ export function buildDecodeGraph(
   const positions = g.input('positions', 'int64', [B, 1]);
   const valid = g.input('slot_mask', g.float, [B, S]); // slots holding earlier tokens (not this step's)
   const past = [...Array(L).keys()].map((i) => ({
-    k: g.input(cacheName('k', i), g.float, [B, K, S, E]), v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
+    k: g.input(cacheName('k', i), g.float, [B, K, S, E]),
+    v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
   }));
   const kv = (layer: number, k: Value, v: Value) => {
     g.output(stepName('k', layer), k); // [B, K, 1, E]: the caller writes them into this step's slot

@@ -187,6 +187,12 @@ export function lossDef(spec: LossSpec): LossDef<LossSpec> {
 
 /** StarPO-S actor defaults (docs/spec.md §4). */
 export const STARPO_S_PPO: PpoLoss = {
-  kind: 'ppo', clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0.001, kl: null, aggregation: 'token-mean',
+  kind: 'ppo',
+  clipLow: 0.2,
+  clipHigh: 0.28,
+  dualClip: 3,
+  entropyCoef: 0.001,
+  kl: null,
+  aggregation: 'token-mean',
 };
 export const DEFAULT_VALUE_LOSS: ValueLoss = { kind: 'value', clip: 0.5, aggregation: 'token-mean' };

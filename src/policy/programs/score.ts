@@ -12,7 +12,10 @@ import { encode, sequenceInputs, tokenStats } from './common.ts';
 import type { TrainShape } from './train.ts';
 
 export function buildScoreGraph(
-  layout: Layout, s: TrainShape, float: FloatDType = 'float32', options?: ProgramOptions,
+  layout: Layout,
+  s: TrainShape,
+  float: FloatDType = 'float32',
+  options?: ProgramOptions,
 ): Graph {
   const g = new Graph(float, options);
   const { batch: B, seqLen: T } = s;

@@ -52,9 +52,10 @@ export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const inputs = Object.fromEntries(lossInputs.map((n) => [n, g.input(n, g.float, [B, T])]));
   const norm = { tokens: g.input('token_count', g.float, []), sequences: g.input('sequence_count', g.float, []) };
   const hidden = encode(model, seq);
-  const head = def.head === 'lm'
-    ? tokenStats(model, hidden, targets, entropyInLoss(spec.loss))
-    : { values: o.reshape(values(model, hidden), [B, T]) };
+  const head =
+    def.head === 'lm'
+      ? tokenStats(model, hidden, targets, entropyInLoss(spec.loss))
+      : { values: o.reshape(values(model, hidden), [B, T]) };
   const { loss, metrics } = def.build(spec.loss, { ...head, mask, inputs, norm });
   return { loss, metrics, lossInputs, tokens: o.reduceSum(mask, [0, 1], false) };
 }
@@ -76,7 +77,13 @@ function packedGrads(layout: Layout, grads: Value[]): Groups {
 function lossAndGrads(g: Graph, layout: Layout, spec: TrainProgramSpec) {
   const model = weightInputs(g, layout);
   const { loss, metrics, lossInputs, tokens } = buildLoss(g, model, spec);
-  const grads = packedGrads(layout, grad(loss, layout.views.map((v) => model.w[v.key])));
+  const grads = packedGrads(
+    layout,
+    grad(
+      loss,
+      layout.views.map((v) => model.w[v.key]),
+    ),
+  );
   return { grads, lossInputs, metrics: { loss, ...metrics } as Record<string, Value>, tokens };
 }
 
@@ -84,7 +91,11 @@ export function buildTrainGraph(layout: Layout, spec: TrainProgramSpec): TrainGr
   const g = new Graph(spec.float ?? 'float32', spec.options);
   const { grads, lossInputs, metrics, tokens } = lossAndGrads(g, layout, spec);
   // The packed params are fed twice over the same memory: as views (forward) and whole (update).
-  const state = { params: groupInputs(g, layout, 'params'), m: groupInputs(g, layout, 'm'), v: groupInputs(g, layout, 'v') };
+  const state = {
+    params: groupInputs(g, layout, 'params'),
+    m: groupInputs(g, layout, 'm'),
+    v: groupInputs(g, layout, 'v'),
+  };
   const next = adamw(state, grads, g.input('lr', g.float, []), g.input('step', g.float, []), spec.optim);
   for (const kind of ['params', 'm', 'v'] as const) {
     for (const group of groupsOf(layout)) g.output(`new_${kind}_${group}`, next[kind][group]);
@@ -116,8 +127,13 @@ export function buildViewGradGraph(layout: Layout, spec: TrainProgramSpec, accum
   const g = new Graph(spec.float ?? 'float32', spec.options);
   const model = weightInputs(g, layout);
   const { loss, metrics, lossInputs, tokens } = buildLoss(g, model, spec);
-  const grads = grad(loss, layout.views.map((v) => model.w[v.key]));
-  layout.views.forEach((v, i) => g.output(`grad.${v.key}`, accumulate ? o.add(g.input(`acc.${v.key}`, g.float, v.shape), grads[i]) : grads[i]));
+  const grads = grad(
+    loss,
+    layout.views.map((v) => model.w[v.key]),
+  );
+  layout.views.forEach((v, i) =>
+    g.output(`grad.${v.key}`, accumulate ? o.add(g.input(`acc.${v.key}`, g.float, v.shape), grads[i]) : grads[i]),
+  );
   const { names, vector } = metricsVector({ loss, ...metrics, tokens });
   g.output('metrics', vector);
   return { graph: g, lossInputs, metricNames: names };
@@ -126,8 +142,18 @@ export function buildViewGradGraph(layout: Layout, spec: TrainProgramSpec, accum
 /** Clipping + AdamW on an accumulated gradient (inputs `grad_<group>`); metrics grad_norm, skipped. */
 export function buildApplyGraph(layout: Layout, optim: AdamWSpec, float: FloatDType = 'float32'): TrainGraph {
   const g = new Graph(float);
-  const state = { params: groupInputs(g, layout, 'params'), m: groupInputs(g, layout, 'm'), v: groupInputs(g, layout, 'v') };
-  const next = adamw(state, groupInputs(g, layout, 'grad'), g.input('lr', g.float, []), g.input('step', g.float, []), optim);
+  const state = {
+    params: groupInputs(g, layout, 'params'),
+    m: groupInputs(g, layout, 'm'),
+    v: groupInputs(g, layout, 'v'),
+  };
+  const next = adamw(
+    state,
+    groupInputs(g, layout, 'grad'),
+    g.input('lr', g.float, []),
+    g.input('step', g.float, []),
+    optim,
+  );
   for (const kind of ['params', 'm', 'v'] as const) {
     for (const group of groupsOf(layout)) g.output(`new_${kind}_${group}`, next[kind][group]);
   }

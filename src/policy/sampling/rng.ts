@@ -45,11 +45,12 @@ export class SamplingRng extends Xoshiro128 {
   }
 
   getState(): string {
-    return this.words().map((w) => w.toString(16).padStart(8, '0')).join('');
+    return this.words()
+      .map((w) => w.toString(16).padStart(8, '0'))
+      .join('');
   }
 
   clone(): SamplingRng {
     return new SamplingRng(this.s0, this.s1, this.s2, this.s3);
   }
 }
-

@@ -51,16 +51,19 @@
     const seen = new Map();
     return chartModel.series.map((series) => {
       const runIndex = Math.max(0, runIds.indexOf(series.run));
-      const indexInRun = series.kind === 'reference' ? 0 : (seen.get(series.run) || 0);
+      const indexInRun = series.kind === 'reference' ? 0 : seen.get(series.run) || 0;
       if (series.kind !== 'reference') seen.set(series.run, indexInRun + 1);
       const style = styleOf(series, indexInRun, runIndex, manyRuns);
-      return Object.assign({
-        label: series.label,
-        data: series.points.map((p) => ({ x: p[0], y: p[1] })),
-        backgroundColor: style.borderColor,
-        pointRadius: series.kind === 'reference' || series.points.length > 60 ? 0 : 2,
-        tension: 0,
-      }, style);
+      return Object.assign(
+        {
+          label: series.label,
+          data: series.points.map((p) => ({ x: p[0], y: p[1] })),
+          backgroundColor: style.borderColor,
+          pointRadius: series.kind === 'reference' || series.points.length > 60 ? 0 : 2,
+          tension: 0,
+        },
+        style,
+      );
     });
   }
 
@@ -92,19 +95,27 @@
   /** A <figure> with the chart's canvas; the chart is drawn once the figure is in the document. */
   S.chartFigure = function chartFigure(chartModel) {
     const empty = chartModel.series.every((s) => s.points.length === 0);
-    return S.el('figure', {
-      class: 'chart', id: 'chart-' + chartModel.id, 'data-chart': chartModel.id,
-      'data-points': JSON.stringify(S.pointCounts(chartModel)),
-      'data-markers': JSON.stringify(chartModel.markers.map((m) => m.iteration)),
-    }, S.el('div', { class: 'canvas-box' }, S.el('canvas', { 'aria-label': chartModel.title, role: 'img' })),
-    empty ? S.el('p', { class: 'empty' }, 'no data for this chart yet') : null);
+    return S.el(
+      'figure',
+      {
+        class: 'chart',
+        id: 'chart-' + chartModel.id,
+        'data-chart': chartModel.id,
+        'data-points': JSON.stringify(S.pointCounts(chartModel)),
+        'data-markers': JSON.stringify(chartModel.markers.map((m) => m.iteration)),
+      },
+      S.el('div', { class: 'canvas-box' }, S.el('canvas', { 'aria-label': chartModel.title, role: 'img' })),
+      empty ? S.el('p', { class: 'empty' }, 'no data for this chart yet') : null,
+    );
   };
 
   S.drawChart = function drawChart(figure, chartModel, runIds) {
     const canvas = figure.querySelector('canvas');
     return new window.Chart(canvas, {
-      type: 'line', data: { datasets: datasetsOf(chartModel, runIds) }, options: optionsOf(chartModel),
+      type: 'line',
+      data: { datasets: datasetsOf(chartModel, runIds) },
+      options: optionsOf(chartModel),
       plugins: [echoTrapPlugin],
     });
   };
-})(window.StarpoReport = window.StarpoReport || {});
+})((window.StarpoReport = window.StarpoReport || {}));

@@ -34,4 +34,4 @@
     control.addEventListener('change', () => onChange(control.value));
     return S.el('label', { class: 'picker' }, label + ' ', control);
   };
-})(window.StarpoReport = window.StarpoReport || {});
+})((window.StarpoReport = window.StarpoReport || {}));

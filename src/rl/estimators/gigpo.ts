@@ -16,7 +16,15 @@
  * Both: A = A_E + ω·A_S on every assistant token of turn k. Per-turn rewards come from the batch's turn
  * records, so GiGPO does not depend on reward placement.
  */
-import { type Batch, type Groups, groupRows, tokenTurns, trajectoryReturn, turnReward, type BatchTurn } from '../batch.ts';
+import {
+  type Batch,
+  type Groups,
+  groupRows,
+  tokenTurns,
+  trajectoryReturn,
+  turnReward,
+  type BatchTurn,
+} from '../batch.ts';
 import { maskedSummary } from '../stats.ts';
 import { type AdvantageInput, type AdvantageOutput, centreInGroups } from './common.ts';
 

@@ -23,7 +23,10 @@ export interface ApplyToolRewardsInput {
 
 /** What the model wrote in turn k: the masked-in tokens after the previous turn's last token. */
 export function turnModelText(
-  t: Trajectory, k: number, decode: (ids: readonly number[]) => string, turnStop: string,
+  t: Trajectory,
+  k: number,
+  decode: (ids: readonly number[]) => string,
+  turnStop: string,
 ): string {
   const from = k === 0 ? 0 : (t.turns[k - 1]?.rewardPosition ?? -1) + 1;
   const to = t.turns[k]?.rewardPosition ?? -1;
@@ -44,21 +47,29 @@ export function toolSampleOf(t: Trajectory, input: Omit<ApplyToolRewardsInput, '
   };
 }
 
-export function applyToolRewards(
-  input: ApplyToolRewardsInput,
-): { trajectories: Trajectory[]; metrics: Record<string, number> } {
+export function applyToolRewards(input: ApplyToolRewardsInput): {
+  trajectories: Trajectory[];
+  metrics: Record<string, number>;
+} {
   const samples = input.trajectories.map((t) => toolSampleOf(t, input));
   const rewards = new Array<number>(samples.length).fill(0);
   const groups = new Map<number, number[]>();
   input.trajectories.forEach((t, i) => groups.set(t.group, [...(groups.get(t.group) ?? []), i]));
   for (const rows of groups.values()) {
-    const scored = TOOL_REWARDS[input.reward](rows.map((i) => samples[i] as ToolSample), input.options);
-    rows.forEach((row, j) => { rewards[row] = scored[j] as number; });
+    const scored = TOOL_REWARDS[input.reward](
+      rows.map((i) => samples[i] as ToolSample),
+      input.options,
+    );
+    rows.forEach((row, j) => {
+      rewards[row] = scored[j] as number;
+    });
   }
   const trajectories = input.trajectories.map((t, i) => ({
     ...t,
     turns: t.turns.map((turn, k) => ({
-      ...turn, envReward: k === t.turns.length - 1 ? (rewards[i] as number) : 0, formatPenalty: 0,
+      ...turn,
+      envReward: k === t.turns.length - 1 ? (rewards[i] as number) : 0,
+      formatPenalty: 0,
     })),
     return: rewards[i] as number,
   }));

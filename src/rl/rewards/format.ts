@@ -59,7 +59,10 @@ export const FORMAT_CHECKS: Record<FormatCheckName, (response: string) => boolea
 };
 
 /** A format check over a sample: its one response, or the mean over its turns (multi-turn trajectories). */
-export function formatScore(sample: { response: string; turns?: readonly string[] }, check: (response: string) => boolean): number {
+export function formatScore(
+  sample: { response: string; turns?: readonly string[] },
+  check: (response: string) => boolean,
+): number {
   const turns = sample.turns && sample.turns.length > 0 ? sample.turns : [sample.response];
   return turns.filter((t) => check(t)).length / turns.length;
 }

@@ -9,8 +9,10 @@ import { toolrlReward } from './toolrl.ts';
 import { torlReward } from './torl.ts';
 import type { GroupReward, ToolRewardOptions, ToolSample } from './types.ts';
 
-const perSample = (fn: (s: ToolSample, o: ToolRewardOptions) => number): GroupReward =>
-  (group, options = {}) => group.map((s) => fn(s, options));
+const perSample =
+  (fn: (s: ToolSample, o: ToolRewardOptions) => number): GroupReward =>
+  (group, options = {}) =>
+    group.map((s) => fn(s, options));
 
 export const TOOL_REWARDS = {
   torl: perSample(torlReward),

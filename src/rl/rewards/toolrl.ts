@@ -28,7 +28,8 @@ type Args = { [key: string]: Json };
 
 /** Same calls, as a multiset of (name, canonical JSON of the arguments). */
 export function sameCallMultiset(
-  predicted: readonly { name: string; arguments: Args | null }[], expected: readonly ExpectedCall[],
+  predicted: readonly { name: string; arguments: Args | null }[],
+  expected: readonly ExpectedCall[],
 ): boolean {
   const key = (c: { name: string; arguments: Args | null }) => `${c.name}\u0000${canonicalJson(c.arguments ?? {})}`;
   const a = predicted.map(key).sort();
@@ -48,7 +49,10 @@ export function toolrlCorrectness(calls: readonly RewardCall[], expected: readon
   if (calls.some((c) => c.kind === 'invalid')) return -3;
   if (sameCallMultiset(calls, expected)) return 3;
   const used = new Set<number>();
-  let s = jaccard(expected.map((c) => c.name), calls.map((c) => c.name));
+  let s = jaccard(
+    expected.map((c) => c.name),
+    calls.map((c) => c.name),
+  );
   let sMax = 1;
   for (const e of expected) {
     let best = -1;

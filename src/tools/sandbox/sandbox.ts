@@ -41,7 +41,11 @@ export interface SandboxOptions {
 }
 
 const DEFAULTS: Required<SandboxOptions> = {
-  timeoutMs: 2000, memoryMb: 64, maxOutputChars: 8192, killGraceMs: 1000, recycleAfter: 5000,
+  timeoutMs: 2000,
+  memoryMb: 64,
+  maxOutputChars: 8192,
+  killGraceMs: 1000,
+  recycleAfter: 5000,
 };
 const CHILD_PATH = fileURLToPath(new URL('./child.mjs', import.meta.url));
 const START_TIMEOUT_MS = 15000;
@@ -161,7 +165,10 @@ export class Sandbox {
     const proc = spawn('/bin/sh', sandboxCommand(this.options.memoryMb), { stdio: 'pipe', env: {} });
     let markReady!: () => void;
     let failStart!: (err: Error) => void;
-    const ready = new Promise<void>((resolve, reject) => { markReady = resolve; failStart = reject; });
+    const ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      failStart = reject;
+    });
     ready.catch(() => undefined);
     const child: Child = { proc, ready, waiting: null, stdout: '', stderrTail: '', exited: false, calls: 0 };
     const startTimer = setTimeout(() => {
@@ -175,7 +182,9 @@ export class Sandbox {
     };
     proc.stdout.on('data', (chunk: string) => this.onStdout(child, chunk, onReady));
     proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk: string) => { child.stderrTail = (child.stderrTail + chunk).slice(-4096); });
+    proc.stderr.on('data', (chunk: string) => {
+      child.stderrTail = (child.stderrTail + chunk).slice(-4096);
+    });
     proc.stdin.on('error', () => undefined); // writes to a dead child: the exit handler reports it
     proc.on('exit', () => {
       child.exited = true;
@@ -231,9 +240,12 @@ export class Sandbox {
  */
 export function sandboxNodeFlags(memoryMb: number): string[] {
   return [
-    '--experimental-permission', `--allow-fs-read=${CHILD_PATH}`,
-    '--frozen-intrinsics', '--disallow-code-generation-from-strings',
-    `--max-old-space-size=${memoryMb}`, '--no-warnings',
+    '--experimental-permission',
+    `--allow-fs-read=${CHILD_PATH}`,
+    '--frozen-intrinsics',
+    '--disallow-code-generation-from-strings',
+    `--max-old-space-size=${memoryMb}`,
+    '--no-warnings',
   ];
 }
 

@@ -50,10 +50,16 @@ for (const name of ['qwen3', 'llama3'] as const) {
     const stopId = EOS[name][name === 'qwen3' ? 0 : 1];
     const answer = tok.encode('<think>push the box</think><answer>Right || Down</answer>');
     const cut = tok.encode('<think>I wonder');
-    const { ctx, episode, observations } = play(name, [{ ids: [...answer, stopId], wroteStop: true }, { ids: cut, wroteStop: false }]);
+    const { ctx, episode, observations } = play(name, [
+      { ids: [...answer, stopId], wroteStop: true },
+      { ids: cut, wroteStop: false },
+    ]);
     assert.equal(ctx.roles.length, ctx.ids.length);
     ctx.mask.forEach((m, i) => assert.equal(m, TOKEN_ROLES[ctx.roles[i]] === 'assistant' ? 1 : 0, `token ${i}`));
-    assert.deepEqual(ctx.ids.filter((_, i) => ctx.mask[i] === 1), [...answer, stopId, ...cut]);
+    assert.deepEqual(
+      ctx.ids.filter((_, i) => ctx.mask[i] === 1),
+      [...answer, stopId, ...cut],
+    );
     const [system, first] = episode.messages;
     assert.equal(decodeRole(tok, ctx.ids, ctx.roles, 'system'), system.content);
     assert.equal(decodeRole(tok, ctx.ids, ctx.roles, 'user'), first.content);
@@ -67,14 +73,20 @@ for (const name of ['qwen3', 'llama3'] as const) {
     const pieces = ['<answer>', 'Ri', 'ght', '</answer>'].flatMap((p) => tok.encode(p));
     assert.notDeepEqual(pieces, tok.encode('<answer>Right</answer>'));
     const { ctx } = play(name, [{ ids: pieces, wroteStop: false }]);
-    assert.deepEqual(ctx.ids.filter((_, i) => ctx.mask[i] === 1), pieces);
+    assert.deepEqual(
+      ctx.ids.filter((_, i) => ctx.mask[i] === 1),
+      pieces,
+    );
   });
 }
 
 test('llama3: turn-by-turn tokens equal the template rendering of the finished conversation', () => {
   const tok = realTokenizer('llama3');
   const turn = tok.encode('<think>go</think><answer>Up</answer>');
-  const { ctx, episode } = play('llama3', [{ ids: [...turn, 128009], wroteStop: true }, { ids: [...turn, 128009], wroteStop: true }]);
+  const { ctx, episode } = play('llama3', [
+    { ids: [...turn, 128009], wroteStop: true },
+    { ids: [...turn, 128009], wroteStop: true },
+  ]);
   const template = chatTemplateFrom(realTokenizerConfig('llama3'))!;
   assert.equal(episode.messages.length, 6);
   // (The bundled Llama 3 template ends every rendering with an assistant header, the builder's too.)
@@ -86,7 +98,10 @@ test('qwen3 with enable_thinking false: the empty think block of the header is t
   const { ctx } = play('qwen3', [{ ids: [...tok.encode('<answer>Up</answer>'), 151645], wroteStop: true }], false);
   const prompt = tok.decode(ctx.ids.slice(0, ctx.promptLength));
   assert.ok(prompt.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n'), JSON.stringify(prompt.slice(-60)));
-  assert.equal(ctx.mask.slice(0, ctx.promptLength).reduce((a, b) => a + b, 0), 0);
+  assert.equal(
+    ctx.mask.slice(0, ctx.promptLength).reduce((a, b) => a + b, 0),
+    0,
+  );
   assert.ok(tok.decode(ctx.ids).includes('<|im_end|>\n<|im_start|>user\nReward:'));
 });
 
@@ -96,7 +111,10 @@ test('qwen3: equal to the template rendering without reasoning; with reasoning t
   for (const think of [false, true]) {
     const text = `${think ? '<think>box left</think>' : ''}<answer>Up</answer>`;
     const turn = [...tok.encode(text), 151645];
-    const { ctx, episode } = play('qwen3', [{ ids: turn, wroteStop: true }, { ids: turn, wroteStop: true }]);
+    const { ctx, episode } = play('qwen3', [
+      { ids: turn, wroteStop: true },
+      { ids: turn, wroteStop: true },
+    ]);
     const rendered = tok.encode(template.render(episode.messages, { addGenerationPrompt: false }));
     if (!think) assert.deepEqual(ctx.ids, rendered);
     else {

@@ -20,7 +20,11 @@ interface Case {
   enable_thinking?: boolean;
 }
 const cases = JSON.parse(readFileSync(`${FIXTURES}conversations.json`, 'utf8')) as Case[];
-const expected = (JSON.parse(readFileSync(`${FIXTURES}expected.json`, 'utf8')) as { cases: Record<string, { text: string; ids: number[] }> }).cases;
+const expected = (
+  JSON.parse(readFileSync(`${FIXTURES}expected.json`, 'utf8')) as {
+    cases: Record<string, { text: string; ids: number[] }>;
+  }
+).cases;
 
 for (const name of ['qwen3', 'llama3'] as const) {
   test(`${name}: rendered text and token ids equal transformers' for every conversation`, () => {
@@ -29,7 +33,11 @@ for (const name of ['qwen3', 'llama3'] as const) {
     const mine = cases.filter((c) => c.tokenizer === name);
     assert.ok(mine.length >= 7);
     for (const c of mine) {
-      const text = template.render(c.messages, { addGenerationPrompt: c.add_generation_prompt, tools: c.tools, enableThinking: c.enable_thinking });
+      const text = template.render(c.messages, {
+        addGenerationPrompt: c.add_generation_prompt,
+        tools: c.tools,
+        enableThinking: c.enable_thinking,
+      });
       assert.equal(text, expected[c.name].text, c.name);
       assert.deepEqual(tokenizer.encode(text), expected[c.name].ids, c.name);
     }

@@ -29,7 +29,10 @@ function maskFromText(chars: string[], span: RegExp): number[] {
 }
 
 test('full template: the mask is 1 exactly on the assistant-written tokens, token by token', () => {
-  const responses = ['<think>push</think><answer>Down || Down</answer>', '<think>go</think><answer>Right || Fly</answer>'];
+  const responses = [
+    '<think>push</think><answer>Down || Down</answer>',
+    '<think>go</think><answer>Right || Fly</answer>',
+  ];
   const tok = charTokenizer();
   const ctx = tokenizeMessages(playedMessages('full', responses), tok, CHATML);
   const chars = Array.from(tok.decode(ctx.ids));
@@ -37,8 +40,14 @@ test('full template: the mask is 1 exactly on the assistant-written tokens, toke
   assert.deepEqual(ctx.mask, maskFromText(chars, /<\|im_start\|>assistant\n(.*?)<\|im_end\|>/dgs));
   const written = ctx.ids.filter((_, i) => ctx.mask[i] === 1);
   assert.equal(tok.decode(written), responses.join(''));
-  assert.deepEqual(ctx.turnEnds.map((i) => chars[i]), ['>', '>']);
-  assert.deepEqual(ctx.turnEnds.map((i) => chars.slice(i + 1, i + 11).join('')), ['<|im_end|>', '<|im_end|>']);
+  assert.deepEqual(
+    ctx.turnEnds.map((i) => chars[i]),
+    ['>', '>'],
+  );
+  assert.deepEqual(
+    ctx.turnEnds.map((i) => chars.slice(i + 1, i + 11).join('')),
+    ['<|im_end|>', '<|im_end|>'],
+  );
 });
 
 test('compact template: the mask is 1 exactly on the answers, and on the stop when it is trained', () => {
@@ -49,8 +58,14 @@ test('compact template: the mask is 1 exactly on the answers, and on the stop wh
     const chars = Array.from(tok.decode(ctx.ids));
     const span = trainStop ? /(?:^|\n)>([^\n]*\n)/dg : /(?:^|\n)>([^\n]*)/dg;
     assert.deepEqual(ctx.mask, maskFromText(chars, span));
-    assert.equal(ctx.mask.reduce((a, b) => a + b, 0), trainStop ? 8 : 6);
-    assert.deepEqual(ctx.turnEnds.map((i) => chars[i]), trainStop ? ['\n', '\n'] : ['D', 'x']);
+    assert.equal(
+      ctx.mask.reduce((a, b) => a + b, 0),
+      trainStop ? 8 : 6,
+    );
+    assert.deepEqual(
+      ctx.turnEnds.map((i) => chars[i]),
+      trainStop ? ['\n', '\n'] : ['D', 'x'],
+    );
   }
 });
 

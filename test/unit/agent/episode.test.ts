@@ -17,26 +17,45 @@ function sokoban(template: keyof typeof TEMPLATES, overrides: Record<string, unk
 test('the full template opens with the instruction, legend, actions, K and turn 1', () => {
   const [system, user] = sokoban('full').messages;
   assert.equal(system?.role, 'system');
-  assert.equal(user?.content.split('\n').slice(1, 12).join('\n'), [
-    'Symbols: # wall, _ floor, O target, X box, √ box on target, P player, S player on target.',
-    'Actions: Up, Down, Left, Right.',
-    'You can take up to 5 actions per turn, separated by " || ".',
-    'Turn 1:', 'State:', GRID,
-  ].join('\n'));
-  assert.ok(user?.content.endsWith('You have 10 actions left. Always output: <think> [your thoughts] </think> <answer> [your answer] ' +
-    '</answer> with no extra text.'));
+  assert.equal(
+    user?.content.split('\n').slice(1, 12).join('\n'),
+    [
+      'Symbols: # wall, _ floor, O target, X box, √ box on target, P player, S player on target.',
+      'Actions: Up, Down, Left, Right.',
+      'You can take up to 5 actions per turn, separated by " || ".',
+      'Turn 1:',
+      'State:',
+      GRID,
+    ].join('\n'),
+  );
+  assert.ok(
+    user?.content.endsWith(
+      'You have 10 actions left. Always output: <think> [your thoughts] </think> <answer> [your answer] ' +
+        '</answer> with no extra text.',
+    ),
+  );
 });
 
 test('after a turn the user message reports its reward, then the next turn', () => {
   const episode = sokoban('full');
   const turn = episode.respond('<think>down</think><answer>Down || Down</answer>');
-  assert.deepEqual([turn.executedActions, turn.reward, turn.penaltyCharged, turn.observation], [['Down', 'Down'], -0.2, 0, GRID]);
-  assert.ok(turn.userMessage.startsWith('Reward: -0.2\nTurn 2:\nState:\n######\n##___#\n#___##\n#_P_##\n#OX__#\n######\nYou have 8 actions left.'));
+  assert.deepEqual(
+    [turn.executedActions, turn.reward, turn.penaltyCharged, turn.observation],
+    [['Down', 'Down'], -0.2, 0, GRID],
+  );
+  assert.ok(
+    turn.userMessage.startsWith(
+      'Reward: -0.2\nTurn 2:\nState:\n######\n##___#\n#___##\n#_P_##\n#OX__#\n######\nYou have 8 actions left.',
+    ),
+  );
 });
 
 test('a dropped action costs the format penalty and the valid ones still run', () => {
   const turn = sokoban('full').respond('<think>x</think><answer>Down || Fly</answer>');
-  assert.deepEqual([turn.executedActions, turn.parsed.unknown, turn.penaltyCharged, formatReward(turn.reward)], [['Down'], ['Fly'], 0.1, '-0.2']);
+  assert.deepEqual(
+    [turn.executedActions, turn.parsed.unknown, turn.penaltyCharged, formatReward(turn.reward)],
+    [['Down'], ['Fly'], 0.1, '-0.2'],
+  );
 });
 
 test('an unparsable response runs nothing and costs the format penalty', () => {
@@ -48,8 +67,10 @@ test('solving ends the episode with a final reward report and success', () => {
   const episode = sokoban('full-no-think');
   episode.respond('<answer>Down || Down || Right</answer>');
   const last = episode.respond('<answer>Down || Left || Up</answer>');
-  assert.deepEqual([last.executedActions, formatReward(last.reward), last.userMessage, episode.done, episode.success],
-    [['Down', 'Left'], '10.8', 'Reward: 10.8', true, true]);
+  assert.deepEqual(
+    [last.executedActions, formatReward(last.reward), last.userMessage, episode.done, episode.success],
+    [['Down', 'Left'], '10.8', 'Reward: 10.8', true, true],
+  );
 });
 
 test('the action budget caps execution and ends the episode', () => {
@@ -70,7 +91,10 @@ test('the compact template: header, grid, actions left; "r<reward>" reports; one
   const episode = sokoban('compact');
   assert.deepEqual(episode.messages, [{ role: 'user', content: `U D L R/5\n${GRID}\n10` }]);
   const turn = episode.respond('D|d|Down'); // the third push is blocked by the wall
-  assert.deepEqual([turn.executedActions, turn.userMessage], [['Down', 'Down', 'Down'], 'r-0.3\n######\n##___#\n#___##\n#_P_##\n#OX__#\n######\n7']);
+  assert.deepEqual(
+    [turn.executedActions, turn.userMessage],
+    [['Down', 'Down', 'Down'], 'r-0.3\n######\n##___#\n#___##\n#_P_##\n#OX__#\n######\n7'],
+  );
 });
 
 test('a countdown answer is free-form: the expression is the action', () => {

@@ -33,7 +33,10 @@ test('every expert trajectory in the written dataset succeeds when replayed in t
       const path = join(dir, `${env}-${template}.jsonl`);
       const seeds = Array.from({ length: count }, (_, i) => i);
       const { written, skipped } = await writeExpertDataset(path, { env, seeds, template });
-      const records = (await readFile(path, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as ExpertRecord);
+      const records = (await readFile(path, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as ExpertRecord);
       assert.equal(records.length, written);
       assert.equal(written + skipped, count);
       assert.ok(written >= count / 3, `${env}: only ${written} of ${count} kept`);
@@ -54,8 +57,14 @@ test('expert Sokoban turns follow a shortest solution split into turns of at mos
     const path = join(dir, 'k2.jsonl');
     await writeExpertDataset(path, { env: { type: 'sokoban', maxActionsPerTurn: 2 }, seeds: [0], template: 'compact' });
     const record = JSON.parse(await readFile(path, 'utf8')) as ExpertRecord;
-    assert.deepEqual(record.turns.map((t) => t.actions), [['Down', 'Down'], ['Right', 'Down'], ['Left']]);
-    assert.deepEqual(record.messages.filter((m) => m.role === 'assistant').map((m) => m.content), ['D|D', 'R|D', 'L']);
+    assert.deepEqual(
+      record.turns.map((t) => t.actions),
+      [['Down', 'Down'], ['Right', 'Down'], ['Left']],
+    );
+    assert.deepEqual(
+      record.messages.filter((m) => m.role === 'assistant').map((m) => m.content),
+      ['D|D', 'R|D', 'L'],
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -4,13 +4,21 @@ import { extractAnswer, extractThinkAnswer, parseResponse, type AnswerStyle } fr
 import { Prng } from '../../../src/envs/prng.ts';
 
 const MOVES = new Map(['Up', 'Down', 'Left', 'Right'].map((m) => [m.toLowerCase(), m]));
-const ALIASES = new Map([['u', 'Up'], ['d', 'Down'], ['l', 'Left'], ['r', 'Right']]);
+const ALIASES = new Map([
+  ['u', 'Up'],
+  ['d', 'Down'],
+  ['l', 'Left'],
+  ['r', 'Right'],
+]);
 const match = (piece: string): string | null => MOVES.get(piece.toLowerCase()) ?? null;
 const matchCompact = (piece: string): string | null => ALIASES.get(piece.toLowerCase()) ?? null;
 
 function parse(text: string, style: AnswerStyle = 'think', maxActions = 3) {
   const r = parseResponse(text, {
-    style, separator: style === 'line' ? '|' : '||', maxActions, match: style === 'line' ? matchCompact : match,
+    style,
+    separator: style === 'line' ? '|' : '||',
+    maxActions,
+    match: style === 'line' ? matchCompact : match,
   });
   return { actions: r.actions, unknown: r.unknown, penalty: r.formatError };
 }
@@ -61,7 +69,22 @@ test('only a bounded prefix is parsed', () => {
   assert.deepEqual(parse('z'.repeat(70_000) + answer).actions, []);
 });
 
-const FRAGMENTS = ['<think>', '</think>', '<answer>', '</answer>', ' ', '\n', '\t', 'Up', 'x', '<', '>', '/', '||', '\u2028'];
+const FRAGMENTS = [
+  '<think>',
+  '</think>',
+  '<answer>',
+  '</answer>',
+  ' ',
+  '\n',
+  '\t',
+  'Up',
+  'x',
+  '<',
+  '>',
+  '/',
+  '||',
+  '\u2028',
+];
 
 function randomText(rng: Prng, pieces: number, fragments: readonly string[]): string {
   let out = '';
@@ -84,7 +107,8 @@ test('the linear extractors agree with the regexes of docs/spec.md §3 (5000 see
 function hostileText(rng: Prng): string {
   const kind = rng.int(4);
   if (kind === 0) return String.fromCharCode(...Array.from({ length: rng.range(0, 200) }, () => rng.int(0x10000)));
-  if (kind === 1) return randomText(rng, rng.range(0, 300), [...FRAGMENTS, '\uD800', '\uDFFF', '\u0000', '\u001b[2J', '🙂']);
+  if (kind === 1)
+    return randomText(rng, rng.range(0, 300), [...FRAGMENTS, '\uD800', '\uDFFF', '\u0000', '\u001b[2J', '🙂']);
   if (kind === 2) return '<think>'.repeat(rng.range(1, 5000)) + '</think>'.repeat(rng.range(0, 5000)) + '<answer>';
   return '<think>' + 'Up || '.repeat(rng.range(1, 200_000)) + '</think> <answer>' + ' || '.repeat(rng.range(0, 20_000));
 }

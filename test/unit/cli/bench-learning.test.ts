@@ -10,13 +10,27 @@ test('every learning and seed-study case resolves to a valid config, at full siz
   assert.equal(seedStudyCases().length, 18);
   for (const k of cases) {
     const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
-    for (const extra of [[], TINY]) assert.doesNotThrow(() => resolveConfig({ preset: k.preset, overrides: [...base, ...k.overrides, ...extra] }), k.name);
-    if (k.warmStart) assert.doesNotThrow(() => resolveConfig({ overrides: [...k.warmStart!.overrides] }), k.warmStart.name);
+    for (const extra of [[], TINY])
+      assert.doesNotThrow(
+        () => resolveConfig({ preset: k.preset, overrides: [...base, ...k.overrides, ...extra] }),
+        k.name,
+      );
+    if (k.warmStart)
+      assert.doesNotThrow(() => resolveConfig({ overrides: [...k.warmStart!.overrides] }), k.warmStart.name);
   }
-  const format = LEARNING_CASES.filter((k) => k.name.endsWith('-format')).map((k) => resolveConfig({ overrides: [...k.warmStart!.overrides] }));
-  assert.deepEqual(format.map((c) => [c.env, c.sftPolicy, c.valSeeds]), [
-    ['sokoban', 'random', 256], ['frozenlake', 'random', 256], ['sokoban-large', 'random', 256], ['countdown', 'random', 256],
-    ['coord-frozenlake', 'random', 256]]);
+  const format = LEARNING_CASES.filter((k) => k.name.endsWith('-format')).map((k) =>
+    resolveConfig({ overrides: [...k.warmStart!.overrides] }),
+  );
+  assert.deepEqual(
+    format.map((c) => [c.env, c.sftPolicy, c.valSeeds]),
+    [
+      ['sokoban', 'random', 256],
+      ['frozenlake', 'random', 256],
+      ['sokoban-large', 'random', 256],
+      ['countdown', 'random', 256],
+      ['coord-frozenlake', 'random', 256],
+    ],
+  );
 });
 
 const curve = (vals: Array<number | undefined>): CasePoint[] =>

@@ -9,17 +9,25 @@ function withEnv(vars: Record<string, string>, fn: () => void): void {
   try {
     fn();
   } finally {
-    for (const [k, v] of Object.entries(before)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    for (const [k, v] of Object.entries(before))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
   }
 }
 
 test('workers on other machines reach shared services through STARPO_TEMPORAL_ADDRESS, STARPO_KAFKA_BROKERS, STARPO_S3_ENDPOINT', () => {
-  withEnv({ STARPO_TEMPORAL_ADDRESS: 'temporal.lan:7233', STARPO_KAFKA_BROKERS: 'k1.lan:9092, k2.lan:9092',
-    STARPO_S3_ENDPOINT: 'http://s3.lan:9090' }, () => {
-    assert.equal(endpoints.temporal.address, 'temporal.lan:7233');
-    assert.deepEqual(endpoints.kafka.brokers, ['k1.lan:9092', 'k2.lan:9092']);
-    assert.equal(endpoints.s3.endpoint, 'http://s3.lan:9090');
-  });
+  withEnv(
+    {
+      STARPO_TEMPORAL_ADDRESS: 'temporal.lan:7233',
+      STARPO_KAFKA_BROKERS: 'k1.lan:9092, k2.lan:9092',
+      STARPO_S3_ENDPOINT: 'http://s3.lan:9090',
+    },
+    () => {
+      assert.equal(endpoints.temporal.address, 'temporal.lan:7233');
+      assert.deepEqual(endpoints.kafka.brokers, ['k1.lan:9092', 'k2.lan:9092']);
+      assert.equal(endpoints.s3.endpoint, 'http://s3.lan:9090');
+    },
+  );
 });
 
 test('unset or empty, the addresses are the local services on their ports', () => {

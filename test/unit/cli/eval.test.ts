@@ -12,7 +12,7 @@ test('a checkpoint reference is a run directory or id with an optional @iteratio
   assert.throws(() => parseCheckpointRef('runs/demo@x'), /the part after @ must be an iteration number/);
 });
 
-test('eval reports a checkpoint\'s success and pass@k beside the oracle', { timeout: 120_000 }, async () => {
+test("eval reports a checkpoint's success and pass@k beside the oracle", { timeout: 120_000 }, async () => {
   const root = await tinyRun('grpo');
   const lines: string[] = [];
   const run = join(root, 'r');
@@ -26,6 +26,8 @@ test('eval reports a checkpoint\'s success and pass@k beside the oracle', { time
   assert.equal(JSON.parse(lines[0]).type, 'eval');
   const newest = await evalCommand({ checkpoint: 'r', runsDir: root, seeds: '2', json: true }, () => {});
   assert.deepEqual([newest.checkpoint.iteration, newest.env, newest.samples], [3, 'bandit', 1]);
-  await assert.rejects(evalCommand({ ...flags, checkpoint: `${run}@9` }),
-    /no checkpoint main@9; available: main@1, main@2, main@3/);
+  await assert.rejects(
+    evalCommand({ ...flags, checkpoint: `${run}@9` }),
+    /no checkpoint main@9; available: main@1, main@2, main@3/,
+  );
 });

@@ -7,8 +7,13 @@ import { replayCommand, type ReplayFlags } from '../../../src/cli/commands/repla
 import { CorruptDataError } from '../../../src/errors.ts';
 import { RECORDED, writeRun } from '../replay/fixtures.ts';
 
-const flags = (root: string, more: Partial<ReplayFlags> = {}): ReplayFlags =>
-  ({ source: 'files', runsDir: root, select: 'successful', split: 'all', ...more });
+const flags = (root: string, more: Partial<ReplayFlags> = {}): ReplayFlags => ({
+  source: 'files',
+  runsDir: root,
+  select: 'successful',
+  split: 'all',
+  ...more,
+});
 
 async function replay(root: string, more: Partial<ReplayFlags> = {}): Promise<{ code: number; lines: string[] }> {
   const lines: string[] = [];
@@ -54,9 +59,12 @@ test('a changed byte fails the replay with one line naming the segment, the offs
   const bytes = readFileSync(path);
   bytes[bytes.length - 1] ^= 0x01; // the block's sync marker
   writeFileSync(path, bytes);
-  const expected = /^event log damaged \(checksum-mismatch\) at .*\.avro@\d+: a block of 6 events fails its checksum; 6/;
-  await assert.rejects(replay(root),
-    (err: Error) => err instanceof CorruptDataError && !err.message.includes('\n') && expected.test(err.message));
+  const expected =
+    /^event log damaged \(checksum-mismatch\) at .*\.avro@\d+: a block of 6 events fails its checksum; 6/;
+  await assert.rejects(
+    replay(root),
+    (err: Error) => err instanceof CorruptDataError && !err.message.includes('\n') && expected.test(err.message),
+  );
 });
 
 test('an emptied segment fails the replay; --allow-partial replays what precedes it and warns', async () => {

@@ -20,10 +20,18 @@ test('resume --from-iteration 1 forks lineage r1, and the result replays clean',
 
 test('resume --durable hands the run id, iteration and runs directory to the durable driver', async () => {
   const calls: unknown[] = [];
-  const fake: ResumeDurable = async (...args) => { calls.push(args); return { workflowId: 'w' }; };
+  const fake: ResumeDurable = async (...args) => {
+    calls.push(args);
+    return { workflowId: 'w' };
+  };
   const lines: string[] = [];
   const flags = { fromIteration: '4', runsDir: 'ignored', durable: true };
-  await resumeCommand('runs/x', flags, (l) => lines.push(l), async () => fake);
+  await resumeCommand(
+    'runs/x',
+    flags,
+    (l) => lines.push(l),
+    async () => fake,
+  );
   assert.deepEqual([calls, lines], [[['x', 4, { runsDir: 'runs' }]], ['{"workflowId":"w"}']]);
 });
 

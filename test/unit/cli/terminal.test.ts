@@ -32,12 +32,21 @@ test('a table without colour has no escape codes; with colour its header and bor
 });
 
 test('train says what trains, on which model and where in three lines of at most 120 characters', async () => {
-  const overrides = ['env=bandit', 'iterations=3', 'envGroups=4', 'groupSize=4', 'miniBatchSize=4', 'modelLayers=1',
-    'modelHidden=32', 'modelFfn=64'];
+  const overrides = [
+    'env=bandit',
+    'iterations=3',
+    'envGroups=4',
+    'groupSize=4',
+    'miniBatchSize=4',
+    'modelLayers=1',
+    'modelHidden=32',
+    'modelFfn=64',
+  ];
   const config = resolveConfig({ preset: 'grpo', overrides });
   const spec = envSpecId(runEnvConfig(config));
   const lines = [
-    trainingLine(config, 'grpo'), modelLine(config, await resolveRunModel(config)),
+    trainingLine(config, 'grpo'),
+    modelLine(config, await resolveRunModel(config)),
     whereLine('runs/2026-12-02T03-17-46-579Z', true),
   ];
   assert.deepEqual(lines, [
@@ -46,7 +55,10 @@ test('train says what trains, on which model and where in three lines of at most
     'saved in runs/2026-12-02T03-17-46-579Z/ (config, events, checkpoints, train.log); full config: --print-config',
   ]);
   assert.ok(lines.every((l) => l.length <= 120));
-  assert.equal(trainingLine(config, undefined), `resumed run on bandit (env spec ${spec}): 3 iterations of 4 groups × 4`);
+  assert.equal(
+    trainingLine(config, undefined),
+    `resumed run on bandit (env spec ${spec}): 3 iterations of 4 groups × 4`,
+  );
 });
 
 test('npx starpo prints no npm warning (the .npmrc holds only settings npm knows)', { timeout: 60_000 }, () => {

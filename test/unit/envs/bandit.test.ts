@@ -32,7 +32,10 @@ test('the high arm pays 1 about a quarter of the time (4000 seeds, ±0.03) and a
 });
 
 test('arm names match case-insensitively; anything else is not an action', () => {
-  assert.deepEqual(['dragon', ' PHOENIX ', 'Dragon!', 'Trader'].map((t) => env.matchAction(t)), ['Dragon', 'Phoenix', null, null]);
+  assert.deepEqual(
+    ['dragon', ' PHOENIX ', 'Dragon!', 'Trader'].map((t) => env.matchAction(t)),
+    ['Dragon', 'Phoenix', null, null],
+  );
 });
 
 test('the reversed preset makes Phoenix the high arm', () => {
@@ -41,6 +44,9 @@ test('the reversed preset makes Phoenix the high arm', () => {
   assert.equal(reversed.step('Phoenix').success, true);
 });
 
-test('the oracle reports both arms\' expected values', () => {
-  assert.deepEqual(BANDIT.oracle!(BANDIT.defaults, 0), { success: 1, detail: { lowExpected: 0.1, highExpected: 0.25 } });
+test("the oracle reports both arms' expected values", () => {
+  assert.deepEqual(BANDIT.oracle!(BANDIT.defaults, 0), {
+    success: 1,
+    detail: { lowExpected: 0.1, highExpected: 0.25 },
+  });
 });

@@ -17,7 +17,15 @@ test('expressions evaluate exactly, with precedence, unary minus and parentheses
 });
 
 test('malformed expressions and division by zero have no value', () => {
-  assert.deepEqual(['1/0', '2*(3', '2 3', '', '4+', 'x+1', '(1)(2)'].map(value), [null, null, null, null, null, null, null]);
+  assert.deepEqual(['1/0', '2*(3', '2 3', '', '4+', 'x+1', '(1)(2)'].map(value), [
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+  ]);
 });
 
 function play(answer: string): [number, boolean] {
@@ -49,7 +57,10 @@ test('the right numbers earn 0.1 even when the answer does not parse to the end 
 
 test('only digits, operators, parentheses and spaces are an action', () => {
   const env = new CountdownEnv(COUNTDOWN.defaults);
-  assert.deepEqual([' 1 + 2 ', 'one', '3 = 3', '()', ''].map((t) => env.matchAction(t)), ['1 + 2', null, null, null, null]);
+  assert.deepEqual(
+    [' 1 + 2 ', 'one', '3 = 3', '()', ''].map((t) => env.matchAction(t)),
+    ['1 + 2', null, null, null, null],
+  );
 });
 
 test('every generated instance (500 seeds) is solved by the solver within the rules', () => {
@@ -68,8 +79,15 @@ test('the solver says when no expression exists', () => {
 });
 
 test('a format-only (random) demonstration answers with the given numbers in random order: 0.1, or 1 by luck', () => {
-  const returns = Array.from({ length: 20 }, (_, seed) => expertEpisode('countdown', seed, 'compact', 'random'))
-    .map((r) => { assert.equal(r.messages.filter((m) => m.role === 'assistant').length, 1); return r.return; });
-  assert.ok(returns.every((r) => r === 0.1 || r === 1), JSON.stringify(returns));
+  const returns = Array.from({ length: 20 }, (_, seed) => expertEpisode('countdown', seed, 'compact', 'random')).map(
+    (r) => {
+      assert.equal(r.messages.filter((m) => m.role === 'assistant').length, 1);
+      return r.return;
+    },
+  );
+  assert.ok(
+    returns.every((r) => r === 0.1 || r === 1),
+    JSON.stringify(returns),
+  );
   assert.ok(returns.filter((r) => r === 1).length < 5);
 });

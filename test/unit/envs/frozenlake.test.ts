@@ -82,17 +82,22 @@ test('seed 0 gives this map', () => {
 test('the same seed gives the same map and the same slips', () => {
   const a = new FrozenLakeEnv(CONFIG);
   const b = new FrozenLakeEnv(CONFIG);
-  const play = (env: FrozenLakeEnv) => [env.reset(42), ...['Up', 'Left', 'Down'].map((m) => (env.done ? '' : env.step(m).observation))];
+  const play = (env: FrozenLakeEnv) => [
+    env.reset(42),
+    ...['Up', 'Left', 'Down'].map((m) => (env.done ? '' : env.step(m).observation)),
+  ];
   assert.deepEqual(play(a), play(b));
 });
 
 test('with one action per turn the turn planner equals value iteration', () => {
   const map = parseLakeMap(['P__O', '_O__', '___O', 'O_G_']);
   const plan = planLakeTurns(map, 5, 10, 1);
-  assert.ok(Math.abs(planValue(plan, 5, 10, map.start, 16) - successProbability(lakeValueIteration(map, 5), map)) < 1e-12);
+  assert.ok(
+    Math.abs(planValue(plan, 5, 10, map.start, 16) - successProbability(lakeValueIteration(map, 5), map)) < 1e-12,
+  );
 });
 
-test('the turn planner\'s blind sequences reach its value in a Monte-Carlo run (20000 episodes, ±0.015)', () => {
+test("the turn planner's blind sequences reach its value in a Monte-Carlo run (20000 episodes, ±0.015)", () => {
   const map = parseLakeMap(['P__O', '_O__', '___O', 'O_G_']);
   const plan = planLakeTurns(map, 5, 10, 5);
   const env = new FrozenLakeEnv(CONFIG);
@@ -101,7 +106,8 @@ test('the turn planner\'s blind sequences reach its value in a Monte-Carlo run (
     env.load(map, episode);
     for (let turn = 5, left = 10; turn > 0 && left > 0 && !env.done; turn--) {
       const here = (env.snapshot().grid as string[]).join('').indexOf('P');
-      for (const a of bestSequence(plan, turn, left, here, 16)) if (!env.done && left-- > 0) env.step(LAKE_ACTIONS[a] as string);
+      for (const a of bestSequence(plan, turn, left, here, 16))
+        if (!env.done && left-- > 0) env.step(LAKE_ACTIONS[a] as string);
     }
     if (env.success) wins++;
   }
@@ -110,7 +116,7 @@ test('the turn planner\'s blind sequences reach its value in a Monte-Carlo run (
   assert.ok(Math.abs(wins / 20000 - expected) < 0.015, `MC ${wins / 20000} vs plan ${expected}`);
 });
 
-test('the oracle gives the turn-planned success and the closed-loop ceiling of the seed\'s map', () => {
+test("the oracle gives the turn-planned success and the closed-loop ceiling of the seed's map", () => {
   const map = generateLakeMap(new Prng(3), 4, 0.8);
   const { success, detail } = FROZENLAKE.oracle!(CONFIG, 3);
   assert.equal(success, planValue(planLakeTurns(map, 5, 10, 5), 5, 10, map.start, 16));
@@ -148,10 +154,16 @@ test("grid-coord renders RAGEN-2's coordinate list above the grid; the start sta
   const env = new FrozenLakeEnv({ ...CONFIG, slippery: false, observation: 'grid-coord' });
   env.load(parseLakeMap(['P_O_', '____', '_O__', '__G_']), 0);
   const after = env.step('Down').observation;
-  assert.equal(after, 'Coordinates: \nBoard size: 4 rows x 4 cols (zero-indexed).\nStart: (0, 0)\nGoal: (3, 2)\n' +
-    'Player: (1, 0)\nHoles: (0, 2), (2, 1)\nGrid Map: \n__O_\nP___\n_O__\n__G_');
+  assert.equal(
+    after,
+    'Coordinates: \nBoard size: 4 rows x 4 cols (zero-indexed).\nStart: (0, 0)\nGoal: (3, 2)\n' +
+      'Player: (1, 0)\nHoles: (0, 2), (2, 1)\nGrid Map: \n__O_\nP___\n_O__\n__G_',
+  );
   env.step('Right');
   env.step('Down');
   assert.match(env.render(), /\nPlayer in hole: \(2, 1\)\nHoles: \(0, 2\), \(2, 1\)\n/);
-  assert.match(env.describe().instruction, /coordinates of the start, the goal, the player and the holes, .* \(3, 3\)\.$/);
+  assert.match(
+    env.describe().instruction,
+    /coordinates of the start, the goal, the player and the holes, .* \(3, 3\)\.$/,
+  );
 });

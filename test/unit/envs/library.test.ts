@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  LIBRARY, LibraryEnv, callLibraryTool, libraryTask, normalizeAnswer, type LibraryConfig,
+  LIBRARY,
+  LibraryEnv,
+  callLibraryTool,
+  libraryTask,
+  normalizeAnswer,
+  type LibraryConfig,
 } from '../../../src/envs/library/index.ts';
 import { resolveEnvConfig } from '../../../src/envs/registry.ts';
 import { Episode, TEMPLATES } from '../../../src/agent/index.ts';
@@ -17,24 +22,39 @@ test('a seed gives the same database and questions twice', () => {
 
 test('seed 0 asks three questions about one user, with ground-truth calls and answers', () => {
   const { questions } = libraryTask(config, 0);
-  assert.deepEqual(questions.map((q) => [q.question, q.expectedCalls.map((c) => c.name), q.answer]), [
-    ['How many books does Ivo Kim have borrowed?', ['find_user', 'get_borrowed_books'], '2'],
-    ['What late fee, in cents, does Ivo Kim owe if all the books are returned today (day 100)?',
-      ['compute_late_fee', 'compute_late_fee'], '125'],
-    ['What is the oldest book in the library by the author of "The Distant Harbor"?', ['get_book', 'search_books'],
-      'The Bright Tower'],
-  ]);
+  assert.deepEqual(
+    questions.map((q) => [q.question, q.expectedCalls.map((c) => c.name), q.answer]),
+    [
+      ['How many books does Ivo Kim have borrowed?', ['find_user', 'get_borrowed_books'], '2'],
+      [
+        'What late fee, in cents, does Ivo Kim owe if all the books are returned today (day 100)?',
+        ['compute_late_fee', 'compute_late_fee'],
+        '125',
+      ],
+      [
+        'What is the oldest book in the library by the author of "The Distant Harbor"?',
+        ['get_book', 'search_books'],
+        'The Bright Tower',
+      ],
+    ],
+  );
   assert.deepEqual(questions[1].expectedCalls[0].arguments, { due_day: 95, return_day: 100 });
 });
 
 test('the tools answer from the database: user lookup, loans, late fee', () => {
   const { db } = libraryTask(config, 0);
-  assert.deepEqual(callLibraryTool(db, 'find_user', { name: 'ivo kim' }),
-    { ok: true, output: '{"user_id":"U5","name":"Ivo Kim"}' });
-  assert.deepEqual(callLibraryTool(db, 'compute_late_fee', { due_day: 95, return_day: 100 }),
-    { ok: true, output: '{"days_late":5,"fee_cents":125}' });
-  assert.deepEqual(callLibraryTool(db, 'compute_late_fee', { due_day: 113, return_day: 100 }),
-    { ok: true, output: '{"days_late":0,"fee_cents":0}' });
+  assert.deepEqual(callLibraryTool(db, 'find_user', { name: 'ivo kim' }), {
+    ok: true,
+    output: '{"user_id":"U5","name":"Ivo Kim"}',
+  });
+  assert.deepEqual(callLibraryTool(db, 'compute_late_fee', { due_day: 95, return_day: 100 }), {
+    ok: true,
+    output: '{"days_late":5,"fee_cents":125}',
+  });
+  assert.deepEqual(callLibraryTool(db, 'compute_late_fee', { due_day: 113, return_day: 100 }), {
+    ok: true,
+    output: '{"days_late":0,"fee_cents":0}',
+  });
   assert.equal(JSON.parse(callLibraryTool(db, 'get_borrowed_books', { user_id: 'U5' }).output).length, 2);
 });
 
@@ -94,8 +114,10 @@ test('the environment is a tool provider, and its executor routes function calls
   const env = new LibraryEnv(config);
   env.reset(0);
   assert.equal(isToolProvider(env), true);
-  assert.deepEqual(env.toolSchemas().map((t) => t.name),
-    ['find_user', 'get_borrowed_books', 'search_books', 'get_book', 'compute_late_fee']);
+  assert.deepEqual(
+    env.toolSchemas().map((t) => t.name),
+    ['find_user', 'get_borrowed_books', 'search_books', 'get_book', 'compute_late_fee'],
+  );
   const r = await executorForEnv(env).execute({ kind: 'function', name: 'get_book', arguments: { book_id: 'B01' } });
   assert.equal(JSON.parse(r.output).title, 'The Distant Harbor');
   const code = await executorForEnv(env).execute({ kind: 'code', language: 'js', code: '1' });

@@ -7,8 +7,18 @@ import { ConfigError } from '../../../src/errors.ts';
 
 test('a preset resolves to a complete config', () => {
   assert.deepEqual(resolveEnvConfig('sokoban-large'), {
-    type: 'sokoban', width: 8, height: 8, boxes: 2, searchDepth: 10, generator: 'ragen', maxSteps: 100, vocabulary: 'standard', observation: 'grid',
-    maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerTrajectory: 10,
+    type: 'sokoban',
+    width: 8,
+    height: 8,
+    boxes: 2,
+    searchDepth: 10,
+    generator: 'ragen',
+    maxSteps: 100,
+    vocabulary: 'standard',
+    observation: 'grid',
+    maxTurns: 5,
+    maxActionsPerTurn: 5,
+    maxActionsPerTrajectory: 10,
   });
 });
 

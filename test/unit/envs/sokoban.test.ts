@@ -20,7 +20,10 @@ function envOn(rows: string[], config: SokobanConfig = CONFIG): SokobanEnv {
 test('a push moves the box into free floor and costs the step penalty', () => {
   const env = envOn(['#######', '#_PX_O#', '#######']);
   const r = env.step('Right');
-  assert.deepEqual([r.observation, r.reward, r.done, r.info.effective], ['#######\n#__PXO#\n#######', -0.1, false, true]);
+  assert.deepEqual(
+    [r.observation, r.reward, r.done, r.info.effective],
+    ['#######\n#__PXO#\n#######', -0.1, false, true],
+  );
 });
 
 test('a box does not move into a wall or another box', () => {
@@ -54,7 +57,10 @@ test('the player standing on a target renders as S', () => {
 test('the internal step cap ends the episode without success', () => {
   const env = envOn(['######', '#PXO_#', '#____#', '######'], { ...CONFIG, maxSteps: 3 });
   const results = [env.step('Up'), env.step('Up'), env.step('Up')];
-  assert.deepEqual(results.map((r) => r.done), [false, false, true]);
+  assert.deepEqual(
+    results.map((r) => r.done),
+    [false, false, true],
+  );
   assert.equal(env.success, false);
 });
 
@@ -62,7 +68,10 @@ test('the alternative vocabulary renders with its own symbols and legend', () =>
   const env = new SokobanEnv({ ...CONFIG, vocabulary: 'alternative' });
   env.load(parseLevel(['######', '#PX_O#', '######']));
   assert.equal(env.render(), 'WWWWWW\nWAC.GW\nWWWWWW');
-  assert.deepEqual(env.describe().legend.map(([s]) => s), ['W', '.', 'G', 'C', 'B', 'A', '@']);
+  assert.deepEqual(
+    env.describe().legend.map(([s]) => s),
+    ['W', '.', 'G', 'C', 'B', 'A', '@'],
+  );
 });
 
 test('the solver finds a shortest solution and rejects a box stuck in a corner', () => {
@@ -112,7 +121,10 @@ function checkGenerated(width: number, boxes: number, seeds: number, generator: 
     const level = generate(seed, generator, width, boxes);
     // The boxes moved: none starts on a target (gym-sokoban's acceptance rule); only RAGEN's walk may
     // leave the player on an empty target.
-    assert.ok(level.boxes.every((b) => level.cells[b] !== TARGET), `seed ${seed}: a box starts on a target`);
+    assert.ok(
+      level.boxes.every((b) => level.cells[b] !== TARGET),
+      `seed ${seed}: a box starts on a target`,
+    );
     if (generator === 'gym-sokoban') assert.notEqual(level.cells[level.player], TARGET);
     assert.ok(solveSokoban(level), `seed ${seed}: unsolvable\n${levelRows(level).join('\n')}`);
   }
@@ -145,11 +157,16 @@ test('the re-vocabulary variant plays the same levels as the standard one', () =
 test('the same seed gives the same level in a separate process', () => {
   const script =
     "import { SokobanEnv, SOKOBAN } from './src/envs/sokoban/index.ts';" +
-    "const env = new SokobanEnv({ ...SOKOBAN.defaults, width: 8, height: 8, boxes: 2 });" +
+    'const env = new SokobanEnv({ ...SOKOBAN.defaults, width: 8, height: 8, boxes: 2 });' +
     'console.log(JSON.stringify([0, 1, 2, 99, 123456789].map((s) => env.reset(s))));';
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
   const env = new SokobanEnv({ ...CONFIG, width: 8, height: 8, boxes: 2 });
-  assert.deepEqual(JSON.parse(out), [0, 1, 2, 99, 123456789].map((s) => env.reset(s)));
+  assert.deepEqual(
+    JSON.parse(out),
+    [0, 1, 2, 99, 123456789].map((s) => env.reset(s)),
+  );
 });
 
 test('the oracle reports the shortest solution and whether it fits the budget', () => {
@@ -160,11 +177,19 @@ test('the oracle reports the shortest solution and whether it fits the budget', 
 });
 
 test("grid-coord renders RAGEN-2's coordinate list (every target, boxes off and on them) above the grid", () => {
-  const env = envOn(['######', '#P_XO#', '#X_√O#', '######'], { ...CONFIG, width: 6, height: 4, observation: 'grid-coord' });
-  assert.equal(env.render(), 'Coordinates: \nBoard size: 4 rows x 6 cols (zero-indexed).\n' +
-    'Walls: (0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (1, 5), (2, 0), (2, 5), ' +
-    '(3, 0), (3, 1), (3, 2), (3, 3), (3, 4), (3, 5)\nTargets: (1, 4), (2, 3), (2, 4)\nBoxes: (1, 3), (2, 1)\n' +
-    'Boxes on target: (2, 3)\nPlayer: (1, 1)\nGrid Map: \n######\n#P_XO#\n#X_√O#\n######');
+  const env = envOn(['######', '#P_XO#', '#X_√O#', '######'], {
+    ...CONFIG,
+    width: 6,
+    height: 4,
+    observation: 'grid-coord',
+  });
+  assert.equal(
+    env.render(),
+    'Coordinates: \nBoard size: 4 rows x 6 cols (zero-indexed).\n' +
+      'Walls: (0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (1, 5), (2, 0), (2, 5), ' +
+      '(3, 0), (3, 1), (3, 2), (3, 3), (3, 4), (3, 5)\nTargets: (1, 4), (2, 3), (2, 4)\nBoxes: (1, 3), (2, 1)\n' +
+      'Boxes on target: (2, 3)\nPlayer: (1, 1)\nGrid Map: \n######\n#P_XO#\n#X_√O#\n######',
+  );
   const coord = envOn(['#####', '#OP_#', '#X_√#', '#_OX#', '#####'], { ...CONFIG, observation: 'coord' });
   coord.step('Left');
   assert.match(coord.render(), /\nPlayer on target: \(1, 1\)$/);
@@ -172,5 +197,8 @@ test("grid-coord renders RAGEN-2's coordinate list (every target, boxes off and 
 });
 
 test('an unknown observation format is rejected naming env.observation', () => {
-  assert.throws(() => SOKOBAN.validate({ ...CONFIG, observation: 'ascii' as SokobanConfig['observation'] }), /env\.observation/);
+  assert.throws(
+    () => SOKOBAN.validate({ ...CONFIG, observation: 'ascii' as SokobanConfig['observation'] }),
+    /env\.observation/,
+  );
 });

@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  TOOLMATH, TOOLMATH_KINDS, ToolmathEnv, boxedInteger, countDigitSum, powMod, toolmathProblem, type ToolmathConfig,
+  TOOLMATH,
+  TOOLMATH_KINDS,
+  ToolmathEnv,
+  boxedInteger,
+  countDigitSum,
+  powMod,
+  toolmathProblem,
+  type ToolmathConfig,
 } from '../../../src/envs/toolmath/index.ts';
 import { resolveEnvConfig } from '../../../src/envs/registry.ts';
 import { ConfigError } from '../../../src/errors.ts';
@@ -18,7 +25,9 @@ test('a seed gives the same problem twice and seeds cover every kind', () => {
 test('seed 0 is a fixed multiplication with its exact product', () => {
   const p = toolmathProblem(config, 0);
   assert.deepEqual(p, {
-    kind: 'multiply', text: 'Compute 75794006 * 39690611.', answer: '3008310408277666',
+    kind: 'multiply',
+    text: 'Compute 75794006 * 39690611.',
+    answer: '3008310408277666',
     code: 'console.log(75794006n * 39690611n)',
   });
   assert.equal(75794006n * 39690611n, 3008310408277666n);
@@ -27,7 +36,12 @@ test('seed 0 is a fixed multiplication with its exact product', () => {
 test('digit-sum counting by dynamic programming agrees with brute force', () => {
   assert.equal(countDigitSum(100, 1), 3);
   assert.equal(countDigitSum(9, 5), 1);
-  for (const [n, s] of [[1458, 15], [8210, 20], [99999, 9], [12345, 7]]) {
+  for (const [n, s] of [
+    [1458, 15],
+    [8210, 20],
+    [99999, 9],
+    [12345, 7],
+  ]) {
     let brute = 0;
     for (let i = 1; i <= n; i++) if (Array.from(String(i), Number).reduce((a, b) => a + b, 0) === s) brute++;
     assert.equal(countDigitSum(n, s), brute, `n=${n} s=${s}`);

@@ -21,7 +21,10 @@ test('a full queue makes the writer wait until the reader takes an item', async 
   assert.equal(await pushes[2], true);
   queue.end();
   const rest = [await reader.next(), await reader.next(), await reader.next()];
-  assert.deepEqual(rest.map((r) => r.value ?? r.done), [2, 3, true]);
+  assert.deepEqual(
+    rest.map((r) => r.value ?? r.done),
+    [2, 3, true],
+  );
 });
 
 test('a failed queue yields what it holds, then throws', async () => {
@@ -42,5 +45,8 @@ test('cancel releases a blocked writer and drops its item', async () => {
 test('messages are split into requests under the byte cap, order kept', () => {
   const msg = (n: number) => ({ value: Buffer.alloc(n) });
   const chunks = chunkBySize([msg(500), msg(400), msg(300), msg(2000)], 1500);
-  assert.deepEqual(chunks.map((c) => c.map((m) => (m.value as Buffer).length)), [[500, 400], [300], [2000]]);
+  assert.deepEqual(
+    chunks.map((c) => c.map((m) => (m.value as Buffer).length)),
+    [[500, 400], [300], [2000]],
+  );
 });

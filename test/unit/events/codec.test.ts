@@ -51,7 +51,10 @@ test('a v3 trajectory read through the resolver has no tokens (the v4 defaults)'
 
 test('a trajectory whose token roles do not match its tokens is refused as corrupt', () => {
   const bad = { ...trajectory('L0', 3), tokenRoles: '03' };
-  assert.throws(() => decodeEvent(encodeEvent(bad)), (err: unknown) => err instanceof CorruptDataError && /2 token roles for 3 tokens/.test(err.message));
+  assert.throws(
+    () => decodeEvent(encodeEvent(bad)),
+    (err: unknown) => err instanceof CorruptDataError && /2 token roles for 3 tokens/.test(err.message),
+  );
   assert.throws(() => decodeEvent(encodeEvent({ ...bad, tokenRoles: '039' })), CorruptDataError);
 });
 
@@ -66,7 +69,12 @@ test('v4 iteration and run events read through the resolver get the v5 defaults 
 });
 
 test('a FORKED run event keeps its reason and forks', () => {
-  const forked = { ...runEvent('f1-7', 'L0', 7), action: 'FORKED' as const, reason: 'Echo Trap suspected …; lr × 0.5', forks: 1 };
+  const forked = {
+    ...runEvent('f1-7', 'L0', 7),
+    action: 'FORKED' as const,
+    reason: 'Echo Trap suspected …; lr × 0.5',
+    forks: 1,
+  };
   assert.deepEqual(decodeEvent(encodeEvent(forked)), forked);
 });
 
@@ -83,7 +91,10 @@ test('bytes that are not an event are refused with CorruptDataError', () => {
 
 test('an event missing a field is refused naming the field', () => {
   const broken = { ...echoTrap('L0', 1), message: undefined } as unknown as ReturnType<typeof echoTrap>;
-  assert.throws(() => encodeEvent(broken), (err: unknown) => err instanceof StarpoError && /message/.test(err.message));
+  assert.throws(
+    () => encodeEvent(broken),
+    (err: unknown) => err instanceof StarpoError && /message/.test(err.message),
+  );
 });
 
 test('a run id with a slash is refused before it reaches a key or a path', () => {
@@ -103,6 +114,9 @@ test('a trajectory turn is written under its Avro names (actions, validActions, 
   const [record] = Object.values(raw.event);
   const { actions, validActions, effectiveActions } = record.turns[0] as Record<string, unknown>;
   const [turn] = event.turns;
-  assert.deepEqual([actions, validActions, effectiveActions], [turn.executedActions, turn.actionsValid, turn.actionsEffective]);
+  assert.deepEqual(
+    [actions, validActions, effectiveActions],
+    [turn.executedActions, turn.actionsValid, turn.actionsEffective],
+  );
   assert.deepEqual(Object.keys((decodeEvent(bytes) as typeof event).turns[0]).sort(), Object.keys(turn).sort());
 });

@@ -42,7 +42,9 @@ function sparseSchemaText(stride: number): (bytes: Buffer, i: number) => boolean
 
 /** Calls `check` with the outcome of reading the log after each single-byte change of each of its files. */
 async function everyFlip(
-  dir: string, pattern: number, check: (o: Outcome, where: string) => void,
+  dir: string,
+  pattern: number,
+  check: (o: Outcome, where: string) => void,
   flipAt: (bytes: Buffer, i: number) => boolean = allBytes,
 ): Promise<number> {
   const folder = join(dir, 'run-1', 'events');
@@ -83,11 +85,16 @@ test('every flip of a pre-index log (1 in 64 of its schema text) ends in events 
   const dir = mkdtempSync(join(tmpdir(), 'starpo-fuzz-legacy-'));
   cpSync(fileURLToPath(new URL('../../fixtures/events/legacy-log/', import.meta.url)), dir, { recursive: true });
   let errors = 0;
-  await everyFlip(dir, 0x80, (o, where) => {
-    if ('error' in o) {
-      assert.ok(o.error instanceof CorruptDataError, `${where}: ${String(o.error)}`);
-      errors++;
-    }
-  }, sparseSchemaText(64));
+  await everyFlip(
+    dir,
+    0x80,
+    (o, where) => {
+      if ('error' in o) {
+        assert.ok(o.error instanceof CorruptDataError, `${where}: ${String(o.error)}`);
+        errors++;
+      }
+    },
+    sparseSchemaText(64),
+  );
   assert.ok(errors > 0);
 });

@@ -29,7 +29,9 @@ const segment = (dir: string, n: number) => join(eventsOf(dir), `${String(n).pad
 /** Three writers, three segments: 2 + 1 + 2 events. */
 async function threeSegments(dir: string): Promise<StarpoEvent[][]> {
   const batches = [
-    [runEvent('L0'), trajectory('L0', 1)], [iterationEvent('L0', 1)], [trajectory('L0', 2), iterationEvent('L0', 2)],
+    [runEvent('L0'), trajectory('L0', 1)],
+    [iterationEvent('L0', 1)],
+    [trajectory('L0', 2), iterationEvent('L0', 2)],
   ];
   for (const batch of batches) {
     const log = createLocalEventLog({ root: dir });
@@ -49,7 +51,10 @@ async function readAll(dir: string, allowPartial = false): Promise<{ events: Sta
 
 /** The damage a plain read fails with, as [kind, file, byteOffset, eventsLost]. */
 async function damage(dir: string): Promise<unknown[]> {
-  const err = await readAll(dir).then(() => assert.fail('the read should fail'), (e: unknown) => e);
+  const err = await readAll(dir).then(
+    () => assert.fail('the read should fail'),
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof CorruptDataError, String(err));
   const d = err.details as unknown as ReadProblem;
   return [d.kind, d.file, d.byteOffset, d.eventsLost];
@@ -69,7 +74,10 @@ test('an emptied segment is damage; with allowPartial the segments before it are
   assert.deepEqual(await damage(dir), ['empty-segment', segment(dir, 2), 0, 3]);
   const { events, problems } = await readAll(dir, true);
   assert.deepEqual(events, batches[0]);
-  assert.deepEqual(problems.map((p) => p.kind), ['empty-segment']);
+  assert.deepEqual(
+    problems.map((p) => p.kind),
+    ['empty-segment'],
+  );
 });
 
 test('a truncated segment is damage at the block it cuts', async () => {
@@ -100,7 +108,9 @@ test('deleting the newest segment cannot make replay show the superseded lineage
   await resumed.append([runEvent('r1', 'L0', 1), trajectory('r1', 2), iterationEvent('r1', 2)]);
   await resumed.close();
   rmSync(segment(dir, 2));
-  const read = async () => { for await (const _ of replay(createLocalEventReader({ root: dir }), 'run-1')) void _; };
+  const read = async () => {
+    for await (const _ of replay(createLocalEventReader({ root: dir }), 'run-1')) void _;
+  };
   await assert.rejects(read(), /missing-segment.*00000002\.avro@0: .*3 acknowledged events/);
 });
 
@@ -119,7 +129,10 @@ test('an index line a crash cut short is a note, and the next writer appends aft
   const dir = root();
   const batches = await threeSegments(dir);
   writeFileSync(join(eventsOf(dir), INDEX_FILE), '0123456789abcdef {"seg":4,"at"', { flag: 'a' });
-  assert.deepEqual((await readAll(dir)).problems.map((p) => p.kind), ['torn-tail']);
+  assert.deepEqual(
+    (await readAll(dir)).problems.map((p) => p.kind),
+    ['torn-tail'],
+  );
   const log = createLocalEventLog({ root: dir });
   await log.append([trajectory('L0', 3)]);
   await log.close();
@@ -143,7 +156,8 @@ test('reading a block whose record claims 2^31 − 1 array items fails promptly 
   const header = encodeHeader(JSON.stringify(schemaRegistry().current.json), sync); // the pre-index format
   writeFileSync(segment(dir, 1), Buffer.concat([header, encodeBlock([hugeTurnsRecord()], sync)]));
   const reader = fileURLToPath(new URL('../../../src/events/local-reader.ts', import.meta.url));
-  const script = `import { createLocalEventReader } from ${JSON.stringify(reader)};\n` +
+  const script =
+    `import { createLocalEventReader } from ${JSON.stringify(reader)};\n` +
     `const reader = createLocalEventReader({ root: ${JSON.stringify(dir)} });\n` +
     "const events = reader.read('run-1', { onProblem: () => {} });\n" +
     'try { for await (const e of events) {} }\n' +

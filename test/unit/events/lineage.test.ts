@@ -4,8 +4,11 @@ import { chooseLineage, inChain, ownerOf, type LineageStart } from '../../../src
 import { CorruptDataError } from '../../../src/errors.ts';
 
 const root = (id = 'L0'): LineageStart => ({ lineageId: id, parentLineageId: null, fromIteration: 0 });
-const resume = (id: string, parent: string, from: number): LineageStart =>
-  ({ lineageId: id, parentLineageId: parent, fromIteration: from });
+const resume = (id: string, parent: string, from: number): LineageStart => ({
+  lineageId: id,
+  parentLineageId: parent,
+  fromIteration: from,
+});
 const owners = (starts: LineageStart[], iterations: number[]) =>
   iterations.map((i) => ownerOf(chooseLineage(starts)!, i));
 
@@ -24,8 +27,14 @@ test('a resume from iteration 5 owns iterations after 5, the parent those up to 
 test('the newest resume wins and an abandoned sibling branch leaves the chain', () => {
   const plan = chooseLineage([root(), resume('L1', 'L0', 5), resume('L2', 'L0', 7)])!;
   assert.equal(plan.survivor, 'L2');
-  assert.deepEqual(plan.chain.map((l) => l.lineageId), ['L2', 'L0']);
-  assert.deepEqual([6, 7, 8].map((i) => ownerOf(plan, i)), ['L0', 'L0', 'L2']);
+  assert.deepEqual(
+    plan.chain.map((l) => l.lineageId),
+    ['L2', 'L0'],
+  );
+  assert.deepEqual(
+    [6, 7, 8].map((i) => ownerOf(plan, i)),
+    ['L0', 'L0', 'L2'],
+  );
   assert.equal(inChain(plan, 'L1'), false);
 });
 

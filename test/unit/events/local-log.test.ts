@@ -20,7 +20,9 @@ const root = () => mkdtempSync(join(tmpdir(), 'starpo-events-'));
 const LEGACY_LOG = fileURLToPath(new URL('../../fixtures/events/legacy-log/', import.meta.url));
 
 async function readAll(
-  dir: string, runId = 'run-1', allowPartial = false,
+  dir: string,
+  runId = 'run-1',
+  allowPartial = false,
 ): Promise<{ events: StarpoEvent[]; problems: ReadProblem[] }> {
   const problems: ReadProblem[] = [];
   const events: StarpoEvent[] = [];
@@ -67,7 +69,10 @@ test('a block a crash cut before it was indexed is a torn tail: every acknowledg
   writeFileSync(segment(dir), cut, { flag: 'a' });
   const { events, problems } = await readAll(dir);
   assert.deepEqual(events, [trajectory('L0', 1), trajectory('L0', 3)]);
-  assert.deepEqual(problems.map((p) => [p.kind, p.file, p.byteOffset]), [['torn-tail', segment(dir), acknowledged]]);
+  assert.deepEqual(
+    problems.map((p) => [p.kind, p.file, p.byteOffset]),
+    [['torn-tail', segment(dir), acknowledged]],
+  );
 });
 
 test('zeros left at the end of a file by a crash are a torn tail', async () => {
@@ -76,7 +81,10 @@ test('zeros left at the end of a file by a crash are a torn tail', async () => {
   writeFileSync(segment(dir), Buffer.alloc(9), { flag: 'a' });
   const { events, problems } = await readAll(dir);
   assert.deepEqual(events, [trajectory('L0', 1)]);
-  assert.deepEqual(problems.map((p) => p.kind), ['torn-tail']);
+  assert.deepEqual(
+    problems.map((p) => p.kind),
+    ['torn-tail'],
+  );
 });
 
 test('a flipped byte in a block fails the read, naming the segment, the offset and the events lost', async () => {
@@ -87,10 +95,15 @@ test('a flipped byte in a block fails the read, naming the segment, the offset a
   bytes[blockThree - 1] ^= 0xff; // last byte of block two's sync marker
   writeFileSync(segment(dir), bytes);
   const blockTwo = blockThree - encodeBlockSize(trajectory('L0', 2));
-  await assert.rejects(readAll(dir), (err: Error) => err instanceof CorruptDataError && err.message ===
-    `event log damaged (checksum-mismatch) at ${segment(dir)}@${blockTwo}: ` +
-    'a block of 1 events fails its checksum; 2 acknowledged events from there on are lost ' +
-    '(replay and report read the intact prefix with --allow-partial)');
+  await assert.rejects(
+    readAll(dir),
+    (err: Error) =>
+      err instanceof CorruptDataError &&
+      err.message ===
+        `event log damaged (checksum-mismatch) at ${segment(dir)}@${blockTwo}: ` +
+          'a block of 1 events fails its checksum; 2 acknowledged events from there on are lost ' +
+          '(replay and report read the intact prefix with --allow-partial)',
+  );
 });
 
 test('with allowPartial a damaged log gives its intact prefix and reports the damage', async () => {
@@ -101,7 +114,10 @@ test('with allowPartial a damaged log gives its intact prefix and reports the da
   writeFileSync(segment(dir), bytes);
   const { events, problems } = await readAll(dir, 'run-1', true);
   assert.deepEqual(events, [trajectory('L0', 1), trajectory('L0', 2)]);
-  assert.deepEqual(problems.map((p) => [p.kind, p.eventsLost]), [['checksum-mismatch', 1]]);
+  assert.deepEqual(
+    problems.map((p) => [p.kind, p.eventsLost]),
+    [['checksum-mismatch', 1]],
+  );
 });
 
 test('a log from before the segment index (no checksums, no index) reads, noted as not tamper-evident', async () => {
@@ -111,7 +127,10 @@ test('a log from before the segment index (no checksums, no index) reads, noted 
   const written = [...oneOfEach(), trajectory('L0', 2), iterationEvent('L0', 2), trajectory('L0', 3)];
   assert.deepEqual(events, written.map(asV4));
   const first = join(LEGACY_LOG, 'run-1', 'events', '00000001.avro');
-  assert.deepEqual(problems.map((p) => [p.kind, p.file]), [['unverified', first]]);
+  assert.deepEqual(
+    problems.map((p) => [p.kind, p.file]),
+    [['unverified', first]],
+  );
 });
 
 test('a file written with the v1 schema (before the index) reads back with v2 defaults', async () => {
@@ -120,8 +139,13 @@ test('a file written with the v1 schema (before the index) reads back with v2 de
   const sync = randomBytes(16);
   const event = trajectory('L0', 1);
   mkdirSync(join(dir, 'run-1', 'events'), { recursive: true });
-  writeFileSync(segment(dir, 1), Buffer.concat([encodeHeader(JSON.stringify(v1.json), sync),
-    encodeBlock([encodeEvent({ ...event, split: 'val' }, v1)], sync)]));
+  writeFileSync(
+    segment(dir, 1),
+    Buffer.concat([
+      encodeHeader(JSON.stringify(v1.json), sync),
+      encodeBlock([encodeEvent({ ...event, split: 'val' }, v1)], sync),
+    ]),
+  );
   assert.deepEqual((await readAll(dir)).events, [{ ...event, split: 'train', tokenIds: [], tokenRoles: '' }]);
 });
 
@@ -130,8 +154,11 @@ test('the segments are standard Avro container files that avsc itself decodes', 
   await write(dir, oneOfEach());
   const records: unknown[] = [];
   await new Promise((resolve, reject) => {
-    createReadStream(segment(dir)).pipe(new avro.streams.BlockDecoder())
-      .on('data', (r: unknown) => records.push(r)).on('end', resolve).on('error', reject);
+    createReadStream(segment(dir))
+      .pipe(new avro.streams.BlockDecoder())
+      .on('data', (r: unknown) => records.push(r))
+      .on('end', resolve)
+      .on('error', reject);
   });
   assert.equal(records.length, oneOfEach().length);
 });

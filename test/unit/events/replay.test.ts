@@ -14,11 +14,19 @@ import { checkpointEvent, iterationEvent, runEvent, trajectory } from './fixture
 function crashAndResume(): StarpoEvent[] {
   return [
     runEvent('L0'),
-    trajectory('L0', 1), iterationEvent('L0', 1), checkpointEvent('L0', 1),
-    trajectory('L0', 2), iterationEvent('L0', 2), checkpointEvent('L0', 2),
-    trajectory('L0', 3, 0, 0), trajectory('L0', 3, 0, 1),
+    trajectory('L0', 1),
+    iterationEvent('L0', 1),
+    checkpointEvent('L0', 1),
+    trajectory('L0', 2),
+    iterationEvent('L0', 2),
+    checkpointEvent('L0', 2),
+    trajectory('L0', 3, 0, 0),
+    trajectory('L0', 3, 0, 1),
     runEvent('L1', 'L0', 2),
-    trajectory('L1', 3, 0, 0), trajectory('L1', 3, 0, 1), iterationEvent('L1', 3), checkpointEvent('L1', 3),
+    trajectory('L1', 3, 0, 0),
+    trajectory('L1', 3, 0, 1),
+    iterationEvent('L1', 3),
+    checkpointEvent('L1', 3),
   ];
 }
 
@@ -28,13 +36,22 @@ test('after a crash and resume only the surviving lineage is replayed', () => {
   const dropped: string[] = [];
   const kept = replayEvents(crashAndResume(), (e, why) => dropped.push(`${why}:${eventKey(e)}`));
   assert.deepEqual(keys(kept), [
-    'run-1/L0/0/run', 'run-1/L0/1/trajectory/train/0/0', 'run-1/L0/1/iteration', 'run-1/L0/1/checkpoint',
-    'run-1/L0/2/trajectory/train/0/0', 'run-1/L0/2/iteration', 'run-1/L0/2/checkpoint', 'run-1/L1/2/run',
-    'run-1/L1/3/trajectory/train/0/0', 'run-1/L1/3/trajectory/train/0/1',
-    'run-1/L1/3/iteration', 'run-1/L1/3/checkpoint',
+    'run-1/L0/0/run',
+    'run-1/L0/1/trajectory/train/0/0',
+    'run-1/L0/1/iteration',
+    'run-1/L0/1/checkpoint',
+    'run-1/L0/2/trajectory/train/0/0',
+    'run-1/L0/2/iteration',
+    'run-1/L0/2/checkpoint',
+    'run-1/L1/2/run',
+    'run-1/L1/3/trajectory/train/0/0',
+    'run-1/L1/3/trajectory/train/0/1',
+    'run-1/L1/3/iteration',
+    'run-1/L1/3/checkpoint',
   ]);
   assert.deepEqual(dropped, [
-    'superseded:run-1/L0/3/trajectory/train/0/0', 'superseded:run-1/L0/3/trajectory/train/0/1',
+    'superseded:run-1/L0/3/trajectory/train/0/0',
+    'superseded:run-1/L0/3/trajectory/train/0/1',
   ]);
 });
 

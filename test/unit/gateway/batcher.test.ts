@@ -20,14 +20,27 @@ function echo(wait = 0, fail = false): GenerationBackend & { batches: number[][]
   return backend;
 }
 
-const row = (n: number, seed: number, maxNewTokens = 4): GenerationRow =>
-  ({ prompt: Array(n).fill(1), maxNewTokens, sampling: { temperature: 1 }, seed, stopStrings: [], stopTokenIds: [] });
+const row = (n: number, seed: number, maxNewTokens = 4): GenerationRow => ({
+  prompt: Array(n).fill(1),
+  maxNewTokens,
+  sampling: { temperature: 1 },
+  seed,
+  stopStrings: [],
+  stopTokenIds: [],
+});
 
 test('calls arriving together share a generate call, each row its own seed; other settings get their own', async () => {
   const backend = echo(20);
   const batcher = new GenerationBatcher(backend);
   const first = await Promise.all([row(1, 7), row(2, 8), row(3, 9, 5)].map((r) => batcher.generate(r)));
-  assert.deepEqual(first.map((g) => g.tokens), [[1, 7], [2, 8], [3, 9]]);
+  assert.deepEqual(
+    first.map((g) => g.tokens),
+    [
+      [1, 7],
+      [2, 8],
+      [3, 9],
+    ],
+  );
   assert.deepEqual(backend.batches, [[1, 2], [3]]);
 });
 
@@ -45,12 +58,23 @@ test('a call arriving while a batch runs waits for the next one; a failed batch 
 test('a reply whose client went away before receiving it is dropped from the episode', async () => {
   const backend = echo(300);
   const gateway = await startGateway({
-    backend, tokenizer, chat: qwen3Chat(), modelName: 'm', maxContext: 512, defaultMaxTokens: 4, openEpisodes: true,
+    backend,
+    tokenizer,
+    chat: qwen3Chat(),
+    modelName: 'm',
+    maxContext: 512,
+    defaultMaxTokens: 4,
+    openEpisodes: true,
   });
   try {
     const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] });
     const post = (signal?: AbortSignal) =>
-      fetch(`${gateway.url}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k' }, body, signal });
+      fetch(`${gateway.url}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k' },
+        body,
+        signal,
+      });
     const abort = new AbortController();
     const gone = post(abort.signal);
     while (backend.batches.length === 0) await new Promise((r) => setTimeout(r, 5));
@@ -60,7 +84,10 @@ test('a reply whose client went away before receiving it is dropped from the epi
     await episode.settled();
     assert.equal(episode.calls.length, 0);
     assert.equal((await post()).status, 200);
-    assert.deepEqual(episode.calls.map((c) => c.ordinal), [1]);
+    assert.deepEqual(
+      episode.calls.map((c) => c.ordinal),
+      [1],
+    );
   } finally {
     await gateway.close();
   }

@@ -30,14 +30,18 @@ export interface Scripted extends GenerationBackend {
 export function scripted(replies: readonly string[]): Scripted {
   let n = 0;
   const backend: Scripted = {
-    prompts: [], sampled: [], seeds: [],
+    prompts: [],
+    sampled: [],
+    seeds: [],
     async generate(req) {
       return req.prompts.map((prompt, row) => {
         const tokens = tokenizer.encode(replies[n++ % replies.length]).slice(0, req.maxNewTokens);
         backend.prompts.push([...prompt]);
         backend.sampled.push(tokens);
         backend.seeds.push(req.rowSeeds[row]);
-        const finishReason = req.stopTokenIds.includes(tokens[tokens.length - 1]) ? 'stop' as const : 'length' as const;
+        const finishReason = req.stopTokenIds.includes(tokens[tokens.length - 1])
+          ? ('stop' as const)
+          : ('length' as const);
         return { tokens, logprobs: tokens.map((_, i) => -(i + 1) / 8), finishReason };
       });
     },
@@ -48,14 +52,22 @@ export function scripted(replies: readonly string[]): Scripted {
 /** Completion settings around a backend, as a gateway builds them (request sampling, seed 0 for every call). */
 export function settingsFor(backend: GenerationBackend, maxContext = 4096): CompletionSettings {
   return {
-    chat: gatewayChat(qwen3Chat(), tokenizer), tokenizer, batcher: new GenerationBatcher(backend), maxContext,
-    defaultMaxTokens: 64, maxTokensCap: 64, sampling: null, rowSeed: () => 0,
+    chat: gatewayChat(qwen3Chat(), tokenizer),
+    tokenizer,
+    batcher: new GenerationBatcher(backend),
+    maxContext,
+    defaultMaxTokens: 64,
+    maxTokensCap: 64,
+    sampling: null,
+    rowSeed: () => 0,
   };
 }
 
 export const CALC_TOOL = {
-  type: 'function', function: {
-    name: 'calc', description: 'Evaluates arithmetic.',
+  type: 'function',
+  function: {
+    name: 'calc',
+    description: 'Evaluates arithmetic.',
     parameters: { type: 'object', properties: { expr: { type: 'string' } }, required: ['expr'] },
   },
 } as const;

@@ -5,17 +5,32 @@ import { parseToolCalls } from '../../../src/gateway/tool-calls.ts';
 
 test('a request is normalised: text parts joined, developer as system, null content as empty, arguments as JSON', () => {
   const r = parseChatRequest({
-    model: 'm', stop: 'END', max_completion_tokens: 7, stream: true, stream_options: { include_usage: true },
+    model: 'm',
+    stop: 'END',
+    max_completion_tokens: 7,
+    stream: true,
+    stream_options: { include_usage: true },
     messages: [
       { role: 'developer', content: 'Be brief.' },
-      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'f', arguments: { x: 1 } } }] },
       { role: 'tool', tool_call_id: 'c1', content: '2' },
     ],
   });
   assert.deepEqual(r.messages, [
-    { role: 'system', content: 'Be brief.' }, { role: 'user', content: 'ab' },
-    { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'ab' },
+    {
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }],
+    },
     { role: 'tool', content: '2', tool_call_id: 'c1' },
   ]);
   assert.deepEqual([r.stop, r.maxTokens, r.stream, r.includeUsage, r.toolChoice], [['END'], 7, true, true, 'auto']);
@@ -23,22 +38,41 @@ test('a request is normalised: text parts joined, developer as system, null cont
 
 test('parameters that would change sampling in unimplemented ways are refused with a 400 naming them', () => {
   const messages = [{ role: 'user', content: 'hi' }];
-  const refused = [[{ n: 2 }, 'n'], [{ presence_penalty: 0.5 }, 'presence_penalty'], [{ top_logprobs: 2 }, 'top_logprobs'],
-    [{ response_format: { type: 'json_object' } }, 'response_format'], [{ temperature: 3 }, 'temperature'],
-    [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop']] as const;
+  const refused = [
+    [{ n: 2 }, 'n'],
+    [{ presence_penalty: 0.5 }, 'presence_penalty'],
+    [{ top_logprobs: 2 }, 'top_logprobs'],
+    [{ response_format: { type: 'json_object' } }, 'response_format'],
+    [{ temperature: 3 }, 'temperature'],
+    [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
+  ] as const;
   for (const [extra, param] of refused) {
-    assert.throws(() => parseChatRequest({ messages, ...extra }), (e: RequestError) => e.param === param && e.status === 400);
+    assert.throws(
+      () => parseChatRequest({ messages, ...extra }),
+      (e: RequestError) => e.param === param && e.status === 400,
+    );
   }
-  assert.throws(() => parseChatRequest({ messages: [] }), (e: RequestError) => e.param === 'messages');
+  assert.throws(
+    () => parseChatRequest({ messages: [] }),
+    (e: RequestError) => e.param === 'messages',
+  );
   const oldRole = { messages: [{ role: 'function', content: 'x' }] };
-  assert.throws(() => parseChatRequest(oldRole), (e: RequestError) => e.param === 'messages[0].role');
+  assert.throws(
+    () => parseChatRequest(oldRole),
+    (e: RequestError) => e.param === 'messages[0].role',
+  );
 });
 
 test('tool-call blocks that parse become calls and leave the content; one that does not parse stays as written', () => {
-  const text = 'Let me check.\n<tool_call>\n{"name": "calc", "arguments": {"expr": "1+2"}}\n</tool_call>\n' +
+  const text =
+    'Let me check.\n<tool_call>\n{"name": "calc", "arguments": {"expr": "1+2"}}\n</tool_call>\n' +
     '<tool_call>{"name": "f"}</tool_call>\n';
   assert.deepEqual(parseToolCalls(text), {
-    content: 'Let me check.', calls: [{ name: 'calc', arguments: '{"expr":"1+2"}' }, { name: 'f', arguments: '{}' }],
+    content: 'Let me check.',
+    calls: [
+      { name: 'calc', arguments: '{"expr":"1+2"}' },
+      { name: 'f', arguments: '{}' },
+    ],
   });
   const bad = '<tool_call>{bad}</tool_call> done';
   assert.deepEqual(parseToolCalls(bad), { content: bad, calls: [] });

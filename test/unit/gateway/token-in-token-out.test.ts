@@ -19,8 +19,10 @@ const REPLIES = [
 ];
 
 async function playEpisode(client: OpenAI): Promise<ChatCompletionMessageParam[]> {
-  const messages: ChatCompletionMessageParam[] =
-    [{ role: 'system', content: 'Use the calculator.' }, { role: 'user', content: '(1+2)*4?' }];
+  const messages: ChatCompletionMessageParam[] = [
+    { role: 'system', content: 'Use the calculator.' },
+    { role: 'user', content: '(1+2)*4?' },
+  ];
   for (let k = 0; k < 3; k++) {
     const { choices } = await client.chat.completions.create({ model: 'any', messages, tools: [CALC_TOOL] });
     const reply = choices[0].message;
@@ -35,17 +37,35 @@ async function playEpisode(client: OpenAI): Promise<ChatCompletionMessageParam[]
 test('the trained tokens are the sampled tokens across three calls and two tool-call round trips', async () => {
   const backend = scripted(REPLIES);
   const chat = qwen3Chat('on');
-  const gateway = await startGateway({ backend, tokenizer, chat, modelName: 'm', maxContext: 4096, defaultMaxTokens: 64 });
+  const gateway = await startGateway({
+    backend,
+    tokenizer,
+    chat,
+    modelName: 'm',
+    maxContext: 4096,
+    defaultMaxTokens: 64,
+  });
   try {
     const episode = gateway.episodes.issue('e1');
     const messages = await playEpisode(new OpenAI({ baseURL: gateway.url, apiKey: episode.token }));
     const [t, ...others] = episodeTrajectories(episode.calls, 'prefix', { reward: 1, success: true });
     assert.equal(others.length, 0);
-    assert.deepEqual(t.ids.filter((_, i) => t.mask[i] === 1), backend.sampled.flat());
+    assert.deepEqual(
+      t.ids.filter((_, i) => t.mask[i] === 1),
+      backend.sampled.flat(),
+    );
     const sampledLogprobs = backend.sampled.flatMap((s) => s.map((_, i) => -(i + 1) / 8));
-    assert.deepEqual(t.logprobs.filter((_, i) => t.mask[i] === 1), sampledLogprobs);
-    backend.prompts.forEach((p, k) => assert.deepEqual(t.ids.slice(0, p.length), p, `prompt ${k} is the trajectory so far`));
-    assert.deepEqual(t.turns.map((x) => x.parsedActions), [['calc'], ['calc'], []]);
+    assert.deepEqual(
+      t.logprobs.filter((_, i) => t.mask[i] === 1),
+      sampledLogprobs,
+    );
+    backend.prompts.forEach((p, k) =>
+      assert.deepEqual(t.ids.slice(0, p.length), p, `prompt ${k} is the trajectory so far`),
+    );
+    assert.deepEqual(
+      t.turns.map((x) => x.parsedActions),
+      [['calc'], ['calc'], []],
+    );
     const rerendered = chat.jinja!.template.render(messages.map((m) => ({ ...m, content: String(m.content ?? '') })));
     assert.notEqual(rerendered, tokenizer.decode(t.ids), 'the template rewrites earlier turns');
     assert.ok(!rerendered.includes('Add first.') && tokenizer.decode(t.ids).includes('Add first.'));

@@ -13,7 +13,7 @@ const ask = (messages: unknown[], extra: Record<string, unknown> = {}) =>
 const trained = (t: { ids: number[]; mask: number[] }) => t.ids.filter((_, i) => t.mask[i] === 1);
 const user = { role: 'user', content: 'What is 1+2?' };
 
-test('a call repeating the last call\'s messages and reply extends its trajectory: loss exactly on the sampled', async () => {
+test("a call repeating the last call's messages and reply extends its trajectory: loss exactly on the sampled", async () => {
   const backend = scripted([CALL, 'It is 3.<|im_end|>']);
   const s = settingsFor(backend);
   const e = new Episode('e', 'k');
@@ -27,7 +27,10 @@ test('a call repeating the last call\'s messages and reply extends its trajector
   assert.deepEqual(backend.prompts[1].slice(0, p0.length + s0.length), [...p0, ...s0]);
   assert.deepEqual(t.ids, [...backend.prompts[1], ...backend.sampled[1]]);
   const turns = t.turns.map((x) => [x.envReward, x.parsedActions, x.rewardPosition]);
-  assert.deepEqual(turns, [[0, ['calc'], p0.length + s0.length - 1], [1, [], t.ids.length - 1]]);
+  assert.deepEqual(turns, [
+    [0, ['calc'], p0.length + s0.length - 1],
+    [1, [], t.ids.length - 1],
+  ]);
   assert.deepEqual([t.return, t.success], [1, true]);
 });
 
@@ -56,11 +59,14 @@ test('two calls continuing one reply: the second branch trains only its own toke
   const ts = episodeTrajectories(e.calls, 'prefix', { reward: 1, success: null });
   assert.deepEqual(ts.map(trained), [[...backend.sampled[0], ...backend.sampled[1]], backend.sampled[2]]);
   const untrainedAssistant = ts[1].roles.some((r, i) => r === roleCode('assistant') && ts[1].mask[i] === 0);
-  assert.ok(!untrainedAssistant, 'no untrained token is the assistant\'s');
-  assert.deepEqual(ts.map((t) => t.return), [1, 1]);
+  assert.ok(!untrainedAssistant, "no untrained token is the assistant's");
+  assert.deepEqual(
+    ts.map((t) => t.return),
+    [1, 1],
+  );
 });
 
-test('transition: a trajectory per call; a call\'s reward stays on its call, the episode\'s on each last turn', async () => {
+test("transition: a trajectory per call; a call's reward stays on its call, the episode's on each last turn", async () => {
   const backend = scripted(['A.<|im_end|>', 'B.<|im_end|>']);
   const s = settingsFor(backend);
   const e = new Episode('e', 'k');
@@ -69,7 +75,13 @@ test('transition: a trajectory per call; a call\'s reward stays on its call, the
   e.setReward(0.5, { callId: first.call.id });
   e.setReward(2, { success: false });
   const ts = episodeTrajectories(e.calls, 'transition', e);
-  assert.deepEqual(ts.map((t) => [t.turns.length, t.return, t.success]), [[1, 2.5, false], [1, 2, false]]);
+  assert.deepEqual(
+    ts.map((t) => [t.turns.length, t.return, t.success]),
+    [
+      [1, 2.5, false],
+      [1, 2, false],
+    ],
+  );
   assert.deepEqual(ts[1].ids.slice(0, backend.prompts[1].length), backend.prompts[1]);
 });
 
@@ -81,10 +93,10 @@ test('a reply cut at max_tokens gets the close as template; a stop sequence cuts
   assert.deepEqual([first.reply.content, first.finishReason, first.call.wroteStop], ['one', 'length', false]);
   await complete(s, e, ask([user, first.reply, { role: 'user', content: 'go on' }]));
   const after = backend.prompts[1].slice(backend.prompts[0].length + 3);
-  assert.equal(after[0], IM_END, 'the close the model did not write is the template\'s');
+  assert.equal(after[0], IM_END, "the close the model did not write is the template's");
 });
 
-test('a reply ended by another eos than the template\'s stop is still closed by the template', async () => {
+test("a reply ended by another eos than the template's stop is still closed by the template", async () => {
   const backend = scripted(['Done.<|endoftext|>', 'ok<|im_end|>']);
   const s = settingsFor(backend);
   const e = new Episode('e', 'k');

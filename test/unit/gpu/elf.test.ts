@@ -30,12 +30,18 @@ test('ldd output parses into resolved paths and missing names; the vDSO and load
 
 test('only the driver (libcuda.so.1) may be missing: any other missing library is reported', () => {
   assert.deepEqual(unexpectedMissing(parseLdd(LDD_NO_DRIVER)), []);
-  const withoutCublas = LDD_NO_DRIVER.replace(/libcublas\.so\.13 => \S+ \(0x[0-9a-f]+\)/, 'libcublas.so.13 => not found');
+  const withoutCublas = LDD_NO_DRIVER.replace(
+    /libcublas\.so\.13 => \S+ \(0x[0-9a-f]+\)/,
+    'libcublas.so.13 => not found',
+  );
   assert.deepEqual(unexpectedMissing(parseLdd(withoutCublas)), ['libcublas.so.13']);
 });
 
 test('ldd output that lists no library (not an ELF file) is an error naming the file', () => {
-  assert.throws(() => parseLdd('\tnot a dynamic executable\n', '/x/lib.so'), /ldd lists no libraries for \/x\/lib\.so: not a dynamic executable/);
+  assert.throws(
+    () => parseLdd('\tnot a dynamic executable\n', '/x/lib.so'),
+    /ldd lists no libraries for \/x\/lib\.so: not a dynamic executable/,
+  );
 });
 
 test('the RUNPATH is set to the absolute lib directory unless it already is exactly that', () => {
@@ -54,7 +60,10 @@ test("a provider's place is linked when empty, kept when it links to the lib, re
   assert.equal(linkPlan({ kind: 'missing' }, '/lib/p.so', '/n/p.so'), 'create');
   assert.equal(linkPlan({ kind: 'link', target: '/lib/p.so' }, '/lib/p.so', '/n/p.so'), 'keep');
   assert.equal(linkPlan({ kind: 'link', target: '/moved/lib/p.so' }, '/lib/p.so', '/n/p.so'), 'replace');
-  assert.throws(() => linkPlan({ kind: 'file' }, '/lib/p.so', '/n/p.so'), /\/n\/p\.so is a file starpo did not put there/);
+  assert.throws(
+    () => linkPlan({ kind: 'file' }, '/lib/p.so', '/n/p.so'),
+    /\/n\/p\.so is a file starpo did not put there/,
+  );
 });
 
 test('relinking replaces a link into an old cache with one into the current lib directory', async () => {

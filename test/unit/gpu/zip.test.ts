@@ -11,8 +11,19 @@ test('zip members, deflated and stored, come out byte for byte', async () => {
   const big = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 251));
   writeFileSync(join(dir, 'w.whl'), zipOf({ 'a/lib.so': big, 'b/empty': '', 'c/x.txt': 'hello' }));
   const entries = await listZip(join(dir, 'w.whl'));
-  assert.deepEqual(entries.map((e) => [e.name, e.method, e.size]), [['a/lib.so', 8, 300_000], ['b/empty', 0, 0], ['c/x.txt', 8, 5]]);
-  for (const [e, want] of [[entries[0], big], [entries[1], Buffer.alloc(0)], [entries[2], Buffer.from('hello')]] as const) {
+  assert.deepEqual(
+    entries.map((e) => [e.name, e.method, e.size]),
+    [
+      ['a/lib.so', 8, 300_000],
+      ['b/empty', 0, 0],
+      ['c/x.txt', 8, 5],
+    ],
+  );
+  for (const [e, want] of [
+    [entries[0], big],
+    [entries[1], Buffer.alloc(0)],
+    [entries[2], Buffer.from('hello')],
+  ] as const) {
     await extractEntry(join(dir, 'w.whl'), e, join(dir, 'out'));
     assert.deepEqual(readFileSync(join(dir, 'out')), want);
   }
@@ -22,7 +33,10 @@ test('a member whose size does not match the directory is refused and leaves no 
   const dir = mkdtempSync(join(tmpdir(), 'starpo-zip-'));
   writeFileSync(join(dir, 'w.whl'), zipOf({ 'a/lib.so': 'twelve bytes' }));
   const [entry] = await listZip(join(dir, 'w.whl'));
-  await assert.rejects(extractEntry(join(dir, 'w.whl'), { ...entry, size: 99 }, join(dir, 'lib.so')), /unpacked to 12 bytes, expected 99/);
+  await assert.rejects(
+    extractEntry(join(dir, 'w.whl'), { ...entry, size: 99 }, join(dir, 'lib.so')),
+    /unpacked to 12 bytes, expected 99/,
+  );
   assert.equal(existsSync(join(dir, 'lib.so')) || existsSync(join(dir, 'lib.so.partial')), false);
 });
 

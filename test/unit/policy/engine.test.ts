@@ -9,11 +9,22 @@ import { createCharTokenizer } from '../../../src/policy/tokenizer/char.ts';
 
 const tokenizer = createCharTokenizer({ characters: 'abcdefgh' });
 const config = parseModelConfig({
-  model_type: 'qwen2', vocab_size: tokenizer.vocabSize, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1,
-  num_attention_heads: 2, num_key_value_heads: 1, initializer_range: 0.3, eos_token_id: tokenizer.eosId,
+  model_type: 'qwen2',
+  vocab_size: tokenizer.vocabSize,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  initializer_range: 0.3,
+  eos_token_id: tokenizer.eosId,
 });
 const batch = {
-  batch: 1, seqLen: 4, tokens: Int32Array.of(3, 4, 5, 6), attentionMask: new Float32Array(4).fill(1), lossMask: Float32Array.of(0, 1, 1, 1),
+  batch: 1,
+  seqLen: 4,
+  tokens: Int32Array.of(3, 4, 5, 6),
+  attentionMask: new Float32Array(4).fill(1),
+  lossMask: Float32Array.of(0, 1, 1, 1),
 };
 
 test('the worker engine generates, trains and round-trips state like the in-process policy', async () => {
@@ -25,8 +36,18 @@ test('the worker engine generates, trains and round-trips state like the in-proc
   assert.deepEqual(await engine.trainStep(batch, sft), await local.trainStep(batch, sft));
   const state = await engine.getState();
   assert.equal(state.step, 1);
-  assert.deepEqual(state.weights.get('model.norm.weight')!.data, exportState(local).weights.get('model.norm.weight')!.data);
-  assert.deepEqual(await engine.info(), { role: 'actor', paramCount: 2736, step: 1, threads: 1, provider: 'cpu', programs: 3 });
+  assert.deepEqual(
+    state.weights.get('model.norm.weight')!.data,
+    exportState(local).weights.get('model.norm.weight')!.data,
+  );
+  assert.deepEqual(await engine.info(), {
+    role: 'actor',
+    paramCount: 2736,
+    step: 1,
+    threads: 1,
+    provider: 'cpu',
+    programs: 3,
+  });
   await engine.releasePrograms(); // frees them; the next call compiles what it needs again, same results
   assert.equal((await engine.info()).programs, 0);
   assert.deepEqual(await engine.generate(req), await local.generate(req));
@@ -36,7 +57,10 @@ test('the worker engine generates, trains and round-trips state like the in-proc
 
 test('state import restores weights, moments and step exactly', async () => {
   const a = new Policy({ config, seed: 1, threads: 1 });
-  await a.trainStep({ ...batch, advantages: new Float32Array(4).fill(1), oldLogprobs: new Float32Array(4).fill(-2) }, { loss: STARPO_S_PPO, lr: 0.01 });
+  await a.trainStep(
+    { ...batch, advantages: new Float32Array(4).fill(1), oldLogprobs: new Float32Array(4).fill(-2) },
+    { loss: STARPO_S_PPO, lr: 0.01 },
+  );
   const b = new Policy({ config, seed: 2, threads: 1 });
   assert.deepEqual(importState(b, exportState(a)), { unused: [] });
   assert.deepEqual(exportState(b), exportState(a));
@@ -46,9 +70,15 @@ test('state import restores weights, moments and step exactly', async () => {
 
 test('worker errors arrive as EngineError naming the worker-side class; a missing provider fails at start', async () => {
   const engine = await PolicyEngine.start({ config, seed: 5, threads: 1 });
-  await assert.rejects(engine.trainStep(batch, { loss: { kind: 'value', clip: 0.5, aggregation: 'token-mean' }, lr: 1 }), (e: unknown) => {
-    return e instanceof EngineError && e.remoteName === 'ConfigError' && /does not fit a actor/.test(e.message);
-  });
+  await assert.rejects(
+    engine.trainStep(batch, { loss: { kind: 'value', clip: 0.5, aggregation: 'token-mean' }, lr: 1 }),
+    (e: unknown) => {
+      return e instanceof EngineError && e.remoteName === 'ConfigError' && /does not fit a actor/.test(e.message);
+    },
+  );
   await engine.close();
-  await assert.rejects(PolicyEngine.start({ config, provider: 'cuda' }), (e: unknown) => e instanceof EngineError && /execution provider "cuda" is unavailable/.test(e.message));
+  await assert.rejects(
+    PolicyEngine.start({ config, provider: 'cuda' }),
+    (e: unknown) => e instanceof EngineError && /execution provider "cuda" is unavailable/.test(e.message),
+  );
 });

@@ -4,8 +4,15 @@ import { Policy } from '../../../src/policy/engine/policy.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
 
 const config = parseModelConfig({
-  model_type: 'qwen3', vocab_size: 300, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,
-  num_key_value_heads: 2, head_dim: 16, initializer_range: 0.35,
+  model_type: 'qwen3',
+  vocab_size: 300,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 16,
+  initializer_range: 0.35,
 });
 const plain = new Policy({ config, seed: 3, threads: 1 });
 const cached = new Policy({ config, seed: 3, threads: 1, kvCacheBytes: 1 << 24 });
@@ -13,24 +20,41 @@ after(() => Promise.all([plain.close(), cached.close()]));
 
 const SYSTEM = Array.from({ length: 40 }, (_, i) => (i * 7 + 3) % 300);
 /** Seven rows: two groups of three identical prompts and one alone, all under one system prompt. */
-const FIRST = [0, 0, 0, 1, 1, 1, 2].map((g) => [...SYSTEM, ...Array.from({ length: 20 + 3 * g }, (_, i) => (i * 13 + 31 * g) % 300)]);
+const FIRST = [0, 0, 0, 1, 1, 1, 2].map((g) => [
+  ...SYSTEM,
+  ...Array.from({ length: 20 + 3 * g }, (_, i) => (i * 13 + 31 * g) % 300),
+]);
 const request = (prompts: number[][], turn: number) => ({
-  prompts, maxNewTokens: 10, sampling: { temperature: 1 }, rowSeeds: prompts.map((_, i) => 7 * i + turn), stopTokenIds: [5, 9],
+  prompts,
+  maxNewTokens: 10,
+  sampling: { temperature: 1 },
+  rowSeeds: prompts.map((_, i) => 7 * i + turn),
+  stopTokenIds: [5, 9],
 });
 /** The next turn's prompts: each row's prompt, its answer and an observation of its own length. */
 const nextTurn = (prompts: number[][], answers: { tokens: number[] }[], turn: number) =>
-  prompts.map((p, i) => [...p, ...answers[i].tokens, ...Array.from({ length: 5 + ((i + turn) % 7) }, (_, k) => (17 * k + turn) % 300)]);
+  prompts.map((p, i) => [
+    ...p,
+    ...answers[i].tokens,
+    ...Array.from({ length: 5 + ((i + turn) % 7) }, (_, k) => (17 * k + turn) % 300),
+  ]);
 
 test('a cache kept across turns and shared prefixes sample the tokens and log-probs of full re-prefills, bit for bit', async () => {
   let prompts = FIRST;
   for (let turn = 0; turn < 4; turn++) {
-    const [full, reused] = [await plain.generate(request(prompts, turn)), await cached.generate(request(prompts, turn))];
+    const [full, reused] = [
+      await plain.generate(request(prompts, turn)),
+      await cached.generate(request(prompts, turn)),
+    ];
     assert.deepEqual(reused, full, `turn ${turn}`);
     prompts = nextTurn(prompts, full, turn);
   }
   const s = cached.generationStats;
   assert.equal(s.prompt, plain.generationStats.prefilled);
-  assert.ok(s.prefilled + s.shared < s.prompt / 4, `computed ${s.prefilled} + ${s.shared} of ${s.prompt} prompt tokens`);
+  assert.ok(
+    s.prefilled + s.shared < s.prompt / 4,
+    `computed ${s.prefilled} + ${s.shared} of ${s.prompt} prompt tokens`,
+  );
   assert.ok(s.shared > 0 && s.reused > 0);
 });
 

@@ -8,8 +8,14 @@ import { parseModelConfig } from '../../../src/policy/io/config.ts';
 import { createCharTokenizer } from '../../../src/policy/tokenizer/char.ts';
 
 const config = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 30, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4,
-  num_key_value_heads: 2, initializer_range: 0.35,
+  model_type: 'qwen2',
+  vocab_size: 30,
+  hidden_size: 32,
+  intermediate_size: 48,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  initializer_range: 0.35,
 });
 const policy = new Policy({ config, seed: 3, threads: 1 });
 after(() => policy.close());
@@ -18,8 +24,15 @@ const PROMPTS = [[1, 2, 3], [4, 5, 6, 7, 8, 9, 10, 11, 12], [13]];
 test('greedy generation with the KV cache returns the tokens and log-probs of full recomputation (prefill of every prefix)', async () => {
   const gens = await policy.generate({ prompts: PROMPTS, maxNewTokens: 10, stopTokenIds: [] });
   for (let s = 0; s < 10; s++) {
-    const ref = await greedyNext(policy, PROMPTS.map((p, b) => [...p, ...gens[b].tokens.slice(0, s)]));
-    assert.deepEqual(gens.map((g) => g.tokens[s]), ref.tokens, `step ${s}`);
+    const ref = await greedyNext(
+      policy,
+      PROMPTS.map((p, b) => [...p, ...gens[b].tokens.slice(0, s)]),
+    );
+    assert.deepEqual(
+      gens.map((g) => g.tokens[s]),
+      ref.tokens,
+      `step ${s}`,
+    );
     gens.forEach((g, b) => assert.ok(Math.abs(g.logprobs[s] - ref.logprobs[b]) < 1e-5, `step ${s} row ${b}`));
   }
 });
@@ -30,11 +43,18 @@ test('score agrees with the log-probs and entropies generate reports (greedy and
     const T = Math.max(...PROMPTS.map((p, b) => p.length + gens[b].tokens.length));
     const tokens = new Int32Array(PROMPTS.length * T);
     const mask = new Float32Array(PROMPTS.length * T);
-    PROMPTS.forEach((p, b) => [...p, ...gens[b].tokens].forEach((t, i) => ((tokens[b * T + i] = t), (mask[b * T + i] = 1))));
-    const { logprobs, entropy } = await policy.score({ batch: PROMPTS.length, seqLen: T, tokens, attentionMask: mask }, sampling.temperature || 1);
+    PROMPTS.forEach((p, b) =>
+      [...p, ...gens[b].tokens].forEach((t, i) => ((tokens[b * T + i] = t), (mask[b * T + i] = 1))),
+    );
+    const { logprobs, entropy } = await policy.score(
+      { batch: PROMPTS.length, seqLen: T, tokens, attentionMask: mask },
+      sampling.temperature || 1,
+    );
     const at = (b: number, i: number) => b * T + PROMPTS[b].length + i;
     gens.forEach((g, b) => g.logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - logprobs![at(b, i)]) < 1e-4)));
-    gens.forEach((g, b) => g.entropies.forEach((h, i) => assert.ok(Math.abs(h - entropy![at(b, i)]) < 1e-4, `${h} ${entropy![at(b, i)]}`)));
+    gens.forEach((g, b) =>
+      g.entropies.forEach((h, i) => assert.ok(Math.abs(h - entropy![at(b, i)]) < 1e-4, `${h} ${entropy![at(b, i)]}`)),
+    );
   }
 });
 
@@ -46,7 +66,12 @@ test('sampling is reproducible per seed and rows stop at a stop token', async ()
   const stopped = await policy.generate({ ...req, stopTokenIds: [stopAt] });
   const first = a[1].tokens.indexOf(stopAt);
   const cut = (xs: number[]) => xs.slice(0, first + 1);
-  const expected = { tokens: cut(a[1].tokens), logprobs: cut(a[1].logprobs), entropies: cut(a[1].entropies), finishReason: 'stop' };
+  const expected = {
+    tokens: cut(a[1].tokens),
+    logprobs: cut(a[1].logprobs),
+    entropies: cut(a[1].entropies),
+    finishReason: 'stop',
+  };
   assert.deepEqual(stopped[1], { ...expected, stopString: undefined });
 });
 
@@ -60,7 +85,10 @@ test('a stop string ends a row once the decoded continuation contains it', async
   const [g] = await p.generate({ prompts: [PROMPTS[0]], maxNewTokens: 12, stopTokenIds: [], stopStrings: [stop] });
   assert.equal(g.finishReason, 'stop');
   assert.equal(g.stopString, stop);
-  assert.ok(tokenizer.decode(g.tokens).endsWith(stop) && tokenizer.decode(g.tokens).indexOf(stop) === tokenizer.decode(g.tokens).length - stop.length);
+  assert.ok(
+    tokenizer.decode(g.tokens).endsWith(stop) &&
+      tokenizer.decode(g.tokens).indexOf(stop) === tokenizer.decode(g.tokens).length - stop.length,
+  );
   await p.close();
 });
 

@@ -39,22 +39,32 @@ export async function gradCheck(
   inputs: readonly CheckInput[],
   f: (vs: Value[], g: Graph) => Value,
   opts: {
-    samples?: number; h?: number; extra?: Record<string, Tensor>; threads?: number; program?: ProgramOptions;
+    samples?: number;
+    h?: number;
+    extra?: Record<string, Tensor>;
+    threads?: number;
+    program?: ProgramOptions;
   } = {},
 ): Promise<CheckResult> {
   const g = new Graph('float64', opts.program);
   const vs = inputs.map((i) => g.input(i.name, 'float64', i.shape));
   const loss = f(vs, g);
   const diffable = inputs.map((i, k) => [i, vs[k]] as const).filter(([i]) => i.differentiate !== false);
-  const grads = grad(loss, diffable.map(([, v]) => v));
+  const grads = grad(
+    loss,
+    diffable.map(([, v]) => v),
+  );
   g.output('loss', loss);
   grads.forEach((gv, k) => g.output(`grad_${diffable[k][0].name}`, gv));
   const session = await createSession(g, { threads: opts.threads ?? 1 });
   const feeds = (over?: [string, Float64Array]): Record<string, Tensor> => ({
     ...opts.extra,
-    ...Object.fromEntries(inputs.map((i) => [i.name, tensor('float64', i.shape, over?.[0] === i.name ? over[1] : i.data)])),
+    ...Object.fromEntries(
+      inputs.map((i) => [i.name, tensor('float64', i.shape, over?.[0] === i.name ? over[1] : i.data)]),
+    ),
   });
-  const lossAt = async (over: [string, Float64Array]): Promise<number> => (await session.run(feeds(over))).loss.data[0] as number;
+  const lossAt = async (over: [string, Float64Array]): Promise<number> =>
+    (await session.run(feeds(over))).loss.data[0] as number;
   const base = await session.run(feeds());
   const h = opts.h ?? 1e-5;
   let maxRelError = 0;
@@ -62,7 +72,8 @@ export async function gradCheck(
   for (const [inp] of diffable) {
     const analytic = base[`grad_${inp.name}`].data as Float64Array;
     const n = inp.data.length;
-    const picks = n <= (opts.samples ?? 12) ? [...Array(n).keys()] : pickIndices(n, opts.samples ?? 12, inp.name.length);
+    const picks =
+      n <= (opts.samples ?? 12) ? [...Array(n).keys()] : pickIndices(n, opts.samples ?? 12, inp.name.length);
     for (const j of picks) {
       const plus = Float64Array.from(inp.data);
       const minus = Float64Array.from(inp.data);

@@ -20,15 +20,22 @@ function small(): Graph {
 
 test('nodes and values get counter-based names; constants are shared initializers', () => {
   const g = small();
-  assert.deepEqual(g.nodes.map((n) => `${n.name}: ${n.inputs.map((v) => v?.name).join(', ')} -> ${n.outputs.map(String)}`), [
-    'n0_Gemm: x, w -> t0:float32[2,4]',
-    'n1_Add: t0, c0 -> y:float32[2,4]',
-  ]);
+  assert.deepEqual(
+    g.nodes.map((n) => `${n.name}: ${n.inputs.map((v) => v?.name).join(', ')} -> ${n.outputs.map(String)}`),
+    ['n0_Gemm: x, w -> t0:float32[2,4]', 'n1_Add: t0, c0 -> y:float32[2,4]'],
+  );
   assert.equal(o.add(g.inputs[0], 1).node?.inputs[1], g.initializers[0].value);
 });
 
 test('building the same train_step twice gives byte-identical ONNX', () => {
-  const config = parseModelConfig({ model_type: 'qwen2', vocab_size: 9, hidden_size: 8, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 2 });
+  const config = parseModelConfig({
+    model_type: 'qwen2',
+    vocab_size: 9,
+    hidden_size: 8,
+    intermediate_size: 8,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+  });
   const hash = () => {
     const t = buildTrainGraph(buildLayout(config), { batch: 2, seqLen: 4, loss: STARPO_S_PPO, optim: DEFAULT_ADAMW });
     return createHash('sha256').update(toOnnx(t.graph)).digest('hex');
@@ -40,7 +47,11 @@ test('shape errors name the op and the operands', () => {
   const g = new Graph();
   const a = g.input('a', 'float32', [2, 3]);
   const b = g.input('b', 'float32', [4, 5]);
-  assert.throws(() => o.matmul(a, b), (e: unknown) => e instanceof GraphError && e.message === 'MatMul: inner dimensions differ (a:float32[2,3], b:float32[4,5])');
+  assert.throws(
+    () => o.matmul(a, b),
+    (e: unknown) =>
+      e instanceof GraphError && e.message === 'MatMul: inner dimensions differ (a:float32[2,3], b:float32[4,5])',
+  );
   assert.throws(() => o.add(a, b), /Add: shapes do not broadcast/);
   assert.throws(() => o.reshape(a, [4, -1]), /Reshape: cannot reshape to \[4,-1\]/);
 });

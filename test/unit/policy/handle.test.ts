@@ -6,11 +6,19 @@ import { exportState } from '../../../src/policy/engine/state.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
 
 const config = parseModelConfig({
-  model_type: 'llama', vocab_size: 12, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2,
+  model_type: 'llama',
+  vocab_size: 12,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
 });
 const batch = {
-  batch: 1, seqLen: 4, tokens: Int32Array.of(1, 2, 3, 4), attentionMask: new Float32Array(4).fill(1),
+  batch: 1,
+  seqLen: 4,
+  tokens: Int32Array.of(1, 2, 3, 4),
+  attentionMask: new Float32Array(4).fill(1),
   lossMask: Float32Array.of(0, 1, 1, 1),
 };
 

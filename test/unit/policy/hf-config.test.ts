@@ -127,29 +127,69 @@ test('parses Qwen3-0.6B: head_dim 128 beside hidden 1024 / 16 heads, q/k norms, 
   assert.equal(c.qkNorm, true);
   assert.equal(c.attentionBias, false);
   const names = hfParameterNames(c);
-  assert.deepEqual(names.slice(1, 8).map((p) => [p.name.slice(15), p.shape]), [
-    ['input_layernorm.weight', [1024]], ['self_attn.q_proj.weight', [2048, 1024]], ['self_attn.k_proj.weight', [1024, 1024]],
-    ['self_attn.v_proj.weight', [1024, 1024]], ['self_attn.o_proj.weight', [1024, 2048]], ['self_attn.q_norm.weight', [128]],
-    ['self_attn.k_norm.weight', [128]],
-  ]);
-  assert.equal(names.reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0), 596_049_920);
+  assert.deepEqual(
+    names.slice(1, 8).map((p) => [p.name.slice(15), p.shape]),
+    [
+      ['input_layernorm.weight', [1024]],
+      ['self_attn.q_proj.weight', [2048, 1024]],
+      ['self_attn.k_proj.weight', [1024, 1024]],
+      ['self_attn.v_proj.weight', [1024, 1024]],
+      ['self_attn.o_proj.weight', [1024, 2048]],
+      ['self_attn.q_norm.weight', [128]],
+      ['self_attn.k_norm.weight', [128]],
+    ],
+  );
+  assert.equal(
+    names.reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0),
+    596_049_920,
+  );
   assert.deepEqual(parseModelConfig(writeModelConfig(c)), c);
 });
 
 /** Llama-3.2-1B-Instruct's config.json, as published. */
 const LLAMA32_1B = {
-  architectures: ['LlamaForCausalLM'], attention_bias: false, attention_dropout: 0.0, bos_token_id: 128000,
-  eos_token_id: [128001, 128008, 128009], head_dim: 64, hidden_act: 'silu', hidden_size: 2048, initializer_range: 0.02,
-  intermediate_size: 8192, max_position_embeddings: 131072, mlp_bias: false, model_type: 'llama', num_attention_heads: 32,
-  num_hidden_layers: 16, num_key_value_heads: 8, pretraining_tp: 1, rms_norm_eps: 1e-5,
-  rope_scaling: { factor: 32.0, high_freq_factor: 4.0, low_freq_factor: 1.0, original_max_position_embeddings: 8192, rope_type: 'llama3' },
-  rope_theta: 500000.0, tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.45.0.dev0', use_cache: true,
+  architectures: ['LlamaForCausalLM'],
+  attention_bias: false,
+  attention_dropout: 0.0,
+  bos_token_id: 128000,
+  eos_token_id: [128001, 128008, 128009],
+  head_dim: 64,
+  hidden_act: 'silu',
+  hidden_size: 2048,
+  initializer_range: 0.02,
+  intermediate_size: 8192,
+  max_position_embeddings: 131072,
+  mlp_bias: false,
+  model_type: 'llama',
+  num_attention_heads: 32,
+  num_hidden_layers: 16,
+  num_key_value_heads: 8,
+  pretraining_tp: 1,
+  rms_norm_eps: 1e-5,
+  rope_scaling: {
+    factor: 32.0,
+    high_freq_factor: 4.0,
+    low_freq_factor: 1.0,
+    original_max_position_embeddings: 8192,
+    rope_type: 'llama3',
+  },
+  rope_theta: 500000.0,
+  tie_word_embeddings: true,
+  torch_dtype: 'bfloat16',
+  transformers_version: '4.45.0.dev0',
+  use_cache: true,
   vocab_size: 128256,
 };
 
 test('parses Llama-3.2-1B: llama3 rope scaling, three eos ids; writes back what it read', () => {
   const c = parseModelConfig(LLAMA32_1B);
-  assert.deepEqual(c.ropeScaling, { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 });
+  assert.deepEqual(c.ropeScaling, {
+    type: 'llama3',
+    factor: 32,
+    lowFreqFactor: 1,
+    highFreqFactor: 4,
+    originalMaxPositionEmbeddings: 8192,
+  });
   assert.deepEqual(c.eosTokenIds, [128001, 128008, 128009]);
   assert.equal(c.ropeTheta, 500000);
   assert.deepEqual(parseModelConfig(writeModelConfig(c)), c);
@@ -159,13 +199,24 @@ test('transformers 5 layout: rope_parameters carries rope_theta and the scaling'
   const { rope_scaling: scaling, rope_theta: theta, ...rest } = LLAMA32_1B;
   const c = parseModelConfig({ ...rest, dtype: 'bfloat16', rope_parameters: { ...scaling, rope_theta: theta } });
   assert.deepEqual(c, parseModelConfig(LLAMA32_1B));
-  const q = parseModelConfig({ ...QWEN3_06B, rope_theta: undefined, rope_scaling: undefined, rope_parameters: { rope_type: 'default', rope_theta: 1e6 } });
+  const q = parseModelConfig({
+    ...QWEN3_06B,
+    rope_theta: undefined,
+    rope_scaling: undefined,
+    rope_parameters: { rope_type: 'default', rope_theta: 1e6 },
+  });
   assert.equal(q.ropeTheta, 1e6);
   assert.equal(q.ropeScaling, null);
 });
 
 test('llama3 inverse frequencies: short wavelengths kept, long ones divided by the factor, medium ones between', () => {
-  const scaling = { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64 } as const;
+  const scaling = {
+    type: 'llama3',
+    factor: 8,
+    lowFreqFactor: 1,
+    highFreqFactor: 4,
+    originalMaxPositionEmbeddings: 64,
+  } as const;
   const plain = inverseFrequencies(500000, 16, null);
   const scaled = inverseFrequencies(500000, 16, scaling);
   const wavelen = Array.from(plain, (f) => (2 * Math.PI) / f);

@@ -21,7 +21,12 @@ import { referenceLogits } from './reference.ts';
 
 const FIXTURES = new URL('../../fixtures/hf-models/', import.meta.url).pathname;
 
-interface LogitsCase { input_ids: number[][]; attention_mask: number[][]; position_ids: number[][]; logits: number[][][] }
+interface LogitsCase {
+  input_ids: number[][];
+  attention_mask: number[][];
+  position_ids: number[][];
+  logits: number[][][];
+}
 
 async function starpoLogits(m: ModelDirectory, c: LogitsCase): Promise<Float32Array> {
   const [B, T] = [c.input_ids.length, c.input_ids[0].length];
@@ -68,23 +73,43 @@ for (const name of ['qwen2-tiny', 'qwen3-tiny', 'qwen3-tiny-bf16', 'llama3-tiny'
   });
 }
 
-test('directories the tests write (real 151,936 / 128,256-token vocabularies, BF16 and F32 shards) ' +
-  'score like the float64 reference', { timeout: 300_000 }, async () => {
-  const { writeTinyModel } = await import('../rl/tiny-hf-model.ts');
-  const dir = await mkdtemp(join(tmpdir(), 'starpo-tiny-'));
-  try {
-    for (const [name, o] of [['qwen3', { dtype: 'BF16' }], ['llama3', { maxShardBytes: 6e6 }]] as const) {
-      const m = await openModelDirectory(await writeTinyModel(join(dir, name), name, o));
-      const c: LogitsCase = { input_ids: [[9707, 11, 1879, 0, 128009, 220, 17, 100]], attention_mask: [new Array(8).fill(1)],
-        position_ids: [[0, 1, 2, 3, 4, 5, 6, 7]], logits: [] };
-      const ours = await starpoLogits(m, c);
-      const ref = referenceLogits(m.config, Object.fromEntries(await m.readWeights()), c.input_ids[0], c.attention_mask[0]);
-      const V = m.config.vocabSize;
-      let err = 0;
-      ref.forEach((row, t) => row.forEach((x, v) => { err = Math.max(err, Math.abs(ours[t * V + v] - x)); }));
-      assert.ok(err < 1e-4, `${name}: max |Δ logit| = ${err}`);
+test(
+  'directories the tests write (real 151,936 / 128,256-token vocabularies, BF16 and F32 shards) ' +
+    'score like the float64 reference',
+  { timeout: 300_000 },
+  async () => {
+    const { writeTinyModel } = await import('../rl/tiny-hf-model.ts');
+    const dir = await mkdtemp(join(tmpdir(), 'starpo-tiny-'));
+    try {
+      for (const [name, o] of [
+        ['qwen3', { dtype: 'BF16' }],
+        ['llama3', { maxShardBytes: 6e6 }],
+      ] as const) {
+        const m = await openModelDirectory(await writeTinyModel(join(dir, name), name, o));
+        const c: LogitsCase = {
+          input_ids: [[9707, 11, 1879, 0, 128009, 220, 17, 100]],
+          attention_mask: [new Array(8).fill(1)],
+          position_ids: [[0, 1, 2, 3, 4, 5, 6, 7]],
+          logits: [],
+        };
+        const ours = await starpoLogits(m, c);
+        const ref = referenceLogits(
+          m.config,
+          Object.fromEntries(await m.readWeights()),
+          c.input_ids[0],
+          c.attention_mask[0],
+        );
+        const V = m.config.vocabSize;
+        let err = 0;
+        ref.forEach((row, t) =>
+          row.forEach((x, v) => {
+            err = Math.max(err, Math.abs(ours[t * V + v] - x));
+          }),
+        );
+        assert.ok(err < 1e-4, `${name}: max |Δ logit| = ${err}`);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -22,7 +22,14 @@ test('the ziggurat normal has the moments and tails of N(0, 1) (1M draws, tail p
   const x = new Float32Array(n);
   new Rng(7).fillNormal(x, 0, n, 1);
   let [m1, m2, m4, over3, over4] = [0, 0, 0, 0, 0];
-  for (const v of x) [m1, m2, m4, over3, over4] = [m1 + v, m2 + v * v, m4 + v ** 4, over3 + (Math.abs(v) > 3 ? 1 : 0), over4 + (Math.abs(v) > 4 ? 1 : 0)];
+  for (const v of x)
+    [m1, m2, m4, over3, over4] = [
+      m1 + v,
+      m2 + v * v,
+      m4 + v ** 4,
+      over3 + (Math.abs(v) > 3 ? 1 : 0),
+      over4 + (Math.abs(v) > 4 ? 1 : 0),
+    ];
   assert.ok(Math.abs(m1 / n) < 5 / Math.sqrt(n), `mean ${m1 / n}`);
   assert.ok(Math.abs(m2 / n - 1) < 0.01, `variance ${m2 / n}`);
   assert.ok(Math.abs(m4 / n - 3) < 0.05, `fourth moment ${m4 / n}`);
@@ -36,7 +43,13 @@ test('the ziggurat normal has the moments and tails of N(0, 1) (1M draws, tail p
 
 test('initialisation is drawn in independent chunks: the same on several threads as on one, and from the seed alone', async () => {
   const config = parseModelConfig({
-    model_type: 'qwen2', vocab_size: 32768, hidden_size: 512, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 4, tie_word_embeddings: true,
+    model_type: 'qwen2',
+    vocab_size: 32768,
+    hidden_size: 512,
+    intermediate_size: 64,
+    num_hidden_layers: 1,
+    num_attention_heads: 4,
+    tie_word_embeddings: true,
   });
   const layout = buildLayout(config);
   assert.ok(layout.groups.matrices > PARALLEL_INIT_MIN && layout.groups.matrices > 8 * INIT_CHUNK);
@@ -53,11 +66,20 @@ test('initialisation is drawn in independent chunks: the same on several threads
 
 test('Policy.initialize draws what lazy initialisation draws, for a plain policy and a LoRA base', async () => {
   const config = parseModelConfig({
-    model_type: 'qwen2', vocab_size: 50, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,
+    model_type: 'qwen2',
+    vocab_size: 50,
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
   });
   const lora = { rank: 2, alpha: 4, dropout: 0 as const, targets: ['q', 'down'] as const };
   for (const opts of [{}, { lora }]) {
-    const [lazy, eager] = [new Policy({ config, seed: 4, threads: 2, ...opts }), new Policy({ config, seed: 4, threads: 2, ...opts })];
+    const [lazy, eager] = [
+      new Policy({ config, seed: 4, threads: 2, ...opts }),
+      new Policy({ config, seed: 4, threads: 2, ...opts }),
+    ];
     await eager.initialize();
     assert.ok(bytes(lazy.getParams().matrices).equals(bytes(eager.getParams().matrices)));
     if (opts.lora) assert.ok(bytes(lazy.getBase()!.matrices).equals(bytes(eager.getBase()!.matrices)));

@@ -13,12 +13,27 @@ import { type CheckInput, gradCheck, rand } from './gradcheck.ts';
 
 const [B, T] = [2, 5];
 const QWEN2 = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 11, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, initializer_range: 0.3, tie_word_embeddings: false,
+  model_type: 'qwen2',
+  vocab_size: 11,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  initializer_range: 0.3,
+  tie_word_embeddings: false,
 });
 const QWEN3 = parseModelConfig({
-  model_type: 'qwen3', vocab_size: 11, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2, num_attention_heads: 4,
-  num_key_value_heads: 2, head_dim: 6, initializer_range: 0.3, tie_word_embeddings: true,
+  model_type: 'qwen3',
+  vocab_size: 11,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 6,
+  initializer_range: 0.3,
+  tie_word_embeddings: true,
 });
 
 /** Row 0 left-padded by one token; both rows train their last three predictions. */
@@ -27,17 +42,29 @@ function feeds(): Record<string, Tensor> {
   const f64 = (d: Float64Array, shape = [B, T]): Tensor => tensor('float64', shape, d);
   const ids = (xs: number[]): Tensor => tensor('int64', [B, T], BigInt64Array.from(xs.map(BigInt)));
   return {
-    tokens: ids([0, 3, 7, 1, 9, 4, 2, 10, 5, 6]), targets: ids([3, 7, 1, 9, 0, 2, 10, 5, 6, 0]),
-    positions: tensor('int64', [B, T], positionsOf(mask, B, T)), attention_mask: f64(mask),
-    loss_mask: f64(Float64Array.from([0, 1, 1, 1, 0, 0, 1, 1, 1, 0])), advantages: f64(rand(B * T, 3, -1, 1)),
-    old_logprobs: f64(rand(B * T, 4, -2.8, -2.0)), returns: f64(rand(B * T, 6, -1, 1)), old_values: f64(rand(B * T, 7, -0.3, 0.3)),
-    inv_temperature: f64(Float64Array.of(1 / 0.7), []), token_count: f64(Float64Array.of(6), []), sequence_count: f64(Float64Array.of(2), []),
+    tokens: ids([0, 3, 7, 1, 9, 4, 2, 10, 5, 6]),
+    targets: ids([3, 7, 1, 9, 0, 2, 10, 5, 6, 0]),
+    positions: tensor('int64', [B, T], positionsOf(mask, B, T)),
+    attention_mask: f64(mask),
+    loss_mask: f64(Float64Array.from([0, 1, 1, 1, 0, 0, 1, 1, 1, 0])),
+    advantages: f64(rand(B * T, 3, -1, 1)),
+    old_logprobs: f64(rand(B * T, 4, -2.8, -2.0)),
+    returns: f64(rand(B * T, 6, -1, 1)),
+    old_values: f64(rand(B * T, 7, -0.3, 0.3)),
+    inv_temperature: f64(Float64Array.of(1 / 0.7), []),
+    token_count: f64(Float64Array.of(6), []),
+    sequence_count: f64(Float64Array.of(2), []),
   };
 }
 
 /** The views of one layout as float64 check inputs; only the adapters' are differentiated. */
 function viewInputs(layout: Layout, p: Packed, differentiate: boolean): CheckInput[] {
-  return layout.views.map((v) => ({ name: `w.${v.key}`, shape: v.shape, data: Float64Array.from(p[v.group].subarray(v.offset, v.offset + v.size)), differentiate }));
+  return layout.views.map((v) => ({
+    name: `w.${v.key}`,
+    shape: v.shape,
+    data: Float64Array.from(p[v.group].subarray(v.offset, v.offset + v.size)),
+    differentiate,
+  }));
 }
 
 async function checkLora(cfg: ModelConfig, role: Role, loss: LossSpec, targets: LoraTarget[]): Promise<number> {
@@ -45,18 +72,44 @@ async function checkLora(cfg: ModelConfig, role: Role, loss: LossSpec, targets: 
   const layout = buildLayout(cfg, role, spec);
   const adapters = initParams(layout, 18);
   adapters.matrices.set(rand(layout.groups.matrices, 9, -0.4, 0.4)); // B ≠ 0, so the A gradients are not all zero
-  const inputs = [...viewInputs(layout.frozen!, initParams(layout.frozen!, 17), false), ...viewInputs(layout, adapters, true)];
+  const inputs = [
+    ...viewInputs(layout.frozen!, initParams(layout.frozen!, 17), false),
+    ...viewInputs(layout, adapters, true),
+  ];
   const shape = { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW };
-  const model = (ws: readonly unknown[]) => ({ cfg, w: Object.fromEntries(inputs.map((x, i) => [x.name.slice(2), ws[i]])), lora: { scale: loraScale(spec) } });
-  const used = ['tokens', 'targets', 'positions', 'attention_mask', 'loss_mask', 'token_count', 'sequence_count', ...lossDef(loss).inputs(loss)];
-  const extra = Object.fromEntries(Object.entries(feeds()).filter(([n]) => used.includes(n) || (n === 'inv_temperature' && role === 'actor')));
+  const model = (ws: readonly unknown[]) => ({
+    cfg,
+    w: Object.fromEntries(inputs.map((x, i) => [x.name.slice(2), ws[i]])),
+    lora: { scale: loraScale(spec) },
+  });
+  const used = [
+    'tokens',
+    'targets',
+    'positions',
+    'attention_mask',
+    'loss_mask',
+    'token_count',
+    'sequence_count',
+    ...lossDef(loss).inputs(loss),
+  ];
+  const extra = Object.fromEntries(
+    Object.entries(feeds()).filter(([n]) => used.includes(n) || (n === 'inv_temperature' && role === 'actor')),
+  );
   const r = await gradCheck(inputs, (ws, g) => buildLoss(g, model(ws) as never, shape).loss, { samples: 6, extra });
   assert.ok(r.checked > 6 * 4, `checked ${r.checked}`);
   return r.maxRelError;
 }
 
 test('Qwen2 LoRA on all seven projections (q|k|v fused, with bias): PPO adapter gradients match finite differences', async () => {
-  const loss: LossSpec = { kind: 'ppo', clipLow: 0.2, clipHigh: 0.28, dualClip: 1.1, entropyCoef: 0.05, kl: null, aggregation: 'seq-mean-token-mean' };
+  const loss: LossSpec = {
+    kind: 'ppo',
+    clipLow: 0.2,
+    clipHigh: 0.28,
+    dualClip: 1.1,
+    entropyCoef: 0.05,
+    kl: null,
+    aggregation: 'seq-mean-token-mean',
+  };
   const err = await checkLora(QWEN2, 'actor', loss, ['q', 'k', 'v', 'o', 'gate', 'up', 'down']);
   assert.ok(err < 1e-5, `max relative error ${err}`);
 });
@@ -72,6 +125,10 @@ test('LoRA on k alone inside the fused q|k|v block, and on up: SFT adapter gradi
 });
 
 test('a LoRA critic: adapter and value-head gradients match finite differences under the clipped value loss', async () => {
-  const err = await checkLora(QWEN3, 'critic', { kind: 'value', clip: 0.2, aggregation: 'token-mean' }, ['q', 'v', 'down']);
+  const err = await checkLora(QWEN3, 'critic', { kind: 'value', clip: 0.2, aggregation: 'token-mean' }, [
+    'q',
+    'v',
+    'down',
+  ]);
   assert.ok(err < 1e-5, `max relative error ${err}`);
 });

@@ -10,12 +10,21 @@ import { clonePacked, fromNamed, toNamed } from '../../../src/policy/model/param
 import { rand } from './gradcheck.ts';
 
 const config = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 20, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, initializer_range: 0.3,
+  model_type: 'qwen2',
+  vocab_size: 20,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  initializer_range: 0.3,
 });
 const ALL: LoraSpec = { rank: 4, alpha: 8, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] };
 const batch = {
-  batch: 2, seqLen: 6, tokens: Int32Array.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), attentionMask: Float32Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1),
+  batch: 2,
+  seqLen: 6,
+  tokens: Int32Array.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12),
+  attentionMask: Float32Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1),
   lossMask: Float32Array.of(0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1),
 };
 const SFT = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 0.02 } as const;
@@ -23,11 +32,20 @@ const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLeng
 
 test('LoRA options are checked: dropout other than 0, rank < 1, alpha <= 0, empty, unknown or repeated targets name their field', () => {
   const cases: [Partial<Record<keyof LoraSpec, unknown>>, string][] = [
-    [{ dropout: 0.05 }, 'lora.dropout'], [{ rank: 0 }, 'lora.rank'], [{ rank: 1.5 }, 'lora.rank'], [{ alpha: 0 }, 'lora.alpha'],
-    [{ targets: [] }, 'lora.targets'], [{ targets: ['qkv'] }, 'lora.targets'], [{ targets: ['q', 'q'] }, 'lora.targets'],
+    [{ dropout: 0.05 }, 'lora.dropout'],
+    [{ rank: 0 }, 'lora.rank'],
+    [{ rank: 1.5 }, 'lora.rank'],
+    [{ alpha: 0 }, 'lora.alpha'],
+    [{ targets: [] }, 'lora.targets'],
+    [{ targets: ['qkv'] }, 'lora.targets'],
+    [{ targets: ['q', 'q'] }, 'lora.targets'],
   ];
   for (const [bad, field] of cases) {
-    assert.throws(() => new Policy({ config, lora: { ...ALL, ...bad } as LoraSpec }), (e: unknown) => e instanceof ConfigError && e.field === field, field);
+    assert.throws(
+      () => new Policy({ config, lora: { ...ALL, ...bad } as LoraSpec }),
+      (e: unknown) => e instanceof ConfigError && e.field === field,
+      field,
+    );
   }
   assert.equal(new Policy({ config, lora: ALL }).layout.lora, ALL);
 });
@@ -47,25 +65,47 @@ test('LoRA train steps leave the base bit-identical, change only adapters, and k
   const policy = new Policy({ config, seed: 3, threads: 1, lora: ALL });
   const base = clonePacked(policy.getBase()!);
   for (let i = 0; i < 3; i++) await policy.trainStep(batch, SFT);
-  assert.ok(bits(policy.getBase()!.matrices).equals(bits(base.matrices)) && bits(policy.getBase()!.vectors).equals(bits(base.vectors)));
+  assert.ok(
+    bits(policy.getBase()!.matrices).equals(bits(base.matrices)) &&
+      bits(policy.getBase()!.vectors).equals(bits(base.vectors)),
+  );
   const trained = toNamed(policy.layout, policy.getParams());
   assert.equal(Object.keys(trained).length, 2 * 7 * config.numLayers);
-  assert.ok(Object.keys(trained).every((n) => /^base_model\.model\.model\.layers\.\d\.(self_attn|mlp)\.\w+_proj\.lora_[AB]\.weight$/.test(n)));
-  assert.ok(Object.entries(trained).every(([n, t]) => !n.includes('lora_B') || t.data.some((x) => x !== 0)), 'every B has moved off 0');
+  assert.ok(
+    Object.keys(trained).every((n) =>
+      /^base_model\.model\.model\.layers\.\d\.(self_attn|mlp)\.\w+_proj\.lora_[AB]\.weight$/.test(n),
+    ),
+  );
+  assert.ok(
+    Object.entries(trained).every(([n, t]) => !n.includes('lora_B') || t.data.some((x) => x !== 0)),
+    'every B has moved off 0',
+  );
   const { m, v } = policy.getMoments()!;
-  for (const p of [policy.getParams(), m, v]) assert.deepEqual([p.matrices.length, p.vectors.length], [paramCount(policy.layout), 0]);
+  for (const p of [policy.getParams(), m, v])
+    assert.deepEqual([p.matrices.length, p.vectors.length], [paramCount(policy.layout), 0]);
   assert.equal(policy.step, 3);
   await policy.close();
 });
 
-test('merged weights (W + scale·B·A) in a plain policy give the LoRA policy\'s log-probs and values within 1e-5', async () => {
-  const cases: [Role, LoraSpec][] = [['actor', ALL], ['critic', { rank: 3, alpha: 2, dropout: 0, targets: ['up', 'k'] }]];
+test("merged weights (W + scale·B·A) in a plain policy give the LoRA policy's log-probs and values within 1e-5", async () => {
+  const cases: [Role, LoraSpec][] = [
+    ['actor', ALL],
+    ['critic', { rank: 3, alpha: 2, dropout: 0, targets: ['up', 'k'] }],
+  ];
   for (const [role, spec] of cases) {
     const lora = new Policy({ config, role, seed: 5, threads: 1, lora: spec });
-    lora.setParams({ matrices: Float32Array.from(rand(lora.layout.groups.matrices, 3, -0.3, 0.3)), vectors: lora.getParams().vectors });
+    lora.setParams({
+      matrices: Float32Array.from(rand(lora.layout.groups.matrices, 3, -0.3, 0.3)),
+      vectors: lora.getParams().vectors,
+    });
     const out = async (p: Policy) => ((r) => r.logprobs ?? r.values!)(await p.score(batch));
     const plain = new Policy({ config, role, threads: 1 });
-    plain.setParams(fromNamed(plain.layout, { ...toNamed(lora.layout.frozen!, lora.getBase()!), ...toNamed(lora.layout, lora.getParams()) }).packed);
+    plain.setParams(
+      fromNamed(plain.layout, {
+        ...toNamed(lora.layout.frozen!, lora.getBase()!),
+        ...toNamed(lora.layout, lora.getParams()),
+      }).packed,
+    );
     const maxDiff = (x: Float32Array, y: Float32Array) => x.reduce((e, xi, i) => Math.max(e, Math.abs(xi - y[i])), 0);
     const [adapted, unmerged] = [await out(lora), await out(plain)];
     plain.setParams(fromNamed(plain.layout, mergeLora(lora.layout, lora.getBase()!, lora.getParams())).packed);

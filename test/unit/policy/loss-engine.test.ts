@@ -12,9 +12,7 @@ import { type FloatDType, Graph, typedArray } from '../../../src/policy/graph/gr
 import { grad } from '../../../src/policy/autodiff/grad.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
 import type { TrainBatch } from '../../../src/policy/programs/batch.ts';
-import {
-  AGGREGATION_NAMES, type LossKind, type LossSpec, LOSSES, lossDef,
-} from '../../../src/policy/programs/loss.ts';
+import { AGGREGATION_NAMES, type LossKind, type LossSpec, LOSSES, lossDef } from '../../../src/policy/programs/loss.ts';
 import { rand } from './gradcheck.ts';
 import { oracleLoss, type OracleInput, type OracleResult } from './loss-oracle.ts';
 
@@ -25,11 +23,15 @@ const VARIANTS: { readonly [K in LossKind]: readonly Omit<Extract<LossSpec, { ki
     { kind: 'ppo', clipLow: 0.2, clipHigh: 0.2, dualClip: null, entropyCoef: 0, kl: { coef: 0.1, estimator: 'k1' } },
     { kind: 'ppo', clipLow: 0.1, clipHigh: 0.3, dualClip: 1.5, entropyCoef: 0.05, kl: { coef: 0.3, estimator: 'k3' } },
   ],
-  value: [{ kind: 'value', clip: 0.5 }, { kind: 'value', clip: 0.05 }],
+  value: [
+    { kind: 'value', clip: 0.5 },
+    { kind: 'value', clip: 0.05 },
+  ],
   sft: [{ kind: 'sft' }],
 };
 const SPECS: LossSpec[] = (Object.keys(LOSSES) as LossKind[]).flatMap((kind) =>
-  VARIANTS[kind].flatMap((v) => AGGREGATION_NAMES.map((aggregation) => ({ ...v, aggregation }) as LossSpec)));
+  VARIANTS[kind].flatMap((v) => AGGREGATION_NAMES.map((aggregation) => ({ ...v, aggregation }) as LossSpec)),
+);
 
 const [B, T] = [5, 9];
 /**
@@ -51,7 +53,10 @@ function randomInput(seed: number): OracleInput {
   [ref[2], ref[6]] = [logp[2] + 30, logp[6] - 30]; // k3 clamps both to 10
   const values = Array.from(rand(n, seed + 5));
   const inputs = {
-    advantages, old_logprobs: old, ref_logprobs: ref, returns: Array.from(rand(n, seed + 6, -2, 2)),
+    advantages,
+    old_logprobs: old,
+    ref_logprobs: ref,
+    returns: Array.from(rand(n, seed + 6, -2, 2)),
     old_values: Array.from(rand(n, seed + 7), (d, i) => values[i] + d),
   };
   return { B, T, mask, logp, entropy: Array.from(rand(n, seed + 8, 0, 3)), values, inputs };
@@ -68,7 +73,13 @@ function counts(x: OracleInput): { tokens: number; sequences: number } {
   const row = (b: number) => Array.from(x.mask).slice(b * T, (b + 1) * T);
   const perRow = Array.from({ length: x.B }, (_, b) => row(b).filter((m) => m !== 0).length);
   const sequences = perRow.filter((c) => c > 0).length;
-  return { tokens: Math.max(1, perRow.reduce((a, c) => a + c, 0)), sequences: Math.max(1, sequences) };
+  return {
+    tokens: Math.max(
+      1,
+      perRow.reduce((a, c) => a + c, 0),
+    ),
+    sequences: Math.max(1, sequences),
+  };
 }
 
 /** The loss graph alone, fed per-token statistics in place of a model. */
@@ -84,7 +95,9 @@ async function engineLoss(spec: LossSpec, x: OracleInput, dtype: FloatDType): Pr
   for (const [k, m] of Object.entries(metrics)) g.output(`metric.${k}`, m);
   const data = (n: string) => (n in x.inputs ? x.inputs[n] : (x as unknown as Record<string, ArrayLike<number>>)[n]);
   const c = counts(x);
-  const out = await (await createSession(g, { threads: 1 })).run({
+  const out = await (
+    await createSession(g, { threads: 1 })
+  ).run({
     ...Object.fromEntries(names.map((n) => [n, tensor(dtype, [B, T], typedArray(dtype, data(n)))])),
     token_count: tensor(dtype, [], typedArray(dtype, [c.tokens])),
     sequence_count: tensor(dtype, [], typedArray(dtype, [c.sequences])),
@@ -104,29 +117,39 @@ function assertClose(got: OracleResult, want: OracleResult, tol: number, what: s
   }
 }
 
-for (const [dtype, tol] of [['float64', 1e-12], ['float32', 1e-5]] as const) {
-  test(`the loss graph equals the oracle in ${dtype} for every kind, variant and aggregation (3 random batches)`,
-    async () => {
-      for (const seed of [11, 12, 13]) {
-        const x = rounded(randomInput(seed), dtype);
-        for (const spec of SPECS) {
-          assertClose(await engineLoss(spec, x, dtype), oracleLoss(spec, x), tol, `${describe(spec)} seed ${seed}`);
-        }
+for (const [dtype, tol] of [
+  ['float64', 1e-12],
+  ['float32', 1e-5],
+] as const) {
+  test(`the loss graph equals the oracle in ${dtype} for every kind, variant and aggregation (3 random batches)`, async () => {
+    for (const seed of [11, 12, 13]) {
+      const x = rounded(randomInput(seed), dtype);
+      for (const spec of SPECS) {
+        assertClose(await engineLoss(spec, x, dtype), oracleLoss(spec, x), tol, `${describe(spec)} seed ${seed}`);
       }
-    });
+    }
+  });
 }
 
 test('k3 KL keeps a finite gradient for a token 100 nats below the reference (float32)', async () => {
   const spec = {
-    kind: 'ppo', clipLow: 0.2, clipHigh: 0.2, dualClip: null, entropyCoef: 0, kl: { coef: 1, estimator: 'k3' },
+    kind: 'ppo',
+    clipLow: 0.2,
+    clipHigh: 0.2,
+    dualClip: null,
+    entropyCoef: 0,
+    kl: { coef: 1, estimator: 'k3' },
     aggregation: 'token-mean',
   } as const;
   const g = new Graph('float32');
   const [logp, ref] = [g.input('logp', 'float32', [1, 2]), g.input('ref', 'float32', [1, 2])];
   const [zeros, one] = [g.constant([0, 0], 'float32', [1, 2]), g.constant([1], 'float32', [])];
   const { loss } = lossDef(spec).build(spec, {
-    logp, entropy: zeros, mask: g.constant([1, 1], 'float32', [1, 2]),
-    inputs: { advantages: zeros, old_logprobs: logp, ref_logprobs: ref }, norm: { tokens: one, sequences: one },
+    logp,
+    entropy: zeros,
+    mask: g.constant([1, 1], 'float32', [1, 2]),
+    inputs: { advantages: zeros, old_logprobs: logp, ref_logprobs: ref },
+    norm: { tokens: one, sequences: one },
   });
   g.output('grad', grad(loss, [logp])[0]);
   const feed = (xs: number[]) => tensor('float32', [1, 2], Float32Array.from(xs));
@@ -139,8 +162,14 @@ test('k3 KL keeps a finite gradient for a token 100 nats below the reference (fl
 // ---- A whole train step of a tiny model, one call or one row per call ----
 
 const config = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 23, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 1,
-  num_attention_heads: 2, num_key_value_heads: 1, tie_word_embeddings: true,
+  model_type: 'qwen2',
+  vocab_size: 23,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  tie_word_embeddings: true,
 });
 const LENGTHS = [9, 6, 4, 7]; // right-padded rows; row 2 has no trained token
 
@@ -150,9 +179,13 @@ function trainBatch(): TrainBatch & Required<Pick<TrainBatch, 'advantages' | 're
     Float32Array.from({ length: rows * T }, (_, i) => f(Math.floor(i / T), i % T));
   const u = rand(rows * T, 31);
   return {
-    batch: rows, seqLen: T, tokens: Int32Array.from({ length: rows * T }, (_, i) => (i * 7 + 3) % 23),
-    attentionMask: at((b, t) => +(t < LENGTHS[b])), lossMask: at((b, t) => +(b !== 2 && t >= 2 && t < LENGTHS[b])),
-    advantages: at((b, t) => u[b * T + t] * 2), returns: at((b, t) => u[(b * T + t + 5) % u.length]),
+    batch: rows,
+    seqLen: T,
+    tokens: Int32Array.from({ length: rows * T }, (_, i) => (i * 7 + 3) % 23),
+    attentionMask: at((b, t) => +(t < LENGTHS[b])),
+    lossMask: at((b, t) => +(b !== 2 && t >= 2 && t < LENGTHS[b])),
+    advantages: at((b, t) => u[b * T + t] * 2),
+    returns: at((b, t) => u[(b * T + t + 5) % u.length]),
   };
 }
 
@@ -162,7 +195,10 @@ type ModelStats = { logp?: Float32Array; entropy?: Float32Array; values?: Float3
 function oracleView(b: TrainBatch, stats: ModelStats): OracleInput {
   const mask = Array.from(b.lossMask, (m, i) => (i % b.seqLen === 0 ? 0 : m));
   const inputs: Record<string, ArrayLike<number>> = {
-    advantages: b.advantages!, old_logprobs: b.oldLogprobs!, ref_logprobs: b.refLogprobs!, returns: b.returns!,
+    advantages: b.advantages!,
+    old_logprobs: b.oldLogprobs!,
+    ref_logprobs: b.refLogprobs!,
+    returns: b.returns!,
     old_values: b.oldValues!,
   };
   return { B: b.batch, T: b.seqLen, mask, ...stats, inputs };
@@ -185,7 +221,8 @@ async function trainStepMetrics(policy: Policy, spec: LossSpec): Promise<[Oracle
 async function checkTrainSteps(attentionBudget: number): Promise<void> {
   const options = { config, threads: 1, seqMultiple: 8, attentionBudget, inPlaceOptimizer: false };
   const models = {
-    actor: new Policy({ ...options, seed: 5 }), critic: new Policy({ ...options, role: 'critic', seed: 6 }),
+    actor: new Policy({ ...options, seed: 5 }),
+    critic: new Policy({ ...options, role: 'critic', seed: 6 }),
   };
   for (const kind of Object.keys(LOSSES) as LossKind[]) {
     for (const aggregation of AGGREGATION_NAMES) {
@@ -197,10 +234,10 @@ async function checkTrainSteps(attentionBudget: number): Promise<void> {
   await Promise.all([models.actor.close(), models.critic.close()]);
 }
 
-test('a train step reports the oracle\'s loss and metrics on the model\'s own statistics, in one call', async () => {
+test("a train step reports the oracle's loss and metrics on the model's own statistics, in one call", async () => {
   await checkTrainSteps(1 << 30);
 });
 
-test('a train step reports the oracle\'s loss and metrics in micro-batches of one row', async () => {
+test("a train step reports the oracle's loss and metrics in micro-batches of one row", async () => {
   await checkTrainSteps(1);
 });

@@ -9,12 +9,23 @@ import { aggregate, oracleLoss, pgToken, type OracleInput } from './loss-oracle.
 import { round } from '../rl/fixtures.ts';
 
 const P: PpoLoss = {
-  kind: 'ppo', clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0, kl: null, aggregation: 'token-mean',
+  kind: 'ppo',
+  clipLow: 0.2,
+  clipHigh: 0.28,
+  dualClip: 3,
+  entropyCoef: 0,
+  kl: null,
+  aggregation: 'token-mean',
 };
 /** One row; old log-probs 0 and logp = ln(ratio), so each token's ratio is given directly. */
 function row(ratios: number[], advantages: number[], mask: number[], extra: Partial<OracleInput> = {}): OracleInput {
   return {
-    B: 1, T: ratios.length, mask, logp: ratios.map(Math.log), entropy: ratios.map(() => 0), ...extra,
+    B: 1,
+    T: ratios.length,
+    mask,
+    logp: ratios.map(Math.log),
+    entropy: ratios.map(() => 0),
+    ...extra,
     inputs: { advantages, old_logprobs: ratios.map(() => 0), ...extra.inputs },
   };
 }
@@ -53,8 +64,10 @@ test('KL to the reference (k1, k3) and the entropy bonus enter the total with th
 
 test('token-mean, seq-mean-token-mean and seq-mean-token-sum aggregate differently', () => {
   const x = [1, 2, 3, 4];
-  const at = (mask: number[]) => (['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum'] as const)
-    .map((mode) => aggregate((i) => x[i], { B: 2, T: 2, mask, inputs: {} }, mode));
+  const at = (mask: number[]) =>
+    (['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum'] as const).map((mode) =>
+      aggregate((i) => x[i], { B: 2, T: 2, mask, inputs: {} }, mode),
+    );
   assert.deepEqual(at([1, 1, 1, 0]), [2, 2.25, 3]);
 });
 
@@ -67,10 +80,16 @@ test('seq-mean forms divide by the rows that have a trained token, as verl since
 });
 
 test('value loss is 0.5·max of the unclipped and clipped squared errors', () => {
-  const out = oracleLoss({ kind: 'value', clip: 0.5, aggregation: 'token-mean' }, {
-    B: 1, T: 4, mask: [1, 1, 1, 0], values: [1, 1, 3, 50],
-    inputs: { old_values: [0, 1, 0, 0], returns: [2, 0, 0, 0] },
-  });
+  const out = oracleLoss(
+    { kind: 'value', clip: 0.5, aggregation: 'token-mean' },
+    {
+      B: 1,
+      T: 4,
+      mask: [1, 1, 1, 0],
+      values: [1, 1, 3, 50],
+      inputs: { old_values: [0, 1, 0, 0], returns: [2, 0, 0, 0] },
+    },
+  );
   assert.deepEqual(round([out.loss, out.metrics.vf_clip_frac, out.metrics.value_mean]), [2.041667, 0.333333, 1.666667]);
 });
 

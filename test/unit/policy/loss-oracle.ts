@@ -16,7 +16,13 @@
  *   spec's aggregation; the other metrics are token means.
  */
 import type {
-  Aggregation, KlEstimator, LossKind, LossSpec, PpoLoss, SftLoss, ValueLoss,
+  Aggregation,
+  KlEstimator,
+  LossKind,
+  LossSpec,
+  PpoLoss,
+  SftLoss,
+  ValueLoss,
 } from '../../../src/policy/programs/loss.ts';
 
 type Numbers = ArrayLike<number>;
@@ -96,7 +102,9 @@ function ppo(s: PpoLoss, x: OracleInput): OracleResult {
   const klRef = s.kl ? agg((i) => ORACLE_KL[s.kl!.estimator](logp[i], x.inputs.ref_logprobs[i])) : 0;
   const loss = pgLoss - s.entropyCoef * entropy + (s.kl ? s.kl.coef * klRef : 0);
   const metrics = {
-    pg_loss: pgLoss, entropy, kl_ref: klRef,
+    pg_loss: pgLoss,
+    entropy,
+    kl_ref: klRef,
     clip_frac: mean((i) => (pgToken(logp[i], old[i], adv[i], s).clipped ? 1 : 0)),
     approx_kl: mean((i) => -clamp(logp[i] - old[i], -20, 20)),
   };
@@ -123,7 +131,9 @@ function sft(s: SftLoss, x: OracleInput): OracleResult {
 }
 
 const ORACLES: { readonly [K in LossKind]: (s: Extract<LossSpec, { kind: K }>, x: OracleInput) => OracleResult } = {
-  ppo, value, sft,
+  ppo,
+  value,
+  sft,
 };
 
 /** The loss and metrics the engine's graph must give for `spec` on these per-token inputs. */

@@ -68,7 +68,10 @@ test('a weight missing, misshapen or unexplained is an error naming the tensor',
 test('a config.json field starpo does not implement is refused before any weight is read', async () => {
   const dir = await copyOf('qwen2-tiny');
   const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
-  await writeFile(join(dir, 'config.json'), JSON.stringify({ ...config, quantization_config: { quant_method: 'gptq' } }));
+  await writeFile(
+    join(dir, 'config.json'),
+    JSON.stringify({ ...config, quantization_config: { quant_method: 'gptq' } }),
+  );
   await rejects(dir, 'quantization_config', /not understood by starpo/);
   await writeFile(join(dir, 'config.json'), JSON.stringify({ ...config, model_type: 'mistral' }));
   await rejects(dir, 'model_type', /"mistral" is not one of qwen2, qwen3, llama/);

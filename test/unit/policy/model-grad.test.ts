@@ -13,8 +13,15 @@ import { gradCheck, rand } from './gradcheck.ts';
 const B = 2;
 const T = 6;
 const config = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 11, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, initializer_range: 0.3, tie_word_embeddings: false,
+  model_type: 'qwen2',
+  vocab_size: 11,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  initializer_range: 0.3,
+  tie_word_embeddings: false,
 });
 
 /** Row 0 is left-padded by two tokens; row 1 trains only its last three predictions. */
@@ -37,27 +44,52 @@ function feeds(names: readonly string[]): Record<string, Tensor> {
     token_count: tensor('float64', [], Float64Array.of(6)), // the loss mask's trained tokens
     sequence_count: tensor('float64', [], Float64Array.of(2)),
   };
-  return Object.fromEntries(['tokens', 'targets', 'positions', 'attention_mask', 'loss_mask', 'token_count', 'sequence_count', ...names].map((n) => [n, all[n]]));
+  return Object.fromEntries(
+    ['tokens', 'targets', 'positions', 'attention_mask', 'loss_mask', 'token_count', 'sequence_count', ...names].map(
+      (n) => [n, all[n]],
+    ),
+  );
 }
 
 async function checkModel(role: 'actor' | 'critic', loss: LossSpec, cfg: ModelConfig = config): Promise<number> {
   const layout = buildLayout(cfg, role);
   const init = initParams(layout, 17);
   const inputs = layout.views.map((v) => ({
-    name: `w.${v.key}`, shape: v.shape, data: Float64Array.from(init[v.group].subarray(v.offset, v.offset + v.size), (x, i) => x + 0.05 * Math.sin(i + v.offset)),
+    name: `w.${v.key}`,
+    shape: v.shape,
+    data: Float64Array.from(
+      init[v.group].subarray(v.offset, v.offset + v.size),
+      (x, i) => x + 0.05 * Math.sin(i + v.offset),
+    ),
   }));
   const spec = { batch: B, seqLen: T, loss, optim: DEFAULT_ADAMW };
   const lm = ['inv_temperature'];
-  const names = loss.kind === 'ppo' ? [...lm, 'advantages', 'old_logprobs', 'ref_logprobs'] : loss.kind === 'value' ? ['returns', 'old_values'] : lm;
-  const r = await gradCheck(inputs, (ws, g) => buildLoss(g, { cfg, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) }, spec).loss, {
-    samples: 8, extra: feeds(names),
-  });
+  const names =
+    loss.kind === 'ppo'
+      ? [...lm, 'advantages', 'old_logprobs', 'ref_logprobs']
+      : loss.kind === 'value'
+        ? ['returns', 'old_values']
+        : lm;
+  const r = await gradCheck(
+    inputs,
+    (ws, g) => buildLoss(g, { cfg, w: Object.fromEntries(layout.views.map((v, i) => [v.key, ws[i]])) }, spec).loss,
+    {
+      samples: 8,
+      extra: feeds(names),
+    },
+  );
   return r.maxRelError;
 }
 
 test('2-layer actor with the PPO loss (clips, dual clip, k3 KL, entropy, masks) matches finite differences', async () => {
   const loss: LossSpec = {
-    kind: 'ppo', clipLow: 0.2, clipHigh: 0.28, dualClip: 1.1, entropyCoef: 0.05, kl: { coef: 0.3, estimator: 'k3' }, aggregation: 'seq-mean-token-mean',
+    kind: 'ppo',
+    clipLow: 0.2,
+    clipHigh: 0.28,
+    dualClip: 1.1,
+    entropyCoef: 0.05,
+    kl: { coef: 0.3, estimator: 'k3' },
+    aggregation: 'seq-mean-token-mean',
   };
   const err = await checkModel('actor', loss);
   assert.ok(err < 1e-5, `max relative error ${err}`);
@@ -65,7 +97,13 @@ test('2-layer actor with the PPO loss (clips, dual clip, k3 KL, entropy, masks) 
 
 test('2-layer actor with token-mean PPO and k1 KL matches finite differences', async () => {
   const loss: LossSpec = {
-    kind: 'ppo', clipLow: 0.1, clipHigh: 0.1, dualClip: null, entropyCoef: 0, kl: { coef: 0.5, estimator: 'k1' }, aggregation: 'token-mean',
+    kind: 'ppo',
+    clipLow: 0.1,
+    clipHigh: 0.1,
+    dualClip: null,
+    entropyCoef: 0,
+    kl: { coef: 0.5, estimator: 'k1' },
+    aggregation: 'token-mean',
   };
   const err = await checkModel('actor', loss);
   assert.ok(err < 1e-5, `max relative error ${err}`);
@@ -83,13 +121,34 @@ test('2-layer actor with masked cross-entropy (SFT) matches finite differences',
 
 test('Qwen3 (q/k norms, head_dim 6) and Llama 3 rope scaling: SFT gradients match finite differences', async () => {
   const qwen3 = parseModelConfig({
-    model_type: 'qwen3', vocab_size: 11, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2, num_attention_heads: 4,
-    num_key_value_heads: 2, head_dim: 6, initializer_range: 0.3, tie_word_embeddings: true,
+    model_type: 'qwen3',
+    vocab_size: 11,
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 6,
+    initializer_range: 0.3,
+    tie_word_embeddings: true,
   });
   const llama3 = parseModelConfig({
-    model_type: 'llama', vocab_size: 11, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 1, num_attention_heads: 2,
-    num_key_value_heads: 1, initializer_range: 0.3, rope_theta: 500000,
-    rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 },
+    model_type: 'llama',
+    vocab_size: 11,
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    initializer_range: 0.3,
+    rope_theta: 500000,
+    rope_scaling: {
+      rope_type: 'llama3',
+      factor: 8,
+      low_freq_factor: 1,
+      high_freq_factor: 4,
+      original_max_position_embeddings: 64,
+    },
   });
   for (const cfg of [qwen3, llama3]) {
     const err = await checkModel('actor', { kind: 'sft', aggregation: 'token-mean' }, cfg);

@@ -7,23 +7,62 @@ import { rand } from './gradcheck.ts';
 import { logSoftmaxRow, referenceLogits } from './reference.ts';
 
 const QWEN = parseModelConfig({
-  model_type: 'qwen2', vocab_size: 23, hidden_size: 24, intermediate_size: 40, num_hidden_layers: 2, num_attention_heads: 6,
-  num_key_value_heads: 2, rope_theta: 500, initializer_range: 0.4, tie_word_embeddings: true, rms_norm_eps: 1e-5,
+  model_type: 'qwen2',
+  vocab_size: 23,
+  hidden_size: 24,
+  intermediate_size: 40,
+  num_hidden_layers: 2,
+  num_attention_heads: 6,
+  num_key_value_heads: 2,
+  rope_theta: 500,
+  initializer_range: 0.4,
+  tie_word_embeddings: true,
+  rms_norm_eps: 1e-5,
 });
 const LLAMA = parseModelConfig({
-  model_type: 'llama', vocab_size: 19, hidden_size: 16, intermediate_size: 20, num_hidden_layers: 1, num_attention_heads: 2,
-  num_key_value_heads: 2, initializer_range: 0.4, tie_word_embeddings: false,
+  model_type: 'llama',
+  vocab_size: 19,
+  hidden_size: 16,
+  intermediate_size: 20,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 2,
+  initializer_range: 0.4,
+  tie_word_embeddings: false,
 });
 
 const QWEN3 = parseModelConfig({
-  model_type: 'qwen3', vocab_size: 21, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2, num_attention_heads: 4,
-  num_key_value_heads: 2, head_dim: 6, rope_theta: 1000, initializer_range: 0.4, tie_word_embeddings: true,
+  model_type: 'qwen3',
+  vocab_size: 21,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 6,
+  rope_theta: 1000,
+  initializer_range: 0.4,
+  tie_word_embeddings: true,
 });
 /** Llama 3.x rope scaling; with E = 16 and an original context of 64 the wavelengths fall in all three bands. */
 const LLAMA3 = parseModelConfig({
-  model_type: 'llama', vocab_size: 19, hidden_size: 32, intermediate_size: 20, num_hidden_layers: 1, num_attention_heads: 2,
-  num_key_value_heads: 1, rope_theta: 500000, initializer_range: 0.4, tie_word_embeddings: false,
-  rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 },
+  model_type: 'llama',
+  vocab_size: 19,
+  hidden_size: 32,
+  intermediate_size: 20,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  rope_theta: 500000,
+  initializer_range: 0.4,
+  tie_word_embeddings: false,
+  rope_scaling: {
+    rope_type: 'llama3',
+    factor: 8,
+    low_freq_factor: 1,
+    high_freq_factor: 4,
+    original_max_position_embeddings: 64,
+  },
 });
 
 /** Row 0 left-padded, row 1 right-padded, row 2 full. */

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { programKey } from '../../../src/policy/engine/programs.ts';
-import { DEFAULT_PROGRAM_OPTIONS, type ProgramOptions, programOptions } from '../../../src/policy/graph/program-options.ts';
+import {
+  DEFAULT_PROGRAM_OPTIONS,
+  type ProgramOptions,
+  programOptions,
+} from '../../../src/policy/graph/program-options.ts';
 
 /** Every option with one leaf changed (booleans flipped, numbers set to 0 and to Infinity), named by its path. */
 function variants(o: object, path: string[] = []): [string, ProgramOptions][] {
@@ -13,8 +17,13 @@ function variants(o: object, path: string[] = []): [string, ProgramOptions][] {
   });
 }
 
-const setAt = (o: unknown, path: string[], value: unknown): ProgramOptions => (path.length === 0 ? value
-  : { ...(o as object), [path[0]]: setAt((o as Record<string, unknown>)[path[0]], path.slice(1), value) }) as ProgramOptions;
+const setAt = (o: unknown, path: string[], value: unknown): ProgramOptions =>
+  (path.length === 0
+    ? value
+    : {
+        ...(o as object),
+        [path[0]]: setAt((o as Record<string, unknown>)[path[0]], path.slice(1), value),
+      }) as ProgramOptions;
 
 test('the program cache key changes with every program option, so differently built programs are never shared', () => {
   const shape = ['score', { batch: 2, seqLen: 32 }];

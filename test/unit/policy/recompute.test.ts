@@ -14,7 +14,10 @@ import { buildViewGradGraph } from '../../../src/policy/programs/train.ts';
 import { rand } from './gradcheck.ts';
 
 /** Runs float64 `pairs` of (written-out, chain-rule) forms of one function and compares values and gradients. */
-async function samePairs(inputs: Record<string, number[]>, pairs: [(v: Record<string, Value>) => Value, (v: Record<string, Value>) => Value, string[]][]) {
+async function samePairs(
+  inputs: Record<string, number[]>,
+  pairs: [(v: Record<string, Value>) => Value, (v: Record<string, Value>) => Value, string[]][],
+) {
   const g = new Graph('float64');
   const vs = Object.fromEntries(Object.entries(inputs).map(([n, shape]) => [n, g.input(n, 'float64', shape)]));
   pairs.forEach(([written, reference, wrt], p) => {
@@ -22,26 +25,58 @@ async function samePairs(inputs: Record<string, number[]>, pairs: [(v: Record<st
       const y = f(vs);
       const w = g.constant(rand(y.size, 100 + p, -1, 1), 'float64', y.shape);
       g.output(`y${p}_${j}`, y);
-      grad(o.reduceSum(o.mul(y, w), [...y.shape.keys()], false), wrt.map((n) => vs[n])).forEach((d, k) => g.output(`d${p}_${j}_${k}`, d));
+      grad(
+        o.reduceSum(o.mul(y, w), [...y.shape.keys()], false),
+        wrt.map((n) => vs[n]),
+      ).forEach((d, k) => g.output(`d${p}_${j}_${k}`, d));
     }
   });
-  const feeds = Object.fromEntries(Object.entries(inputs).map(([n, shape], i) => [n, tensor('float64', shape, rand(shape.reduce((a, b) => a * b, 1), i + 1, -2, 2))]));
+  const feeds = Object.fromEntries(
+    Object.entries(inputs).map(([n, shape], i) => [
+      n,
+      tensor(
+        'float64',
+        shape,
+        rand(
+          shape.reduce((a, b) => a * b, 1),
+          i + 1,
+          -2,
+          2,
+        ),
+      ),
+    ]),
+  );
   const r = await (await createSession(g, { threads: 1 })).run(feeds);
   const written = Object.keys(r).filter((k) => /^[yd]\d+_0(_\d+)?$/.test(k));
-  assert.equal(written.length, pairs.reduce((n, p) => n + 1 + p[2].length, 0));
+  assert.equal(
+    written.length,
+    pairs.reduce((n, p) => n + 1 + p[2].length, 0),
+  );
   for (const name of written) {
     const other = name.replace(/^([yd]\d+)_0/, '$1_1');
     const [a, b] = [r[name].data as Float64Array, r[other].data as Float64Array];
-    a.forEach((v, j) => assert.ok(Math.abs(v - b[j]) < 1e-11 * Math.max(1, Math.abs(b[j])), `${name}[${j}]: ${v} vs ${b[j]}`));
+    a.forEach((v, j) =>
+      assert.ok(Math.abs(v - b[j]) < 1e-11 * Math.max(1, Math.abs(b[j])), `${name}[${j}]: ${v} vs ${b[j]}`),
+    );
   }
 }
 
 test('recomputing backwards (attention weights, SwiGLU) equal the chain rule through the kept tensors, values and gradients', async () => {
   const [B, K, G, T, E] = [2, 2, 3, 5, 4];
-  const bias = (g: Graph) => g.constant(Array.from({ length: T * T }, (_, i) => (i % T <= Math.floor(i / T) ? 0 : -1e9)), 'float64', [1, 1, 1, T, T]);
-  const probs = (s: Value) => o.reshape(o.softmax(o.add(o.reshape(s, [B, K, G, T, T]), bias(s.graph))), [B, K, G * T, T]);
+  const bias = (g: Graph) =>
+    g.constant(
+      Array.from({ length: T * T }, (_, i) => (i % T <= Math.floor(i / T) ? 0 : -1e9)),
+      'float64',
+      [1, 1, 1, T, T],
+    );
+  const probs = (s: Value) =>
+    o.reshape(o.softmax(o.add(o.reshape(s, [B, K, G, T, T]), bias(s.graph))), [B, K, G * T, T]);
   await samePairs({ q: [B, K, G * T, E], k: [B, K, T, E], v: [B, K, T, E], x: [6, 7], u: [6, 7] }, [
-    [(v) => composite.attendRecomputed(v.q, v.k, v.v, probs), (v) => o.matmul(probs(o.matmul(v.q, o.transposeLast(v.k))), v.v), ['q', 'k', 'v']],
+    [
+      (v) => composite.attendRecomputed(v.q, v.k, v.v, probs),
+      (v) => o.matmul(probs(o.matmul(v.q, o.transposeLast(v.k))), v.v),
+      ['q', 'k', 'v'],
+    ],
     [(v) => composite.swiglu(v.x, v.u), (v) => o.mul(composite.silu(v.x), v.u), ['x', 'u']],
   ]);
 });
@@ -57,29 +92,64 @@ test('the LM-head composite equals log-softmax + gather + entropy by the chain r
   const t = (g: Graph) => g.constant([0, 3, 8, 3, 5], 'int64', [N, 1]);
   await samePairs({ h: [N, D], w: [V, D] }, [
     [(v) => composite.headStats(v.h, v.w, t(v.h.graph), true), (v) => reference(v, t(v.h.graph)), ['h', 'w']],
-    [(v) => onlyLogp(composite.headStats(v.h, v.w, t(v.h.graph), false)), (v) => onlyLogp(reference(v, t(v.h.graph))), ['h', 'w']],
+    [
+      (v) => onlyLogp(composite.headStats(v.h, v.w, t(v.h.graph), false)),
+      (v) => onlyLogp(reference(v, t(v.h.graph))),
+      ['h', 'w'],
+    ],
   ]);
 });
 
-test('a tied embedding\'s gradient is scattered into the LM head\'s: no [V, D] zeros and no [V, D] sum in the program', () => {
+test("a tied embedding's gradient is scattered into the LM head's: no [V, D] zeros and no [V, D] sum in the program", () => {
   // 16 tokens · 40000 > embeddingOptions.onehotMaxElements: the embedding's gradient is a
   // scatter (a one-hot Gemm below)
-  const config = parseModelConfig({ model_type: 'qwen2', vocab_size: 40000, hidden_size: 8, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 2, tie_word_embeddings: true });
-  const { graph } = buildViewGradGraph(buildLayout(config), { batch: 2, seqLen: 8, loss: { kind: 'sft', aggregation: 'token-mean' }, optim: DEFAULT_ADAMW }, false);
+  const config = parseModelConfig({
+    model_type: 'qwen2',
+    vocab_size: 40000,
+    hidden_size: 8,
+    intermediate_size: 8,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+    tie_word_embeddings: true,
+  });
+  const { graph } = buildViewGradGraph(
+    buildLayout(config),
+    { batch: 2, seqLen: 8, loss: { kind: 'sft', aggregation: 'token-mean' }, optim: DEFAULT_ADAMW },
+    false,
+  );
   const table = (n: { outputs: Value[] }) => n.outputs.some((v) => v.shape.join() === '40000,8');
-  const ops = liveNodes(graph).filter(table).map((n) => n.op);
+  const ops = liveNodes(graph)
+    .filter(table)
+    .map((n) => n.op);
   // the head's dW, the scatter into it (then the output)
   assert.deepEqual(ops.sort(), ['Gemm', 'ScatterElements'], ops.join());
 });
 
 test('train_step with the recomputing backwards equals the one that keeps the tensors (float32, 2 steps)', async () => {
-  const config = parseModelConfig({ model_type: 'qwen3', vocab_size: 40, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, tie_word_embeddings: true });
+  const config = parseModelConfig({
+    model_type: 'qwen3',
+    vocab_size: 40,
+    hidden_size: 32,
+    intermediate_size: 48,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 8,
+    tie_word_embeddings: true,
+  });
   const [B, T] = [3, 16];
-  const batch = { batch: B, seqLen: T, tokens: Int32Array.from({ length: B * T }, (_, i) => (i * 11) % 40), attentionMask: new Float32Array(B * T).fill(1), lossMask: new Float32Array(B * T).fill(1) };
+  const batch = {
+    batch: B,
+    seqLen: T,
+    tokens: Int32Array.from({ length: B * T }, (_, i) => (i * 11) % 40),
+    attentionMask: new Float32Array(B * T).fill(1),
+    lossMask: new Float32Array(B * T).fill(1),
+  };
   const run = async (recompute: boolean) => {
     const policy = new Policy({ config, seed: 2, threads: 1, program: { kernels: { recompute } } });
     const metrics = [];
-    for (let i = 0; i < 2; i++) metrics.push(await policy.trainStep(batch, { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-2 }));
+    for (let i = 0; i < 2; i++)
+      metrics.push(await policy.trainStep(batch, { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-2 }));
     const m = policy.getMoments()!.m.matrices.slice();
     const nodes = policy.programs.compiles.map((c) => c.nodes);
     await policy.close();
@@ -87,7 +157,14 @@ test('train_step with the recomputing backwards equals the one that keeps the te
   };
   const [a, b] = [await run(true), await run(false)];
   assert.notDeepEqual(a.nodes, b.nodes); // the option reached the graphs
-  a.metrics.forEach((m, s) => Object.keys(m).forEach((k) => assert.ok(Math.abs(m[k] - b.metrics[s][k]) <= 1e-5 * Math.max(1, Math.abs(m[k])), `step ${s} ${k}: ${m[k]} vs ${b.metrics[s][k]}`)));
+  a.metrics.forEach((m, s) =>
+    Object.keys(m).forEach((k) =>
+      assert.ok(
+        Math.abs(m[k] - b.metrics[s][k]) <= 1e-5 * Math.max(1, Math.abs(m[k])),
+        `step ${s} ${k}: ${m[k]} vs ${b.metrics[s][k]}`,
+      ),
+    ),
+  );
   const mMax = b.m.reduce((x, y) => Math.max(x, Math.abs(y)), 0);
   a.m.forEach((x, i) => assert.ok(Math.abs(x - b.m[i]) <= 1e-4 * mMax, `m ${i}: ${x} vs ${b.m[i]}`));
 });

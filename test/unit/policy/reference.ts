@@ -34,7 +34,10 @@ function inverseFrequency(f: number, E: number, cfg: ModelConfig): number {
   const s = cfg.ropeScaling;
   if (!s) return inv;
   const wavelen = (2 * Math.PI) / inv;
-  const [lowWavelen, highWavelen] = [s.originalMaxPositionEmbeddings / s.lowFreqFactor, s.originalMaxPositionEmbeddings / s.highFreqFactor];
+  const [lowWavelen, highWavelen] = [
+    s.originalMaxPositionEmbeddings / s.lowFreqFactor,
+    s.originalMaxPositionEmbeddings / s.highFreqFactor,
+  ];
   if (wavelen < highWavelen) return inv;
   if (wavelen > lowWavelen) return inv / s.factor;
   const smooth = (s.originalMaxPositionEmbeddings / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
@@ -61,10 +64,19 @@ export function referenceLogits(cfg: ModelConfig, w: W, tokens: number[], mask: 
   for (let l = 0; l < cfg.numLayers; l++) {
     const p = `model.layers.${l}`;
     const h = x.map((r) => rmsNorm(r, get(w, `${p}.input_layernorm.weight`), cfg.rmsNormEps));
-    const proj = (n: string, out: number) => h.map((r) => linear(r, get(w, `${p}.self_attn.${n}_proj.weight`), out, cfg.attentionBias ? get(w, `${p}.self_attn.${n}_proj.bias`) : undefined));
+    const proj = (n: string, out: number) =>
+      h.map((r) =>
+        linear(
+          r,
+          get(w, `${p}.self_attn.${n}_proj.weight`),
+          out,
+          cfg.attentionBias ? get(w, `${p}.self_attn.${n}_proj.bias`) : undefined,
+        ),
+      );
     const [q, k, v] = [proj('q', H * E), proj('k', K * E), proj('v', K * E)];
     // Qwen3: q_norm / k_norm, an RMSNorm over each head's vector, before the rotary embedding.
-    const norm = (n: string, vec: number[]) => (cfg.qkNorm ? rmsNorm(vec, get(w, `${p}.self_attn.${n}_norm.weight`), cfg.rmsNormEps) : vec);
+    const norm = (n: string, vec: number[]) =>
+      cfg.qkNorm ? rmsNorm(vec, get(w, `${p}.self_attn.${n}_norm.weight`), cfg.rmsNormEps) : vec;
     const head = (rows: number[][], j: number, t: number) => rows[t].slice(j * E, (j + 1) * E);
     const attn = x.map((_, t) => {
       const out: number[] = [];
@@ -72,7 +84,9 @@ export function referenceLogits(cfg: ModelConfig, w: W, tokens: number[], mask: 
         const kvh = Math.floor(j / (H / K)); // repeat_kv
         const qj = rope(norm('q', head(q, j, t)), pos[t], cfg);
         const keys = [...Array(t + 1).keys()].filter((s) => mask[s]);
-        const scores = keys.map((s) => rope(norm('k', head(k, kvh, s)), pos[s], cfg).reduce((a, kv, i) => a + kv * qj[i], 0) / Math.sqrt(E));
+        const scores = keys.map(
+          (s) => rope(norm('k', head(k, kvh, s)), pos[s], cfg).reduce((a, kv, i) => a + kv * qj[i], 0) / Math.sqrt(E),
+        );
         const mx = Math.max(...scores);
         const e = scores.map((s) => Math.exp(s - mx));
         const z = e.reduce((a, b) => a + b, 0);
@@ -87,7 +101,11 @@ export function referenceLogits(cfg: ModelConfig, w: W, tokens: number[], mask: 
     const mlp = h2.map((r) => {
       const gate = linear(r, get(w, `${p}.mlp.gate_proj.weight`), I);
       const up = linear(r, get(w, `${p}.mlp.up_proj.weight`), I);
-      return linear(gate.map((g, i) => (g / (1 + Math.exp(-g))) * up[i]), get(w, `${p}.mlp.down_proj.weight`), D);
+      return linear(
+        gate.map((g, i) => (g / (1 + Math.exp(-g))) * up[i]),
+        get(w, `${p}.mlp.down_proj.weight`),
+        D,
+      );
     });
     x = x.map((r, t) => r.map((val, i) => val + mlp[t][i]));
   }

@@ -5,10 +5,7 @@ import { SamplingRng } from '../../../src/policy/sampling/rng.ts';
 
 test('matches the xoshiro128** reference outputs from state (1, 2, 3, 4)', () => {
   const rng = SamplingRng.fromState('00000001000000020000000300000004');
-  assert.deepEqual(
-    [rng.nextU32(), rng.nextU32(), rng.nextU32(), rng.nextU32()],
-    [11520, 0, 5927040, 70819200],
-  );
+  assert.deepEqual([rng.nextU32(), rng.nextU32(), rng.nextU32(), rng.nextU32()], [11520, 0, 5927040, 70819200]);
 });
 
 test('the same seed gives the same sequence; streams and seeds differ', () => {

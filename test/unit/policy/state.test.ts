@@ -10,11 +10,19 @@ import { parseModelConfig } from '../../../src/policy/io/config.ts';
 import { DEFAULT_VALUE_LOSS } from '../../../src/policy/programs/loss.ts';
 
 const config = parseModelConfig({
-  model_type: 'llama', vocab_size: 12, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2, num_attention_heads: 4,
+  model_type: 'llama',
+  vocab_size: 12,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
   num_key_value_heads: 2,
 });
 const batch = {
-  batch: 2, seqLen: 5, tokens: Int32Array.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), attentionMask: new Float32Array(10).fill(1),
+  batch: 2,
+  seqLen: 5,
+  tokens: Int32Array.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
+  attentionMask: new Float32Array(10).fill(1),
   lossMask: Float32Array.of(0, 1, 1, 1, 1, 0, 1, 1, 1, 1),
 };
 
@@ -44,7 +52,8 @@ test('a critic starts from an actor checkpoint (value head kept, lm_head unused)
   const train = { ...batch, returns, oldValues: new Float32Array(10) };
   const first = await critic.trainStep(train, { loss: { ...DEFAULT_VALUE_LOSS, clip: 100 }, lr: 0.02 });
   let last = first;
-  for (let i = 0; i < 60; i++) last = await critic.trainStep(train, { loss: { ...DEFAULT_VALUE_LOSS, clip: 100 }, lr: 0.02 });
+  for (let i = 0; i < 60; i++)
+    last = await critic.trainStep(train, { loss: { ...DEFAULT_VALUE_LOSS, clip: 100 }, lr: 0.02 });
   assert.ok(last.value_loss < first.value_loss / 20, `value loss ${first.value_loss} → ${last.value_loss}`);
   const { values } = await critic.score(batch);
   assert.ok(Math.abs(values![3] - returns[3]) < 0.1, `value ${values![3]} for return ${returns[3]}`);

@@ -4,8 +4,13 @@ import { nextLineageId } from '../../../src/events/lineage.ts';
 import { continuePlan, forkPlan, withoutForkPoints, type ResumePlan } from '../../../src/replay/lineage.ts';
 import { applyRetention, type CheckpointInfo, type CheckpointStore } from '../../../src/storage/index.ts';
 
-const ckpt = (lineageId: string, iteration: number): CheckpointInfo =>
-  ({ runId: 'r', lineageId, iteration, uri: `file:///x/${lineageId}/${iteration}/`, manifestUri: '' });
+const ckpt = (lineageId: string, iteration: number): CheckpointInfo => ({
+  runId: 'r',
+  lineageId,
+  iteration,
+  uri: `file:///x/${lineageId}/${iteration}/`,
+  manifestUri: '',
+});
 const main = { lineageId: 'main', parentLineageId: null, fromIteration: 0 };
 const r1 = { lineageId: 'r1', parentLineageId: 'main', fromIteration: 2 };
 const at = (p: ResumePlan) => `${p.lineageId}<-${p.from.lineageId}@${p.from.iteration}`;
@@ -14,7 +19,7 @@ test('continuing a plain run loads its newest checkpoint', () => {
   assert.equal(at(continuePlan('r', [main], [ckpt('main', 3), ckpt('main', 4)])), 'main<-main@4');
 });
 
-test('continuing after a fork ignores the abandoned lineage\'s later checkpoints', () => {
+test("continuing after a fork ignores the abandoned lineage's later checkpoints", () => {
   const plan = continuePlan('r', [main, r1], [ckpt('main', 2), ckpt('main', 5), ckpt('r1', 3)]);
   assert.equal(at(plan), 'r1<-r1@3');
   assert.deepEqual(plan.forkPoints, [{ runId: 'r', lineageId: 'main', iteration: 2 }]);
@@ -30,8 +35,10 @@ test('forking takes the checkpoint of the lineage that owns the iteration and a 
 });
 
 test('forking from a missing checkpoint names the ones available', () => {
-  assert.throws(() => forkPlan('r', [main], [ckpt('main', 3), ckpt('main', 4)], 1),
-    /no checkpoint main@1; available: main@3, main@4/);
+  assert.throws(
+    () => forkPlan('r', [main], [ckpt('main', 3), ckpt('main', 4)], 1),
+    /no checkpoint main@1; available: main@3, main@4/,
+  );
 });
 
 test('lineage ids skip the ones in use', () => {
@@ -43,7 +50,9 @@ test('retention through the guarded view never deletes a fork point', async () =
   const list = [ckpt('main', 2), ckpt('main', 3), ckpt('main', 4)];
   const store = {
     list: async () => list,
-    delete: async (_r: string, l: string, i: number) => { deleted.push(`${l}@${i}`); },
+    delete: async (_r: string, l: string, i: number) => {
+      deleted.push(`${l}@${i}`);
+    },
   } as unknown as CheckpointStore;
   const guarded = withoutForkPoints(store, [{ runId: 'r', lineageId: 'main', iteration: 2 }]);
   await applyRetention(guarded, 'r', { keepLast: 1, keepEvery: 0 });

@@ -17,10 +17,19 @@ const SLOW = { timeout: 120_000 };
 
 test('every trajectory metric of a GRPO run with a top-std filter is recomputed exactly', SLOW, async () => {
   const out = await replayed(await tinyRun('grpo', ['filter=top-std', 'filterFraction=0.5', 'miniBatchSize=8']));
-  assert.deepEqual(out.iterations.map((c) => [c.iteration, c.ok, c.trainTrajectories, c.valTrajectories]),
-    [[1, true, 16, 0], [2, true, 16, 8], [3, true, 16, 8]]);
+  assert.deepEqual(
+    out.iterations.map((c) => [c.iteration, c.ok, c.trainTrajectories, c.valTrajectories]),
+    [
+      [1, true, 16, 0],
+      [2, true, 16, 8],
+      [3, true, 16, 8],
+    ],
+  );
   // 27 / 44 trajectory metrics plus the 28 collapse metrics, recomputed from the probe each event carries.
-  assert.deepEqual(out.iterations.map((c) => c.checked), [55, 72, 72]);
+  assert.deepEqual(
+    out.iterations.map((c) => c.checked),
+    [55, 72, 72],
+  );
   assert.ok(out.iterations[0].notRecomputable.includes('actor/grad_norm'));
   assert.ok(!out.iterations[0].notRecomputable.includes('collapse/mi_estimate'));
   assert.ok(!out.iterations[0].notRecomputable.includes('in_group_std/kept'));
@@ -31,5 +40,11 @@ test('a DAPO run replays its dynamic-sampling rounds and the metrics they produc
   // A short random-format warm-start makes some groups informative, so DAPO needs 2-3 rounds per iteration.
   const warm = ['sftSteps=40', 'sftLr=3e-3', 'sftPolicy=random', 'sftEpisodes=32'];
   const out = await replayed(await tinyRun('dapo', ['dynamicSamplingMaxTries=3', 'iterations=2', ...warm]));
-  assert.deepEqual(out.iterations.map((c) => [c.iteration, c.ok, c.mismatches]), [[1, true, []], [2, true, []]]);
+  assert.deepEqual(
+    out.iterations.map((c) => [c.iteration, c.ok, c.mismatches]),
+    [
+      [1, true, []],
+      [2, true, []],
+    ],
+  );
 });

@@ -14,7 +14,11 @@ async function dataset(selection: string): Promise<SftRecord[]> {
   const sink = await openSftDataset(path, parseSelection(selection));
   for (const e of ITERATION_1) await sink.write(e, episodeSetup(config));
   await sink.close();
-  return readFileSync(path, 'utf8').trimEnd().split('\n').filter((l) => l).map((l) => JSON.parse(l) as SftRecord);
+  return readFileSync(path, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .filter((l) => l)
+    .map((l) => JSON.parse(l) as SftRecord);
 }
 
 test('successful trajectories become expert records that the warm-start tokenizes to their answers', async () => {
@@ -28,7 +32,10 @@ test('successful trajectories become expert records that the warm-start tokenize
 });
 
 test('selections pick by success, by positive return, or everything', async () => {
-  assert.deepEqual((await dataset('positive-return')).map((r) => r.source.slice(-3)), ['0/0', '0/1', '1/0']);
+  assert.deepEqual(
+    (await dataset('positive-return')).map((r) => r.source.slice(-3)),
+    ['0/0', '0/1', '1/0'],
+  );
   assert.equal((await dataset('all')).length, 4);
   assert.throws(() => parseSelection('best'), /"best": one of successful, positive-return, all/);
 });

@@ -7,8 +7,20 @@ import type { PresetName } from '../../../src/rl/presets.ts';
 import { trainEmbedded } from '../../../src/rl/embedded.ts';
 
 const TINY = [
-  'env=bandit', 'envGroups=4', 'groupSize=4', 'miniBatchSize=4', 'iterations=3', 'threads=1', 'valSeeds=4',
-  'valEvery=2', 'valSamples=2', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'maxResponseTokens=4', 'sftSteps=0',
+  'env=bandit',
+  'envGroups=4',
+  'groupSize=4',
+  'miniBatchSize=4',
+  'iterations=3',
+  'threads=1',
+  'valSeeds=4',
+  'valEvery=2',
+  'valSamples=2',
+  'modelLayers=1',
+  'modelHidden=32',
+  'modelFfn=64',
+  'maxResponseTokens=4',
+  'sftSteps=0',
 ];
 
 /** Trains run "r" under a fresh directory and returns that directory (the runs root). */

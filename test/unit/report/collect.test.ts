@@ -17,8 +17,13 @@ test('a run report holds iterations in order, warnings and the config', () => {
   const events = [run(), iteration(2, { success_rate: 0.5 }), warning(2), iteration(1, { success_rate: 0.25 })];
   for (const e of events) c.add(e);
   const report = c.finish(noEnv);
-  assert.deepEqual(report.iterations.map((p) => [p.iteration, p.metrics.success_rate, p.timingsMs.rollout]),
-    [[1, 0.25, 100], [2, 0.5, 200]]);
+  assert.deepEqual(
+    report.iterations.map((p) => [p.iteration, p.metrics.success_rate, p.timingsMs.rollout]),
+    [
+      [1, 0.25, 100],
+      [2, 0.5, 200],
+    ],
+  );
   assert.deepEqual(report.warnings, [{ iteration: 2, message: 'entropy fell', evidence: { entropyDrop: 0.5 } }]);
   assert.equal(report.env, 'sokoban');
   assert.equal(report.plannedIterations, 4);
@@ -33,10 +38,17 @@ test('trajectories are kept for the sampled iterations only, sorted by split, gr
   const report = c.finish(noEnv);
   assert.deepEqual(report.trajectoryIterations, [1, 3]);
   assert.equal(report.trajectoryIterationsTotal, 3);
-  assert.deepEqual(report.trajectories.filter((t) => t.iteration === 3).map((t) => [t.split, t.group, t.rollout]),
-    [['train', 0, 0], ['train', 1, 0], ['val', 0, 1]]);
-  assert.deepEqual(report.trajectories[0].turns[0].toolCalls,
-    [{ name: 'python', input: 'print(2)', output: '2', ok: true, executed: true }]);
+  assert.deepEqual(
+    report.trajectories.filter((t) => t.iteration === 3).map((t) => [t.split, t.group, t.rollout]),
+    [
+      ['train', 0, 0],
+      ['train', 1, 0],
+      ['val', 0, 1],
+    ],
+  );
+  assert.deepEqual(report.trajectories[0].turns[0].toolCalls, [
+    { name: 'python', input: 'print(2)', output: '2', ok: true, executed: true },
+  ]);
 });
 
 test('before any RunEvent the fallback config.json is used; an empty log gives an empty report', () => {
@@ -48,12 +60,26 @@ test('before any RunEvent the fallback config.json is used; an empty log gives a
 
 test('a run report carries the recorded env-spec id and the lineages onCollapse=fork started, with the reason', () => {
   const c = new RunCollector('r');
-  const forked = { ...run(), lineageId: 'f1-3', action: 'FORKED' as const, parentLineageId: 'main', fromIteration: 3,
-    reason: 'Echo Trap suspected at iteration 6; lr × 0.5', forks: 1 };
+  const forked = {
+    ...run(),
+    lineageId: 'f1-3',
+    action: 'FORKED' as const,
+    parentLineageId: 'main',
+    fromIteration: 3,
+    reason: 'Echo Trap suspected at iteration 6; lr × 0.5',
+    forks: 1,
+  };
   for (const e of [run(), { ...iteration(1, {}), envSpecId: 'sokoban-a8f82da8' }, forked]) c.add(e);
   const report = c.finish(noEnv);
   assert.equal(report.envSpecId, 'sokoban-a8f82da8');
-  assert.deepEqual(report.forks, [{ lineageId: 'f1-3', parentLineageId: 'main', fromIteration: 3, forks: 1,
-    reason: 'Echo Trap suspected at iteration 6; lr × 0.5' }]);
+  assert.deepEqual(report.forks, [
+    {
+      lineageId: 'f1-3',
+      parentLineageId: 'main',
+      fromIteration: 3,
+      forks: 1,
+      reason: 'Echo Trap suspected at iteration 6; lr × 0.5',
+    },
+  ]);
   assert.equal(new RunCollector('old').finish(noEnv).envSpecId, '');
 });

@@ -27,17 +27,21 @@ async function servedModel(progress?: ProgressSource): Promise<{ model: ReportMo
 
 test('the dashboard serves the page and the model with progress from the event log', async () => {
   const { model, page } = await servedModel();
-  assert.deepEqual(model.live!.map(({ updatedAt: _, ...l }) => l),
-    [{ runId: 'r', iteration: 1, iterations: 4, source: 'events' }]);
+  assert.deepEqual(
+    model.live!.map(({ updatedAt: _, ...l }) => l),
+    [{ runId: 'r', iteration: 1, iterations: 4, source: 'events' }],
+  );
   assert.equal(model.runs[0].lastIteration, 1);
   assert.match(page, /data-endpoint="api\/model"/);
 });
 
-test('a progress source (the durable driver\'s Temporal query) overrides what the events say', async () => {
+test("a progress source (the durable driver's Temporal query) overrides what the events say", async () => {
   const temporal: ProgressSource = { progress: async () => ({ iteration: 2, stage: 'update' }) };
   const { model } = await servedModel(temporal);
-  assert.deepEqual(model.live!.map(({ updatedAt: _, ...l }) => l),
-    [{ runId: 'r', iteration: 2, iterations: 4, source: 'temporal', stage: 'update' }]);
+  assert.deepEqual(
+    model.live!.map(({ updatedAt: _, ...l }) => l),
+    [{ runId: 'r', iteration: 2, iterations: 4, source: 'temporal', stage: 'update' }],
+  );
 });
 
 test('polls re-read the log only when it changed', async () => {
@@ -47,7 +51,11 @@ test('polls re-read the log only when it changed', async () => {
   const inner = openSource([join(root, 'r')], { kind: 'local' });
   let reads = 0;
   const source = {
-    ...inner, events: (ref: Parameters<typeof inner.events>[0]) => { reads++; return inner.events(ref); },
+    ...inner,
+    events: (ref: Parameters<typeof inner.events>[0]) => {
+      reads++;
+      return inner.events(ref);
+    },
   };
   const dashboard = await startDashboard({ source, port: 0, minRebuildMs: 0 });
   const lastIteration = async () =>

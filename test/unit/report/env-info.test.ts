@@ -6,8 +6,10 @@ import { oracleSuccess } from '../../../src/envs/index.ts';
 test('legend styles are slugs of the meaning, in the vocabulary the run used', () => {
   assert.equal(styleSlug('player on target'), 'player-on-target');
   const revocab = envInfo({ env: 'sokoban-revocab', valSeeds: 0 }).legend;
-  assert.deepEqual(revocab.slice(0, 2),
-    [{ symbol: 'W', meaning: 'wall', style: 'wall' }, { symbol: '.', meaning: 'floor', style: 'floor' }]);
+  assert.deepEqual(revocab.slice(0, 2), [
+    { symbol: 'W', meaning: 'wall', style: 'wall' },
+    { symbol: '.', meaning: 'floor', style: 'floor' },
+  ]);
   assert.deepEqual(envInfo({ env: 'bandit', valSeeds: 0 }).legend, []);
 });
 

@@ -13,8 +13,17 @@ function played(env: string, seed: number, turns: string[][]): { t: TrajectoryVi
     for (const a of actions) if (!game.done) game.step(a);
     return { observation, response: '', actions, envReward: 0, formatPenalty: 0, toolCalls: [] };
   });
-  const t = { iteration: 1, split: 'train', group: 0, rollout: 0, seed, return: 0, success: game.success,
-    turns: views, tokens: null };
+  const t = {
+    iteration: 1,
+    split: 'train',
+    group: 0,
+    rollout: 0,
+    seed,
+    return: 0,
+    success: game.success,
+    turns: views,
+    tokens: null,
+  };
   return { t, end: game.anchor() };
 }
 

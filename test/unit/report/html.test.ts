@@ -4,18 +4,58 @@ import { escapeHtml, renderHtml, scriptJson } from '../../../src/report/html.ts'
 import type { ReportModel } from '../../../src/report/model.ts';
 
 const model: ReportModel = {
-  title: 'run <a> & "b"', generatedAt: '2025-06-01T00:00:00.000Z', charts: [], live: null,
-  runs: [{
-    runId: 'a', env: 'sokoban', envSpecId: '', forks: [], plannedIterations: 1, lastIteration: 0, config: {}, iterations: [], warnings: [],
-    oracle: null,
-    legend: [], trajectoryIterations: [], trajectoryIterationsTotal: 0,
-    trajectories: [{ iteration: 1, split: 'train', group: 0, rollout: 0, seed: 1, return: 0, success: false,
-      turns: [{
-        observation: 'x', response: '</script><script>alert(1)</script>\u2028', actions: [], envReward: 0,
-        formatPenalty: 0, toolCalls: [],
-      }], tokens: null }],
-    tokens: { roles: ['template'], tokenizer: 'test', note: null, stop: [], text: { 7: '</script>' }, bytes: {}, special: [] },
-  }],
+  title: 'run <a> & "b"',
+  generatedAt: '2025-06-01T00:00:00.000Z',
+  charts: [],
+  live: null,
+  runs: [
+    {
+      runId: 'a',
+      env: 'sokoban',
+      envSpecId: '',
+      forks: [],
+      plannedIterations: 1,
+      lastIteration: 0,
+      config: {},
+      iterations: [],
+      warnings: [],
+      oracle: null,
+      legend: [],
+      trajectoryIterations: [],
+      trajectoryIterationsTotal: 0,
+      trajectories: [
+        {
+          iteration: 1,
+          split: 'train',
+          group: 0,
+          rollout: 0,
+          seed: 1,
+          return: 0,
+          success: false,
+          turns: [
+            {
+              observation: 'x',
+              response: '</script><script>alert(1)</script>\u2028',
+              actions: [],
+              envReward: 0,
+              formatPenalty: 0,
+              toolCalls: [],
+            },
+          ],
+          tokens: null,
+        },
+      ],
+      tokens: {
+        roles: ['template'],
+        tokenizer: 'test',
+        note: null,
+        stop: [],
+        text: { 7: '</script>' },
+        bytes: {},
+        special: [],
+      },
+    },
+  ],
 };
 
 const embedded = (html: string) =>

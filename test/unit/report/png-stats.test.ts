@@ -22,12 +22,17 @@ function png(width: number, height: number, colourType: number, rows: number[][]
 
 test('a uniform image has zero variance', () => {
   // Row 2 uses the "Up" filter: the same pixels as row 1.
-  const stats = pngStats(png(2, 2, 2, [[0, 9, 9, 9, 9, 9, 9], [2, 0, 0, 0, 0, 0, 0]]));
+  const stats = pngStats(
+    png(2, 2, 2, [
+      [0, 9, 9, 9, 9, 9, 9],
+      [2, 0, 0, 0, 0, 0, 0],
+    ]),
+  );
   assert.deepEqual(stats, { width: 2, height: 2, mean: 9, variance: 0 });
 });
 
 test('a black and white checkerboard decodes through the Sub and Paeth filters', () => {
-  const sub = [1, 0, 0, 0, 255, 255, 255];  // black, then white = left (0) + 255
+  const sub = [1, 0, 0, 0, 255, 255, 255]; // black, then white = left (0) + 255
   // Paeth: first pixel predicts up (black) + 255 = white; second predicts left (white) + 1 = black (mod 256).
   const paeth = [4, 255, 255, 255, 1, 1, 1];
   assert.deepEqual(pngStats(png(2, 2, 2, [sub, paeth])), { width: 2, height: 2, mean: 127.5, variance: 127.5 ** 2 });

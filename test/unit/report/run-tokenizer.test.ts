@@ -21,8 +21,22 @@ const root = join(scratch, 'runs');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 const config = resolveConfig({
   preset: 'starpo-s',
-  overrides: ['env=sokoban', 'maxTurns=2', 'envGroups=1', 'groupSize=2', 'miniBatchSize=2', 'iterations=2', 'threads=1',
-    'valSeeds=1', 'valEvery=2', 'modelLayers=1', 'modelHidden=16', 'modelFfn=32', 'filter=none', 'maxResponseTokens=6'],
+  overrides: [
+    'env=sokoban',
+    'maxTurns=2',
+    'envGroups=1',
+    'groupSize=2',
+    'miniBatchSize=2',
+    'iterations=2',
+    'threads=1',
+    'valSeeds=1',
+    'valEvery=2',
+    'modelLayers=1',
+    'modelHidden=16',
+    'modelFfn=32',
+    'filter=none',
+    'maxResponseTokens=6',
+  ],
 });
 
 async function report(runRoot: string, runId: string): Promise<RunReport> {
@@ -34,11 +48,14 @@ async function report(runRoot: string, runId: string): Promise<RunReport> {
   }
 }
 
-before(async () => {
-  await trainEmbedded({ root, runId: 'tiny', config });
-}, { timeout: 120_000 });
+before(
+  async () => {
+    await trainEmbedded({ root, runId: 'tiny', config });
+  },
+  { timeout: 120_000 },
+);
 
-test('a real run\'s trajectories decode back to their text with the tokenizer of its last checkpoint', async () => {
+test("a real run's trajectories decode back to their text with the tokenizer of its last checkpoint", async () => {
   const r = await report(root, 'tiny');
   assert.equal(r.tokens.tokenizer, 'checkpoint main/00000002');
   const chars = scratchTokenizer();
@@ -50,7 +67,10 @@ test('a real run\'s trajectories decode back to their text with the tokenizer of
     assert.equal(ids.map((id) => r.tokens.text[id]).join(''), chars.decode(ids));
     assert.equal(audit.responses.length, t.turns.length);
     audit.responses.forEach((span, k) => {
-      const written = ids.slice(span.start, span.end).map((id) => r.tokens.text[id]).join('');
+      const written = ids
+        .slice(span.start, span.end)
+        .map((id) => r.tokens.text[id])
+        .join('');
       assert.equal(written, t.turns[k].response + (span.stop ? '\n' : ''), `turn ${k + 1}`);
     });
   }
@@ -73,8 +93,10 @@ test('a run whose tokenizer cannot be found keeps its ids and roles and says why
   await log.close();
   const r = await report(lost, 'r');
   assert.deepEqual([r.tokens.text, r.tokens.tokenizer, r.tokens.stop], [{}, null, null]);
-  assert.match(r.tokens.note!,
-    /^no tokenizer: the log has no checkpoint; the run config's model could not be loaded \(.*no-such-model/);
+  assert.match(
+    r.tokens.note!,
+    /^no tokenizer: the log has no checkpoint; the run config's model could not be loaded \(.*no-such-model/,
+  );
   assert.doesNotMatch(r.tokens.note!, /\n/);
   assert.deepEqual([r.trajectories[0].tokens!.ids, r.trajectories[0].tokens!.roles], [[5, 6, 7], '204']);
 });

@@ -21,16 +21,23 @@ test('a run is a directory (with a slash or existing) or an id under the runs di
 test('a report is loaded from a local event log, duplicates removed by replay', async () => {
   const root = mkdtempSync(join(tmpdir(), 'starpo-report-load-'));
   const log = createLocalEventLog({ root });
-  const events = [run('r'), trajectory(1, 0, 0), iteration(1, { success_rate: 0.5 }),
-    iteration(2, { success_rate: 1 })];
+  const events = [
+    run('r'),
+    trajectory(1, 0, 0),
+    iteration(1, { success_rate: 0.5 }),
+    iteration(2, { success_rate: 1 }),
+  ];
   await log.append(events);
-  await log.append([iteration(2, { success_rate: 1 })]);  // a retried write
+  await log.append([iteration(2, { success_rate: 1 })]); // a retried write
   await log.close();
   const source = openSource(['r'], { kind: 'local', runsDir: root });
   const model = await loadReport(source);
   await source.close();
   assert.equal(model.title, 'starpo · r (sokoban)');
-  assert.deepEqual(model.runs[0].iterations.map((p) => p.iteration), [1, 2]);
+  assert.deepEqual(
+    model.runs[0].iterations.map((p) => p.iteration),
+    [1, 2],
+  );
   assert.equal(model.runs[0].trajectories.length, 1);
   assert.equal(model.charts.find((c) => c.id === 'success')!.series[0].points.length, 2);
 });

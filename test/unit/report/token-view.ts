@@ -29,13 +29,23 @@ function bytesOfTitle(title: string): Uint8Array | null {
 export async function openTokenView(page: Page): Promise<ShownToken[]> {
   await page.click('details.tokens > summary');
   await page.waitForSelector('details.tokens[open] .token-stream');
-  const raw = await page.$$eval('details.tokens .tok', (nodes) => nodes.map((n) => ({
-    id: n.getAttribute('data-id'), role: n.getAttribute('data-role'), loss: n.getAttribute('data-loss'),
-    turn: n.getAttribute('data-turn'), classes: n.className, title: n.getAttribute('title') ?? '',
-  })));
+  const raw = await page.$$eval('details.tokens .tok', (nodes) =>
+    nodes.map((n) => ({
+      id: n.getAttribute('data-id'),
+      role: n.getAttribute('data-role'),
+      loss: n.getAttribute('data-loss'),
+      turn: n.getAttribute('data-turn'),
+      classes: n.className,
+      title: n.getAttribute('title') ?? '',
+    })),
+  );
   return raw.map((t) => ({
-    id: Number(t.id), role: t.role ?? '', loss: Number(t.loss), turn: t.turn === null ? null : Number(t.turn),
-    classes: t.classes.split(' '), bytes: bytesOfTitle(t.title),
+    id: Number(t.id),
+    role: t.role ?? '',
+    loss: Number(t.loss),
+    turn: t.turn === null ? null : Number(t.turn),
+    classes: t.classes.split(' '),
+    bytes: bytesOfTitle(t.title),
   }));
 }
 
@@ -52,16 +62,27 @@ export function textOf(tokens: readonly ShownToken[]): string {
  */
 export async function assertTokenViewMatches(page: Page, e: TrajectoryEvent): Promise<ShownToken[]> {
   const tokens = await openTokenView(page);
-  assert.deepEqual(tokens.map((t) => t.id), e.tokenIds);
-  assert.deepEqual(tokens.map((t) => t.role), [...e.tokenRoles].map((d) => TOKEN_ROLES[Number(d)]));
-  assert.deepEqual(tokens.map((t) => t.loss), tokens.map((t) => (t.role === 'assistant' ? 1 : 0)));
+  assert.deepEqual(
+    tokens.map((t) => t.id),
+    e.tokenIds,
+  );
+  assert.deepEqual(
+    tokens.map((t) => t.role),
+    [...e.tokenRoles].map((d) => TOKEN_ROLES[Number(d)]),
+  );
+  assert.deepEqual(
+    tokens.map((t) => t.loss),
+    tokens.map((t) => (t.role === 'assistant' ? 1 : 0)),
+  );
   const legend = await page.$$eval('details.tokens .legend-item', (items) =>
-    Object.fromEntries(items.map((i) => [i.getAttribute('data-role'), Number(i.getAttribute('data-count'))])));
+    Object.fromEntries(items.map((i) => [i.getAttribute('data-role'), Number(i.getAttribute('data-count'))])),
+  );
   const count = (r: number) => [...e.tokenRoles].filter((d) => Number(d) === r).length;
   const expected = Object.fromEntries(TOKEN_ROLES.map((role, r) => [role, count(r)]));
   assert.deepEqual(legend, { ...expected, loss: expected.assistant });
-  const stops = await page.$$eval('details.tokens .token-turns li',
-    (items) => items.map((i) => i.getAttribute('data-stop')));
+  const stops = await page.$$eval('details.tokens .token-turns li', (items) =>
+    items.map((i) => i.getAttribute('data-stop')),
+  );
   assert.equal(stops.length, e.turns.length);
   e.turns.forEach((turn, k) => {
     const written = tokens.filter((t) => t.turn === k + 1 && t.role === 'assistant');

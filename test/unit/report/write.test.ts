@@ -13,8 +13,9 @@ test('writeReport writes one HTML file, and refuses a run without events', async
   await log.append([run('r'), iteration(1, { success_rate: 0.5 })]);
   await log.close();
   const source = openSource(['r', 'missing'], { kind: 'local', runsDir: root });
-  await assert.rejects(writeReport({ source, out: join(root, 'x.html') }),
-    { message: `no events for run missing in ${root}` });
+  await assert.rejects(writeReport({ source, out: join(root, 'x.html') }), {
+    message: `no events for run missing in ${root}`,
+  });
   const one = openSource(['r'], { kind: 'local', runsDir: root });
   const written = await writeReport({ source: one, out: join(root, 'out', 'r.html') });
   assert.equal(written.bytes, readFileSync(join(root, 'out', 'r.html')).length);

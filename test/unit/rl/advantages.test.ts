@@ -7,7 +7,15 @@ import { batchOf, outcomes, round, traj } from './fixtures.ts';
 
 const P: AdvantageParams = { gamma: 1, lambda: 1, normByStd: true, stepGamma: 0.95, omega: 1 };
 // One trajectory, two turns: reward 1 at token 2, reward 2 at token 5; tokens 0 and 3 are observations.
-const TWO_TURNS = batchOf([traj('a', [[1, 2], [2, 5]])], ['011011']);
+const TWO_TURNS = batchOf(
+  [
+    traj('a', [
+      [1, 2],
+      [2, 5],
+    ]),
+  ],
+  ['011011'],
+);
 const REWARDS = placeRewards({ batch: TWO_TURNS, placement: 'per-turn' }).tokenRewards;
 const VALUES = Float32Array.of(9, 0.5, 1, 9, 1.5, 0.25); // 9s sit on observation tokens and must be ignored
 const gaeOf = (params: Partial<AdvantageParams>) =>
@@ -29,7 +37,10 @@ test("GAE discounts per assistant token and bootstraps from the next assistant t
 test('GAE needs values and refuses rewards outside the loss mask', () => {
   assert.throws(() => ADVANTAGES.gae({ batch: TWO_TURNS, tokenRewards: REWARDS, params: P }), /needs critic values/);
   const outside = Float32Array.of(1, 0, 0, 0, 0, 0);
-  assert.throws(() => ADVANTAGES.gae({ batch: TWO_TURNS, tokenRewards: outside, values: VALUES, params: P }), BatchError);
+  assert.throws(
+    () => ADVANTAGES.gae({ batch: TWO_TURNS, tokenRewards: outside, values: VALUES, params: P }),
+    BatchError,
+  );
 });
 
 const outcome = (name: 'grpo' | 'rloo' | 'reinforce++-baseline', groups: Record<string, number[]>, p = P) => {
@@ -55,7 +66,16 @@ test('RLOO subtracts the mean of the other returns; a group of one gets 0', () =
 });
 
 test('REINFORCE++ whitens discounted token returns over the batch mask', () => {
-  const batch = batchOf([traj('a', [[1, 2], [2, 5]]), traj('b', [[2, 1]])], ['011011', '110000']);
+  const batch = batchOf(
+    [
+      traj('a', [
+        [1, 2],
+        [2, 5],
+      ]),
+      traj('b', [[2, 1]]),
+    ],
+    ['011011', '110000'],
+  );
   const { tokenRewards } = placeRewards({ batch, placement: 'per-turn' });
   const { advantages } = ADVANTAGES['reinforce++']({ batch, tokenRewards, params: P });
   // Masked returns [3, 3, 2, 2 | 2, 2]: mean 7/3, sample std 0.516398.
@@ -67,7 +87,16 @@ test('REINFORCE++ baseline whitens the return minus its group mean', () => {
 });
 
 test('group advantages are broadcast over exactly the assistant tokens of each row', () => {
-  const batch = batchOf([traj('a', [[1, 2], [2, 5]]), traj('a', [[1, 1]])], ['011011', '110000']);
+  const batch = batchOf(
+    [
+      traj('a', [
+        [1, 2],
+        [2, 5],
+      ]),
+      traj('a', [[1, 1]]),
+    ],
+    ['011011', '110000'],
+  );
   const { tokenRewards } = placeRewards({ batch, placement: 'trajectory-end' });
   const { advantages } = ADVANTAGES.rloo({ batch, tokenRewards, params: P }); // returns 3 and 1
   assert.deepEqual(Array.from(advantages), [0, 2, 2, 0, 2, 2, -2, -2, 0, 0, 0, 0]);

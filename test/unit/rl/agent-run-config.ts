@@ -8,7 +8,17 @@ export const SCRIPTED_AGENT = tsx('../../fixtures/agents/scripted-agent.ts');
 
 /** GRPO over 2 groups × 2 episodes, 2 iterations, validation on 2 seeds at the end, one thread (bitwise). */
 export function agentConfig(model: string, agent: string, extra: string[] = []) {
-  const small = ['iterations=2', 'envGroups=2', 'groupSize=2', 'miniBatchSize=4', 'valSeeds=2', 'valEvery=2',
-    'maxResponseTokens=8', 'modelContext=512', 'threads=1', 'lrActor=1e-3'];
+  const small = [
+    'iterations=2',
+    'envGroups=2',
+    'groupSize=2',
+    'miniBatchSize=4',
+    'valSeeds=2',
+    'valEvery=2',
+    'maxResponseTokens=8',
+    'modelContext=512',
+    'threads=1',
+    'lrActor=1e-3',
+  ];
   return resolveConfig({ preset: 'grpo', overrides: [`model=${model}`, `agent=${agent}`, ...small, ...extra] });
 }

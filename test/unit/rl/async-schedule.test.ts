@@ -8,13 +8,19 @@ const versions = (k: number, upTo: number) => Array.from({ length: upTo }, (_, i
 
 test('an on-policy run (staleness 0) plays iteration i with version i − 1', () => {
   assert.deepEqual(versions(0, 5), [0, 1, 2, 3, 4]);
-  assert.deepEqual([1, 2, 5].map((i) => policyLag(0, i)), [0, 0, 0]);
+  assert.deepEqual(
+    [1, 2, 5].map((i) => policyLag(0, i)),
+    [0, 0, 0],
+  );
 });
 
 test('with staleness k the first k + 1 iterations play the starting policy, then iteration i plays version i − 1 − k', () => {
   assert.deepEqual(versions(1, 5), [0, 0, 1, 2, 3]);
   assert.deepEqual(versions(2, 6), [0, 0, 0, 1, 2, 3]);
-  assert.deepEqual([1, 2, 3, 6].map((i) => policyLag(2, i)), [0, 1, 2, 2]);
+  assert.deepEqual(
+    [1, 2, 3, 6].map((i) => policyLag(2, i)),
+    [0, 1, 2, 2],
+  );
 });
 
 test('a checkpoint names the k versions before it that the rollouts after it still play with', () => {
@@ -33,7 +39,11 @@ test('version 0 unblocks iterations 1 … k + 1 and version v ≥ 1 exactly iter
 
 test('an asynchronous run needs a checkpoint every iteration and the last k + 1 of them kept', () => {
   const field = (overrides: string[]) => {
-    try { resolveConfig({ overrides }); } catch (e) { return e instanceof ConfigError ? e.field : String(e); }
+    try {
+      resolveConfig({ overrides });
+    } catch (e) {
+      return e instanceof ConfigError ? e.field : String(e);
+    }
     return null;
   };
   assert.equal(field(['asyncStaleness=1', 'checkpointEvery=2']), 'checkpointEvery');

@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors.ts';
-import { canonicalConfigJSON, configFromJSON, DEFAULTS, FIELDS, resolveConfig, trainedBatchSize } from '../../../src/rl/config.ts';
+import {
+  canonicalConfigJSON,
+  configFromJSON,
+  DEFAULTS,
+  FIELDS,
+  resolveConfig,
+  trainedBatchSize,
+} from '../../../src/rl/config.ts';
 import { PRESET_NAMES } from '../../../src/rl/presets.ts';
 
 /** Asserts that `fn` throws a ConfigError for `field` whose message matches `message`. */
@@ -16,7 +23,10 @@ test('defaults are the published StarPO-S configuration', () => {
     [c.envGroups, c.groupSize, c.iterations, c.filter, c.filterFraction, c.advantage, c.critic, c.klCoef],
     [8, 16, 200, 'top-std', 0.25, 'gae', true, 0],
   );
-  assert.deepEqual([c.clipLow, c.clipHigh, c.dualClip, c.entropyCoef, c.gradClip, c.miniBatchSize], [0.2, 0.28, 3, 0.001, 1, 32]);
+  assert.deepEqual(
+    [c.clipLow, c.clipHigh, c.dualClip, c.entropyCoef, c.gradClip, c.miniBatchSize],
+    [0.2, 0.28, 3, 0.001, 1, 32],
+  );
   assert.ok(Object.isFrozen(c));
 });
 
@@ -27,14 +37,19 @@ test('presets resolve and say what makes each algorithm', () => {
   assert.deepEqual([dapo.clipHigh, dapo.dynamicSampling, dapo.lossAggregation], [0.28, true, 'token-mean']);
   assert.equal(resolveConfig({ preset: 'gigpo' }).gigpoStepGamma, 0.95);
   // verl-agent's trainer: statistics over step rows, penalties after discounting, mean-only normalisation.
-  assert.deepEqual([resolveConfig({ preset: 'gigpo' }).gigpoForm, resolveConfig({ preset: 'gigpo' }).groupNormByStd], ['verl-agent', false]);
+  assert.deepEqual(
+    [resolveConfig({ preset: 'gigpo' }).gigpoForm, resolveConfig({ preset: 'gigpo' }).groupNormByStd],
+    ['verl-agent', false],
+  );
   assert.equal(resolveConfig({ preset: 'gigpo', overrides: ['gigpoForm=paper'] }).gigpoForm, 'paper');
   for (const preset of PRESET_NAMES) assert.doesNotThrow(() => resolveConfig({ preset }));
 });
 
 test('file overrides the preset and flags override the file; dotted, snake and nested keys map to flat names', () => {
   const c = resolveConfig({
-    preset: 'starpo', file: { clip: { high: 0.3 }, group_size: 8, lrActor: 1e-4 }, overrides: ['clip.high=0.25', 'kl-coef=0'],
+    preset: 'starpo',
+    file: { clip: { high: 0.3 }, group_size: 8, lrActor: 1e-4 },
+    overrides: ['clip.high=0.25', 'kl-coef=0'],
   });
   assert.deepEqual([c.clipHigh, c.groupSize, c.lrActor, c.klCoef, c.filter], [0.25, 8, 1e-4, 0, 'none']);
 });
@@ -45,7 +60,11 @@ test('an unknown key is rejected with a suggestion', () => {
 });
 
 test('wrong types and out-of-range values name the field', () => {
-  throwsField(() => resolveConfig({ file: { envGroups: '8' } }), 'envGroups', /must be an integer in \[1, 65536\], got "8"/);
+  throwsField(
+    () => resolveConfig({ file: { envGroups: '8' } }),
+    'envGroups',
+    /must be an integer in \[1, 65536\], got "8"/,
+  );
   throwsField(() => resolveConfig({ overrides: ['groupSize=2.5'] }), 'groupSize', /integer/);
   throwsField(() => resolveConfig({ overrides: ['clipLow=1'] }), 'clipLow', /must be a number in \(0, 1\), got 1/);
   throwsField(() => resolveConfig({ overrides: ['critic=yes'] }), 'critic', /true or false/);
@@ -58,14 +77,26 @@ test('every number has an upper bound, so sizes past what the engine can hold ar
     if (f.kind === 'int' || f.kind === 'number') assert.ok(Number.isFinite(f.max), `${name} has no finite max`);
   }
   throwsField(() => resolveConfig({ overrides: ['envGroups=1e9'] }), 'envGroups', /in \[1, 65536\], got 1000000000$/);
-  throwsField(() => resolveConfig({ overrides: ['modelHidden=1000000'] }), 'modelHidden', /in \[8, 65536\], got 1000000$/);
+  throwsField(
+    () => resolveConfig({ overrides: ['modelHidden=1000000'] }),
+    'modelHidden',
+    /in \[8, 65536\], got 1000000$/,
+  );
   throwsField(() => resolveConfig({ overrides: ['maxResponseTokens=1e9'] }), 'maxResponseTokens', /in \[1, 131072\]/);
-  throwsField(() => resolveConfig({ file: { lrActor: 1e300 } }), 'lrActor', /must be a number in \(0, 1000000\], got 1e\+300$/);
+  throwsField(
+    () => resolveConfig({ file: { lrActor: 1e300 } }),
+    'lrActor',
+    /must be a number in \(0, 1000000\], got 1e\+300$/,
+  );
 });
 
 test('seeds are integers in [0, 2^32): 2^32 would wrap onto seed 0 and is refused', () => {
   assert.equal(resolveConfig({ overrides: ['seed=4294967295'] }).seed, 4294967295);
-  throwsField(() => resolveConfig({ overrides: ['seed=4294967296'] }), 'seed', /must be an integer in \[0, 4294967295\], got 4294967296$/);
+  throwsField(
+    () => resolveConfig({ overrides: ['seed=4294967296'] }),
+    'seed',
+    /must be an integer in \[0, 4294967295\], got 4294967296$/,
+  );
   throwsField(() => resolveConfig({ overrides: ['seed=1e30'] }), 'seed', /got 1e\+30$/);
   throwsField(() => resolveConfig({ overrides: ['seed=-1'] }), 'seed', /got -1$/);
 });
@@ -115,6 +146,9 @@ test('LoRA settings: targets as a list or a comma string, dropout only 0, unknow
   assert.deepEqual([c.loraRank, c.loraAlpha, c.loraDropout, c.loraTargets], [16, 32, 0, 'q,v']);
   assert.equal(resolveConfig({ overrides: ['loraTargets=q, k ,down'] }).loraTargets, 'q,k,down');
   assert.throws(() => resolveConfig({ overrides: ['loraDropout=0.05'] }), /loraDropout: must be a number in \[0, 0\]/);
-  assert.throws(() => resolveConfig({ overrides: ['loraTargets=q,lm_head'] }), /loraTargets: "lm_head" is not one of q, k, v, o, gate, up, down/);
+  assert.throws(
+    () => resolveConfig({ overrides: ['loraTargets=q,lm_head'] }),
+    /loraTargets: "lm_head" is not one of q, k, v, o, gate, up, down/,
+  );
   assert.throws(() => resolveConfig({ overrides: ['loraTargets=q,q'] }), /loraTargets: must list distinct items/);
 });

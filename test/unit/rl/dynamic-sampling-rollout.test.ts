@@ -18,17 +18,26 @@ const constant: GenerationBackend = {
 };
 
 test('dynamic sampling plays new groups until maxTries when no group carries signal', async () => {
-  const c = resolveConfig({ preset: 'dapo', overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'dynamicSamplingMaxTries=3', 'miniBatchSize=2'] });
+  const c = resolveConfig({
+    preset: 'dapo',
+    overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'dynamicSamplingMaxTries=3', 'miniBatchSize=2'],
+  });
   const out = await sampleGroups(c, 5, constant, text);
   assert.deepEqual([...new Set(out.trajectories.map((t) => t.group))], [0, 1, 2, 3, 4, 5]);
-  assert.deepEqual([...new Set(out.trajectories.map((t) => t.seed))], [0, 1, 2, 3, 4, 5].map((g) => trainSeed(c, 5, g)));
+  assert.deepEqual(
+    [...new Set(out.trajectories.map((t) => t.seed))],
+    [0, 1, 2, 3, 4, 5].map((g) => trainSeed(c, 5, g)),
+  );
   assert.deepEqual(out.informative, []);
   assert.equal(out.metrics['dynamic_sampling/gave_up'], 1);
   assert.equal(out.metrics['dynamic_sampling/tries'], 3);
 });
 
 test('without dynamic sampling the rollout is the configured groups only', async () => {
-  const c = resolveConfig({ preset: 'grpo', overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'miniBatchSize=2'] });
+  const c = resolveConfig({
+    preset: 'grpo',
+    overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'miniBatchSize=2'],
+  });
   const out = await sampleGroups(c, 5, constant, text);
   assert.equal(out.trajectories.length, 4);
   assert.equal(out.informative, undefined);

@@ -13,21 +13,41 @@ const series = (n: number, f: (i: number) => Row): EchoTrapObservation[] =>
 const run = (obs: EchoTrapObservation[], d = new EchoTrapDetector()) => obs.flatMap((o) => d.observe(o) ?? []);
 
 // Healthy until 15; std drops to 0.2 at 16 and entropy halves at 15; grad norm spikes at 20; success falls at 23.
-const collapse = (i: number): Row => [i <= 15 ? 1 : 0.2, i <= 14 ? 2 : 1, i === 20 || i === 25 ? 10 : 1, i <= 22 ? 0.5 : 0.1];
+const collapse = (i: number): Row => [
+  i <= 15 ? 1 : 0.2,
+  i <= 14 ? 2 : 1,
+  i === 20 || i === 25 ? 10 : 1,
+  i <= 22 ? 0.5 : 0.1,
+];
 
 test('a collapsing series fires at the spike iteration with the evidence', () => {
   const warnings = run(series(30, collapse));
-  assert.deepEqual(warnings.map((w) => w.iteration), [20]);
+  assert.deepEqual(
+    warnings.map((w) => w.iteration),
+    [20],
+  );
   assert.deepEqual(warnings[0].evidence, {
-    inGroupRewardStd: 0.2, inGroupRewardStdMax: 1, entropy: 1, entropyMax: 2, gradNorm: 10, gradNormMedian: 1,
-    spikeIteration: 20, successRate: 0.5, successRateMax: 0.5, firstSignIteration: 15,
+    inGroupRewardStd: 0.2,
+    inGroupRewardStdMax: 1,
+    entropy: 1,
+    entropyMax: 2,
+    gradNorm: 10,
+    gradNormMedian: 1,
+    spikeIteration: 20,
+    successRate: 0.5,
+    successRateMax: 0.5,
+    firstSignIteration: 15,
   });
   assert.match(warnings[0].message, /^Echo Trap suspected at iteration 20: in-group reward std 0\.200 \(max 1\.00\)/);
 });
 
 test('a healthy noisy series with occasional grad spikes never fires', () => {
-  const healthy = (i: number): Row =>
-    [1 + 0.3 * Math.sin(1.3 * i), 2 + 0.2 * Math.sin(0.7 * i), i % 37 === 0 ? 8 : 1 + 0.4 * Math.sin(2.1 * i), 0.3];
+  const healthy = (i: number): Row => [
+    1 + 0.3 * Math.sin(1.3 * i),
+    2 + 0.2 * Math.sin(0.7 * i),
+    i % 37 === 0 ? 8 : 1 + 0.4 * Math.sin(2.1 * i),
+    0.3,
+  ];
   assert.deepEqual(run(series(200, healthy)), []);
 });
 
@@ -37,7 +57,10 @@ test('a one-off dip in std and entropy together with a grad spike does not fire'
 
 test('fires once per collapse and re-arms after std recovers', () => {
   const twice = (i: number): Row => (i <= 30 ? collapse(i) : i <= 45 ? [1, 2, 1, 0.5] : collapse(i - 30));
-  assert.deepEqual(run(series(60, twice)).map((w) => w.iteration), [20, 50]);
+  assert.deepEqual(
+    run(series(60, twice)).map((w) => w.iteration),
+    [20, 50],
+  );
 });
 
 test('state survives a JSON checkpoint: a resumed detector fires exactly like an uninterrupted one', () => {
@@ -45,7 +68,10 @@ test('state survives a JSON checkpoint: a resumed detector fires exactly like an
   const first = new EchoTrapDetector({ window: 5 });
   assert.deepEqual(run(obs.slice(0, 18), first), []);
   const resumed = EchoTrapDetector.fromJSON(JSON.parse(JSON.stringify(first)));
-  assert.deepEqual(run(obs.slice(18), resumed).map((w) => w.iteration), [20]);
+  assert.deepEqual(
+    run(obs.slice(18), resumed).map((w) => w.iteration),
+    [20],
+  );
 });
 
 test('without a spike, the fall in success confirms the collapse (later: success falls at 23)', () => {
@@ -63,12 +89,30 @@ test('without a spike, the fall in success confirms the collapse (later: success
  * norm, success] per iteration.
  */
 const MEASURED_COLLAPSE: Row[] = [
-  [0.432, 0.431, 1.08, 0.445], [0.105, 0.389, 0.68, 0.188], [0.27, 0.378, 0.85, 0.258], [0.194, 0.405, 1.34, 0.133],
-  [0.222, 0.43, 0.67, 0.234], [0.139, 0.412, 0.49, 0.141], [0.093, 0.481, 0.52, 0.266], [0.069, 0.45, 0.64, 0.141],
-  [0.147, 0.502, 0.66, 0.102], [0.238, 0.538, 0.9, 0.164], [0.105, 0.45, 0.62, 0.305], [0.122, 0.483, 0.74, 0.062],
-  [0.16, 0.488, 0.36, 0.211], [0.051, 0.466, 0.24, 0.258], [0.169, 0.437, 0.77, 0.438], [0.012, 0.385, 0.45, 0.125],
-  [0.049, 0.286, 0.42, 0.133], [0.011, 0.278, 0.19, 0], [0.012, 0.312, 0.25, 0], [0.031, 0.183, 0.15, 0.492],
-  [0.015, 0.179, 0.33, 0.25], [0.088, 0.335, 0.34, 0.125], [0.043, 0.153, 0.14, 0.125], [0.048, 0.176, 0.33, 0.367],
+  [0.432, 0.431, 1.08, 0.445],
+  [0.105, 0.389, 0.68, 0.188],
+  [0.27, 0.378, 0.85, 0.258],
+  [0.194, 0.405, 1.34, 0.133],
+  [0.222, 0.43, 0.67, 0.234],
+  [0.139, 0.412, 0.49, 0.141],
+  [0.093, 0.481, 0.52, 0.266],
+  [0.069, 0.45, 0.64, 0.141],
+  [0.147, 0.502, 0.66, 0.102],
+  [0.238, 0.538, 0.9, 0.164],
+  [0.105, 0.45, 0.62, 0.305],
+  [0.122, 0.483, 0.74, 0.062],
+  [0.16, 0.488, 0.36, 0.211],
+  [0.051, 0.466, 0.24, 0.258],
+  [0.169, 0.437, 0.77, 0.438],
+  [0.012, 0.385, 0.45, 0.125],
+  [0.049, 0.286, 0.42, 0.133],
+  [0.011, 0.278, 0.19, 0],
+  [0.012, 0.312, 0.25, 0],
+  [0.031, 0.183, 0.15, 0.492],
+  [0.015, 0.179, 0.33, 0.25],
+  [0.088, 0.335, 0.34, 0.125],
+  [0.043, 0.153, 0.14, 0.125],
+  [0.048, 0.176, 0.33, 0.367],
 ];
 
 test('a measured spike-free collapse (entropy and std down, grads shrinking, success down) fires once', () => {
@@ -78,7 +122,12 @@ test('a measured spike-free collapse (entropy and std down, grads shrinking, suc
 });
 
 test('a healthy run that converges (std and entropy fall, success stays at its best) does not fire', () => {
-  const converging = (i: number): Row => [Math.max(0.02, 1 - i / 20), Math.max(0.1, 2 - i / 10), 1 + 0.3 * Math.sin(i), Math.min(1, 0.5 + i / 40)];
+  const converging = (i: number): Row => [
+    Math.max(0.02, 1 - i / 20),
+    Math.max(0.1, 2 - i / 10),
+    1 + 0.3 * Math.sin(i),
+    Math.min(1, 0.5 + i / 40),
+  ];
   assert.deepEqual(run(series(80, converging)), []);
 });
 
@@ -88,10 +137,19 @@ test('a state saved before success was tracked still loads and keeps watching', 
   const { config, state } = JSON.parse(JSON.stringify(first));
   delete state.successHistory;
   delete state.successSmoothedMax;
-  assert.deepEqual(run(series(30, collapse).slice(12), EchoTrapDetector.fromJSON({ config, state })).map((w) => w.iteration), [20]);
+  assert.deepEqual(
+    run(series(30, collapse).slice(12), EchoTrapDetector.fromJSON({ config, state })).map((w) => w.iteration),
+    [20],
+  );
 });
 
 test('thresholds are configurable and validated by name', () => {
-  assert.deepEqual(run(series(30, collapse), new EchoTrapDetector({ gradSpikeFactor: 20, successDropFraction: 0.1 })), []);
-  assert.throws(() => new EchoTrapDetector({ window: 0 }), (e: unknown) => e instanceof ConfigError && e.field === 'echoTrap.window');
+  assert.deepEqual(
+    run(series(30, collapse), new EchoTrapDetector({ gradSpikeFactor: 20, successDropFraction: 0.1 })),
+    [],
+  );
+  assert.throws(
+    () => new EchoTrapDetector({ window: 0 }),
+    (e: unknown) => e instanceof ConfigError && e.field === 'echoTrap.window',
+  );
 });

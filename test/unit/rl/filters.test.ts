@@ -13,7 +13,11 @@ test('top-std keeps the ⌈fraction·G⌉ most varied groups, in order of appear
   assert.deepEqual(keptGroupIds, ['b', 'c']);
   assert.deepEqual(round(Object.values(metrics)), [4, 2, 0.5, 0.53033, 1.06066]);
   assert.deepEqual(Object.keys(metrics), [
-    'filter/groups', 'filter/kept_groups', 'filter/kept_fraction', 'filter/in_group_std_all', 'filter/in_group_std_kept',
+    'filter/groups',
+    'filter/kept_groups',
+    'filter/kept_fraction',
+    'filter/in_group_std_all',
+    'filter/in_group_std_kept',
   ]);
 });
 
@@ -67,7 +71,8 @@ test('dynamic sampling gives up after maxTries with what it found', () => {
 
 test("snr-top-p keeps the largest-std groups until their sum reaches p·Σstd − ε (RAGEN-2's linear top-p)", () => {
   // Non-zero stds: c 1.4142, b 0.7071 (Σ 2.1213). p = 0.9: c alone (1.414) is below 1.899, so b joins.
-  const keep = (topP: number) => FILTERS['snr-top-p']({ trajectories: STDS, params: { ...P, topP, topPEps: 0.01 } }).keptGroupIds;
+  const keep = (topP: number) =>
+    FILTERS['snr-top-p']({ trajectories: STDS, params: { ...P, topP, topPEps: 0.01 } }).keptGroupIds;
   assert.deepEqual(keep(0.9), ['b', 'c']);
   assert.deepEqual(keep(0.5), ['c']); // threshold 1.0507
   assert.deepEqual(keep(1), ['b', 'c']); // p = 1 keeps every group whose std is not 0
@@ -75,7 +80,13 @@ test("snr-top-p keeps the largest-std groups until their sum reaches p·Σstd �
 
 test('snr-top-p keeps nothing when every std is 0 or the stds sum to less than ε/p', () => {
   const flat = outcomes({ a: [1, 1], b: [0, 0] }).trajectories;
-  assert.deepEqual(FILTERS['snr-top-p']({ trajectories: flat, params: { ...P, topP: 0.9, topPEps: 0.01 } }).keptGroupIds, []);
+  assert.deepEqual(
+    FILTERS['snr-top-p']({ trajectories: flat, params: { ...P, topP: 0.9, topPEps: 0.01 } }).keptGroupIds,
+    [],
+  );
   const faint = outcomes({ a: [0, 0.001], b: [0, 0] }).trajectories; // std 0.000707: threshold −0.0094, reached by none
-  assert.deepEqual(FILTERS['snr-top-p']({ trajectories: faint, params: { ...P, topP: 0.9, topPEps: 0.01 } }).keptGroupIds, []);
+  assert.deepEqual(
+    FILTERS['snr-top-p']({ trajectories: faint, params: { ...P, topP: 0.9, topPEps: 0.01 } }).keptGroupIds,
+    [],
+  );
 });

@@ -22,7 +22,10 @@ export function batchOf(trajectories: TrajectoryRecord[], masks: string[]): Batc
 /** Single-turn trajectories with the given returns, one per row, mask '1' (T = 1), reward on token 0. */
 export function outcomes(groups: Record<string, number[]>): Batch {
   const ts = Object.entries(groups).flatMap(([g, rs]) => rs.map((r) => traj(g, [[r, 0]], r > 0)));
-  return batchOf(ts, ts.map(() => '1'));
+  return batchOf(
+    ts,
+    ts.map(() => '1'),
+  );
 }
 
 /** Rounds every element to `digits` decimals, for comparisons with a stated tolerance. */

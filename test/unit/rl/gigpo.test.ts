@@ -9,7 +9,17 @@ const P: AdvantageParams = { gamma: 1, lambda: 1, normByStd: false, stepGamma: 0
 // Group g: both start in state S; one then sees A and earns 1, the other sees B and earns 0.
 // Group h also starts in "S" but is another environment group, so its step is not compared with g's.
 const BATCH = batchOf(
-  [traj('g', [[0, 0, 'S'], [1, 1, 'A']]), traj('g', [[0, 0, 'S'], [0, 1, 'B']]), traj('h', [[5, 0, 'S']])],
+  [
+    traj('g', [
+      [0, 0, 'S'],
+      [1, 1, 'A'],
+    ]),
+    traj('g', [
+      [0, 0, 'S'],
+      [0, 1, 'B'],
+    ]),
+    traj('h', [[5, 0, 'S']]),
+  ],
   ['11', '11', '10'],
 );
 const gigpo = (p: Partial<AdvantageParams> = {}) =>
@@ -46,13 +56,29 @@ test('computeAdvantages composes the estimator with optional whitening', () => {
 });
 
 // Turns as [env reward, token position, anchor, format penalty]; one assistant token per turn.
-const PENALISED = batchOf([
-  traj('g', [[0, 0, 'S', 0], [1, 1, 'A', -0.1]]),
-  traj('g', [[0, 0, 'S', -0.1], [0, 1, 'B', 0], [0, 2, 'C', 0]]),
-  traj('h', [[2, 0, 'S', 0], [0, 1, 'T', 0]]),
-], ['110', '111', '110']);
+const PENALISED = batchOf(
+  [
+    traj('g', [
+      [0, 0, 'S', 0],
+      [1, 1, 'A', -0.1],
+    ]),
+    traj('g', [
+      [0, 0, 'S', -0.1],
+      [0, 1, 'B', 0],
+      [0, 2, 'C', 0],
+    ]),
+    traj('h', [
+      [2, 0, 'S', 0],
+      [0, 1, 'T', 0],
+    ]),
+  ],
+  ['110', '111', '110'],
+);
 const onPenalised = (p: Partial<AdvantageParams>) =>
-  round(ADVANTAGES.gigpo({ batch: PENALISED, tokenRewards: new Float32Array(9), params: { ...P, ...p } }).advantages, 5);
+  round(
+    ADVANTAGES.gigpo({ batch: PENALISED, tokenRewards: new Float32Array(9), params: { ...P, ...p } }).advantages,
+    5,
+  );
 
 test("GiGPO in verl-agent's form: episode mean over step rows, each turn's penalty after discounting", () => {
   // Row scores in g (env return + the row's penalty): 1, 0.9, −0.1, 0, 0 → mean 0.36. Step returns at S:
@@ -67,7 +93,8 @@ test("GiGPO in the paper's Eq. 3 form on the same batch: per-trajectory returns,
 
 test("GiGPO's verl-agent form equals scripts/gigpo_reference.py in both of verl-agent's modes", () => {
   const fixture = JSON.parse(readFileSync(new URL('../../fixtures/rl/gigpo-verl-agent.json', import.meta.url), 'utf8'));
-  const tokens = (perRow: number[]) => round([perRow[0], perRow[1], 0, perRow[2], perRow[3], perRow[4], perRow[5], perRow[6], 0], 5);
+  const tokens = (perRow: number[]) =>
+    round([perRow[0], perRow[1], 0, perRow[2], perRow[3], perRow[4], perRow[5], perRow[6], 0], 5);
   assert.deepEqual(onPenalised({ gigpoForm: 'verl-agent', stepGamma: fixture.gamma }), tokens(fixture.mean_norm));
   assert.deepEqual(onPenalised({ gigpoForm: 'verl-agent', normByStd: true }), tokens(fixture.mean_std_norm));
 });

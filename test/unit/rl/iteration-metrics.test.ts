@@ -10,10 +10,24 @@ import { sftWarmup } from '../../../src/rl/sft.ts';
 
 test('with a critic and a filter, outcome metrics describe every trajectory, not only the kept groups', async () => {
   const tokenizer = scratchTokenizer();
-  const c = resolveConfig({ preset: 'starpo-s', overrides: [
-    'env=bandit', 'envGroups=4', 'groupSize=2', 'miniBatchSize=2', 'filterFraction=0.25', 'threads=1',
-    'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'sftSteps=30', 'sftPolicy=random', 'sftEpisodes=32', 'sftLr=3e-3',
-  ] });
+  const c = resolveConfig({
+    preset: 'starpo-s',
+    overrides: [
+      'env=bandit',
+      'envGroups=4',
+      'groupSize=2',
+      'miniBatchSize=2',
+      'filterFraction=0.25',
+      'threads=1',
+      'modelLayers=1',
+      'modelHidden=32',
+      'modelFfn=64',
+      'sftSteps=30',
+      'sftPolicy=random',
+      'sftEpisodes=32',
+      'sftLr=3e-3',
+    ],
+  });
   const models = createModels(c, scratchModelConfig(c, tokenizer), tokenizer);
   const text = { tokenizer, chat: COMPACT_CHAT };
   await sftWarmup(c, models.actor, text); // answers in the format, so returns differ between groups

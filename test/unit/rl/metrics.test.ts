@@ -17,15 +17,24 @@ test('batch metrics: success, pass@k, returns and in-group std over all and kept
     round([m.success_rate, m['pass@1'], m['pass@2'], m['return/mean'], m['return/std']]),
     [0.75, 0.75, 1, 1.25, 0.957427],
   );
-  assert.deepEqual(round([m['in_group_std/all'], m['in_group_std/kept'], m['kept/trajectories']]), [0.353553, 0.707107, 2]);
+  assert.deepEqual(
+    round([m['in_group_std/all'], m['in_group_std/kept'], m['kept/trajectories']]),
+    [0.353553, 0.707107, 2],
+  );
   assert.equal(m['pass@3'], undefined); // no group has 3 samples
 });
 
 test('valid and effective action ratios are over proposed actions; lengths count assistant tokens', () => {
-  const t = traj('a', [[0, 1, '', -0.1], [0, 3]]);
+  const t = traj('a', [
+    [0, 1, '', -0.1],
+    [0, 3],
+  ]);
   const turns = [{ ...t.turns[0], actionsProposed: 3, actionsValid: 2, actionsEffective: 1 }, t.turns[1]];
   const m = batchMetrics({ batch: batchOf([{ ...t, turns }], ['0111']) });
-  assert.deepEqual(round([m['actions/valid_ratio'], m['actions/effective_ratio'], m.format_penalty_rate]), [0.75, 0.5, 0.5]);
+  assert.deepEqual(
+    round([m['actions/valid_ratio'], m['actions/effective_ratio'], m.format_penalty_rate]),
+    [0.75, 0.5, 0.5],
+  );
   assert.deepEqual([m['response_length/mean'], m['turns/mean']], [3, 2]);
 });
 

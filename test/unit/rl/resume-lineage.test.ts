@@ -12,9 +12,23 @@ import { createLocalCheckpointStore } from '../../../src/storage/index.ts';
 const config = resolveConfig({
   preset: 'starpo-s',
   overrides: [
-    'env=sokoban', 'maxTurns=2', 'envGroups=2', 'groupSize=4', 'miniBatchSize=4', 'iterations=4', 'threads=1',
-    'valSeeds=4', 'valEvery=2', 'modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'lrActor=1e-3', 'lrCritic=1e-3',
-    'filter=none', 'maxResponseTokens=8', 'keepLastCheckpoints=3',
+    'env=sokoban',
+    'maxTurns=2',
+    'envGroups=2',
+    'groupSize=4',
+    'miniBatchSize=4',
+    'iterations=4',
+    'threads=1',
+    'valSeeds=4',
+    'valEvery=2',
+    'modelLayers=1',
+    'modelHidden=32',
+    'modelFfn=64',
+    'lrActor=1e-3',
+    'lrCritic=1e-3',
+    'filter=none',
+    'maxResponseTokens=8',
+    'keepLastCheckpoints=3',
   ],
 });
 
@@ -39,7 +53,10 @@ test('a fork from iteration 2 replays as main 1-2 and r1 3-4, equal to the origi
   assert.deepEqual([forked.lineageId, forked.lastIteration], ['r1', 4]);
 
   const kept = (await readAll(root, true)).filter((e) => e.kind === 'iteration');
-  assert.deepEqual(kept.map((e) => `${e.lineageId}@${e.iteration}`), ['main@1', 'main@2', 'r1@3', 'r1@4']);
+  assert.deepEqual(
+    kept.map((e) => `${e.lineageId}@${e.iteration}`),
+    ['main@1', 'main@2', 'r1@3', 'r1@4'],
+  );
   const all = await readAll(root, false);
   const run = all.filter((e) => e.kind === 'run').at(-1)!;
   assert.deepEqual(run.kind === 'run' && [run.action, run.parentLineageId, run.fromIteration], ['RESUMED', 'main', 2]);
@@ -51,7 +68,7 @@ test('a fork from iteration 2 replays as main 1-2 and r1 3-4, equal to the origi
     assert.ok(weights(root, 'main', i).equals(weights(root, 'r1', i)), `actor weights differ at ${i}`);
   }
   const trajectories = (await readAll(root, true)).filter((e) => e.kind === 'trajectory' && e.split === 'train');
-  assert.equal(trajectories.length, 4 * 8, 'each iteration\'s 8 trajectories exactly once');
+  assert.equal(trajectories.length, 4 * 8, "each iteration's 8 trajectories exactly once");
   const checkpoints = await createLocalCheckpointStore({ root }).list('r');
   const names = checkpoints.map((c) => `${c.lineageId}@${c.iteration}`);
   assert.deepEqual(names, ['main@2', 'main@3', 'main@4', 'r1@3', 'r1@4']);
@@ -64,5 +81,8 @@ test('a later plain --resume continues the surviving lineage, not main', SLOW, a
   const resumed = await trainEmbedded({ root, runId: 'r', resume: true });
   assert.deepEqual([resumed.lineageId, resumed.lastIteration], ['r1', 4]);
   const kept = (await readAll(root, true)).filter((e) => e.kind === 'iteration');
-  assert.deepEqual(kept.map((e) => `${e.lineageId}@${e.iteration}`), ['main@1', 'r1@2', 'r1@3', 'r1@4']);
+  assert.deepEqual(
+    kept.map((e) => `${e.lineageId}@${e.iteration}`),
+    ['main@1', 'r1@2', 'r1@3', 'r1@4'],
+  );
 });

@@ -7,7 +7,13 @@ import { batchOf, traj } from './fixtures.ts';
 
 // Row 0: two turns ending at tokens 2 and 5 (tokens 3 is an observation); row 1: one turn ending at 1.
 const BATCH = batchOf(
-  [traj('a', [[0.5, 2, 's0', -0.25], [1, 5]]), traj('a', [[2, 1]])],
+  [
+    traj('a', [
+      [0.5, 2, 's0', -0.25],
+      [1, 5],
+    ]),
+    traj('a', [[2, 1]]),
+  ],
   ['011011', '110000'],
 );
 
@@ -34,8 +40,19 @@ test('rejects a reward position that is not an assistant token', () => {
 });
 
 test('rejects assistant tokens after the last turn and non-increasing positions', () => {
-  assert.throws(() => placeRewards({ batch: batchOf([traj('a', [[1, 0]])], ['11']), placement: 'per-turn' }), /after the last turn/);
-  const twice = batchOf([traj('a', [[1, 1], [1, 1]])], ['11']);
+  assert.throws(
+    () => placeRewards({ batch: batchOf([traj('a', [[1, 0]])], ['11']), placement: 'per-turn' }),
+    /after the last turn/,
+  );
+  const twice = batchOf(
+    [
+      traj('a', [
+        [1, 1],
+        [1, 1],
+      ]),
+    ],
+    ['11'],
+  );
   assert.throws(() => placeRewards({ batch: twice, placement: 'per-turn' }), /rewardPosition 1/);
 });
 

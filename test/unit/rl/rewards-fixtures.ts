@@ -13,7 +13,10 @@ export function codeCall(ok: boolean, executed = true): RewardCall {
 export const INVALID: RewardCall = { kind: 'invalid', name: '', arguments: null, executed: true, ok: false };
 
 export function sample(
-  correct: boolean, calls: RewardCall[], response = '', expectedCalls?: ToolSample['expectedCalls'],
+  correct: boolean,
+  calls: RewardCall[],
+  response = '',
+  expectedCalls?: ToolSample['expectedCalls'],
 ): ToolSample {
   return { response, calls, correct, ...(expectedCalls ? { expectedCalls } : {}) };
 }

@@ -12,10 +12,16 @@ test('tool metrics: calls per response, success rate and correct answers per cal
     sample(false, [codeCall(true)]),
   ]);
   assert.deepEqual(m, {
-    'tool/calls': 4, 'tool/calls_per_response': 1, 'tool/success_rate': 0.75, 'tool/productivity': 0.5,
+    'tool/calls': 4,
+    'tool/calls_per_response': 1,
+    'tool/success_rate': 0.75,
+    'tool/productivity': 0.5,
   });
   assert.deepEqual(toolMetrics([sample(true, [])]), {
-    'tool/calls': 0, 'tool/calls_per_response': 0, 'tool/success_rate': 0, 'tool/productivity': 0,
+    'tool/calls': 0,
+    'tool/calls_per_response': 0,
+    'tool/success_rate': 0,
+    'tool/productivity': 0,
   });
 });
 
@@ -24,7 +30,10 @@ test('the registry scores groups by name', () => {
   const torl = TOOL_REWARDS.torl([sample(true, [codeCall(false)]), sample(false, [])], { codeFailPenalty: 0.5 });
   assert.deepEqual(torl, [0.5, -1]);
   const otc = TOOL_REWARDS.otc([sample(true, [codeCall(true)]), sample(true, [])]);
-  assert.deepEqual(otc.map((x) => Math.round(x * 1e12) / 1e12), [0.5, 1]);
+  assert.deepEqual(
+    otc.map((x) => Math.round(x * 1e12) / 1e12),
+    [0.5, 1],
+  );
 });
 
 test('responses read as block sequences; stray text or an unclosed block breaks them', () => {

@@ -28,7 +28,8 @@ test('a wrong value: S = 1 + (1 + 1) + (1 + 0) = 4 of S_max = 5, so 6*4/5 - 3 = 
 
 test('an extra call lowers the name Jaccard to 2/3: 6*(2/3 + 4)/5 - 3 = 2.6', () => {
   const calls = [
-    fnCall('find_user', { name: 'Ann' }), fnCall('get_borrowed_books', { user_id: 'U1' }),
+    fnCall('find_user', { name: 'Ann' }),
+    fnCall('get_borrowed_books', { user_id: 'U1' }),
     fnCall('search_books', { author: 'X' }),
   ];
   close(toolrlCorrectness(calls, EXPECTED), 2.6);
@@ -40,7 +41,10 @@ test('a missing key: S = 1 + (1/2 + 1) = 2.5 of 4, so 6*2.5/4 - 3 = 0.75', () =>
 });
 
 test('expected calls take the best unused predicted call in order (greedy): 6*3/5 - 3 = 0.6', () => {
-  const expected = [{ name: 'f', arguments: { a: 1 } }, { name: 'f', arguments: { a: 2 } }];
+  const expected = [
+    { name: 'f', arguments: { a: 1 } },
+    { name: 'f', arguments: { a: 2 } },
+  ];
   close(toolrlCorrectness([fnCall('f', { a: 2 }), fnCall('f', { a: 3 })], expected), 0.6);
   assert.equal(toolrlCorrectness([fnCall('f', { a: 2 }), fnCall('f', { a: 1 })], expected), 3);
 });

@@ -41,30 +41,51 @@ async function bothWays(c: RlConfig, turnGenerator?: TurnGenerator) {
   return { plain: played[0], reused: played[1], stats: cached!.generationStats };
 }
 
-const SMALL = ['envGroups=2', 'groupSize=3', 'filter=none', 'miniBatchSize=2', 'threads=1', 'modelLayers=1', 'modelHidden=32',
-  'modelFfn=64', 'maxResponseTokens=10'];
+const SMALL = [
+  'envGroups=2',
+  'groupSize=3',
+  'filter=none',
+  'miniBatchSize=2',
+  'threads=1',
+  'modelLayers=1',
+  'modelHidden=32',
+  'modelFfn=64',
+  'maxResponseTokens=10',
+];
 
 test('compact template, model from scratch, 5 turns: the same trajectories, a fraction of the prompt tokens computed', async () => {
-  const c = resolveConfig({ overrides: [...SMALL, 'env=sokoban', 'template=compact', 'maxTurns=5', 'modelContext=2048'] });
+  const c = resolveConfig({
+    overrides: [...SMALL, 'env=sokoban', 'template=compact', 'maxTurns=5', 'modelContext=2048'],
+  });
   const { plain, reused, stats } = await bothWays(c);
   assert.deepEqual(reused, plain);
   assert.ok(plain.some((t) => t.turns.length === 5));
   assert.ok(stats.prefilled + stats.shared < stats.prompt / 3, JSON.stringify(stats));
 });
 
-test('full template on a tiny Qwen3 (real tokenizer, real chat template): the same trajectories', { timeout: 300_000 }, async () => {
-  const model = await writeTinyModel(join(scratch, 'qwen3'), 'qwen3');
-  const c = resolveConfig({ overrides: [...SMALL, `model=${model}`, 'env=sokoban', 'maxTurns=3', 'groupSize=2'] });
-  assert.equal(c.template, 'full');
-  const { plain, reused } = await bothWays(c);
-  assert.deepEqual(reused, plain);
-  assert.ok(plain.every((t) => t.turns.length === 3 && t.ids.length > 300));
-});
+test(
+  'full template on a tiny Qwen3 (real tokenizer, real chat template): the same trajectories',
+  { timeout: 300_000 },
+  async () => {
+    const model = await writeTinyModel(join(scratch, 'qwen3'), 'qwen3');
+    const c = resolveConfig({ overrides: [...SMALL, `model=${model}`, 'env=sokoban', 'maxTurns=3', 'groupSize=2'] });
+    assert.equal(c.template, 'full');
+    const { plain, reused } = await bothWays(c);
+    assert.deepEqual(reused, plain);
+    assert.ok(plain.every((t) => t.turns.length === 3 && t.ids.length > 300));
+  },
+);
 
 /** A tool format that pauses at every vowel the model writes and finds a call there (a random model writes many). */
 const everyVowel: ToolFormat = {
-  name: 'code-inline', callKind: 'code', stopStrings: ['a', 'e', 'i', 'o', 'u'],
-  lastCall: (text) => ({ start: text.length - 1, end: text.length, call: { kind: 'code', language: 'js', code: text.slice(-1) } }),
+  name: 'code-inline',
+  callKind: 'code',
+  stopStrings: ['a', 'e', 'i', 'o', 'u'],
+  lastCall: (text) => ({
+    start: text.length - 1,
+    end: text.length,
+    call: { kind: 'code', language: 'js', code: text.slice(-1) },
+  }),
   wrapResult: (shown) => `[${shown}]`,
   writeCall: () => '',
 };
@@ -74,13 +95,23 @@ test('tool turns (generation paused at each call, resumed after its result): the
     overrides: [...SMALL, 'env=sokoban', 'template=compact', 'maxTurns=3', 'modelContext=2048', 'maxResponseTokens=16'],
   });
   const { tokenizer } = await resolveRunModel(c);
-  const executor: ToolExecutor = { execute: async (call) => ({ ok: true, output: `got ${call.kind === 'code' ? call.code : ''}` }) };
+  const executor: ToolExecutor = {
+    execute: async (call) => ({ ok: true, output: `got ${call.kind === 'code' ? call.code : ''}` }),
+  };
   const tools: TurnGenerator = async (policy, request, envs) => {
-    const rows = await generateWithTools((r) => policy.generate(r), request, envs.map(() => executor), tokenizer,
-      { format: everyVowel, maxCalls: 2 });
+    const rows = await generateWithTools(
+      (r) => policy.generate(r),
+      request,
+      envs.map(() => executor),
+      tokenizer,
+      { format: everyVowel, maxCalls: 2 },
+    );
     return rows.map((r) => ({ ...r, answerText: r.answerText, toolCalls: r.calls }));
   };
   const { plain, reused } = await bothWays(c, tools);
   assert.deepEqual(reused, plain);
-  assert.ok(plain.some((t) => t.turns.some((turn) => (turn.toolCalls ?? []).some((call) => call.executed))), 'calls ran');
+  assert.ok(
+    plain.some((t) => t.turns.some((turn) => (turn.toolCalls ?? []).some((call) => call.executed))),
+    'calls ran',
+  );
 });

@@ -13,12 +13,22 @@ test('a shard of groups samples exactly the trajectories the whole rollout gives
   const c = resolveConfig({ overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1'] });
   const { actor, critic } = createModels(c, scratchModelConfig(c, tokenizer), tokenizer);
   const spec = {
-    env: resolveEnvConfig('sokoban'), template: 'compact' as const, chat: COMPACT_CHAT, groupSize: 3, temperature: 1,
-    maxResponseTokens: 6, maxContext: 1024, samplingSeed: 42, budget: { maxTurns: 2 },
+    env: resolveEnvConfig('sokoban'),
+    template: 'compact' as const,
+    chat: COMPACT_CHAT,
+    groupSize: 3,
+    temperature: 1,
+    maxResponseTokens: 6,
+    maxContext: 1024,
+    samplingSeed: 42,
+    budget: { maxTurns: 2 },
   };
   const whole = await rollout({ ...spec, seeds: [5, 6, 7] }, actor, tokenizer);
   const shard = await rollout({ ...spec, seeds: [7], groupIds: [2] }, actor, tokenizer);
-  assert.deepEqual(shard, whole.filter((t) => t.group === 2));
+  assert.deepEqual(
+    shard,
+    whole.filter((t) => t.group === 2),
+  );
   assert.notDeepEqual(whole[0].ids, whole[1].ids, 'rollouts of one group must sample differently');
   await Promise.all([actor.close(), critic?.close()]);
 });

@@ -9,7 +9,9 @@ import { closeModels, createModels } from '../../../src/rl/models.ts';
 import { rollout } from '../../../src/rl/rollout.ts';
 import { resolveRunModel } from '../../../src/rl/run-model.ts';
 
-const c = resolveConfig({ overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'klCoef=0.001', 'maxTurns=2'] });
+const c = resolveConfig({
+  overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'klCoef=0.001', 'maxTurns=2'],
+});
 
 async function played() {
   const run = await resolveRunModel(c);
@@ -22,7 +24,8 @@ test('scoring only the trained rows gives each of them the numbers scoring every
   const { models, all } = await played();
   const rows = [1, 3, 4];
   const [kept, every] = [await scoreStage(c, all, rows, models), await scoreStage(c, all, [0, 1, 2, 3, 4, 5], models)];
-  for (const k of ['logprobs', 'values', 'refLogprobs'] as const) assert.deepEqual(kept[k], takeRows(every[k]!, all.batch.T, rows), k);
+  for (const k of ['logprobs', 'values', 'refLogprobs'] as const)
+    assert.deepEqual(kept[k], takeRows(every[k]!, all.batch.T, rows), k);
   // sampled by the same weights
   assert.ok(kept.metrics['logprobs/behaviour_gap_max'] < 1e-4, JSON.stringify(kept.metrics));
   await closeModels(models);

@@ -9,9 +9,10 @@ import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 
 const tokenizer = scratchTokenizer();
 const text = { tokenizer, chat: COMPACT_CHAT };
-const config = (extra: string[]) => resolveConfig({
-  overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'sftEpisodes=16', ...extra],
-});
+const config = (extra: string[]) =>
+  resolveConfig({
+    overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'sftEpisodes=16', ...extra],
+  });
 
 test('demonstrations train only the answer tokens: the mask covers exactly the written responses', async () => {
   const [demo] = await demonstrations(config(['env=sokoban', 'sftPolicy=expert']), text);

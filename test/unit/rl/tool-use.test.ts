@@ -31,8 +31,12 @@ const STOP = '<|im_end|>';
 function solutions(config: ToolmathConfig, seeds: number[]): CodeRunner {
   const answers = new Map(seeds.map((s) => toolmathProblem(config, s)).map((p) => [p.code, p.answer]));
   return {
-    run: async (code) => (answers.has(code) ? { ok: true, output: `${answers.get(code)}\n` } : { ok: false, output: '', error: 'x', errorKind: 'runtime' }),
-    reset: async () => {}, close: async () => {},
+    run: async (code) =>
+      answers.has(code)
+        ? { ok: true, output: `${answers.get(code)}\n` }
+        : { ok: false, output: '', error: 'x', errorKind: 'runtime' },
+    reset: async () => {},
+    close: async () => {},
   };
 }
 
@@ -56,13 +60,19 @@ function replayOf(texts: Map<string, string>): GenerationBackend {
 }
 
 test('tool runs: formats that cannot work, environments without functions or ground truth are refused by field', () => {
-  const bad = (overrides: string[], field: string, pattern: RegExp) => assert.throws(() => resolveConfig({ overrides }),
-    (err: unknown) => err instanceof ConfigError && err.field === field && pattern.test(err.message));
+  const bad = (overrides: string[], field: string, pattern: RegExp) =>
+    assert.throws(
+      () => resolveConfig({ overrides }),
+      (err: unknown) => err instanceof ConfigError && err.field === field && pattern.test(err.message),
+    );
   bad(['env=toolmath', 'template=compact', 'tools=code-fence'], 'tools', /turn stop "\\n".*compact/);
   bad(['env=sokoban', 'tools=function-call', 'template=full'], 'tools', /sokoban.*no functions/);
   bad(['env=toolmath', 'toolReward=toolrl'], 'toolReward', /ground truth.*toolmath/);
   bad(['tools=python'], 'tools', /one of|must be/);
-  assert.equal(resolveConfig({ overrides: ['env=toolmath', 'template=compact', 'tools=code-inline', 'toolReward=otc'] }).tools, 'code-inline');
+  assert.equal(
+    resolveConfig({ overrides: ['env=toolmath', 'template=compact', 'tools=code-inline', 'toolReward=otc'] }).tools,
+    'code-inline',
+  );
 });
 
 test('withRepeats inserts each repeat right after the call it repeats, 0..extra of them', () => {
@@ -72,7 +82,10 @@ test('withRepeats inserts each repeat right after the call it repeats, 0..extra 
   for (let s = 0; s < 200; s++) {
     const out = withRepeats([a, b], 2, new Prng(s));
     counts.add(out.length - 2);
-    assert.deepEqual(out.filter((c, i) => i === 0 || c !== out[i - 1]), [a, b]);
+    assert.deepEqual(
+      out.filter((c, i) => i === 0 || c !== out[i - 1]),
+      [a, b],
+    );
   }
   assert.deepEqual([...counts].sort(), [0, 1, 2]);
 });
@@ -84,14 +97,39 @@ test('a code demonstration is exactly the rollout of its own written text: ids, 
   const scripts = new Map<string, string>();
   const demos: Awaited<ReturnType<typeof toolExpertEpisode>>[] = [];
   for (const seed of seeds) {
-    const demo = await toolExpertEpisode(config, seed, 'compact', tokenizer,
-      { format: TOOL_FORMATS['code-inline'], code, maxCalls: 3, extraCalls: 2 });
+    const demo = await toolExpertEpisode(config, seed, 'compact', tokenizer, {
+      format: TOOL_FORMATS['code-inline'],
+      code,
+      maxCalls: 3,
+      extraCalls: 2,
+    });
     demos.push(demo);
-    scripts.set(`=/1\n${toolmathProblem(config, seed).text}`, tokenizer.decode(demo.ids.filter((_, i) => demo.mask[i] === 1)));
+    scripts.set(
+      `=/1\n${toolmathProblem(config, seed).text}`,
+      tokenizer.decode(demo.ids.filter((_, i) => demo.mask[i] === 1)),
+    );
   }
-  const turnGenerator = toolTurns(resolveConfig({ overrides: ['env=toolmath', 'tools=code-inline', 'toolMaxCalls=3'] }), tokenizer, code)!;
-  const played = await rollout({ env: config, template: 'compact', chat: COMPACT_CHAT, seeds, groupSize: 1, temperature: 1, maxResponseTokens: 800,
-    maxContext: 4000, samplingSeed: 0, turnGenerator }, replayOf(scripts), tokenizer);
+  const turnGenerator = toolTurns(
+    resolveConfig({ overrides: ['env=toolmath', 'tools=code-inline', 'toolMaxCalls=3'] }),
+    tokenizer,
+    code,
+  )!;
+  const played = await rollout(
+    {
+      env: config,
+      template: 'compact',
+      chat: COMPACT_CHAT,
+      seeds,
+      groupSize: 1,
+      temperature: 1,
+      maxResponseTokens: 800,
+      maxContext: 4000,
+      samplingSeed: 0,
+      turnGenerator,
+    },
+    replayOf(scripts),
+    tokenizer,
+  );
   for (const [i, t] of played.entries()) {
     assert.deepEqual(t.ids.slice(0, demos[i].ids.length), demos[i].ids);
     assert.deepEqual(t.mask.slice(0, demos[i].mask.length), demos[i].mask);
@@ -107,7 +145,16 @@ test('a code demonstration is exactly the rollout of its own written text: ids, 
 });
 
 test('the warm-start of a function-calling run: every question answered after its ground-truth calls', async () => {
-  const c = resolveConfig({ overrides: ['env=library', 'template=full', 'tools=function-call', 'sftEpisodes=4', 'modelContext=8192', 'maxResponseTokens=2000'] });
+  const c = resolveConfig({
+    overrides: [
+      'env=library',
+      'template=full',
+      'tools=function-call',
+      'sftEpisodes=4',
+      'modelContext=8192',
+      'maxResponseTokens=2000',
+    ],
+  });
   const demos = await demonstrations(c, text);
   assert.equal(demos.length, 4);
   for (const d of demos) {
@@ -126,28 +173,68 @@ test('the warm-start of a function-calling run: every question answered after it
 });
 
 test('the rollout stage scores whole groups with the tool reward; the iteration reports tool metrics', async () => {
-  const c = resolveConfig({ overrides: ['env=library', 'template=full', 'tools=function-call', 'toolReward=tool-n1',
-    'envGroups=2', 'groupSize=2', 'advantage=grpo', 'critic=false', 'filter=none', 'miniBatchSize=4', 'modelContext=8192', 'maxResponseTokens=400'] });
+  const c = resolveConfig({
+    overrides: [
+      'env=library',
+      'template=full',
+      'tools=function-call',
+      'toolReward=tool-n1',
+      'envGroups=2',
+      'groupSize=2',
+      'advantage=grpo',
+      'critic=false',
+      'filter=none',
+      'miniBatchSize=4',
+      'modelContext=8192',
+      'maxResponseTokens=400',
+    ],
+  });
   const env = resolveEnvConfig('library') as LibraryConfig;
   const tasks = [0, 1].map((g) => libraryTask(env, trainSeed(c, 1, g)));
   // Group 0 makes exactly the ground-truth calls; group 1 skips the first call of each question.
   const policy = writer(tokenizer, (prompt) => {
     const g = tasks.findIndex((t) => prompt.includes(t.questions[0].question));
     const q = tasks[g].questions.filter((x) => prompt.includes(x.question)).pop()!;
-    const calls = q.expectedCalls.slice(g).map((x) => `<tool_call>${JSON.stringify(x)}</tool_call>`).join('');
+    const calls = q.expectedCalls
+      .slice(g)
+      .map((x) => `<tool_call>${JSON.stringify(x)}</tool_call>`)
+      .join('');
     return `<think>look it up</think>${calls}<answer>${q.answer}</answer>${STOP}`;
   });
-  const trajectories = await rolloutStage(c, 1, policy, { tokenizer, chat: TEMPLATES.full.chat }, undefined, toolTurns(c, tokenizer));
-  assert.deepEqual(trajectories.map((t) => t.return), [1, 1, 0, 0]);
+  const trajectories = await rolloutStage(
+    c,
+    1,
+    policy,
+    { tokenizer, chat: TEMPLATES.full.chat },
+    undefined,
+    toolTurns(c, tokenizer),
+  );
+  assert.deepEqual(
+    trajectories.map((t) => t.return),
+    [1, 1, 0, 0],
+  );
   for (const t of trajectories) {
-    assert.deepEqual(t.turns.map((x) => x.envReward), [0, 0, t.return]);
+    assert.deepEqual(
+      t.turns.map((x) => x.envReward),
+      [0, 0, t.return],
+    );
     assert.ok(t.turns.every((x) => x.formatPenalty === 0));
   }
   const all = assemble(trajectories);
   const calls = trajectories.map((t) => t.turns.flatMap((x) => x.toolCalls ?? []).length);
-  const m = iterationMetrics({ c, trajectories, all, kept: all.batch, keptGroupIds: [],
-    adv: { advantages: new Float32Array(0), returns: null, metrics: {} }, stageMetrics: [] });
-  assert.equal(m['tool/calls'], calls.reduce((a, b) => a + b, 0));
+  const m = iterationMetrics({
+    c,
+    trajectories,
+    all,
+    kept: all.batch,
+    keptGroupIds: [],
+    adv: { advantages: new Float32Array(0), returns: null, metrics: {} },
+    stageMetrics: [],
+  });
+  assert.equal(
+    m['tool/calls'],
+    calls.reduce((a, b) => a + b, 0),
+  );
   assert.equal(m['tool/calls_per_response'], m['tool/calls'] / 4);
   assert.equal(m['tool/success_rate'], 1);
   assert.equal(m['tool/productivity'], trajectories.filter((t) => t.success).length / m['tool/calls']);

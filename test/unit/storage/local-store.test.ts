@@ -21,23 +21,35 @@ test('files saved from bytes and from a path load back verified', async () => {
   const { root, store } = fresh();
   const src = join(root, 'optimizer.bin');
   writeFileSync(src, Buffer.alloc(3 << 20, 7));
-  const files = [{ name: 'model.bin', bytes: weights }, { name: 'optimizer.bin', path: src }];
+  const files = [
+    { name: 'model.bin', bytes: weights },
+    { name: 'optimizer.bin', path: src },
+  ];
   const saved = await store.save('run-1', 'L0', 3, files);
   assert.equal(saved.totalBytes, weights.length + (3 << 20));
   assert.equal(parseStorageUri(saved.manifestUri).scheme, 'file');
   const loaded = await store.load('run-1', 'L0', 3);
   const sizes = loaded.files.map((f) => [f.name, f.bytes?.length]);
-  assert.deepEqual(sizes, [['model.bin', weights.length], ['optimizer.bin', 3 << 20]]);
+  assert.deepEqual(sizes, [
+    ['model.bin', weights.length],
+    ['optimizer.bin', 3 << 20],
+  ]);
   assert.deepEqual(loaded.files[0].bytes, weights);
 });
 
 test('a load into a directory writes the verified files there', async () => {
   const { root, store } = fresh();
-  const files = [{ name: 'model.bin', bytes: weights }, { name: 'rng.json', bytes: Buffer.from('{}') }];
+  const files = [
+    { name: 'model.bin', bytes: weights },
+    { name: 'rng.json', bytes: Buffer.from('{}') },
+  ];
   await store.save('run-1', 'L0', 1, files);
   const out = join(root, 'restore');
   const loaded = await store.load('run-1', 'L0', 1, { toDirectory: out, only: ['model.bin'] });
-  assert.deepEqual(loaded.files.map((f) => f.path), [join(out, 'model.bin')]);
+  assert.deepEqual(
+    loaded.files.map((f) => f.path),
+    [join(out, 'model.bin')],
+  );
   assert.deepEqual(readFileSync(join(out, 'model.bin')), weights);
 });
 
@@ -48,8 +60,10 @@ test('a flipped byte is refused with CorruptDataError naming the file', async ()
   const bytes = readFileSync(path);
   bytes[5] ^= 1;
   writeFileSync(path, bytes);
-  await assert.rejects(store.load('run-1', 'L0', 1), (err: unknown) =>
-    err instanceof CorruptDataError && /file model\.bin fails its integrity check/.test(err.message));
+  await assert.rejects(
+    store.load('run-1', 'L0', 1),
+    (err: unknown) => err instanceof CorruptDataError && /file model\.bin fails its integrity check/.test(err.message),
+  );
 });
 
 test('a half-written checkpoint (no manifest) is invisible and a save replaces it', async () => {
@@ -75,7 +89,13 @@ test('saving the same content again is a no-op; different content is a conflict'
 
 test('list orders by lineage then iteration; latest follows the lineage or the newest manifest', async () => {
   const { store } = fresh();
-  for (const [lineage, iteration] of [['L0', 1], ['L0', 2], ['L0', 10], ['L1', 3], ['L1', 4]] as const) {
+  for (const [lineage, iteration] of [
+    ['L0', 1],
+    ['L0', 2],
+    ['L0', 10],
+    ['L1', 3],
+    ['L1', 4],
+  ] as const) {
     await store.save('run-1', lineage, iteration, [{ name: 'model.bin', bytes: weights }]);
     await new Promise((r) => setTimeout(r, 5)); // distinct manifest times
   }
@@ -117,15 +137,26 @@ test('a run directory copied under another name loads its checkpoints (manifests
   const loaded = await store.load('copy', 'L0', 2);
   assert.deepEqual(loaded.files[0].bytes, weights);
   assert.equal(loaded.manifest.runId, 'run-1');
-  assert.deepEqual((await store.list('copy')).map((c) => [c.runId, c.iteration]), [['copy', 2]]);
+  assert.deepEqual(
+    (await store.list('copy')).map((c) => [c.runId, c.iteration]),
+    [['copy', 2]],
+  );
 });
 
 test('a file the manifest lists but the directory lacks is a CorruptDataError naming it, not a raw ENOENT', async () => {
   const { root, store } = fresh();
-  await store.save('run-1', 'L0', 4, [{ name: 'model.bin', bytes: weights }, { name: 'optimizer.bin', bytes: weights }]);
+  await store.save('run-1', 'L0', 4, [
+    { name: 'model.bin', bytes: weights },
+    { name: 'optimizer.bin', bytes: weights },
+  ]);
   rmSync(join(ckptDir(root, 'L0', 4), 'optimizer.bin'));
-  await assert.rejects(store.load('run-1', 'L0', 4, { toDirectory: join(root, 'out') }), (e: unknown) =>
-    e instanceof CorruptDataError && e.message === 'checkpoint run-1/L0@4: file optimizer.bin is listed in its manifest ' +
-      `but missing from ${ckptDir(root, 'L0', 4)}/; an earlier checkpoint k still resumes: starpo resume ` +
-        '<run> --from-iteration k');
+  await assert.rejects(
+    store.load('run-1', 'L0', 4, { toDirectory: join(root, 'out') }),
+    (e: unknown) =>
+      e instanceof CorruptDataError &&
+      e.message ===
+        'checkpoint run-1/L0@4: file optimizer.bin is listed in its manifest ' +
+          `but missing from ${ckptDir(root, 'L0', 4)}/; an earlier checkpoint k still resumes: starpo resume ` +
+          '<run> --from-iteration k',
+  );
 });

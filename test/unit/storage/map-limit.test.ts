@@ -20,10 +20,13 @@ test('runs at most `limit` calls at once and returns the results in input order'
 
 test('rejects with the first failure and starts no call after it', async () => {
   const started: number[] = [];
-  await assert.rejects(mapLimit([1, 2, 3, 4], 1, async (x) => {
-    started.push(x);
-    if (x === 2) throw new Error('no 2');
-    return x;
-  }), /no 2/);
+  await assert.rejects(
+    mapLimit([1, 2, 3, 4], 1, async (x) => {
+      started.push(x);
+      if (x === 2) throw new Error('no 2');
+      return x;
+    }),
+    /no 2/,
+  );
   assert.deepEqual(started, [1, 2]);
 });

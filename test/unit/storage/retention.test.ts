@@ -23,7 +23,10 @@ test('fewer checkpoints than k are all kept', () => {
 
 test('each lineage keeps its own last k', () => {
   const plan = planRetention([...ids('L0', [1, 2, 3]), ...ids('L1', [3, 4])], { keepLast: 1, keepEvery: 0 });
-  assert.deepEqual(plan.keep.map((c) => `${c.lineageId}@${c.iteration}`), ['L0@3', 'L1@4']);
+  assert.deepEqual(
+    plan.keep.map((c) => `${c.lineageId}@${c.iteration}`),
+    ['L0@3', 'L1@4'],
+  );
 });
 
 test('iteration 0 counts as a milestone of every n', () => {

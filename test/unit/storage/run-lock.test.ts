@@ -8,14 +8,23 @@ import { acquireRunLock, LOCK_FILE, RunLockedError, staleness } from '../../../s
 
 const runDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'starpo-lock-')));
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '0']).pid!;
-const holder = (dir: string, pid: number, host = hostname()) =>
-  ({ pid, host, dir, command: 'starpo train', since: '2026-12-01T00:00:00.000Z' });
+const holder = (dir: string, pid: number, host = hostname()) => ({
+  pid,
+  host,
+  dir,
+  command: 'starpo train',
+  since: '2026-12-01T00:00:00.000Z',
+});
 
 test('a second writer is refused naming the holder; after release the next one gets the lock', async () => {
   const dir = runDir();
   const first = await acquireRunLock(dir, 'starpo train');
-  await assert.rejects(acquireRunLock(dir, 'starpo sft'), (e: unknown) => e instanceof RunLockedError &&
-    e.message.startsWith(`run ${dir} is in use: starpo train (pid ${process.pid} on ${hostname()}, since `));
+  await assert.rejects(
+    acquireRunLock(dir, 'starpo sft'),
+    (e: unknown) =>
+      e instanceof RunLockedError &&
+      e.message.startsWith(`run ${dir} is in use: starpo train (pid ${process.pid} on ${hostname()}, since `),
+  );
   await first.release();
   assert.equal(existsSync(join(dir, LOCK_FILE)), false);
   await (await acquireRunLock(dir, 'starpo sft')).release();

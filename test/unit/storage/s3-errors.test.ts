@@ -9,8 +9,11 @@ const sdkError = (name: string, status?: number): Error =>
 test('S3 failures: network, 5xx, throttling, conflicts and unparseable replies are retried; configuration errors are not', () => {
   const retried = [
     sdkError('TimeoutError'), // no reply at all
-    sdkError('InternalError', 500), sdkError('ServiceUnavailable', 503), sdkError('SlowDown', 429),
-    sdkError('RequestTimeout', 408), sdkError('OperationAborted', 409),
+    sdkError('InternalError', 500),
+    sdkError('ServiceUnavailable', 503),
+    sdkError('SlowDown', 429),
+    sdkError('RequestTimeout', 408),
+    sdkError('OperationAborted', 409),
     sdkError('UnknownError', 200), // a 200 whose body broke off: S3 stopping in the middle of a save
     sdkError('UnknownError', 400), // an error reply the SDK could not parse
     new Error('socket hang up'),

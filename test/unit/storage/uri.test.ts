@@ -3,8 +3,11 @@ import assert from 'node:assert/strict';
 import { formatStorageUri, parseStorageUri } from '../../../src/storage/uri.ts';
 
 test('an s3 URI splits into bucket and verbatim key', () => {
-  assert.deepEqual(parseStorageUri('s3://ckpt-bucket/runs/r 1/model.bin'),
-    { scheme: 's3', bucket: 'ckpt-bucket', key: 'runs/r 1/model.bin' });
+  assert.deepEqual(parseStorageUri('s3://ckpt-bucket/runs/r 1/model.bin'), {
+    scheme: 's3',
+    bucket: 'ckpt-bucket',
+    key: 'runs/r 1/model.bin',
+  });
   assert.equal(formatStorageUri({ scheme: 's3', bucket: 'ckpt-bucket', key: 'runs/a/' }), 's3://ckpt-bucket/runs/a/');
 });
 

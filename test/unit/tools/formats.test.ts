@@ -10,7 +10,8 @@ const fn = TOOL_FORMATS['function-call'];
 test('code-fence finds the js block the text ends with, with its span', () => {
   const text = 'Let me see.\n```javascript\nconst a = 2n;\nconsole.log(a ** 10n)\n```\n';
   assert.deepEqual(fence.lastCall(text), {
-    start: 12, end: text.length,
+    start: 12,
+    end: text.length,
     call: { kind: 'code', language: 'javascript', code: 'const a = 2n;\nconsole.log(a ** 10n)' },
   });
 });
@@ -31,15 +32,20 @@ test('code-fence takes the last js block when earlier untagged blocks precede it
 test('code-inline pairs the last two fences and needs a js tag and a space', () => {
   assert.equal(inline.lastCall('```'), null);
   assert.equal(inline.lastCall('a ```js'), null);
-  assert.deepEqual(inline.lastCall('x```js console.log(1) ```')?.call,
-    { kind: 'code', language: 'js', code: 'console.log(1)' });
+  assert.deepEqual(inline.lastCall('x```js console.log(1) ```')?.call, {
+    kind: 'code',
+    language: 'js',
+    code: 'console.log(1)',
+  });
   assert.equal(inline.lastCall('```jsconsole.log(1)```'), null);
   assert.equal(inline.lastCall('```py print(1)```'), null);
 });
 
 test('function-call parses name and arguments; missing arguments mean {}', () => {
   assert.deepEqual(fn.lastCall('<think>x</think><tool_call> {"name":"f","arguments":{"a":1}} </tool_call>'), {
-    start: 16, end: 73, call: { kind: 'function', name: 'f', arguments: { a: 1 } },
+    start: 16,
+    end: 73,
+    call: { kind: 'function', name: 'f', arguments: { a: 1 } },
   });
   assert.deepEqual(parseFunctionCall('{"name":"g"}'), { kind: 'function', name: 'g', arguments: {} });
 });

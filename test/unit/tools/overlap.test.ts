@@ -8,7 +8,11 @@ import { scriptedBackend } from './scripted.ts';
 
 const STOP = '<|im_end|>';
 const call = (code: string) => '```js\n' + code + '\n```\n';
-const SCRIPTS = { 'A:': call('slow') + 'a' + STOP, 'B:': call('fast') + 'b' + call('fast') + 'bb' + STOP, 'C:': 'c' + STOP };
+const SCRIPTS = {
+  'A:': call('slow') + 'a' + STOP,
+  'B:': call('fast') + 'b' + call('fast') + 'bb' + STOP,
+  'C:': 'c' + STOP,
+};
 
 /** Answers `slow` after 300 ms and anything else at once; notes when each call finished. */
 function delayed(log: string[]): ToolExecutor {
@@ -32,9 +36,16 @@ async function play(scripts: Record<string, string>, log: string[] = []) {
   };
   const prompts = Object.keys(scripts).map((p) => tokenizer.encode(p));
   const seeds = Object.keys(scripts).map((p) => 100 + p.charCodeAt(0));
-  const rows = await generateWithTools(generate, { prompts, maxNewTokens: 200, rowSeeds: seeds, stopStrings: [STOP] },
-    prompts.map(() => delayed(log)), tokenizer, { format: TOOL_FORMATS['code-fence'], maxCalls: 4 });
-  const seen = backend.requests.flatMap((r) => r.prompts.map((p, k) => `${tokenizer.decode(p).slice(0, 2)}${r.rowSeeds[k]}`));
+  const rows = await generateWithTools(
+    generate,
+    { prompts, maxNewTokens: 200, rowSeeds: seeds, stopStrings: [STOP] },
+    prompts.map(() => delayed(log)),
+    tokenizer,
+    { format: TOOL_FORMATS['code-fence'], maxCalls: 4 },
+  );
+  const seen = backend.requests.flatMap((r) =>
+    r.prompts.map((p, k) => `${tokenizer.decode(p).slice(0, 2)}${r.rowSeeds[k]}`),
+  );
   return { rows, seen };
 }
 
@@ -42,13 +53,22 @@ test('a slow tool call holds back only its own row: the others write their next 
   const log: string[] = [];
   await play(SCRIPTS, log);
   const slowDone = log.indexOf('done slow');
-  assert.deepEqual(log.slice(0, slowDone), ['generate A:,B:,C:', 'done fast', 'generate B:', 'done fast', 'generate B:']);
+  assert.deepEqual(log.slice(0, slowDone), [
+    'generate A:,B:,C:',
+    'done fast',
+    'generate B:',
+    'done fast',
+    'generate B:',
+  ]);
   assert.deepEqual(log.slice(slowDone), ['done slow', 'generate A:']);
 });
 
 test('each row writes, with the same round seeds, exactly what it writes alone, whatever it is batched with', async () => {
   const together = await play(SCRIPTS);
   const alone = await Promise.all(Object.entries(SCRIPTS).map(([k, v]) => play({ [k]: v })));
-  assert.deepEqual(together.rows, alone.map((a) => a.rows[0]));
+  assert.deepEqual(
+    together.rows,
+    alone.map((a) => a.rows[0]),
+  );
   assert.deepEqual([...together.seen].sort(), alone.flatMap((a) => a.seen).sort());
 });

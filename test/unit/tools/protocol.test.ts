@@ -23,14 +23,27 @@ function tableExecutor(table: Record<string, ToolResult>): ToolExecutor & { ran:
   };
 }
 
-async function play(scripts: Record<string, string>, executors: ToolExecutor[], options: Partial<ToolTurnOptions> = {},
-  maxNewTokens = 200) {
+async function play(
+  scripts: Record<string, string>,
+  executors: ToolExecutor[],
+  options: Partial<ToolTurnOptions> = {},
+  maxNewTokens = 200,
+) {
   const tokenizer = charTokenizer();
   const backend = scriptedBackend(tokenizer, new Map(Object.entries(scripts)));
   const prompts = Object.keys(scripts).map((p) => tokenizer.encode(p));
-  const rows = await generateWithTools((r) => backend.generate(r), {
-    prompts, maxNewTokens, rowSeeds: prompts.map((_, i) => 100 + i), stopStrings: [STOP],
-  }, executors, tokenizer, { format: TOOL_FORMATS['code-fence'], maxCalls: 2, ...options });
+  const rows = await generateWithTools(
+    (r) => backend.generate(r),
+    {
+      prompts,
+      maxNewTokens,
+      rowSeeds: prompts.map((_, i) => 100 + i),
+      stopStrings: [STOP],
+    },
+    executors,
+    tokenizer,
+    { format: TOOL_FORMATS['code-fence'], maxCalls: 2, ...options },
+  );
   return { rows, backend, tokenizer };
 }
 
@@ -52,8 +65,9 @@ test('a code call pauses generation, its output is appended with mask 0 and gene
   assert.equal(r.rounds, 2);
   assert.equal(r.modelText, before + 'So \\boxed{42}.');
   assert.equal(r.answerText, 'Compute.\nSo \\boxed{42}.');
-  assert.deepEqual(r.calls,
-    [{ kind: 'code', name: 'js', arguments: { code: 'console.log(6*7)' }, executed: true, ok: true, shown: '42' }]);
+  assert.deepEqual(r.calls, [
+    { kind: 'code', name: 'js', arguments: { code: 'console.log(6*7)' }, executed: true, ok: true, shown: '42' },
+  ]);
 });
 
 test('log-probs follow the model-written tokens across rounds and are 0 on tool tokens', async () => {
@@ -61,7 +75,10 @@ test('log-probs follow the model-written tokens across rounds and are 0 on tool 
   const exec = tableExecutor({ x: { ok: true, output: '1' } });
   const { rows } = await play({ 'Q:': before + 'A' + STOP }, [exec]);
   const written = rows[0].logprobs.filter((_, i) => rows[0].mask[i] === 1);
-  assert.deepEqual(written, Array.from({ length: before.length + 1 + STOP.length }, (_, k) => -(k + 1) / 100));
+  assert.deepEqual(
+    written,
+    Array.from({ length: before.length + 1 + STOP.length }, (_, k) => -(k + 1) / 100),
+  );
   assert.ok(rows[0].logprobs.every((lp, i) => rows[0].mask[i] === 1 || lp === 0));
 });
 
@@ -80,11 +97,25 @@ test('past the call limit code is not run and, with the notice on, one notice is
   const script = call(1) + call(2) + call(3) + 'done' + STOP;
   const table = { c1: { ok: true, output: 'one' }, c2: { ok: true, output: 'two' }, c3: { ok: true, output: 'three' } };
   const quiet = tableExecutor(table);
-  const { rows: [q] } = await play({ 'Q:': script }, [quiet], { maxCalls: 1 });
-  assert.deepEqual(quiet.ran.map((c) => (c.kind === 'code' ? c.code : '')), ['c1']);
+  const {
+    rows: [q],
+  } = await play({ 'Q:': script }, [quiet], { maxCalls: 1 });
+  assert.deepEqual(
+    quiet.ran.map((c) => (c.kind === 'code' ? c.code : '')),
+    ['c1'],
+  );
   assert.equal(q.text, call(1) + '```output\none\n```\n' + call(2) + call(3) + 'done' + STOP);
-  assert.deepEqual(q.calls.map((c) => [c.executed, c.shown]), [[true, 'one'], [false, ''], [false, '']]);
-  const { rows: [n] } = await play({ 'Q:': script }, [tableExecutor(table)], { maxCalls: 1, limitNotice: true });
+  assert.deepEqual(
+    q.calls.map((c) => [c.executed, c.shown]),
+    [
+      [true, 'one'],
+      [false, ''],
+      [false, ''],
+    ],
+  );
+  const {
+    rows: [n],
+  } = await play({ 'Q:': script }, [tableExecutor(table)], { maxCalls: 1, limitNotice: true });
   const notice = '```output\ntool call limit reached (1 per response); the call was not run\n```\n';
   assert.equal(n.text, call(1) + '```output\none\n```\n' + call(2) + notice + call(3) + 'done' + STOP);
 });
@@ -95,7 +126,9 @@ test('errors show their last line and long outputs keep 128 characters at each e
     bad: { ok: false, output: 'partial', error: 'Traceback\n  at line 1\nTypeError: x is not a function\n' },
     big: { ok: true, output: long },
   });
-  const { rows: [r] } = await play({ 'Q:': '```js\nbad\n```\n```js\nbig\n```\nend' + STOP }, [exec]);
+  const {
+    rows: [r],
+  } = await play({ 'Q:': '```js\nbad\n```\n```js\nbig\n```\nend' + STOP }, [exec]);
   assert.equal(r.calls[0].shown, 'TypeError: x is not a function');
   assert.equal(r.calls[0].ok, false);
   assert.equal(r.calls[1].shown, 'a'.repeat(100) + 'b'.repeat(28) + '...' + 'b'.repeat(28) + 'c'.repeat(100));
@@ -106,13 +139,20 @@ test('function calls: several per turn, each answered in a tool_response, a bad 
   const c2 = '<tool_call>{"name": oops}</tool_call>';
   const final = '<answer>2</answer>' + STOP;
   const exec = tableExecutor({ find_user: { ok: true, output: '{"user_id":"U1"}' } });
-  const { rows: [r] } = await play({ 'Q:': c1 + c2 + final }, [exec], { format: TOOL_FORMATS['function-call'] });
+  const {
+    rows: [r],
+  } = await play({ 'Q:': c1 + c2 + final }, [exec], { format: TOOL_FORMATS['function-call'] });
   const resp1 = '<tool_response>{"user_id":"U1"}</tool_response>';
   const resp2 = '<tool_response>invalid tool call: not valid JSON</tool_response>';
   assert.equal(r.text, c1 + resp1 + c2 + resp2 + final);
   assert.equal(r.mask.join(''), ones(c1) + zeros(resp1) + ones(c2) + zeros(resp2) + ones(final));
-  assert.deepEqual(r.calls.map((c) => [c.kind, c.name, c.ok]),
-    [['function', 'find_user', true], ['invalid', '', false]]);
+  assert.deepEqual(
+    r.calls.map((c) => [c.kind, c.name, c.ok]),
+    [
+      ['function', 'find_user', true],
+      ['invalid', '', false],
+    ],
+  );
   assert.equal(r.answerText, '<answer>2</answer>');
   assert.equal(exec.ran.length, 1);
 });
@@ -120,7 +160,9 @@ test('function calls: several per turn, each answered in a tool_response, a bad 
 test('a call that uses up the token budget is not run, so the turn ends on a model token', async () => {
   const call = '```js\nx\n```\n';
   const exec = tableExecutor({ x: { ok: true, output: '1' } });
-  const { rows: [r] } = await play({ 'Q:': call + 'more' }, [exec], {}, call.length);
+  const {
+    rows: [r],
+  } = await play({ 'Q:': call + 'more' }, [exec], {}, call.length);
   assert.equal(r.text, call);
   assert.equal(r.finishReason, 'length');
   assert.deepEqual(r.mask, new Array(call.length).fill(1));
@@ -131,7 +173,9 @@ test('a call that uses up the token budget is not run, so the turn ends on a mod
 test('a result that would overflow the context ends the turn instead of being appended', async () => {
   const call = '```js\nx\n```\n';
   const exec = tableExecutor({ x: { ok: true, output: 'z'.repeat(40) } });
-  const { rows: [r] } = await play({ 'Q:': call + 'more' }, [exec], { maxContext: 2 + call.length + 30 });
+  const {
+    rows: [r],
+  } = await play({ 'Q:': call + 'more' }, [exec], { maxContext: 2 + call.length + 30 });
   assert.equal(r.text, call);
   assert.equal(r.finishReason, 'length');
   assert.equal(r.calls[0].executed, true);
@@ -142,19 +186,34 @@ test('the inline format pauses at the opening fence too and resumes until the ca
   const exec = tableExecutor({ 'console.log(2n**64n)': { ok: true, output: '18446744073709551616\n' } });
   const tokenizer = charTokenizer();
   const backend = scriptedBackend(tokenizer, new Map([['>', script]]));
-  const [r] = await generateWithTools((q) => backend.generate(q), {
-    prompts: [tokenizer.encode('>')], maxNewTokens: 100, rowSeeds: [7], stopStrings: ['\n'],
-  }, [exec], tokenizer, { format: TOOL_FORMATS['code-inline'], maxCalls: 1 });
+  const [r] = await generateWithTools(
+    (q) => backend.generate(q),
+    {
+      prompts: [tokenizer.encode('>')],
+      maxNewTokens: 100,
+      rowSeeds: [7],
+      stopStrings: ['\n'],
+    },
+    [exec],
+    tokenizer,
+    { format: TOOL_FORMATS['code-inline'], maxCalls: 1 },
+  );
   assert.equal(r.text, '```js console.log(2n**64n)``````output 18446744073709551616```\\boxed{18446744073709551616}\n');
   assert.equal(r.rounds, 3);
-  assert.deepEqual(backend.requests.map((q) => q.rowSeeds[0]), [7, roundSeed(7, 1), roundSeed(7, 2)]);
+  assert.deepEqual(
+    backend.requests.map((q) => q.rowSeeds[0]),
+    [7, roundSeed(7, 1), roundSeed(7, 2)],
+  );
   assert.equal(r.answerText, '\\boxed{18446744073709551616}');
 });
 
 test('rows are batched per round: only rows still writing are asked again', async () => {
   const exec = tableExecutor({ x: { ok: true, output: '1' } });
   const { rows, backend } = await play({ 'A:': 'plain' + STOP, 'B:': '```js\nx\n```\nthen' + STOP }, [exec, exec]);
-  assert.deepEqual(backend.requests.map((q) => q.prompts.length), [2, 1]);
+  assert.deepEqual(
+    backend.requests.map((q) => q.prompts.length),
+    [2, 1],
+  );
   assert.equal(rows[0].text, 'plain' + STOP);
   assert.equal(rows[1].text, '```js\nx\n```\n```output\n1\n```\nthen' + STOP);
 });
@@ -163,16 +222,28 @@ test('rows are batched per round: only rows still writing are asked again', asyn
 function countingTokenizer(): TextTokenizer & { decoded: number } {
   const base = charTokenizer();
   const counting = { encode: base.encode, decoded: 0, decode: (ids: readonly number[]) => base.decode(ids) };
-  counting.decode = (ids) => { counting.decoded += ids.length; return base.decode(ids); };
+  counting.decode = (ids) => {
+    counting.decoded += ids.length;
+    return base.decode(ids);
+  };
   return counting;
 }
 
 async function playStreaming(script: string, format: ToolFormatName, maxCalls: number) {
   const tokenizer = countingTokenizer();
   const exec = tableExecutor({});
-  const [row] = await generateWithTools(streamingBackend(tokenizer, script), {
-    prompts: [tokenizer.encode('Q:')], maxNewTokens: 10 * script.length, rowSeeds: [1], stopStrings: [STOP],
-  }, [exec], tokenizer, { format: TOOL_FORMATS[format], maxCalls });
+  const [row] = await generateWithTools(
+    streamingBackend(tokenizer, script),
+    {
+      prompts: [tokenizer.encode('Q:')],
+      maxNewTokens: 10 * script.length,
+      rowSeeds: [1],
+      stopStrings: [STOP],
+    },
+    [exec],
+    tokenizer,
+    { format: TOOL_FORMATS[format], maxCalls },
+  );
   return { row: row!, decodedPerChar: tokenizer.decoded / script.length };
 }
 
@@ -190,7 +261,10 @@ test('a call nested 4,000 levels deep is a failed call and its turn converts to 
   const deep = `<tool_call>{"name":"f","arguments":{"a":${'['.repeat(4000)}${']'.repeat(4000)}}}</tool_call>`;
   const { row } = await playStreaming(deep + 'done' + STOP, 'function-call', 4);
   const shown = 'invalid tool call: JSON nests deeper than 32 levels';
-  assert.deepEqual(row.calls.map((c) => [c.kind, c.shown]), [['invalid', shown]]);
+  assert.deepEqual(
+    row.calls.map((c) => [c.kind, c.shown]),
+    [['invalid', shown]],
+  );
   assert.deepEqual(toolCallEvents(row.calls), [
     { name: '', input: '', output: 'invalid tool call: JSON nests deeper than 32 levels', ok: false, executed: true },
   ]);

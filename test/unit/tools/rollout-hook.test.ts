@@ -39,8 +39,16 @@ const fakeSandbox = (answers: Map<string, string>): CodeRunner => ({
 
 function spec(env: RolloutSpec['env'], seeds: number[], extra: Partial<RolloutSpec> = {}): RolloutSpec {
   return {
-    env, template: 'full', chat: TEMPLATES.full.chat, seeds, groupSize: 1, temperature: 1, maxResponseTokens: 400, maxContext: 20000,
-    samplingSeed: 0, ...extra,
+    env,
+    template: 'full',
+    chat: TEMPLATES.full.chat,
+    seeds,
+    groupSize: 1,
+    temperature: 1,
+    maxResponseTokens: 400,
+    maxContext: 20000,
+    samplingSeed: 0,
+    ...extra,
   };
 }
 
@@ -52,7 +60,10 @@ test('toolmath: code runs mid-turn, the answer after it succeeds, only model-wri
     return `<think>use code</think>\n\`\`\`js\n${p.code}\n\`\`\`\n<answer>\\boxed{${p.answer}}</answer>${STOP}`;
   });
   const turnGenerator = toolTurnGenerator({
-    format: 'code-fence', maxCalls: 2, tokenizer, code: fakeSandbox(new Map(problems.map((p) => [p.code, p.answer]))),
+    format: 'code-fence',
+    maxCalls: 2,
+    tokenizer,
+    code: fakeSandbox(new Map(problems.map((p) => [p.code, p.answer]))),
   });
   const trajectories = await rollout(spec(config, [0, 1], { turnGenerator }), policy, tokenizer);
   for (const [i, t] of trajectories.entries()) {
@@ -61,7 +72,10 @@ test('toolmath: code runs mid-turn, the answer after it succeeds, only model-wri
     assert.equal(t.mask.join(''), expectedMask(text));
     assert.deepEqual([t.success, t.return], [true, 1]);
     assert.equal(t.turns[0].response, `<think>use code</think>\n<answer>\\boxed{${problems[i].answer}}</answer>`);
-    assert.deepEqual(t.turns[0].toolCalls?.map((c) => [c.name, c.ok, c.shown]), [['js', true, problems[i].answer]]);
+    assert.deepEqual(
+      t.turns[0].toolCalls?.map((c) => [c.name, c.ok, c.shown]),
+      [['js', true, problems[i].answer]],
+    );
     assert.ok(t.logprobs.every((lp, k) => (t.mask[k] === 1 ? lp === -0.5 : lp === 0)));
     assert.equal(t.mask[t.turns[0].rewardPosition], 1);
   }
@@ -81,7 +95,10 @@ test('library: three turns of function calls with responses masked out, every an
   assert.equal(t.mask.join(''), expectedMask(text));
   assert.deepEqual([t.turns.length, t.success, t.return], [3, true, 3]);
   const names = questions.map((q) => q.expectedCalls.map((c) => c.name));
-  assert.deepEqual(t.turns.map((x) => x.toolCalls?.map((c) => c.name)), names);
+  assert.deepEqual(
+    t.turns.map((x) => x.toolCalls?.map((c) => c.name)),
+    names,
+  );
   assert.ok(text.includes('<tool_response>{"days_late":5,"fee_cents":125}</tool_response>'));
   assert.ok(t.turns.every((x) => x.toolCalls?.every((c) => c.ok)));
 });
@@ -102,16 +119,27 @@ test('the compact template with inline code: the tiny-model path ends at the new
   const script = `\`\`\`js ${p.code}\`\`\`\\boxed{${p.answer}}\n`;
   const backend = scriptedBackend(tokenizer, new Map([[`=/1\n${p.text}`, script]]));
   const turnGenerator = toolTurnGenerator({
-    format: 'code-inline', maxCalls: 1, tokenizer, code: fakeSandbox(new Map([[p.code, p.answer]])),
+    format: 'code-inline',
+    maxCalls: 1,
+    tokenizer,
+    code: fakeSandbox(new Map([[p.code, p.answer]])),
   });
   const policy: GenerationBackend = { generate: (r) => backend.generate(r) };
-  const [t] = await rollout(spec(config, [0], { template: 'compact', chat: TEMPLATES.compact.chat, turnGenerator }), policy, tokenizer);
+  const [t] = await rollout(
+    spec(config, [0], { template: 'compact', chat: TEMPLATES.compact.chat, turnGenerator }),
+    policy,
+    tokenizer,
+  );
   const text = tokenizer.decode(t.ids);
   const block = `\`\`\`output ${p.answer}\`\`\``;
   assert.equal(text, `=/1\n${p.text}\n1\n>\`\`\`js ${p.code}\`\`\`${block}\\boxed{${p.answer}}\nr1\n`);
   const start = text.indexOf('>') + 1;
-  const mask = '0'.repeat(start) + '1'.repeat(script.indexOf('\\boxed')) + '0'.repeat(block.length)
-    + '1'.repeat(script.length - script.indexOf('\\boxed')) + '0'.repeat('r1\n'.length);
+  const mask =
+    '0'.repeat(start) +
+    '1'.repeat(script.indexOf('\\boxed')) +
+    '0'.repeat(block.length) +
+    '1'.repeat(script.length - script.indexOf('\\boxed')) +
+    '0'.repeat('r1\n'.length);
   assert.equal(t.mask.join(''), mask);
   assert.deepEqual([t.success, t.turns[0].response], [true, `\\boxed{${p.answer}}`]);
 });

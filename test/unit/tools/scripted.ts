@@ -33,7 +33,7 @@ export function writer(tokenizer: TextTokenizer, intended: (prompt: string) => s
         }
         const tokens = tokenizer.encode(out);
         const stopped = req.stopStrings.some((s) => out.endsWith(s));
-        const finishReason = stopped ? 'stop' as const : 'length' as const;
+        const finishReason = stopped ? ('stop' as const) : ('length' as const);
         return { tokens, logprobs: tokens.map(() => -0.5), finishReason };
       });
     },
@@ -66,7 +66,10 @@ export function scriptedBackend(tokenizer: TextTokenizer, scripts: Map<string, s
         let finishReason: 'stop' | 'length' = 'length';
         for (let k = start; k < script.length && written.length < request.maxNewTokens; k++) {
           written += script[k];
-          if (request.stopStrings.some((s) => written.includes(s))) { finishReason = 'stop'; break; }
+          if (request.stopStrings.some((s) => written.includes(s))) {
+            finishReason = 'stop';
+            break;
+          }
         }
         // The script ran out before the budget: the model ended its text (an end-of-sequence token).
         const ranOut = start + written.length >= script.length && written.length < request.maxNewTokens;
@@ -84,7 +87,8 @@ export function scriptedBackend(tokenizer: TextTokenizer, scripts: Map<string, s
  * per call linear in what it writes (it never reads the prompt): for measuring the protocol's own work.
  */
 export function streamingBackend(
-  tokenizer: TextTokenizer, script: string,
+  tokenizer: TextTokenizer,
+  script: string,
 ): (request: GenerateRequest) => Promise<Generation[]> {
   let cursor = 0;
   return async (request) => {
@@ -96,7 +100,7 @@ export function streamingBackend(
     }
     const tokens = tokenizer.encode(script.slice(cursor, end));
     cursor = end;
-    const finishReason = end < limit || cursor === script.length ? 'stop' as const : 'length' as const;
+    const finishReason = end < limit || cursor === script.length ? ('stop' as const) : ('length' as const);
     return [{ tokens, logprobs: tokens.map(() => -0.5), finishReason }];
   };
 }
