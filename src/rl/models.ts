@@ -116,7 +116,7 @@ export async function loadPretrained(m: IterationModels, run: RunModel, c: RlCon
   const models = Object.entries(namedModels(m)) as [ModelName, PolicyHandle][];
   if (run.lora) {
     const base = await run.pretrained.readWeights();
-    await Promise.all(models.map(([, model]) => model.setBase(base)));
+    await Promise.all(models.map(async ([, model]) => model.setBase(base)));
     return;
   }
   const states = await pretrainedStates(run, c.seed + 1);

@@ -28,14 +28,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../errors.ts';
-import { Policy } from '../../policy/engine/policy.ts';
-import { parseModelConfig } from '../../policy/io/config.ts';
 import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../../policy/io/published-configs.ts';
-import { paramCount } from '../../policy/model/layout.ts';
-import type { LoraSpec } from '../../policy/model/lora.ts';
 import { torchPython } from './bench-engine.ts';
+import { type ChildResult, type ChildSpec, GENERATE, LORA } from './bench-scale-child.ts';
 
 const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -65,37 +62,8 @@ export const MODELS: Record<string, Record<string, unknown>> = {
   },
 };
 
-const LORA: LoraSpec = { rank: 16, alpha: 32, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] };
 const CASES = ['4x512-full', '4x512-lora', '1x1024-full', '1x1024-lora', 'generate'] as const;
 type Case = (typeof CASES)[number];
-const GENERATE = { prompts: 16, promptLen: 512, newTokens: 64 };
-
-/** What one child process measures. */
-interface ChildSpec {
-  readonly mode: 'train' | 'generate';
-  readonly config: Record<string, unknown>;
-  readonly threads: number;
-  readonly batch?: number;
-  readonly seq?: number;
-  readonly steps?: number;
-  readonly lora?: boolean;
-  /** PyTorch only: rows per forward/backward (gradient accumulation). */
-  readonly micro?: number;
-}
-
-interface ChildResult {
-  readonly initSeconds: number;
-  readonly stepCpuSeconds?: number[];
-  readonly compileSeconds?: number;
-  readonly stepSeconds?: number[];
-  readonly losses?: number[];
-  readonly generateSeconds?: number;
-  readonly tokensPerSecond?: number;
-  readonly peakRssBytes: number;
-  readonly params: number;
-  readonly trainedParams?: number;
-  readonly [k: string]: unknown;
-}
 
 interface Machine {
   readonly loadBefore: number[];
@@ -524,11 +492,4 @@ export async function benchScale(opts: Options = {}): Promise<void> {
       }
     }
   }
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === '--child') {
-  const spec = JSON.parse(process.argv[3]) as ChildSpec;
-  const result = await starpoChild(spec);
-  process.stdout.write(`${JSON.stringify({ side: 'starpo', ...result })}\n`);
-  process.exit(0);
 }
