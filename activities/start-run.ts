@@ -8,15 +8,8 @@
 import { activity } from '../src/durable/boundary.ts';
 import { configKey, lineageKey } from '../src/durable/artifacts.ts';
 import { json } from '../src/durable/batch-io.ts';
-import type {
-  CheckpointRef,
-  ResumeFrom,
-  RunPlan,
-  RunRef,
-  StartRunInput,
-  StartRunResult,
-} from '../src/durable/protocol.ts';
-import { checkpointExists, saveRunCheckpoint, trainerState, type TrainerState } from '../src/rl/run-checkpoint.ts';
+import type { ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
+import { behaviourVersions, checkpointExists, saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
@@ -34,28 +27,6 @@ const planOf = (c: RlConfig): RunPlan => ({
   dynamicSampling: c.dynamicSampling,
   ...(c.asyncStaleness > 0 && { asyncStaleness: c.asyncStaleness }),
 });
-
-/**
- * The older versions an asynchronous run's checkpoint names; each must still exist (retention, a fork from far back).
- */
-async function versionsOf(
-  r: WorkerResources,
-  run: RunRef,
-  from: CheckpointRef,
-  trainer: TrainerState | null,
-): Promise<CheckpointRef[]> {
-  const versions = trainer?.behaviourPolicies ?? [];
-  for (const v of versions) {
-    if (!(await checkpointExists(r.store(run.storeUri).store, { runId: run.runId, ...v }))) {
-      throw new ConfigError(
-        'fromIteration',
-        `checkpoint ${from.lineageId}@${from.iteration} needs policy version ` +
-          `${v.lineageId}@${v.iteration} for its next rollouts (asyncStaleness), and retention deleted it`,
-      );
-    }
-  }
-  return versions;
-}
 
 /** Saves a new run's config once; the same config again is a retry, another one a clash of run ids. */
 async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): Promise<RlConfig> {
@@ -127,7 +98,7 @@ export function startRunActivity(r: WorkerResources) {
       const trainer = await r.trainModels.use(c, r.store(run.storeUri), parent, async (m) => m.trainer);
       const forks = resume.fork?.forks ?? trainer?.forks ?? 0;
       const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
-      const versions = await versionsOf(r, run, policy, trainer);
+      const versions = await behaviourVersions(r.store(run.storeUri).store, run.runId, policy, trainer);
       await openLineage(r, run, c, resume, forks);
       return {
         plan: planOf(c),

@@ -9,6 +9,7 @@ import type { EchoTrapDetector } from './echo-trap.ts';
 import type { CollapseAction } from './collapse-action.ts';
 import { forkPoint } from './fork-point.ts';
 import {
+  behaviourVersions,
   type CheckpointRef,
   detectorOf,
   loadRunCheckpoint,
@@ -90,11 +91,11 @@ export async function lineageFrom(
   return { ids, forks: start.forks ?? 0, echo, retained, starts: [...starts, start] };
 }
 
-/** The policy versions a loaded checkpoint makes known: itself, and the older ones it names (asynchronous runs). */
-const versionsOf = (from: CheckpointId, state: TrainerState): CheckpointRef[] => [
-  ...(state.behaviourPolicies ?? []),
-  { lineageId: from.lineageId, iteration: from.iteration },
-];
+/** The policy versions a loaded checkpoint makes known: the older ones it names (they must exist), and itself. */
+async function versionsOf(ctx: RunContext, from: CheckpointId, state: TrainerState): Promise<CheckpointRef[]> {
+  const self = { lineageId: from.lineageId, iteration: from.iteration };
+  return [...(await behaviourVersions(ctx.store, ctx.o.runId, self, state)), self];
+}
 
 /**
  * Resume or fork from the run's own checkpoints; a stop or fork the checkpoint still owes comes back as `pending`,
@@ -109,7 +110,7 @@ export async function resumeLineage(ctx: RunContext) {
   await ctx.events.append([runEvent(ctx, start, 'RESUMED', null)]);
   const lineage = await lineageFrom(ctx, start, plan.forkPoints, starts, detectorOf(state));
   const pending = ctx.o.fork ? null : (state.collapse ?? null);
-  return { lineage, next: state.iteration + 1, pending, versions: versionsOf(plan.from, state) };
+  return { lineage, next: state.iteration + 1, pending, versions: await versionsOf(ctx, plan.from, state) };
 }
 
 /**
@@ -151,7 +152,7 @@ export async function takeAction(
   await ctx.events.append([runEvent(ctx, start, 'FORKED', action.reason)]);
   log.warn({ runId, lineageId: plan.lineageId, from: plan.from, forks: action.forks }, `forked: ${action.reason}`);
   const next = await lineageFrom(ctx, start, plan.forkPoints, lineage.starts, detectorOf(state));
-  return { lineage: next, next: point.iteration + 1, versions: versionsOf(plan.from, state) };
+  return { lineage: next, next: point.iteration + 1, versions: await versionsOf(ctx, plan.from, state) };
 }
 
 /** The run's fixed pieces a checkpoint writes beside the weights. */

@@ -205,6 +205,30 @@ async function modelDirectory(flat: string, dir: string, name: ModelName): Promi
 }
 
 /** Whether the checkpoint is committed (its manifest is visible); store failures propagate. */
+/**
+ * The older policy versions checkpoint `from` names for its next rollouts (asynchronous runs; none on-policy).
+ * Each must still exist: retention or a fork from far back may have deleted one, which is said here, before
+ * the run starts, in both drivers.
+ */
+export async function behaviourVersions(
+  store: CheckpointStore,
+  runId: string,
+  from: CheckpointRef,
+  state: Pick<TrainerState, 'behaviourPolicies'> | null,
+): Promise<CheckpointRef[]> {
+  const versions = state?.behaviourPolicies ?? [];
+  for (const v of versions) {
+    if (!(await checkpointExists(store, { runId, ...v }))) {
+      throw new ConfigError(
+        'fromIteration',
+        `checkpoint ${from.lineageId}@${from.iteration} needs policy version ` +
+          `${v.lineageId}@${v.iteration} for its next rollouts (asyncStaleness), and retention deleted it`,
+      );
+    }
+  }
+  return versions;
+}
+
 export async function checkpointExists(store: CheckpointStore, id: CheckpointId): Promise<boolean> {
   return store.load(id.runId, id.lineageId, id.iteration, { only: [] }).then(
     () => true,
