@@ -85,81 +85,6 @@ export function availableBytes(): number {
   return os.freemem();
 }
 
-/** The child's peak resident set (VmHWM), in bytes. */
-function peakRss(): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m ? Number(m[1]) * 1024 : process.resourceUsage().maxRSS * 1024;
-}
-
-const tokensFor = (n: number, V: number, salt = 0) =>
-  Int32Array.from({ length: n }, (_, i) => (i * 7919 + salt * 104729) % V);
-
-/** The starpo side of one measurement, in this (child) process. */
-async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
-  const config = parseModelConfig(spec.config);
-  const t0 = performance.now();
-  const policy = new Policy({ config, seed: 1, threads: spec.threads, ...(spec.lora ? { lora: LORA } : {}) });
-  await policy.initialize();
-  const initSeconds = (performance.now() - t0) / 1000;
-  const params =
-    paramCount(policy.layout.frozen ?? policy.layout) + (policy.layout.frozen ? paramCount(policy.layout) : 0);
-  const compileSeconds = () => policy.programs.compiles.reduce((s, c) => s + c.buildSeconds + c.sessionSeconds, 0);
-  if (spec.mode === 'train') {
-    const [B, T] = [spec.batch!, spec.seq!];
-    const n = B * T;
-    const batch = {
-      batch: B,
-      seqLen: T,
-      tokens: tokensFor(n, config.vocabSize),
-      attentionMask: new Float32Array(n).fill(1),
-      lossMask: new Float32Array(n).fill(1),
-    };
-    const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
-    const stepSeconds: number[] = [];
-    const stepCpuSeconds: number[] = [];
-    const losses: number[] = [];
-    for (let i = 0; i < (spec.steps ?? 3); i++) {
-      const [s0, c0] = [performance.now(), process.cpuUsage()];
-      const m = await policy.trainStep(batch, opts);
-      const c = process.cpuUsage(c0);
-      stepSeconds.push((performance.now() - s0) / 1000);
-      stepCpuSeconds.push((c.user + c.system) / 1e6);
-      losses.push(m.loss);
-    }
-    return {
-      initSeconds,
-      compileSeconds: compileSeconds(),
-      compiles: policy.programs.compiles,
-      stepSeconds,
-      stepCpuSeconds,
-      losses,
-      peakRssBytes: peakRss(),
-      params,
-      trainedParams: paramCount(policy.layout),
-    };
-  }
-  const all = tokensFor(GENERATE.prompts * GENERATE.promptLen, config.vocabSize, 1); // the PyTorch side's prompts too
-  const prompts = Array.from({ length: GENERATE.prompts }, (_, b) =>
-    Array.from(all.subarray(b * GENERATE.promptLen, (b + 1) * GENERATE.promptLen)),
-  );
-  const req = { prompts, maxNewTokens: GENERATE.newTokens, stopTokenIds: [] };
-  await policy.compileGenerate(req);
-  const g0 = performance.now();
-  const gens = await policy.generate(req);
-  const generateSeconds = (performance.now() - g0) / 1000;
-  if (gens.some((g) => g.tokens.length !== GENERATE.newTokens)) throw new Error('a row stopped early');
-  return {
-    initSeconds,
-    compileSeconds: compileSeconds(),
-    compiles: policy.programs.compiles,
-    generateSeconds,
-    tokensPerSecond: (GENERATE.prompts * GENERATE.newTokens) / generateSeconds,
-    firstTokens: gens.map((g) => g.tokens.slice(0, 4)),
-    peakRssBytes: peakRss(),
-    params,
-  };
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits (polling every 30 s, up to 20 min) until `needGB` is available; returns how long it waited. */
@@ -217,7 +142,7 @@ function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string>
   if (side === 'starpo') {
     [cmd, args] = [
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', JSON.stringify(spec)],
+      ['--import', 'tsx', fileURLToPath(new URL('./bench-scale-child.ts', import.meta.url)), JSON.stringify(spec)],
     ];
   } else {
     const python = torchPython();
