@@ -22,11 +22,11 @@ process.env.STARPO_ORT_PROFILE = path.join(dir, 'step'); // read when each sessi
 const { MODELS } = await import('../src/cli/commands/bench-scale.ts');
 const { parseModelConfig } = await import('../src/policy/io/config.ts');
 const { Policy } = await import('../src/policy/engine/policy.ts');
+const { LORA } = await import('../src/cli/commands/bench-scale-child.ts');
 if (!MODELS[model]) throw new Error(`unknown model ${model} (one of ${Object.keys(MODELS).join(', ')})`);
 const [B, T] = shape.split('x').map(Number);
 const config = parseModelConfig(MODELS[model]);
-const lora = { rank: 16, alpha: 32, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] } as const;
-const policy = new Policy({ config, seed: 1, threads: Number(threadArg), ...(kind === 'lora' ? { lora } : {}) });
+const policy = new Policy({ config, seed: 1, threads: Number(threadArg), ...(kind === 'lora' ? { lora: LORA } : {}) });
 await policy.initialize();
 const n = B * T;
 const batch = {
@@ -38,11 +38,9 @@ const batch = {
 };
 const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
 await policy.trainStep(batch, opts);
-const marks: number[] = [];
 const t0 = performance.now();
 await policy.trainStep(batch, opts);
 const stepMs = performance.now() - t0;
-marks.push(stepMs);
 await policy.releasePrograms(); // writes the profiles
 
 interface ProfileEvent {

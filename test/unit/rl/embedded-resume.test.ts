@@ -5,30 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalConfigJSON, resolveConfig } from '../../../src/rl/config.ts';
 import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { TINY_SOKOBAN_RESUME } from './tiny-sokoban-config.ts';
 import { replay, type IterationEvent } from '../../../src/events/index.ts';
 import { localRunEvents } from '../../../src/replay/location.ts';
 
-const config = resolveConfig({
-  preset: 'starpo-s',
-  overrides: [
-    'env=sokoban',
-    'maxTurns=2',
-    'envGroups=2',
-    'groupSize=4',
-    'miniBatchSize=4',
-    'iterations=4',
-    'threads=1',
-    'valSeeds=4',
-    'valEvery=2',
-    'modelLayers=1',
-    'modelHidden=32',
-    'modelFfn=64',
-    'lrActor=1e-3',
-    'lrCritic=1e-3',
-    'filter=none',
-    'maxResponseTokens=8',
-  ],
-});
+const config = resolveConfig({ preset: 'starpo-s', overrides: [...TINY_SOKOBAN_RESUME] });
 
 async function iterationMetrics(root: string, runId: string): Promise<Record<string, number>[]> {
   const reader = localRunEvents(root);

@@ -5,32 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { TINY_SOKOBAN_RESUME } from './tiny-sokoban-config.ts';
 import { createLocalEventReader, replay, type StarpoEvent } from '../../../src/events/index.ts';
 import { createLocalCheckpointStore } from '../../../src/storage/index.ts';
 
-// The tiny, fast config of embedded-resume.test.ts; threads=1 makes the weights deterministic.
-const config = resolveConfig({
-  preset: 'starpo-s',
-  overrides: [
-    'env=sokoban',
-    'maxTurns=2',
-    'envGroups=2',
-    'groupSize=4',
-    'miniBatchSize=4',
-    'iterations=4',
-    'threads=1',
-    'valSeeds=4',
-    'valEvery=2',
-    'modelLayers=1',
-    'modelHidden=32',
-    'modelFfn=64',
-    'lrActor=1e-3',
-    'lrCritic=1e-3',
-    'filter=none',
-    'maxResponseTokens=8',
-    'keepLastCheckpoints=3',
-  ],
-});
+const config = resolveConfig({ preset: 'starpo-s', overrides: [...TINY_SOKOBAN_RESUME, 'keepLastCheckpoints=3'] });
 
 async function readAll(root: string, surviving: boolean): Promise<StarpoEvent[]> {
   const reader = createLocalEventReader({ root });

@@ -1,0 +1,19 @@
+/** The tiny, fast StarPO-S Sokoban run the resume tests train; threads=1 makes the weights deterministic. */
+export const TINY_SOKOBAN_RESUME: readonly string[] = [
+  'env=sokoban',
+  'maxTurns=2',
+  'envGroups=2',
+  'groupSize=4',
+  'miniBatchSize=4',
+  'iterations=4',
+  'threads=1',
+  'valSeeds=4',
+  'valEvery=2',
+  'modelLayers=1',
+  'modelHidden=32',
+  'modelFfn=64',
+  'lrActor=1e-3',
+  'lrCritic=1e-3',
+  'filter=none',
+  'maxResponseTokens=8',
+];
