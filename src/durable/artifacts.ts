@@ -19,9 +19,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { StarpoError } from '../errors.ts';
 import { assertIteration, assertSafeId } from '../events/ids.ts';
-import { endpoints } from '../services/endpoints.ts';
 import { iterationDir } from '../storage/layout.ts';
-import { retryableS3Failure } from '../storage/s3-store.ts';
+import { loopbackS3Client, retryableS3Failure } from '../storage/s3-store.ts';
 import { parseStorageUri } from '../storage/uri.ts';
 import { mapLimit } from '../storage/map-limit.ts';
 
@@ -217,22 +216,13 @@ class CachedArtifacts implements ArtifactStore {
   }
 }
 
-function s3Client(): S3Client {
-  return new S3Client({
-    endpoint: endpoints.s3.endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' }, // S3Mock accepts any
-  });
-}
-
 /** Artifacts under the same location as the run's checkpoints (`s3://bucket/prefix/` or `file:///dir`). */
 export function createArtifactStore(storeUri: string, cacheBytes = 256 * 1024 * 1024): ArtifactStore {
   const location = parseStorageUri(storeUri);
   const inner =
     location.scheme === 's3'
       ? new S3Artifacts(
-          s3Client(),
+          loopbackS3Client(),
           location.bucket,
           location.key === '' || location.key.endsWith('/') ? location.key : `${location.key}/`,
         )

@@ -95,12 +95,19 @@ function limitsOf(options: S3CheckpointStoreOptions): TransferLimits {
   return { partSizeBytes, multipartThresholdBytes };
 }
 
-function defaultClient(options: S3CheckpointStoreOptions): S3Client {
+/**
+ * The client for starpo's own S3 server (S3Mock accepts any credentials; pass `client` for real S3), the one home
+ * for checkpoints and durable artifacts alike. The SDK warns in every process on Node 20 that its releases after
+ * January 2027 will need Node 22: not actionable here (starpo supports Node 20 and pins the SDK), and the warning
+ * would garble the progress display, so it is switched off unless the user set the variable.
+ */
+export function loopbackS3Client(endpoint: string = endpoints.s3.endpoint, region = 'us-east-1'): S3Client {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   return new S3Client({
-    endpoint: options.endpoint ?? endpoints.s3.endpoint,
-    region: options.region ?? 'us-east-1',
+    endpoint,
+    region,
     forcePathStyle: true,
-    credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' }, // S3Mock accepts any; pass `client` for real S3
+    credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' },
   });
 }
 
@@ -111,7 +118,10 @@ class S3CheckpointStore implements CheckpointStore {
   private bucketReady: Promise<void> | undefined;
 
   constructor(options: S3CheckpointStoreOptions) {
-    this.target = { client: options.client ?? defaultClient(options), bucket: options.bucket };
+    this.target = {
+      client: options.client ?? loopbackS3Client(options.endpoint, options.region),
+      bucket: options.bucket,
+    };
     this.limits = limitsOf(options);
     this.prefix = options.prefix ?? 'runs/';
   }

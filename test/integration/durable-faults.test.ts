@@ -2,14 +2,14 @@
 // whatever else uses it at that moment, so each restart is kept short and happens only here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { resolveConfig, type RlConfig } from '../../src/rl/config.ts';
 import { createEventReader, eventKey, type StarpoEvent } from '../../src/events/index.ts';
 import { createCheckpointStore, parseStorageUri, type CheckpointStore } from '../../src/storage/index.ts';
 import { serviceByName, startService, stopService } from '../../src/services/manager.ts';
-import { endpoints } from '../../src/services/endpoints.ts';
+import { loopbackS3Client } from '../../src/storage/s3-store.ts';
 import { mergeOptions, startResume, submitRun, type SubmitOptions } from '../../src/durable/client.ts';
 import { spawnWorker, startLocalStack, uniqueId, type LocalStack } from '../../src/durable/harness.ts';
 import {
@@ -243,12 +243,7 @@ test(
       const file = manifest.files.find((f) => f.name === 'actor.model.safetensors')!;
       const loc = parseStorageUri(`${stack.storeUri}${runId}/checkpoints/main/00000001/${file.key}`);
       assert.equal(loc.scheme, 's3');
-      const s3 = new S3Client({
-        endpoint: endpoints.s3.endpoint,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' },
-      });
+      const s3 = loopbackS3Client();
       const where = { Bucket: loc.scheme === 's3' ? loc.bucket : '', Key: loc.scheme === 's3' ? loc.key : '' };
       const bytes = Buffer.from(await (await s3.send(new GetObjectCommand(where))).Body!.transformToByteArray());
       bytes[bytes.length - 1] ^= 0x01;

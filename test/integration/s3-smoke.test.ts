@@ -7,18 +7,12 @@ import {
   CreateMultipartUploadCommand,
   GetObjectCommand,
   PutObjectCommand,
-  S3Client,
   S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { endpoints } from '../../src/services/endpoints.ts';
+import { loopbackS3Client } from '../../src/storage/s3-store.ts';
 
-const s3 = new S3Client({
-  endpoint: endpoints.s3.endpoint,
-  region: 'us-east-1',
-  forcePathStyle: true,
-  credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' },
-});
+const s3 = loopbackS3Client();
 
 async function freshBucket(): Promise<string> {
   const bucket = `smoke-${randomUUID()}`;

@@ -11,20 +11,14 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { endpoints } from '../../src/services/endpoints.ts';
-import { createS3CheckpointStore } from '../../src/storage/s3-store.ts';
+import { createS3CheckpointStore, loopbackS3Client } from '../../src/storage/s3-store.ts';
 import { CheckpointConflictError, CheckpointNotFoundError } from '../../src/storage/errors.ts';
 import { parseStorageUri } from '../../src/storage/uri.ts';
 import { CorruptDataError } from '../../src/errors.ts';
 
 const MiB = 1024 * 1024;
 const T30 = { timeout: 30_000 };
-const s3 = new S3Client({
-  endpoint: endpoints.s3.endpoint,
-  region: 'us-east-1',
-  forcePathStyle: true,
-  credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' },
-});
+const s3 = loopbackS3Client();
 const freshStore = (bucket = `ckpt-${randomUUID()}`) => ({
   bucket,
   store: createS3CheckpointStore({ bucket, multipartThresholdBytes: 6 * MiB, partSizeBytes: 5 * MiB }),
@@ -80,12 +74,7 @@ test('a flipped byte in a stored object is refused naming the file', { timeout: 
  * so two racing writers can both get 200 there; real S3 answers one of them 412 or 409.)
  */
 function lateCheckingClient(): S3Client {
-  const client = new S3Client({
-    endpoint: endpoints.s3.endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'starpo', secretAccessKey: 'starpo' },
-  });
+  const client = loopbackS3Client();
   let missed = false;
   client.middlewareStack.add(
     (next) => async (args) => {
