@@ -202,12 +202,21 @@ export const LEARNING_CASES: LearningCase[] = [
 
 /**
  * Item 4 of the issue: StarPO-S, vanilla StarPO and GRPO with 3 training seeds each, on Sokoban and
- * FrozenLake from the format-only start, same budget. Case names: `seeds-<env>-<preset>-s<seed>`.
+ * FrozenLake from the format-only (world-model) warm start, same budget: the RL settings with which FrozenLake
+ * learned from reward. FrozenLake without slipping (RAGEN-2's main-table setting): on the slippery v1 no
+ * algorithm moved from the warm start within this budget, which would compare three flat lines.
+ * Case names: `seeds-<env>-<preset>-s<seed>`.
  */
 export const SEED_STUDY = {
   envs: ['sokoban', 'frozenlake'] as const,
   presets: ['starpo-s', 'starpo', 'grpo'] as const satisfies readonly PresetName[],
   seeds: [0, 1, 2],
+};
+export type SeedStudyEnv = (typeof SEED_STUDY.envs)[number];
+
+const SEED_STUDY_ENV: Record<SeedStudyEnv, readonly string[]> = {
+  sokoban: [],
+  frozenlake: ['env=frozenlake-noslip'],
 };
 
 export function seedStudyCases(): LearningCase[] {
@@ -218,7 +227,13 @@ export function seedStudyCases(): LearningCase[] {
         preset,
         target: 0,
         warmStart: FORMAT_WARM_STARTS[env],
-        overrides: [...FROM_REWARD_RL, `seed=${seed}`],
+        overrides: [
+          ...FROM_REWARD_FROZENLAKE,
+          'lrCritic=1e-3',
+          'collapseEvery=10',
+          ...SEED_STUDY_ENV[env],
+          `seed=${seed}`,
+        ],
       })),
     ),
   );

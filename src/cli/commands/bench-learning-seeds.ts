@@ -8,6 +8,7 @@
  * Collapsed: the run's validation success fell below half of the best it had reached (after reaching at
  * least 0.1), and was still there at the end; "when" is the first validation iteration of that fall.
  */
+import { ConfigError } from '../../errors.ts';
 import { mean, sampleStd } from '../../rl/stats.ts';
 import { seedStudyCases, SEED_STUDY } from './bench-learning-cases.ts';
 import { measureCase, trainCase, useTinyMode, type CasePoint } from './bench-learning.ts';
@@ -27,17 +28,22 @@ export function collapsedAt(curve: readonly CasePoint[]): number | null {
 
 interface SeedRun {
   seed: number;
+  /** The environment as run (the study's `frozenlake` is FrozenLake without slipping) and its env-spec id. */
+  env: string;
+  envSpecId: string;
   valSuccess: number;
   collapsedAt: number | null;
   echoTrapWarnings: number[];
   runDir: string;
 }
 
-function summary(env: string, preset: string, runs: readonly SeedRun[]): Record<string, unknown> {
+function summary(study: string, preset: string, runs: readonly SeedRun[]): Record<string, unknown> {
   const finals = runs.map((r) => r.valSuccess);
   return {
     bench: 'learning-seeds',
-    env,
+    study,
+    env: runs[0]?.env,
+    envSpecId: runs[0]?.envSpecId,
     preset,
     seeds: runs.map((r) => r.seed),
     valSuccessMean: Number(mean(finals).toFixed(4)),
@@ -48,11 +54,30 @@ function summary(env: string, preset: string, runs: readonly SeedRun[]): Record<
   };
 }
 
-export async function benchLearningSeeds(opts: { tiny?: boolean } = {}, write = console.log): Promise<void> {
+/** A comma-separated subset of `known` (all of it when absent), refused whole if it names anything else. */
+function pick<T extends string>(what: string, list: string | undefined, known: readonly T[]): readonly T[] {
+  if (list === undefined) return known;
+  const names = list.split(',').map((s) => s.trim());
+  const unknown = names.filter((n) => !(known as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0)
+    throw new ConfigError('bench', `unknown ${what} "${unknown.join(',')}"; known: ${known.join(', ')}`);
+  return known.filter((k) => names.includes(k));
+}
+
+/**
+ * `envs` / `presets` (comma-separated) run part of the study, e.g. one preset per process so that a machine's
+ * cores run the presets side by side; every summary line still covers all three seeds of its (env, preset).
+ */
+export async function benchLearningSeeds(
+  opts: { tiny?: boolean; envs?: string; presets?: string } = {},
+  write = console.log,
+): Promise<void> {
   useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
   const cases = seedStudyCases();
-  for (const env of SEED_STUDY.envs) {
-    for (const preset of SEED_STUDY.presets) {
+  const envs = pick('environment', opts.envs, SEED_STUDY.envs);
+  const presets = pick('preset', opts.presets, SEED_STUDY.presets);
+  for (const env of envs) {
+    for (const preset of presets) {
       const runs: SeedRun[] = [];
       for (const [i, seed] of SEED_STUDY.seeds.entries()) {
         const k = cases.find((c) => c.name === `seeds-${env}-${preset}-s${seed}`)!;
@@ -61,6 +86,8 @@ export async function benchLearningSeeds(opts: { tiny?: boolean } = {}, write = 
         write(JSON.stringify(line));
         runs.push({
           seed: SEED_STUDY.seeds[i] as number,
+          env: line.env as string,
+          envSpecId: line.envSpecId as string,
           valSuccess: line.valSuccess as number,
           collapsedAt: collapsedAt(trained.curve),
           echoTrapWarnings: line.echoTrapWarnings as number[],

@@ -12,6 +12,8 @@ interface BenchOptions {
   readonly models?: string;
   readonly steps?: string;
   readonly sides?: string;
+  readonly envs?: string;
+  readonly presets?: string;
 }
 
 const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) => Promise<void> }> = {
@@ -25,7 +27,7 @@ const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) =
   'learning-seeds': {
     description:
       'StarPO-S vs vanilla StarPO vs GRPO, 3 training seeds each, Sokoban and FrozenLake from a format-only start: ' +
-      'final success mean ± std, collapsed runs, Echo-Trap firings (--tiny: a dry run)',
+      'final success mean ± std, collapsed runs, Echo-Trap firings (--envs, --presets: part of it; --tiny: a dry run)',
     run: async (opts) => (await import('./bench-learning-seeds.ts')).benchLearningSeeds(opts),
   },
   pipeline: {
@@ -83,6 +85,8 @@ export function registerBench(program: Command): void {
     .option('--models <list>', 'scale: comma-separated models')
     .option('--steps <n>', 'scale: train steps per process (the first compiles; default 3)')
     .option('--sides <list>', 'scale: starpo,pytorch (default both)')
+    .option('--envs <list>', 'learning-seeds: comma-separated environments (sokoban, frozenlake)')
+    .option('--presets <list>', 'learning-seeds: comma-separated presets (starpo-s, starpo, grpo)')
     .action(async (name: string, opts: BenchOptions) => {
       const bench = Object.hasOwn(BENCHES, name) ? BENCHES[name] : undefined;
       if (!bench)

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { LEARNING_CASES, seedStudyCases, TINY } from '../../../src/cli/commands/bench-learning-cases.ts';
-import { collapsedAt } from '../../../src/cli/commands/bench-learning-seeds.ts';
+import { benchLearningSeeds, collapsedAt } from '../../../src/cli/commands/bench-learning-seeds.ts';
 import type { CasePoint } from '../../../src/cli/commands/bench-learning.ts';
 
 test('every learning and seed-study case resolves to a valid config, at full size and tiny', () => {
@@ -42,4 +42,17 @@ test('a run counts as collapsed when its validation success ends below half its 
   assert.equal(collapsedAt(curve([0.2, 0.6, 0.25, 0.5])), null); // recovered
   assert.equal(collapsedAt(curve([0.08, 0.02])), null); // never reached 0.1
   assert.equal(collapsedAt(curve([0.5, 0.4])), null);
+});
+
+test('bench learning-seeds refuses an unknown environment or preset before training anything', async () => {
+  const lines: string[] = [];
+  await assert.rejects(
+    benchLearningSeeds({ envs: 'sokoban,chess' }, (l) => lines.push(l)),
+    /config bench: unknown environment "chess"; known: sokoban, frozenlake/,
+  );
+  await assert.rejects(
+    benchLearningSeeds({ presets: 'ppo' }, (l) => lines.push(l)),
+    /config bench: unknown preset "ppo"; known: starpo-s, starpo, grpo/,
+  );
+  assert.deepEqual(lines, []);
 });
