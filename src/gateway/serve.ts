@@ -6,11 +6,11 @@
  */
 import { resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
-import { Policy } from '../policy/engine/policy.ts';
+import type { Policy } from '../policy/engine/policy.ts';
 import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
 import { readRunConfig } from '../replay/location.ts';
 import { resolveConfig, type RlConfig } from '../rl/config.ts';
-import { loadPretrained } from '../rl/models.ts';
+import { createActor, loadPretrained } from '../rl/models.ts';
 import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
 import { createLocalCheckpointStore } from '../storage/index.ts';
@@ -64,14 +64,7 @@ async function servedModel(o: ServeOptions): Promise<Served> {
 
 export async function serveGateway(o: ServeOptions): Promise<Gateway & { readonly model: string }> {
   const { c, run, name, load } = await servedModel(o);
-  const actor = new Policy({
-    config: run.modelConfig,
-    role: 'actor',
-    seed: c.seed,
-    tokenizer: run.tokenizer,
-    lora: run.lora ?? undefined,
-    threads: c.threads > 0 ? c.threads : undefined,
-  });
+  const actor = createActor(c, run);
   try {
     await load(actor);
     const gateway = await startGateway({

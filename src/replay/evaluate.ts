@@ -5,7 +5,7 @@
  * the same seeds and budget beside it.
  */
 import { envSpecId, oracleSuccess, resolveEnvConfig } from '../envs/index.ts';
-import { Policy } from '../policy/engine/policy.ts';
+import type { Policy } from '../policy/engine/policy.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { runValidation, validationSeeds } from '../rl/iteration.ts';
 import { openSandbox, toolTurns } from '../rl/tool-use.ts';
@@ -13,7 +13,7 @@ import { basename, resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
 import { checkCapacity } from '../rl/capacity.ts';
 import { resolveConfig } from '../rl/config.ts';
-import { loadPretrained } from '../rl/models.ts';
+import { createActor, loadPretrained } from '../rl/models.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
 import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
 import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
@@ -92,14 +92,7 @@ async function evaluate(
   const samples = c.valSamples;
   const run = await resolveRunModel(c);
   checkCapacity(c, run.modelConfig, run.lora, { training: false });
-  const actor = new Policy({
-    config: run.modelConfig,
-    role: 'actor',
-    seed: c.seed,
-    tokenizer: run.tokenizer,
-    lora: run.lora ?? undefined,
-    threads: c.threads > 0 ? c.threads : undefined,
-  });
+  const actor = createActor(c, run);
   const sandbox = openSandbox(c);
   try {
     await load(actor, run);

@@ -62,6 +62,15 @@ export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokeni
   );
 }
 
+/**
+ * The run's actor alone, in-process, to sample outside training (eval, the gateway): the same options as a
+ * run's actor (LoRA, threads, the KV cache kept across turns), on `provider` (default: the run's rollout one).
+ */
+export function createActor(c: RlConfig, run: RunModel, provider: Provider = c.rolloutProvider): Policy {
+  const [actor] = modelInits(c, run.modelConfig, provider, 'actor');
+  return new Policy({ ...actor!.options, tokenizer: run.tokenizer });
+}
+
 /** The same models, each in a worker thread (started side by side). */
 export async function startEngineModels(
   c: RlConfig,
