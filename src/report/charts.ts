@@ -161,8 +161,31 @@ function referenceOf(run: RunReport, spec: ChartSpec, prefix: string): ChartSeri
   ];
 }
 
+/**
+ * One reference line for all runs when every run has the same one (a seed sweep on one environment shares its
+ * oracle ceiling): drawn once, under no run, across all their iterations, instead of once per run.
+ */
+function sharedReference(spec: ChartSpec, runs: readonly RunReport[]): ChartSeries | null {
+  const refs = runs.map((run) => spec.reference?.(run) ?? null);
+  const first = refs[0];
+  if (runs.length < 2 || !first || refs.some((r) => r?.label !== first.label || r.y !== first.y)) return null;
+  const lines = runs.flatMap((run) => referenceOf(run, spec, ''));
+  const from = Math.min(...lines.map((l) => l.points[0]![0]));
+  const to = Math.max(...lines.map((l) => l.points[1]![0]));
+  return {
+    run: '',
+    label: first.label,
+    points: [
+      [from, first.y],
+      [to, first.y],
+    ],
+    kind: 'reference',
+  };
+}
+
 function chartOf(spec: ChartSpec, runs: readonly RunReport[]): ChartModel {
   const many = runs.length > 1;
+  const shared = sharedReference(spec, runs);
   const series = runs.flatMap((run) => {
     const prefix = many ? `${run.runId} · ` : '';
     const lines = spec.series(run).map((s): ChartSeries => ({
@@ -171,8 +194,9 @@ function chartOf(spec: ChartSpec, runs: readonly RunReport[]): ChartModel {
       points: pointsOf(run, s),
       kind: 'line',
     }));
-    return [...lines, ...referenceOf(run, spec, prefix)];
+    return [...lines, ...(shared ? [] : referenceOf(run, spec, prefix))];
   });
+  if (shared) series.push(shared);
   const markers = runs.flatMap((run) => [
     ...run.warnings.map((w) => ({ run: run.runId, iteration: w.iteration, message: w.message })),
     ...run.forks.map((f) => ({

@@ -136,6 +136,7 @@ export interface RunReport {
 }
 
 export interface ChartSeries {
+  /** The run it belongs to; '' for a reference line all the runs share. */
   run: string;
   label: string;
   /** [iteration, value]; only finite values. */

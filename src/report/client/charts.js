@@ -5,7 +5,19 @@
  */
 (function (S) {
   'use strict';
-  const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
+  // Ten distinct colours before a run's colour repeats (a 3 × 3 seed sweep fits), none the reference grey.
+  const PALETTE = [
+    '#1f77b4',
+    '#d62728',
+    '#2ca02c',
+    '#ff7f0e',
+    '#9467bd',
+    '#8c564b',
+    '#e377c2',
+    '#17becf',
+    '#bcbd22',
+    '#393b79',
+  ];
   const DASHES = [[], [6, 4], [2, 3], [10, 3, 2, 3], [1, 4]];
   const REFERENCE = '#777777';
 
@@ -39,10 +51,10 @@
   function styleOf(series, indexInRun, runIndex, manyRuns) {
     if (series.kind === 'reference') {
       // Dash-dot and translucent: a reference, never mistaken for a dashed metric of another run.
-      const colour = (manyRuns ? PALETTE[runIndex % PALETTE.length] : REFERENCE) + 'aa';
+      const colour = (manyRuns && runIndex >= 0 ? PALETTE[runIndex % PALETTE.length] : REFERENCE) + 'aa';
       return { borderColor: colour, borderDash: [12, 3, 2, 3], borderWidth: 1.5 };
     }
-    const colour = PALETTE[(manyRuns ? runIndex : indexInRun) % PALETTE.length];
+    const colour = PALETTE[(manyRuns ? Math.max(0, runIndex) : indexInRun) % PALETTE.length];
     return { borderColor: colour, borderDash: manyRuns ? DASHES[indexInRun % DASHES.length] : [], borderWidth: 2 };
   }
 
@@ -50,7 +62,8 @@
     const manyRuns = runIds.length > 1;
     const seen = new Map();
     return chartModel.series.map((series) => {
-      const runIndex = Math.max(0, runIds.indexOf(series.run));
+      const runIndex = runIds.indexOf(series.run); // -1: a reference line all runs share
+
       const indexInRun = series.kind === 'reference' ? 0 : seen.get(series.run) || 0;
       if (series.kind !== 'reference') seen.set(series.run, indexInRun + 1);
       const style = styleOf(series, indexInRun, runIndex, manyRuns);

@@ -93,6 +93,35 @@ test('several runs share a chart, labelled by run', () => {
   assert.deepEqual([...new Set(success.series.map((s) => s.run))], ['a', 'b']);
 });
 
+test('runs with the same oracle ceiling share one reference line, across all their iterations', () => {
+  const ceiling = { successRate: 0.9, seeds: 8 }; // run a's
+  const other = report('b', [run('b'), ...[1, 2, 3, 4, 5].map((i) => iteration(i, { success_rate: 0.5 }))], ceiling);
+  const shared = chart(buildCharts([three, other]), 'success');
+  assert.deepEqual(
+    shared.series.filter((s) => s.kind === 'reference'),
+    [
+      {
+        run: '',
+        label: 'oracle ceiling (8 val seeds)',
+        points: [
+          [1, 0.9],
+          [5, 0.9],
+        ],
+        kind: 'reference',
+      },
+    ],
+  );
+  const lower = report('c', [run('c'), iteration(1, { success_rate: 0.5 })], { successRate: 0.5, seeds: 8 });
+  const apart = chart(buildCharts([three, lower]), 'success').series.filter((s) => s.kind === 'reference');
+  assert.deepEqual(
+    apart.map((s) => [s.run, s.label]),
+    [
+      ['a', 'a · oracle ceiling (8 val seeds)'],
+      ['c', 'c · oracle ceiling (8 val seeds)'],
+    ],
+  );
+});
+
 test("in-group std reads the filter stage's own measures first, else the iteration's", () => {
   const r = report('a', [
     run('a'),
