@@ -1,7 +1,7 @@
 /**
  * onCollapse=fork in the durable driver, against the embedded driver on the same collapsing case
  * (test/unit/rl/collapse-fork.test.ts): Bandit with a learning rate 100× too large fires the detector at
- * iteration 10, forks back to checkpoint 0 with halved learning rates, collapses again at 11 and, with
+ * iteration 10, forks back to checkpoint 0 with halved learning rates, collapses again (at 11 or 12, by CPU) and, with
  * maxForks 1, stops there. Both drivers must fork from the same checkpoint, record the same FORKED event
  * and end with the same metrics and checkpoint files.
  */
@@ -72,7 +72,12 @@ test(
   async () => {
     const root = mkdtempSync(join(tmpdir(), 'starpo-embedded-'));
     const embedded = await trainEmbedded({ root, runId: 'r', config });
-    assert.deepEqual([embedded.lastIteration, embedded.lineageId], [11, 'f1-0']);
+    // Where the second collapse is seen depends on the processor: onnxruntime's CPU kernels differ between
+    // instruction sets and a learning rate this large amplifies last-bit differences. Measured: 11 on the earlier
+    // CI machines, 12 on an AMD EPYC without AVX-512. Either way the durable run must match this one.
+    const last = embedded.lastIteration;
+    assert.equal(embedded.lineageId, 'f1-0');
+    assert.ok(last === 11 || last === 12, `stopped at ${last}`);
     const stack = await startLocalStack({ label: 'collapse' });
     try {
       const runId = uniqueId('collapse');
@@ -85,7 +90,7 @@ test(
         options,
       });
       const outcome = await followRun(handle, () => undefined, 500);
-      assert.deepEqual([outcome.lastIteration, outcome.lineageId, outcome.stopped], [11, 'f1-0', true]);
+      assert.deepEqual([outcome.lastIteration, outcome.lineageId, outcome.stopped], [last, 'f1-0', true]);
       const reader = () => createEventReader({ kind: 'kafka', ...stack.events });
       const local = () => createLocalEventReader({ root });
       assert.deepEqual(metricsOf(await logged(reader(), runId, true)), metricsOf(await logged(local(), 'r', true)));
@@ -95,9 +100,9 @@ test(
         forks.map((f) => f.slice(0, 4)),
         [['f1-0', 'main', 0, 1]],
       );
-      const loaded = await createCheckpointStore(stack.storeUri).load(runId, 'f1-0', 11);
+      const loaded = await createCheckpointStore(stack.storeUri).load(runId, 'f1-0', last);
       for (const f of loaded.files) {
-        const mine = readFileSync(join(root, 'r', 'checkpoints', 'f1-0', '00000011', f.name));
+        const mine = readFileSync(join(root, 'r', 'checkpoints', 'f1-0', String(last).padStart(8, '0'), f.name));
         assert.ok(mine.equals(f.bytes!), `${f.name} differs from the embedded run's`);
       }
     } finally {
