@@ -105,6 +105,14 @@
     return counts;
   };
 
+  /**
+   * The legend sits below the plot inside the same box: with many series (nine runs of a seed sweep make 19 on
+   * the success chart) it would squeeze the plot and be cut off, so the box grows by a legend row per series.
+   */
+  function boxHeight(chartModel) {
+    return Math.max(280, 200 + 28 * chartModel.series.length);
+  }
+
   /** A <figure> with the chart's canvas; the chart is drawn once the figure is in the document. */
   S.chartFigure = function chartFigure(chartModel) {
     const empty = chartModel.series.every((s) => s.points.length === 0);
@@ -117,7 +125,11 @@
         'data-points': JSON.stringify(S.pointCounts(chartModel)),
         'data-markers': JSON.stringify(chartModel.markers.map((m) => m.iteration)),
       },
-      S.el('div', { class: 'canvas-box' }, S.el('canvas', { 'aria-label': chartModel.title, role: 'img' })),
+      S.el(
+        'div',
+        { class: 'canvas-box', style: 'height: ' + boxHeight(chartModel) + 'px' },
+        S.el('canvas', { 'aria-label': chartModel.title, role: 'img' }),
+      ),
       empty ? S.el('p', { class: 'empty' }, 'no data for this chart yet') : null,
     );
   };
