@@ -204,8 +204,9 @@ export const LEARNING_CASES: LearningCase[] = [
  * Item 4 of the issue: StarPO-S, vanilla StarPO and GRPO with 3 training seeds each, on Sokoban and
  * FrozenLake from each one's format-only warm start (FrozenLake's: the episode-target one), same budget: the RL
  * settings with which FrozenLake learned from reward. Sokoban learned nothing from either kind of warm start
- * under these settings within 35 iterations (measured, 2026-12); its half of the study has not been run. FrozenLake without slipping (RAGEN-2's main-table setting): on the slippery v1 no
- * algorithm moved from the warm start within this budget, which would compare three flat lines.
+ * under these settings within 35 iterations (measured, 2026-12); its half of the study has not been run.
+ * FrozenLake without slipping (RAGEN-2's main-table setting): on the slippery v1 no algorithm moved from the warm
+ * start within this budget, which would compare three flat lines.
  * Case names: `seeds-<env>-<preset>-s<seed>`.
  */
 export const SEED_STUDY = {
