@@ -63,7 +63,6 @@
     const seen = new Map();
     return chartModel.series.map((series) => {
       const runIndex = runIds.indexOf(series.run); // -1: a reference line all runs share
-
       const indexInRun = series.kind === 'reference' ? 0 : seen.get(series.run) || 0;
       if (series.kind !== 'reference') seen.set(series.run, indexInRun + 1);
       const style = styleOf(series, indexInRun, runIndex, manyRuns);
