@@ -19,7 +19,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { ConfigError } from '../../errors.ts';
+import { pickNames } from '../name-list.ts';
 import { Policy } from '../../policy/engine/policy.ts';
 import { createSession, defaultThreads, floatTensor, type Session, type Tensor } from '../../policy/engine/session.ts';
 import { grad } from '../../policy/autodiff/grad.ts';
@@ -346,14 +346,7 @@ const PARTS = ['train_step', 'pytorch', 'embedding_grad', 'generate'] as const;
 /** All parts, or those named in STARPO_BENCH_CASES (comma-separated: train_step, pytorch, embedding_grad, generate). */
 export async function benchEngine(): Promise<void> {
   const threads = defaultThreads();
-  const picked = process.env.STARPO_BENCH_CASES?.split(',').map((x) => x.trim()) ?? [...PARTS];
-  const unknown = picked.filter((p) => !(PARTS as readonly string[]).includes(p));
-  if (unknown.length)
-    throw new ConfigError(
-      'STARPO_BENCH_CASES',
-      `unknown engine parts ${unknown.join(', ')}; known: ${PARTS.join(', ')}`,
-    );
-  const parts = new Set(picked);
+  const parts = new Set(pickNames('STARPO_BENCH_CASES', 'engine parts', process.env.STARPO_BENCH_CASES, PARTS));
   if (parts.has('train_step')) await trainStep(threads, await matmulPeak(threads));
   if (parts.has('pytorch')) await trainStepVsPytorch(threads);
   if (parts.has('embedding_grad')) await embeddingGrad(threads);

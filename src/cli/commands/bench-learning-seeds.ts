@@ -8,8 +8,8 @@
  * Collapsed: the run's validation success fell below half of the best it had reached (after reaching at
  * least 0.1), and was still there at the end; "when" is the first validation iteration of that fall.
  */
-import { ConfigError } from '../../errors.ts';
 import { mean, sampleStd } from '../../rl/stats.ts';
+import { pickNames } from '../name-list.ts';
 import { seedStudyCases, SEED_STUDY } from './bench-learning-cases.ts';
 import { measureCase, trainCase, useTinyMode, type CasePoint } from './bench-learning.ts';
 
@@ -54,16 +54,6 @@ function summary(study: string, preset: string, runs: readonly SeedRun[]): Recor
   };
 }
 
-/** A comma-separated subset of `known` (all of it when absent), refused whole if it names anything else. */
-function pick<T extends string>(what: string, list: string | undefined, known: readonly T[]): readonly T[] {
-  if (list === undefined) return known;
-  const names = list.split(',').map((s) => s.trim());
-  const unknown = names.filter((n) => !(known as readonly string[]).includes(n));
-  if (unknown.length > 0 || names.length === 0)
-    throw new ConfigError('bench', `unknown ${what} "${unknown.join(',')}"; known: ${known.join(', ')}`);
-  return known.filter((k) => names.includes(k));
-}
-
 /**
  * `envs` / `presets` (comma-separated) run part of the study, e.g. one preset per process so that a machine's
  * cores run the presets side by side; every summary line still covers all three seeds of its (env, preset).
@@ -74,8 +64,8 @@ export async function benchLearningSeeds(
 ): Promise<void> {
   useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
   const cases = seedStudyCases();
-  const envs = pick('environment', opts.envs, SEED_STUDY.envs);
-  const presets = pick('preset', opts.presets, SEED_STUDY.presets);
+  const envs = pickNames('envs', 'environments', opts.envs, SEED_STUDY.envs);
+  const presets = pickNames('presets', 'presets', opts.presets, SEED_STUDY.presets);
   for (const env of envs) {
     for (const preset of presets) {
       const runs: SeedRun[] = [];

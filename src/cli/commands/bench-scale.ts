@@ -30,6 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../errors.ts';
+import { pickNames } from '../name-list.ts';
 import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../../policy/io/published-configs.ts';
 import { torchPython } from './bench-engine.ts';
 import { type ChildResult, type ChildSpec, GENERATE, LORA } from './bench-scale-child.ts';
@@ -63,7 +64,6 @@ export const MODELS: Record<string, Record<string, unknown>> = {
 };
 
 const CASES = ['4x512-full', '4x512-lora', '1x1024-full', '1x1024-lora', 'generate'] as const;
-type Case = (typeof CASES)[number];
 
 interface Machine {
   readonly loadBefore: number[];
@@ -238,10 +238,7 @@ const bestStep = (r: ChildResult): number =>
 
 export async function benchScale(opts: Options = {}): Promise<void> {
   const quick = opts.quick ?? process.env.STARPO_BENCH_QUICK === '1';
-  const picked = (opts.cases ?? process.env.STARPO_BENCH_CASES)?.split(',').map((x) => x.trim()) ?? [...CASES];
-  const unknown = picked.filter((c) => !(CASES as readonly string[]).includes(c));
-  if (unknown.length)
-    throw new ConfigError('cases', `unknown scale cases ${unknown.join(', ')}; known: ${CASES.join(', ')}`);
+  const picked = pickNames('cases', 'scale cases', opts.cases ?? process.env.STARPO_BENCH_CASES, CASES);
   const models =
     opts.models?.split(',').map((m) => m.trim()) ??
     (quick ? ['qwen2.5-quick', 'qwen3-quick'] : ['qwen2.5-0.5b', 'qwen3-0.6b']);
@@ -255,7 +252,7 @@ export async function benchScale(opts: Options = {}): Promise<void> {
     const config = MODELS[model];
     const fullRss = new Map<string, Partial<Record<'starpo' | 'pytorch', number>>>();
     let initDone = false;
-    for (const c of picked as Case[]) {
+    for (const c of picked) {
       const spec: ChildSpec =
         c === 'generate'
           ? { mode: 'generate', config, threads }

@@ -48,11 +48,11 @@ test('bench learning-seeds refuses an unknown environment or preset before train
   const lines: string[] = [];
   await assert.rejects(
     benchLearningSeeds({ envs: 'sokoban,chess' }, (l) => lines.push(l)),
-    /config bench: unknown environment "chess"; known: sokoban, frozenlake/,
+    /config envs: unknown environments chess; known: sokoban, frozenlake/,
   );
   await assert.rejects(
     benchLearningSeeds({ presets: 'ppo' }, (l) => lines.push(l)),
-    /config bench: unknown preset "ppo"; known: starpo-s, starpo, grpo/,
+    /config presets: unknown presets ppo; known: starpo-s, starpo, grpo/,
   );
   assert.deepEqual(lines, []);
 });
