@@ -64,10 +64,11 @@ export function createModels(c: RlConfig, config: ModelConfig, tokenizer: Tokeni
 
 /**
  * The run's actor alone, in-process, to sample outside training (eval, the gateway): the same options as a
- * run's actor (LoRA, threads, the KV cache kept across turns), on `provider` (default: the run's rollout one).
+ * run's actor (LoRA, threads, the KV cache kept across turns), on the CPU: a checkpoint trained on a GPU must
+ * stay usable on any machine, and neither command can override the provider the run's config names.
  */
-export function createActor(c: RlConfig, run: RunModel, provider: Provider = c.rolloutProvider): Policy {
-  const [actor] = modelInits(c, run.modelConfig, provider, 'actor');
+export function createActor(c: RlConfig, run: RunModel): Policy {
+  const [actor] = modelInits(c, run.modelConfig, 'cpu', 'actor');
   return new Policy({ ...actor!.options, tokenizer: run.tokenizer });
 }
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import { envSpecId, resolveEnvConfig } from '../../../src/envs/index.ts';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { evalCommand } from '../../../src/cli/commands/eval.ts';
 import { parseCheckpointRef } from '../../../src/replay/checkpoint-ref.ts';
@@ -31,3 +32,16 @@ test("eval reports a checkpoint's success and pass@k beside the oracle", { timeo
     /no checkpoint main@9; available: main@1, main@2, main@3/,
   );
 });
+
+test(
+  'a checkpoint whose run trained on a GPU is evaluated on the CPU, on any machine',
+  { timeout: 120_000 },
+  async () => {
+    const root = await tinyRun('grpo');
+    const file = join(root, 'r', 'config.json');
+    const config = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...config, rolloutProvider: 'cuda', updateProvider: 'cuda' }));
+    const r = await evalCommand({ checkpoint: join(root, 'r'), runsDir: 'runs', seeds: '2', json: true }, () => {});
+    assert.deepEqual([r.checkpoint.iteration, r.seeds], [3, 2]);
+  },
+);
