@@ -214,7 +214,7 @@ export const SEED_STUDY = {
   presets: ['starpo-s', 'starpo', 'grpo'] as const satisfies readonly PresetName[],
   seeds: [0, 1, 2],
 };
-export type SeedStudyEnv = (typeof SEED_STUDY.envs)[number];
+type SeedStudyEnv = (typeof SEED_STUDY.envs)[number];
 
 const SEED_STUDY_ENV: Record<SeedStudyEnv, readonly string[]> = {
   sokoban: [],
