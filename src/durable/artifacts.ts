@@ -6,7 +6,7 @@
  * immutable once written, which makes an in-process cache safe (activities of one iteration often run
  * in the same worker).
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   CreateBucketCommand,
@@ -31,6 +31,8 @@ export interface ArtifactStore {
   has(key: string): Promise<boolean>;
   /** Deletes every artifact under the key prefix (an iteration's folder). */
   deletePrefix(prefix: string): Promise<void>;
+  /** The keys of the artifacts directly in a folder (`folder` ends with '/'; sub-folders are left out). */
+  keys(folder: string): Promise<string[]>;
 }
 
 export interface ArtifactId {
@@ -53,8 +55,9 @@ export function artifactKey(id: ArtifactId, stage: string, part: string): string
 
 /** The run's config, written once when the run starts. */
 export const configKey = (runId: string): string => `${runId}/config.json`;
-/** A lineage's start (parent, checkpoint it continues from, forks), written by startRun: fork points walk these. */
-export const lineageKey = (runId: string, lineageId: string): string => `${runId}/lineages/${lineageId}.json`;
+/** Where startRun saves the lineages' starts (parent, checkpoint it continues from, forks): one JSON per lineage. */
+export const lineagesFolder = (runId: string): string => `${runId}/lineages/`;
+export const lineageKey = (runId: string, lineageId: string): string => `${lineagesFolder(runId)}${lineageId}.json`;
 
 type SdkError = Error & { $metadata?: { httpStatusCode?: number } };
 const isNotFound = (err: unknown): boolean =>
@@ -137,6 +140,28 @@ class S3Artifacts implements ArtifactStore {
       throw failure('delete', prefix, err);
     }
   }
+
+  async keys(folder: string): Promise<string[]> {
+    const out: string[] = [];
+    try {
+      let token: string | undefined;
+      do {
+        const list = new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: this.prefix + folder,
+          Delimiter: '/',
+          ContinuationToken: token,
+        });
+        const page = await this.client.send(list);
+        for (const o of page.Contents ?? []) out.push(o.Key!.slice(this.prefix.length));
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token !== undefined);
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw failure('list', folder, err);
+    }
+    return out.sort();
+  }
 }
 
 class FileArtifacts implements ArtifactStore {
@@ -164,6 +189,20 @@ class FileArtifacts implements ArtifactStore {
 
   async deletePrefix(prefix: string): Promise<void> {
     await rm(join(this.root, prefix), { recursive: true, force: true });
+  }
+
+  async keys(folder: string): Promise<string[]> {
+    const entries = await readdir(join(this.root, folder), { withFileTypes: true }).catch(
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return [];
+        throw failure('list', folder, err);
+      },
+    );
+    // A `.tmp` is a put still being written (or one a crash left behind): not an artifact.
+    return entries
+      .filter((e) => e.isFile() && !e.name.endsWith('.tmp'))
+      .map((e) => folder + e.name)
+      .sort();
   }
 }
 
@@ -213,6 +252,10 @@ class CachedArtifacts implements ArtifactStore {
   async deletePrefix(prefix: string): Promise<void> {
     for (const key of [...this.cache.keys()]) if (key.startsWith(prefix)) this.forget(key);
     await this.inner.deletePrefix(prefix);
+  }
+
+  keys(folder: string): Promise<string[]> {
+    return this.inner.keys(folder);
   }
 }
 

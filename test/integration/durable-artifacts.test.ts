@@ -53,3 +53,18 @@ test("S3 artifacts: put, get, has, and deleting an iteration's folder", { timeou
     /does not exist/,
   );
 });
+
+test(
+  'S3 artifacts: the keys directly in a folder, not those below it; none in a folder never written',
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const store = createArtifactStore(`s3://${uniqueId('artifacts')}/runs/`);
+    await store.put('r/lineages/main.json', Buffer.from('{}'));
+    await store.put('r/lineages/f1-4.json', Buffer.from('{}'));
+    await store.put('r/lineages/old/x.json', Buffer.from('{}'));
+    assert.deepEqual(await store.keys('r/lineages/'), ['r/lineages/f1-4.json', 'r/lineages/main.json']);
+    assert.deepEqual(await store.keys('q/lineages/'), []);
+  },
+);

@@ -1,0 +1,37 @@
+/**
+ * The lineages' starts as startRun saved them beside the artifacts (one JSON per lineage; the run's event log is
+ * Kafka's, too far to read back from an activity). The fork-point activity walks a lineage's chain in them, and
+ * retention keeps the checkpoints they start from, as the embedded driver's does from its log.
+ */
+import type { LineageStart } from '../events/index.ts';
+import { forkPoints } from '../events/lineage.ts';
+import { withoutForkPoints } from '../replay/lineage.ts';
+import type { CheckpointStore } from '../storage/index.ts';
+import { lineagesFolder, type ArtifactStore } from './artifacts.ts';
+import { parse } from './batch-io.ts';
+
+export async function savedLineageStarts(artifacts: ArtifactStore, runId: string): Promise<LineageStart[]> {
+  const keys = (await artifacts.keys(lineagesFolder(runId))).filter((k) => k.endsWith('.json'));
+  return Promise.all(keys.map(async (k) => parse<LineageStart>(await artifacts.get(k))));
+}
+
+/** `lineageId`'s chain of starts, oldest first; a parent without a saved start counts as the root, as in replay. */
+export function chainOf(starts: readonly LineageStart[], lineageId: string): LineageStart[] {
+  const byId = new Map(starts.map((s) => [s.lineageId, s]));
+  const chain: LineageStart[] = [];
+  for (let id: string | null = lineageId; id !== null && !chain.some((l) => l.lineageId === id);) {
+    const start: LineageStart = byId.get(id) ?? { lineageId: id, parentLineageId: null, fromIteration: 0 };
+    chain.push(start);
+    id = start.parentLineageId;
+  }
+  return chain.reverse();
+}
+
+/** The store as retention must see it: without the checkpoints any saved lineage started from. */
+export async function retentionView(
+  store: CheckpointStore,
+  artifacts: ArtifactStore,
+  runId: string,
+): Promise<CheckpointStore> {
+  return withoutForkPoints(store, forkPoints(runId, await savedLineageStarts(artifacts, runId)));
+}
