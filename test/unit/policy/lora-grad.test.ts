@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { tensor, type Tensor } from '../../../src/policy/engine/session.ts';
-import { type ModelConfig, parseModelConfig } from '../../../src/policy/io/config.ts';
+import type { ModelConfig } from '../../../src/policy/io/config.ts';
 import { type Layout, type Role, buildLayout } from '../../../src/policy/model/layout.ts';
 import { type LoraTarget, loraScale } from '../../../src/policy/model/lora.ts';
 import { type Packed, initParams } from '../../../src/policy/model/params.ts';
@@ -9,32 +9,11 @@ import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
 import { positionsOf } from '../../../src/policy/programs/batch.ts';
 import { type LossSpec, lossDef } from '../../../src/policy/programs/loss.ts';
 import { buildLoss } from '../../../src/policy/programs/train.ts';
-import { type CheckInput, gradCheck, rand } from './gradcheck.ts';
+import { type CheckInput, gradCheck, rand, TINY_MODELS } from './gradcheck.ts';
 
 const [B, T] = [2, 5];
-const QWEN2 = parseModelConfig({
-  model_type: 'qwen2',
-  vocab_size: 11,
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  initializer_range: 0.3,
-  tie_word_embeddings: false,
-});
-const QWEN3 = parseModelConfig({
-  model_type: 'qwen3',
-  vocab_size: 11,
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 6,
-  initializer_range: 0.3,
-  tie_word_embeddings: true,
-});
+const QWEN2 = TINY_MODELS.qwen2;
+const QWEN3 = TINY_MODELS.qwen3;
 
 /** Row 0 left-padded by one token; both rows train their last three predictions. */
 function feeds(): Record<string, Tensor> {

@@ -8,21 +8,11 @@ import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
 import { positionsOf } from '../../../src/policy/programs/batch.ts';
 import type { LossSpec } from '../../../src/policy/programs/loss.ts';
 import { buildLoss } from '../../../src/policy/programs/train.ts';
-import { gradCheck, rand } from './gradcheck.ts';
+import { gradCheck, rand, TINY_MODELS } from './gradcheck.ts';
 
 const B = 2;
 const T = 6;
-const config = parseModelConfig({
-  model_type: 'qwen2',
-  vocab_size: 11,
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  initializer_range: 0.3,
-  tie_word_embeddings: false,
-});
+const config = TINY_MODELS.qwen2;
 
 /** Row 0 is left-padded by two tokens; row 1 trains only its last three predictions. */
 function feeds(names: readonly string[]): Record<string, Tensor> {
@@ -120,18 +110,7 @@ test('2-layer actor with masked cross-entropy (SFT) matches finite differences',
 });
 
 test('Qwen3 (q/k norms, head_dim 6) and Llama 3 rope scaling: SFT gradients match finite differences', async () => {
-  const qwen3 = parseModelConfig({
-    model_type: 'qwen3',
-    vocab_size: 11,
-    hidden_size: 16,
-    intermediate_size: 24,
-    num_hidden_layers: 2,
-    num_attention_heads: 4,
-    num_key_value_heads: 2,
-    head_dim: 6,
-    initializer_range: 0.3,
-    tie_word_embeddings: true,
-  });
+  const qwen3 = TINY_MODELS.qwen3;
   const llama3 = parseModelConfig({
     model_type: 'llama',
     vocab_size: 11,
