@@ -54,7 +54,7 @@ const EXPERT = {
 
 /** Format-only warm-starts, one per environment (RAGEN-comparable settings). */
 export const FORMAT_WARM_STARTS = {
-  sokoban: { name: 'sokoban-format', overrides: [...FROM_REWARD, 'env=sokoban', ...FORMAT_ONLY] },
+  sokoban: { name: 'sokoban-world', overrides: [...FROM_REWARD, 'env=sokoban', ...FORMAT_WORLD] },
   frozenlake: { name: 'frozenlake-world', overrides: [...FROM_REWARD, 'env=frozenlake', ...FORMAT_WORLD] },
   'sokoban-large': {
     name: 'sokoban-large-format',
@@ -202,11 +202,12 @@ export const LEARNING_CASES: LearningCase[] = [
 
 /**
  * Item 4 of the issue: StarPO-S, vanilla StarPO and GRPO with 3 training seeds each, on Sokoban and
- * FrozenLake from each one's format-only warm start (FrozenLake's: the episode-target one), same budget: the RL
- * settings with which FrozenLake learned from reward. Sokoban learned nothing from either kind of warm start
- * under these settings within 35 iterations (measured, 2026-12); its half of the study has not been run.
- * FrozenLake without slipping (RAGEN-2's main-table setting): on the slippery v1 no algorithm moved from the warm
- * start within this budget, which would compare three flat lines.
+ * FrozenLake from each one's episode-target format-only warm start, the same budget for every algorithm: the RL
+ * settings with which FrozenLake learned from reward. FrozenLake without slipping (RAGEN-2's main-table setting):
+ * on the slippery v1 no algorithm moved from the warm start within this budget, which would compare three flat
+ * lines. Sokoban on half the groups for half the iterations (its 5-turn episodes cost ~4× FrozenLake's, and at
+ * the full budget its 9 runs take ~11 hours on 2 cores); GRPO learned nothing there at the full budget within 35
+ * iterations either (measured, 2026-12).
  * Case names: `seeds-<env>-<preset>-s<seed>`.
  */
 export const SEED_STUDY = {
@@ -217,7 +218,7 @@ export const SEED_STUDY = {
 type SeedStudyEnv = (typeof SEED_STUDY.envs)[number];
 
 const SEED_STUDY_ENV: Record<SeedStudyEnv, readonly string[]> = {
-  sokoban: [],
+  sokoban: ['envGroups=16', 'iterations=50', 'valEvery=10'],
   frozenlake: ['env=frozenlake-noslip'],
 };
 

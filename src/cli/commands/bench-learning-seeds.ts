@@ -28,6 +28,8 @@ export function collapsedAt(curve: readonly CasePoint[]): number | null {
 
 interface SeedRun {
   seed: number;
+  /** The budget every run of one environment shares: iterations of envGroups × groupSize, lrActor. */
+  budget: Record<string, unknown>;
   /** The environment as run (the study's `frozenlake` is FrozenLake without slipping) and its env-spec id. */
   env: string;
   envSpecId: string;
@@ -45,6 +47,7 @@ function summary(study: string, preset: string, runs: readonly SeedRun[]): Recor
     env: runs[0]?.env,
     envSpecId: runs[0]?.envSpecId,
     preset,
+    ...runs[0]?.budget,
     seeds: runs.map((r) => r.seed),
     valSuccessMean: Number(mean(finals).toFixed(4)),
     valSuccessStd: Number(sampleStd(finals).toFixed(4)),
@@ -76,6 +79,12 @@ export async function benchLearningSeeds(
         write(JSON.stringify(line));
         runs.push({
           seed: SEED_STUDY.seeds[i] as number,
+          budget: {
+            iterations: line.iterations,
+            envGroups: line.envGroups,
+            groupSize: line.groupSize,
+            lrActor: line.lrActor,
+          },
           env: line.env as string,
           envSpecId: line.envSpecId as string,
           valSuccess: line.valSuccess as number,

@@ -153,6 +153,9 @@ export async function measureCase(k: LearningCase, trained: TrainedCase): Promis
     envSpecId: envSpecId(runEnvConfig(config)),
     preset: k.preset,
     iterations: config.iterations,
+    envGroups: config.envGroups,
+    groupSize: config.groupSize,
+    lrActor: config.lrActor,
     wallSeconds: Math.round(wallSeconds),
     ...(warmStartSeconds !== undefined
       ? { warmStart: k.warmStart?.name, warmStartSeconds: Math.round(warmStartSeconds) }

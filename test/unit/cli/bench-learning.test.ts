@@ -24,7 +24,7 @@ test('every learning and seed-study case resolves to a valid config, at full siz
   assert.deepEqual(
     format.map((c) => [c.env, c.sftPolicy, c.sftTarget, c.valSeeds]),
     [
-      ['sokoban', 'random', 'assistant', 256],
+      ['sokoban', 'random', 'episode', 256],
       ['frozenlake', 'random', 'episode', 256],
       ['frozenlake', 'random', 'episode', 256],
       ['sokoban-large', 'random', 'assistant', 256],
@@ -56,3 +56,42 @@ test('bench learning-seeds refuses an unknown environment or preset before train
   );
   assert.deepEqual(lines, []);
 });
+
+test(
+  'bench learning-seeds (tiny): one line per seed, then a summary with the shared budget and the report command',
+  {
+    timeout: 600_000,
+  },
+  async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    await benchLearningSeeds({ tiny: true, envs: 'frozenlake', presets: 'grpo' }, (l) => lines.push(JSON.parse(l)));
+    assert.deepEqual(
+      lines.map((l) => [l.bench, l.case ?? l.preset]),
+      [
+        ['learning', 'seeds-frozenlake-grpo-s0'],
+        ['learning', 'seeds-frozenlake-grpo-s1'],
+        ['learning', 'seeds-frozenlake-grpo-s2'],
+        ['learning-seeds', 'grpo'],
+      ],
+    );
+    const { bench, valSuccessMean, valSuccessStd, report, ...summary } = lines[3]!;
+    assert.equal(bench, 'learning-seeds');
+    assert.deepEqual(summary, {
+      study: 'frozenlake',
+      env: 'frozenlake-noslip',
+      envSpecId: lines[0]!.envSpecId,
+      preset: 'grpo',
+      iterations: 2,
+      envGroups: 4,
+      groupSize: 4,
+      lrActor: 2e-4,
+      seeds: [0, 1, 2],
+      collapsed: [],
+      echoTrapFirings: [0, 1, 2].map((seed) => ({ seed, at: [] })),
+    });
+    const finals = lines.slice(0, 3).map((l) => l.valSuccess as number);
+    assert.ok(Math.abs((valSuccessMean as number) - finals.reduce((a, b) => a + b) / 3) < 1e-4);
+    assert.ok((valSuccessStd as number) >= 0);
+    assert.match(report as string, /^npx starpo report (\S+seeds-frozenlake-grpo-s[012] ){3}--png$/);
+  },
+);
