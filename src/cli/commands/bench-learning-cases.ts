@@ -205,9 +205,9 @@ export const LEARNING_CASES: LearningCase[] = [
  * FrozenLake from each one's episode-target format-only warm start, the same budget for every algorithm: the RL
  * settings with which FrozenLake learned from reward. FrozenLake without slipping (RAGEN-2's main-table setting):
  * on the slippery v1 no algorithm moved from the warm start within this budget, which would compare three flat
- * lines. Sokoban on half the groups for half the iterations (its 5-turn episodes cost ~4× FrozenLake's, and at
- * the full budget its 9 runs take ~11 hours on 2 cores); GRPO learned nothing there at the full budget within 35
- * iterations either (measured, 2026-12).
+ * lines. Sokoban on half the groups for half the iterations: at the full budget an iteration took 43 s against
+ * FrozenLake's 11-21 s (GRPO, 3 runs sharing 2 cores), ~11 hours for its 9 runs, and GRPO learned nothing there
+ * within 35 iterations (measured, 2026-12).
  * Case names: `seeds-<env>-<preset>-s<seed>`.
  */
 export const SEED_STUDY = {
