@@ -206,7 +206,7 @@ export const LEARNING_CASES: LearningCase[] = [
  * settings with which FrozenLake learned from reward. FrozenLake without slipping (RAGEN-2's main-table setting):
  * on the slippery v1 no algorithm moved from the warm start within this budget, which would compare three flat
  * lines. Sokoban on half the groups for half the iterations: at the full budget an iteration took 43 s against
- * FrozenLake's 11-21 s (GRPO, 3 runs sharing 2 cores), ~11 hours for its 9 runs, and GRPO learned nothing there
+ * FrozenLake's 11-16 s (GRPO, 3 runs sharing 2 cores), ~11 hours for its 9 runs, and GRPO learned nothing there
  * within 35 iterations (measured, 2026-12).
  * Case names: `seeds-<env>-<preset>-s<seed>`.
  */
