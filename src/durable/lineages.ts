@@ -9,10 +9,25 @@ import { withoutForkPoints } from '../replay/lineage.ts';
 import type { CheckpointStore } from '../storage/index.ts';
 import { lineagesFolder, type ArtifactStore } from './artifacts.ts';
 import { parse } from './batch-io.ts';
+import { log } from '../log.ts';
 
+/** Every saved start of the run; a damaged record is skipped with a warning, as replay skips a damaged RunEvent. */
 export async function savedLineageStarts(artifacts: ArtifactStore, runId: string): Promise<LineageStart[]> {
   const keys = (await artifacts.keys(lineagesFolder(runId))).filter((k) => k.endsWith('.json'));
-  return Promise.all(keys.map(async (k) => parse<LineageStart>(await artifacts.get(k))));
+  const starts = await Promise.all(
+    keys.map(async (key) => {
+      const bytes = await artifacts.get(key);
+      try {
+        const start = parse<LineageStart>(bytes);
+        if (typeof start?.lineageId === 'string' && Number.isSafeInteger(start.fromIteration)) return [start];
+      } catch {
+        // reported below
+      }
+      log.warn({ key }, 'lineage start record is damaged; skipped (its fork point is not protected from retention)');
+      return [];
+    }),
+  );
+  return starts.flat();
 }
 
 /** `lineageId`'s chain of starts, oldest first; a parent without a saved start counts as the root, as in replay. */

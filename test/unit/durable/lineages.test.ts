@@ -20,9 +20,15 @@ async function savedStarts(...starts: LineageStart[]): Promise<{ root: string; a
   return { root, artifacts };
 }
 
-test('the saved starts are every lineage of the run; a put cut short (.tmp) is not one', async () => {
+test('the saved starts are every lineage of the run; a put cut short (.tmp) or a damaged record is not one', async () => {
   const { root, artifacts } = await savedStarts(main, f1, r1);
   writeFileSync(join(root, 'r', 'lineages', 'r2.json.tmp'), '{');
+  assert.deepEqual(
+    await artifacts.keys('r/lineages/'),
+    ['f1-2', 'main', 'r1'].map((id) => `r/lineages/${id}.json`),
+  );
+  writeFileSync(join(root, 'r', 'lineages', 'r3.json'), '{"lineageId": "r3", "parentLin');
+  writeFileSync(join(root, 'r', 'lineages', 'r4.json'), '[]');
   const ids = (await savedLineageStarts(artifacts, 'r')).map((s) => s.lineageId);
   assert.deepEqual(ids, ['f1-2', 'main', 'r1']);
   assert.deepEqual(await savedLineageStarts(artifacts, 'other'), []);
@@ -34,6 +40,14 @@ test("a lineage's chain runs from the root; a parent without a saved start count
     ['main', 'f1-2'],
   );
   assert.deepEqual(chainOf([f1], 'f1-2'), [{ lineageId: 'main', parentLineageId: null, fromIteration: 0 }, f1]);
+  const loop = [
+    { lineageId: 'a', parentLineageId: 'b', fromIteration: 1 },
+    { lineageId: 'b', parentLineageId: 'a', fromIteration: 1 },
+  ];
+  assert.deepEqual(
+    chainOf(loop, 'a').map((s) => s.lineageId),
+    ['b', 'a'],
+  ); // damaged records that loop end the walk
 });
 
 test('durable retention keeps the checkpoint every saved lineage started from, abandoned ones included', async () => {
