@@ -4,7 +4,7 @@
  * oracle ceiling over the run's validation seeds, with the run's budget overrides applied.
  */
 import { createEnv, oracleSuccess, type EnvConfig } from '../envs/index.ts';
-import { validationSeeds } from '../rl/iteration.ts';
+import { validationSeeds } from '../rl/seeds.ts';
 import { runEnvConfig } from '../rl/run-env.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { log } from '../log.ts';

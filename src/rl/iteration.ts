@@ -18,6 +18,7 @@ import { rollout, type GenerationBackend, type RolloutSpec, type Trajectory } fr
 import { type UpdateInput, updateStage } from './update.ts';
 import { type KeptRows, keepRows, updateInputOf } from './kept-rows.ts';
 import { policyLag } from './async-schedule.ts';
+import { samplingSeed, trainSeed, validationSeeds } from './seeds.ts';
 import { truncatedImportanceSampling } from './off-policy.ts';
 import { resolveEnvConfig } from '../envs/index.ts';
 import type { PolicyHandle, Trainer } from '../policy/engine/handle.ts';
@@ -50,24 +51,6 @@ export interface IterationResult {
   timingsMs: Record<string, number>;
   /** RAGEN-2's collapse probe (recorded in the IterationEvent); null when not due. */
   collapse: CollapseProbe | null;
-}
-
-/**
- * A group's level seed is a pure function of (run seed, iteration, group), so a resumed run replays the
- * same levels. Groups ≥ envGroups are DAPO's extra samples. Training seeds stay below the
- * demonstration (1e9) and validation (2e9) ranges for iterations < 15,000 and groups < 65,536.
- */
-export function trainSeed(c: RlConfig, iteration: number, group: number): number {
-  return (c.seed * 1_000_003 + iteration * 65_536 + group) >>> 0;
-}
-
-export function trainSeeds(c: RlConfig, iteration: number): number[] {
-  return Array.from({ length: c.envGroups }, (_, g) => trainSeed(c, iteration, g));
-}
-
-/** Validation seeds: fixed for the run and disjoint from the training range (which starts near 0). */
-export function validationSeeds(c: RlConfig): number[] {
-  return Array.from({ length: c.valSeeds }, (_, i) => 2_000_000_000 + i);
 }
 
 export function rolloutSpec(
@@ -155,8 +138,6 @@ export async function rolloutStage(
   const played = await rollout({ ...spec, groupIds: ids, turnGenerator: tools }, actor, text.tokenizer);
   return rescoreWithToolReward(c, played, text.tokenizer);
 }
-
-export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed * 7919 + iteration * 104_729) >>> 0;
 
 /**
  * Stage: old log-probs (actor, or the rollout's own), values (critic) and reference log-probs (KL) of the

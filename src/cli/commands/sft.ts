@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { resolveConfig } from '../../rl/config.ts';
 import { trainEmbedded } from '../../rl/embedded.ts';
-import { validationSeeds } from '../../rl/iteration.ts';
+import { validationSeeds } from '../../rl/seeds.ts';
 import { demonstrations } from '../../rl/sft.ts';
 import { openSandbox } from '../../rl/tool-use.ts';
 import { prepareRun } from '../../rl/run-setup.ts';

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sampleGroups, trainSeed } from '../../../src/rl/iteration.ts';
+import { sampleGroups } from '../../../src/rl/iteration.ts';
+import { trainSeed } from '../../../src/rl/seeds.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import type { GenerationBackend } from '../../../src/rl/rollout.ts';
 import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { iterationMetrics, rolloutStage, trainSeed } from '../../../src/rl/iteration.ts';
+import { iterationMetrics, rolloutStage } from '../../../src/rl/iteration.ts';
+import { trainSeed } from '../../../src/rl/seeds.ts';
 import { assemble } from '../../../src/rl/assemble.ts';
 import { rollout, type GenerationBackend } from '../../../src/rl/rollout.ts';
 import { demonstrations } from '../../../src/rl/sft.ts';
