@@ -11,7 +11,7 @@
 import { mean, sampleStd } from '../../rl/stats.ts';
 import { pickNames } from '../name-list.ts';
 import { seedStudyCases, SEED_STUDY } from './bench-learning-cases.ts';
-import { measureCase, trainCase, useTinyMode, type CasePoint } from './bench-learning.ts';
+import { benchSetOverrides, measureCase, trainCase, useTinyMode, type CasePoint } from './bench-learning.ts';
 
 /** The iteration a run's final collapse began (see the module comment), or null. */
 export function collapsedAt(curve: readonly CasePoint[]): number | null {
@@ -60,6 +60,7 @@ function summary(study: string, preset: string, runs: readonly SeedRun[]): Recor
 /**
  * `envs` / `presets` (comma-separated) run part of the study, e.g. one preset per process so that a machine's
  * cores run the presets side by side; every summary line still covers all three seeds of its (env, preset).
+ * STARPO_BENCH_SET changes the budget of every run (e.g. `envGroups=128`), which the summary then names.
  */
 export async function benchLearningSeeds(
   opts: { tiny?: boolean; envs?: string; presets?: string } = {},
@@ -74,7 +75,7 @@ export async function benchLearningSeeds(
       const runs: SeedRun[] = [];
       for (const [i, seed] of SEED_STUDY.seeds.entries()) {
         const k = cases.find((c) => c.name === `seeds-${env}-${preset}-s${seed}`)!;
-        const trained = await trainCase(k);
+        const trained = await trainCase(k, benchSetOverrides());
         const line = await measureCase(k, trained);
         write(JSON.stringify(line));
         runs.push({

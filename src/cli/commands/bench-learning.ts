@@ -191,11 +191,14 @@ export function useTinyMode(tiny = process.env.STARPO_BENCH_TINY === '1'): void 
   extraOverrides = tiny ? TINY : [];
 }
 
-/** STARPO_BENCH_CASES picks cases; STARPO_BENCH_SET="seed=1,valSeeds=64" overrides every case's RL config. */
+/** STARPO_BENCH_SET="seed=1,valSeeds=64": overrides for every case's RL config (not its warm start's). */
+export const benchSetOverrides = (): string[] =>
+  (process.env.STARPO_BENCH_SET ?? '').split(',').filter((s) => s.trim() !== '');
+
+/** STARPO_BENCH_CASES picks cases; STARPO_BENCH_SET overrides every case's RL config (benchSetOverrides). */
 export async function benchLearning(opts: { tiny?: boolean; cases?: string } = {}): Promise<void> {
   useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
   const only = opts.cases ?? process.env.STARPO_BENCH_CASES;
   const names = only ? only.split(',') : LEARNING_CASES.map((k) => k.name);
-  const extra = (process.env.STARPO_BENCH_SET ?? '').split(',').filter((s) => s.trim() !== '');
-  for (const k of LEARNING_CASES.filter((c) => names.includes(c.name))) await runLearningCase(k, extra);
+  for (const k of LEARNING_CASES.filter((c) => names.includes(c.name))) await runLearningCase(k, benchSetOverrides());
 }

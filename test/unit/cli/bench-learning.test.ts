@@ -58,13 +58,18 @@ test('bench learning-seeds refuses an unknown environment or preset before train
 });
 
 test(
-  'bench learning-seeds (tiny): one line per seed, then a summary with the shared budget and the report command',
+  'bench learning-seeds (tiny): one line per seed, then a summary with the budget as set and the report command',
   {
     timeout: 600_000,
   },
   async () => {
     const lines: Array<Record<string, unknown>> = [];
-    await benchLearningSeeds({ tiny: true, envs: 'frozenlake', presets: 'grpo' }, (l) => lines.push(JSON.parse(l)));
+    process.env.STARPO_BENCH_SET = 'envGroups=2';
+    try {
+      await benchLearningSeeds({ tiny: true, envs: 'frozenlake', presets: 'grpo' }, (l) => lines.push(JSON.parse(l)));
+    } finally {
+      delete process.env.STARPO_BENCH_SET;
+    }
     assert.deepEqual(
       lines.map((l) => [l.bench, l.case ?? l.preset]),
       [
@@ -82,7 +87,7 @@ test(
       envSpecId: lines[0]!.envSpecId,
       preset: 'grpo',
       iterations: 2,
-      envGroups: 4,
+      envGroups: 2, // STARPO_BENCH_SET's, over the tiny mode's 4
       groupSize: 4,
       lrActor: 2e-4,
       seeds: [0, 1, 2],
