@@ -6,11 +6,11 @@ import { grad } from '../../../src/policy/autodiff/grad.ts';
 import { Graph, type Shape, type Value } from '../../../src/policy/graph/graph.ts';
 import type { ProgramOptions } from '../../../src/policy/graph/program-options.ts';
 import { createSession, tensor, type Tensor } from '../../../src/policy/engine/session.ts';
-import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import { type ModelConfig, parseModelConfig } from '../../../src/policy/io/config.ts';
 
-/** The model shapes the gradient tests check, random-init: Qwen2 (untied) and Qwen3 (q/k norms, head_dim 6, tied). */
-export const TINY_MODELS = {
-  qwen2: parseModelConfig({
+/** A tiny random-init model for the gradient and LoRA tests: Qwen2, vocabulary 11, untied, unless `overrides` say. */
+export function tinyModelConfig(overrides: Record<string, unknown> = {}): ModelConfig {
+  return parseModelConfig({
     model_type: 'qwen2',
     vocab_size: 11,
     hidden_size: 16,
@@ -20,19 +20,14 @@ export const TINY_MODELS = {
     num_key_value_heads: 2,
     initializer_range: 0.3,
     tie_word_embeddings: false,
-  }),
-  qwen3: parseModelConfig({
-    model_type: 'qwen3',
-    vocab_size: 11,
-    hidden_size: 16,
-    intermediate_size: 24,
-    num_hidden_layers: 2,
-    num_attention_heads: 4,
-    num_key_value_heads: 2,
-    head_dim: 6,
-    initializer_range: 0.3,
-    tie_word_embeddings: true,
-  }),
+    ...overrides,
+  });
+}
+
+/** The model shapes the gradient tests check: Qwen2 (untied) and Qwen3 (q/k norms, head_dim 6, tied). */
+export const TINY_MODELS = {
+  qwen2: tinyModelConfig(),
+  qwen3: tinyModelConfig({ model_type: 'qwen3', head_dim: 6, tie_word_embeddings: true }),
 };
 
 export interface CheckInput {

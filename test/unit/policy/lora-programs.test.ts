@@ -8,18 +8,9 @@ import type { LoraSpec } from '../../../src/policy/model/lora.ts';
 import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
 import { STARPO_S_PPO } from '../../../src/policy/programs/loss.ts';
 import { buildTrainGraph } from '../../../src/policy/programs/train.ts';
+import { tinyModelConfig } from './gradcheck.ts';
 
-const config = parseModelConfig({
-  model_type: 'qwen3',
-  vocab_size: 20,
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 6,
-  initializer_range: 0.3,
-});
+const config = tinyModelConfig({ model_type: 'qwen3', vocab_size: 20, head_dim: 6 });
 const SPEC: LoraSpec = { rank: 4, alpha: 8, dropout: 0, targets: ['q', 'v', 'down'] };
 const [B, T] = [4, 6];
 const batch = {

@@ -2,23 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError } from '../../../src/errors.ts';
 import { Policy } from '../../../src/policy/engine/policy.ts';
-import { parseModelConfig } from '../../../src/policy/io/config.ts';
 import { type Role, paramCount } from '../../../src/policy/model/layout.ts';
 import type { LoraSpec } from '../../../src/policy/model/lora.ts';
 import { mergeLora } from '../../../src/policy/model/merge.ts';
 import { clonePacked, fromNamed, toNamed } from '../../../src/policy/model/params.ts';
-import { rand } from './gradcheck.ts';
+import { rand, tinyModelConfig } from './gradcheck.ts';
 
-const config = parseModelConfig({
-  model_type: 'qwen2',
-  vocab_size: 20,
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  initializer_range: 0.3,
-});
+const config = tinyModelConfig({ vocab_size: 20 });
 const ALL: LoraSpec = { rank: 4, alpha: 8, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] };
 const batch = {
   batch: 2,
