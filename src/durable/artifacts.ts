@@ -121,21 +121,27 @@ class S3Artifacts implements ArtifactStore {
     );
   }
 
+  /** Object keys under `prefix` (the store's prefix included), a page at a time; `delimiter` leaves out sub-folders. */
+  private async *pages(prefix: string, delimiter?: string): AsyncGenerator<string[]> {
+    let token: string | undefined;
+    do {
+      const list = new ListObjectsV2Command({
+        Bucket: this.bucket,
+        Prefix: this.prefix + prefix,
+        Delimiter: delimiter,
+        ContinuationToken: token,
+      });
+      const page = await this.client.send(list);
+      yield (page.Contents ?? []).map((o) => o.Key!);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
+
   async deletePrefix(prefix: string): Promise<void> {
     try {
-      let token: string | undefined;
-      do {
-        const list = new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: this.prefix + prefix,
-          ContinuationToken: token,
-        });
-        const page = await this.client.send(list);
-        await mapLimit(page.Contents ?? [], 6, (o) =>
-          this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: o.Key! })),
-        );
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token !== undefined);
+      for await (const keys of this.pages(prefix)) {
+        await mapLimit(keys, 6, (key) => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
+      }
     } catch (err) {
       throw failure('delete', prefix, err);
     }
@@ -144,18 +150,7 @@ class S3Artifacts implements ArtifactStore {
   async keys(folder: string): Promise<string[]> {
     const out: string[] = [];
     try {
-      let token: string | undefined;
-      do {
-        const list = new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: this.prefix + folder,
-          Delimiter: '/',
-          ContinuationToken: token,
-        });
-        const page = await this.client.send(list);
-        for (const o of page.Contents ?? []) out.push(o.Key!.slice(this.prefix.length));
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token !== undefined);
+      for await (const keys of this.pages(folder, '/')) out.push(...keys.map((k) => k.slice(this.prefix.length)));
     } catch (err) {
       if (isNotFound(err)) return [];
       throw failure('list', folder, err);
