@@ -11,7 +11,14 @@
 import { mean, sampleStd } from '../../rl/stats.ts';
 import { pickNames } from '../name-list.ts';
 import { seedStudyCases, SEED_STUDY } from './bench-learning-cases.ts';
-import { benchSetOverrides, measureCase, trainCase, useTinyMode, type CasePoint } from './bench-learning.ts';
+import {
+  benchSetOverrides,
+  checkCases,
+  measureCase,
+  trainCase,
+  useTinyMode,
+  type CasePoint,
+} from './bench-learning.ts';
 
 /** The iteration a run's final collapse began (see the module comment), or null. */
 export function collapsedAt(curve: readonly CasePoint[]): number | null {
@@ -70,11 +77,17 @@ export async function benchLearningSeeds(
   const cases = seedStudyCases();
   const envs = pickNames('envs', 'environments', opts.envs, SEED_STUDY.envs);
   const presets = pickNames('presets', 'presets', opts.presets, SEED_STUDY.presets);
+  const caseOf = (env: string, preset: string, seed: number) =>
+    cases.find((c) => c.name === `seeds-${env}-${preset}-s${seed}`)!;
+  checkCases(
+    envs.flatMap((env) => presets.flatMap((preset) => SEED_STUDY.seeds.map((seed) => caseOf(env, preset, seed)))),
+    benchSetOverrides(),
+  );
   for (const env of envs) {
     for (const preset of presets) {
       const runs: SeedRun[] = [];
       for (const [i, seed] of SEED_STUDY.seeds.entries()) {
-        const k = cases.find((c) => c.name === `seeds-${env}-${preset}-s${seed}`)!;
+        const k = caseOf(env, preset, seed);
         const trained = await trainCase(k, benchSetOverrides());
         const line = await measureCase(k, trained);
         write(JSON.stringify(line));

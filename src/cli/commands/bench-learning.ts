@@ -81,17 +81,29 @@ function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string;
 }
 
 /** Trains one case in a fresh temporary runs directory, recording its curve; `watch` sees each iteration as it ends. */
+/** A case's RL config: its warm start's settings (model included), its own, the tiny mode's, then `extra`. */
+function caseConfig(k: Pick<LearningCase, 'preset' | 'overrides' | 'warmStart'>, extra: readonly string[]): RlConfig {
+  const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
+  // Without a shared warm start the policy before RL is the run's own checkpoint 0: a milestone keeps it.
+  const keep = k.warmStart ? [] : ['keepEveryCheckpoint=1000000'];
+  return resolveConfig({
+    preset: k.preset,
+    overrides: [...base, ...k.overrides, ...keep, ...extraOverrides, ...extra],
+  });
+}
+
+/** Resolves every case's config before anything trains, so a bad override is refused before a warm start is written. */
+export function checkCases(cases: readonly LearningCase[], extra: readonly string[]): void {
+  for (const k of cases) caseConfig(k, extra);
+}
+
 export async function trainCase(
   k: Pick<LearningCase, 'name' | 'preset' | 'overrides' | 'warmStart'>,
   extra: string[] = [],
   watch?: (r: IterationReport) => void,
 ): Promise<TrainedCase> {
+  const config = caseConfig(k, extra);
   const shared = k.warmStart ? await warmStartRun(k.warmStart) : undefined;
-  const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
-  // Without a shared warm start the policy before RL is the run's own checkpoint 0: a milestone keeps it.
-  const keep = shared ? [] : ['keepEveryCheckpoint=1000000'];
-  const overrides = [...base, ...k.overrides, ...keep, ...extraOverrides, ...extra];
-  const config: RlConfig = resolveConfig({ preset: k.preset, overrides });
   const root = mkdtempSync(join(tmpdir(), `starpo-bench-${k.name}-`));
   const curve: CasePoint[] = [];
   const reports: IterationReport[] = [];
@@ -200,5 +212,7 @@ export async function benchLearning(opts: { tiny?: boolean; cases?: string } = {
   useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
   const only = opts.cases ?? process.env.STARPO_BENCH_CASES;
   const names = only ? only.split(',') : LEARNING_CASES.map((k) => k.name);
-  for (const k of LEARNING_CASES.filter((c) => names.includes(c.name))) await runLearningCase(k, benchSetOverrides());
+  const picked = LEARNING_CASES.filter((c) => names.includes(c.name));
+  checkCases(picked, benchSetOverrides());
+  for (const k of picked) await runLearningCase(k, benchSetOverrides());
 }

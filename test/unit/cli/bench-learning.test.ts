@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { LEARNING_CASES, seedStudyCases, TINY } from '../../../src/cli/commands/bench-learning-cases.ts';
 import { benchLearningSeeds, collapsedAt } from '../../../src/cli/commands/bench-learning-seeds.ts';
@@ -100,3 +103,24 @@ test(
     assert.match(report as string, /^npx starpo report (\S+seeds-frozenlake-grpo-s[012] ){3}--png$/);
   },
 );
+
+test('a bad STARPO_BENCH_SET key is refused in one line before any warm start is trained or written', async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'starpo-bench-set-'));
+  const [tmp, set] = [process.env.TMPDIR, process.env.STARPO_BENCH_SET];
+  process.env.TMPDIR = scratch; // where the bench would put its warm start and runs
+  process.env.STARPO_BENCH_SET = 'envGroupz=3';
+  const lines: string[] = [];
+  try {
+    await assert.rejects(
+      benchLearningSeeds({ tiny: true, envs: 'frozenlake', presets: 'grpo' }, (l) => lines.push(l)),
+      /config envGroupz: unknown key; did you mean "envGroups"\?/,
+    );
+  } finally {
+    if (tmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmp;
+    if (set === undefined) delete process.env.STARPO_BENCH_SET;
+    else process.env.STARPO_BENCH_SET = set;
+  }
+  assert.deepEqual(lines, []);
+  assert.deepEqual(readdirSync(scratch), []);
+});
