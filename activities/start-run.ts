@@ -43,25 +43,27 @@ async function saveConfig(r: WorkerResources, run: RunRef, configJson: string): 
   return c;
 }
 
-/**
- * Saves the lineage's start where the fork-point activity finds it (the log is Kafka's, too far to read back),
- * then appends its RunEvent (and `after`, the events that follow it).
- */
-async function openLineage(
+const lineageStart = (run: RunRef, resume: ResumeFrom | undefined, forks: number): LineageStart => ({
+  lineageId: run.lineageId,
+  parentLineageId: resume?.parentLineageId ?? null,
+  fromIteration: resume?.fromIteration ?? 0,
+  forks,
+});
+
+/** Saves the lineage's start where retention and the fork-point activity find it (the log is Kafka's, too far). */
+async function saveLineageStart(r: WorkerResources, run: RunRef, start: LineageStart): Promise<void> {
+  await r.artifacts(run.storeUri).put(lineageKey(run.runId, run.lineageId), json(start));
+}
+
+/** Appends the lineage's RunEvent (and `after`, the events that follow it). */
+async function logLineageStart(
   r: WorkerResources,
   run: RunRef,
   c: RlConfig,
+  start: LineageStart,
   resume: ResumeFrom | undefined,
-  forks: number,
   after: StarpoEvent[] = [],
 ): Promise<void> {
-  const start: LineageStart = {
-    lineageId: run.lineageId,
-    parentLineageId: resume?.parentLineageId ?? null,
-    fromIteration: resume?.fromIteration ?? 0,
-    forks,
-  };
-  await r.artifacts(run.storeUri).put(lineageKey(run.runId, run.lineageId), json(start));
   const action = resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED';
   await r.events(run.events).append([runEvent(run.runId, c, start, action, resume?.fork?.reason ?? null), ...after]);
 }
@@ -85,29 +87,44 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
     session.holds(id, trainer);
     return out;
   });
-  await openLineage(r, run, c, undefined, 0, [checkpointEvent(saved)]);
+  const start = lineageStart(run, undefined, 0);
+  await saveLineageStart(r, run, start);
+  await logLineageStart(r, run, c, start, undefined, [checkpointEvent(saved)]);
+}
+
+/**
+ * A lineage that continues from `resume`'s checkpoint. Its start is saved before that checkpoint is loaded: until
+ * the record exists, retention in the parent lineage's checkpoint activity (a zombie attempt, or a parent still
+ * running) does not know the checkpoint is a fork point and may delete it under the load. A load that then fails
+ * leaves the record behind; it only keeps that checkpoint from retention, and a retry writes the same record.
+ */
+export async function resumeLineage(r: WorkerResources, run: RunRef, resume: ResumeFrom): Promise<StartRunResult> {
+  const c = await r.config(run);
+  const parent = { runId: run.runId, lineageId: resume.parentLineageId, iteration: resume.fromIteration };
+  // A fork knows its count; a plain resume inherits the parent's, known once its trainer state is loaded.
+  const saved = lineageStart(run, resume, resume.fork?.forks ?? 0);
+  await saveLineageStart(r, run, saved);
+  // Loading verifies every file's hash: a damaged checkpoint fails here (CorruptDataError), not later.
+  const trainer = await r.trainModels.use(c, r.store(run.storeUri), parent, async (m) => m.trainer);
+  const forks = resume.fork?.forks ?? trainer?.forks ?? 0;
+  const start = forks === saved.forks ? saved : lineageStart(run, resume, forks);
+  if (start !== saved) await saveLineageStart(r, run, start);
+  const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
+  const versions = await behaviourVersions(r.store(run.storeUri).store, run.runId, policy, trainer);
+  await logLineageStart(r, run, c, start, resume);
+  return {
+    plan: planOf(c),
+    policy,
+    nextIteration: parent.iteration + 1,
+    forks,
+    ...(versions.length > 0 && { versions }),
+  };
 }
 
 export function startRunActivity(r: WorkerResources) {
   return activity('startRun', async (input: StartRunInput): Promise<StartRunResult> => {
     const { run, resume } = input;
-    if (resume) {
-      const c = await r.config(run);
-      const parent = { runId: run.runId, lineageId: resume.parentLineageId, iteration: resume.fromIteration };
-      // Loading verifies every file's hash: a damaged checkpoint fails here (CorruptDataError), not later.
-      const trainer = await r.trainModels.use(c, r.store(run.storeUri), parent, async (m) => m.trainer);
-      const forks = resume.fork?.forks ?? trainer?.forks ?? 0;
-      const policy = { lineageId: parent.lineageId, iteration: parent.iteration };
-      const versions = await behaviourVersions(r.store(run.storeUri).store, run.runId, policy, trainer);
-      await openLineage(r, run, c, resume, forks);
-      return {
-        plan: planOf(c),
-        policy,
-        nextIteration: parent.iteration + 1,
-        forks,
-        ...(versions.length > 0 && { versions }),
-      };
-    }
+    if (resume) return resumeLineage(r, run, resume);
     if (input.configJson === undefined) throw new ConfigError('configJson', 'a new run needs a config');
     const c = await saveConfig(r, run, input.configJson);
     await freshRun(r, c, run);
