@@ -30,9 +30,9 @@ test('every learning and seed-study case resolves to a valid config, at full siz
       ['sokoban', 'random', 'episode', 256],
       ['frozenlake', 'random', 'episode', 256],
       ['frozenlake', 'random', 'episode', 256],
-      ['sokoban-large', 'random', 'assistant', 256],
+      ['sokoban-large', 'random', 'episode', 256],
       ['countdown', 'random', 'assistant', 256],
-      ['coord-frozenlake', 'random', 'assistant', 256],
+      ['coord-frozenlake', 'random', 'episode', 256],
     ],
   );
 });
