@@ -99,10 +99,11 @@ async function breakLock(path: string, staleText: string): Promise<void> {
   await unlink(aside).catch(() => undefined);
 }
 
-/** Takes the run's lock for `command` (e.g. "starpo train"); the run directory must exist. */
-export async function acquireRunLock(runDir: string, command: string): Promise<RunLock> {
-  const path = join(runDir, LOCK_FILE);
-  const dir = await realpath(runDir);
+/**
+ * Takes the lock file `path`, guarding directory `dir` (a real path), for `command`; when a live process holds it,
+ * returns that holder instead. A stale lock is taken over.
+ */
+export async function takeLock(path: string, dir: string, command: string): Promise<RunLock | LockHolder> {
   const holder: LockHolder = { pid: process.pid, host: hostname(), dir, command, since: new Date().toISOString() };
   const text = `${JSON.stringify(holder)}\n`;
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -110,11 +111,19 @@ export async function acquireRunLock(runDir: string, command: string): Promise<R
     const held = await readLock(path);
     if (held === undefined) continue;
     const why = held.holder === null ? 'it is not a lock file starpo wrote' : staleness(held.holder, dir);
-    if (why === null) throw new RunLockedError(path, held.holder!);
-    log.warn({ path, holder: held.holder }, `taking over a stale run lock: ${why}`);
+    if (why === null) return held.holder!;
+    log.warn({ path, holder: held.holder }, `taking over a stale lock: ${why}`);
     await breakLock(path, held.text);
   }
-  throw new StarpoError(`run ${dir}: could not take ${path}; other processes keep taking it`);
+  throw new StarpoError(`${dir}: could not take ${path}; other processes keep taking it`);
+}
+
+/** Takes the run's lock for `command` (e.g. "starpo train"); the run directory must exist. */
+export async function acquireRunLock(runDir: string, command: string): Promise<RunLock> {
+  const path = join(runDir, LOCK_FILE);
+  const taken = await takeLock(path, await realpath(runDir), command);
+  if (!('release' in taken)) throw new RunLockedError(path, taken);
+  return taken;
 }
 
 async function releaseLock(path: string, text: string): Promise<void> {

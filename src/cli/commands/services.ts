@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { SERVICES, serviceByName, serviceStatus, startService, stopService } from '../../services/manager.ts';
+import { withServicesLock } from '../../services/lock.ts';
 import { logFile } from '../../services/paths.ts';
 import type { ServiceSpec } from '../../services/service.ts';
 import { newTable } from '../../terminal.ts';
@@ -11,23 +12,28 @@ function selected(names: string[]): readonly ServiceSpec[] {
 async function start(names: string[], opts: { keepData?: boolean }): Promise<void> {
   const say = (line: string): void => console.log(line);
   // Started together: each is mostly waiting (JVM or Go server start-up), so they overlap well.
-  const results = await Promise.allSettled(
-    selected(names).map(async (spec) => {
-      const outcome = await startService(spec, { keepData: opts.keepData ?? false }, say);
-      say(
-        `${spec.name}: ${outcome} (${spec
-          .ports()
-          .map((p) => `127.0.0.1:${p}`)
-          .join(', ')}; log ${logFile(spec.name)})`,
-      );
-    }),
+  const results = await withServicesLock('starpo services start', say, () =>
+    Promise.allSettled(
+      selected(names).map(async (spec) => {
+        const outcome = await startService(spec, { keepData: opts.keepData ?? false }, say);
+        say(
+          `${spec.name}: ${outcome} (${spec
+            .ports()
+            .map((p) => `127.0.0.1:${p}`)
+            .join(', ')}; log ${logFile(spec.name)})`,
+        );
+      }),
+    ),
   );
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) throw failures[0].reason;
 }
 
 async function stop(names: string[]): Promise<void> {
-  for (const spec of selected(names)) console.log(`${spec.name}: ${await stopService(spec)}`);
+  const say = (line: string): void => console.log(line);
+  await withServicesLock('starpo services stop', say, async () => {
+    for (const spec of selected(names)) say(`${spec.name}: ${await stopService(spec)}`);
+  });
 }
 
 async function status(names: string[], opts: { json?: boolean }): Promise<void> {
