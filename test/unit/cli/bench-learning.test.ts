@@ -31,7 +31,7 @@ test('every learning and seed-study case resolves to a valid config, at full siz
       ['frozenlake', 'random', 'episode', 256],
       ['frozenlake', 'random', 'episode', 256],
       ['sokoban-large', 'random', 'episode', 256],
-      ['countdown', 'random', 'assistant', 256],
+      ['countdown', 'random', 'episode', 256],
       ['coord-frozenlake', 'random', 'episode', 256],
     ],
   );
