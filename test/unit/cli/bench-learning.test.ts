@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
@@ -37,6 +37,24 @@ test('every learning and seed-study case resolves to a valid config, at full siz
   );
 });
 
+/**
+ * Sets `vars` and points TMPDIR (where the bench puts its warm starts and runs) at a scratch folder; the returned
+ * function restores both and deletes the folder, so the suite leaves no runs behind.
+ */
+function benchEnv(vars: Record<string, string>): () => void {
+  const names = ['TMPDIR', ...Object.keys(vars)];
+  const before = names.map((n) => process.env[n]);
+  const scratch = mkdtempSync(join(tmpdir(), 'starpo-bench-test-'));
+  Object.assign(process.env, vars, { TMPDIR: scratch });
+  return () => {
+    names.forEach((n, i) => {
+      if (before[i] === undefined) delete process.env[n];
+      else process.env[n] = before[i];
+    });
+    rmSync(scratch, { recursive: true, force: true });
+  };
+}
+
 const curve = (vals: Array<number | undefined>): CasePoint[] =>
   vals.map((val, i) => ({ iteration: i + 1, lineageId: 'main', success: 0, val, std: 0, entropy: 0 }));
 
@@ -67,11 +85,11 @@ test(
   },
   async () => {
     const lines: Array<Record<string, unknown>> = [];
-    process.env.STARPO_BENCH_SET = 'envGroups=2';
+    const restore = benchEnv({ STARPO_BENCH_SET: 'envGroups=2' });
     try {
       await benchLearningSeeds({ tiny: true, envs: 'frozenlake', presets: 'grpo' }, (l) => lines.push(JSON.parse(l)));
     } finally {
-      delete process.env.STARPO_BENCH_SET;
+      restore();
     }
     assert.deepEqual(
       lines.map((l) => [l.bench, l.case ?? l.preset]),
@@ -105,22 +123,17 @@ test(
 );
 
 test('a bad STARPO_BENCH_SET key is refused in one line before any warm start is trained or written', async () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'starpo-bench-set-'));
-  const [tmp, set] = [process.env.TMPDIR, process.env.STARPO_BENCH_SET];
-  process.env.TMPDIR = scratch; // where the bench would put its warm start and runs
-  process.env.STARPO_BENCH_SET = 'envGroupz=3';
   const lines: string[] = [];
+  const restore = benchEnv({ STARPO_BENCH_SET: 'envGroupz=3' });
+  const scratch = process.env.TMPDIR!;
   try {
     await assert.rejects(
       benchLearningSeeds({ tiny: true, envs: 'frozenlake', presets: 'grpo' }, (l) => lines.push(l)),
       /config envGroupz: unknown key; did you mean "envGroups"\?/,
     );
+    assert.deepEqual(readdirSync(scratch), []);
   } finally {
-    if (tmp === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = tmp;
-    if (set === undefined) delete process.env.STARPO_BENCH_SET;
-    else process.env.STARPO_BENCH_SET = set;
+    restore();
   }
   assert.deepEqual(lines, []);
-  assert.deepEqual(readdirSync(scratch), []);
 });
