@@ -17,10 +17,14 @@
  *   fire            = armed ∧ observations ≥ warmup ∧ std falling ∧ entropy falling ∧ (recent spike ∨ success falling)
  * After firing the detector disarms; it re-arms once smoothed std recovers to ≥ rearmFraction · its running
  * max, so one collapse gives one warning. The evidence names the first warning sign (firstSignIteration,
- * what onCollapse=fork rewinds before): the earlier of the spike and the oldest observation inside the
+ * what onCollapse=fork rewinds before): the earliest of the spike, the oldest observation inside the
  * first smoothed window of the current unbroken run with std falling — the fall shows in the smoothed std
- * up to window − 1 iterations after it began. The core is a pure function of (state, observation); the class
- * only holds the state, which is plain JSON for checkpoints.
+ * up to window − 1 iterations after it began — and, when success fell, the last iteration at which smoothed
+ * success stood at its running max. The last matters when the learning rate is far too large: success can
+ * fall from the first update while std stays up for ten more (measured: FrozenLake, lr 3e-3, success 0.46 →
+ * 0.02 by iteration 6, std falling from 12), and rewinding to the std's sign lands in the collapse. The core
+ * is a pure function of (state, observation); the class only holds the state, which is plain JSON for
+ * checkpoints.
  */
 import { ConfigError } from '../errors.ts';
 import { mean, median } from './stats.ts';
@@ -88,6 +92,8 @@ export interface EchoTrapState {
   /** Last `window` success rates and the running max of their mean (absent in states saved before them). */
   successHistory?: number[];
   successSmoothedMax?: number;
+  /** Last iteration at which smoothed success equalled its running max (absent in older states). */
+  successPeakIteration?: number;
   lastSpike: GradSpike | null;
   /** First iteration of the current unbroken run with std falling; null when it is not (absent in older states). */
   stdLowSince?: number | null;
@@ -158,6 +164,8 @@ export function observeEchoTrap(
     lastSpike: detectSpike(state, obs, config),
     stdLowSince: null,
   };
+  const successPeak = success >= (state.successSmoothedMax ?? 0) ? obs.iteration : state.successPeakIteration;
+  if (successPeak !== undefined) next.successPeakIteration = successPeak;
   if (std < config.stdDropFraction * next.stdMax) next.stdLowSince = state.stdLowSince ?? obs.iteration;
   if (!next.armed) {
     next.armed = std >= config.rearmFraction * next.stdMax;
@@ -173,19 +181,20 @@ export function observeEchoTrap(
     (spike !== null || successFell);
   if (!fire) return { state: next, warning: null };
   next.armed = false;
-  return { state: next, warning: warningOf(obs, config, next, { std, entropy, success }, spike) };
+  return { state: next, warning: warningOf(obs, config, next, { std, entropy, success, successFell }, spike) };
 }
 
 function warningOf(
   obs: EchoTrapObservation,
   c: EchoTrapConfig,
   s: EchoTrapState,
-  smoothed: { std: number; entropy: number; success: number },
+  smoothed: { std: number; entropy: number; success: number; successFell: boolean },
   spike: GradSpike | null,
 ): EchoTrapWarning {
-  const { std, entropy, success } = smoothed;
+  const { std, entropy, success, successFell } = smoothed;
   const fallBegan = (s.stdLowSince ?? obs.iteration) - (c.window - 1);
-  const firstSign = Math.max(1, Math.min(fallBegan, spike?.iteration ?? obs.iteration));
+  const successPeak = successFell ? s.successPeakIteration : undefined;
+  const firstSign = Math.max(1, Math.min(fallBegan, spike?.iteration ?? obs.iteration, successPeak ?? obs.iteration));
   const evidence = {
     inGroupRewardStd: std,
     inGroupRewardStdMax: s.stdMax,
@@ -195,6 +204,7 @@ function warningOf(
     successRate: obs.successRate,
     successRateMax: s.successMax,
     ...(spike ? {} : { successSmoothed: success, successSmoothedMax: s.successSmoothedMax ?? 0 }),
+    ...(successPeak !== undefined ? { successPeakIteration: successPeak } : {}),
     firstSignIteration: firstSign,
   };
   const f = (x: number) => x.toPrecision(3);

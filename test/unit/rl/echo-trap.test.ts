@@ -153,3 +153,16 @@ test('thresholds are configurable and validated by name', () => {
     (e: unknown) => e instanceof ConfigError && e.field === 'echoTrap.window',
   );
 });
+
+test('when success fell, the first sign is no later than the last iteration at its smoothed peak', () => {
+  // Success falls from the first update while std and entropy hold for ten more iterations (a far too large
+  // learning rate): rewinding to the std's sign would land inside the collapse.
+  const early = (i: number): Row => [i <= 12 ? 1 : 0.2, i <= 12 ? 2 : 1, 1, i <= 2 ? 0.5 : 0.05];
+  const [warning] = run(series(30, early));
+  assert.equal(warning.iteration, 16); // smoothed std 0.2·4 + 1 over 5 = 0.36 < 0.5 first at 16
+  assert.equal(warning.evidence.successPeakIteration, 2);
+  assert.equal(warning.evidence.firstSignIteration, 2);
+  // A spike with success at its best leaves the success peak out.
+  const [spiked] = run(series(30, collapse));
+  assert.equal(spiked.evidence.successPeakIteration, undefined);
+});
