@@ -220,7 +220,7 @@ export const LEARNING_CASES: LearningCase[] = [
     warmStart: FORMAT_WARM_STARTS['coord-frozenlake'],
     // Its coordinate observations make conversations several times FrozenLake's: at 32 groups on one thread an
     // iteration took ~2 min here (scoring 41 s, update 60 s), 100 iterations 3.3 h. Half the groups on both cores
-    // took ~30 s an iteration, so 60 fit the 30 minutes.
+    // took 30–90 s (60 iterations: 54 min, a second run beside it for 25 of them): still over the 30 minutes.
     overrides: [...FROM_REWARD_RL, 'envGroups=16', 'iterations=60', 'threads=2', 'valEvery=10'],
   },
 ];
