@@ -16,6 +16,7 @@ import { validationSeeds } from '../../rl/seeds.ts';
 import { runEnvConfig } from '../../rl/run-env.ts';
 import { pairedDifference } from '../../rl/stats.ts';
 import { evaluateCheckpoint } from '../../replay/evaluate.ts';
+import { pickNames } from '../name-list.ts';
 import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
 import {
   COLLAPSE_MI_ESTIMATE,
@@ -211,7 +212,8 @@ export const benchSetOverrides = (): string[] =>
 export async function benchLearning(opts: { tiny?: boolean; cases?: string } = {}): Promise<void> {
   useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
   const only = opts.cases ?? process.env.STARPO_BENCH_CASES;
-  const names = only ? only.split(',') : LEARNING_CASES.map((k) => k.name);
+  const known = LEARNING_CASES.map((k) => k.name);
+  const names = pickNames('cases', 'learning cases', only || undefined, known);
   const picked = LEARNING_CASES.filter((c) => names.includes(c.name));
   checkCases(picked, benchSetOverrides());
   for (const k of picked) await runLearningCase(k, benchSetOverrides());

@@ -9,6 +9,7 @@
  * and two comparisons: accuracy with vs without tools, and OTC vs plain correctness (tool calls per
  * correct answer should fall while accuracy stays within 2 points). JSON lines; a benchmark, not a test.
  */
+import { pickNames } from '../name-list.ts';
 import { trainCase, type TrainedCase, type WarmStart } from './bench-learning.ts';
 import type { PresetName } from '../../rl/presets.ts';
 import { TOOL_CALLS_PER_RESPONSE, TOOL_PRODUCTIVITY, VAL_SUCCESS_RATE, valMetric } from '../../rl/metric-names.ts';
@@ -61,7 +62,8 @@ function lastValidation(t: TrainedCase): ToolResult & { iteration: number } {
 }
 
 export async function benchTools(only = process.env.STARPO_BENCH_CASES): Promise<void> {
-  const names = only ? only.split(',') : TOOL_CASES.map((k) => k.name);
+  const known = TOOL_CASES.map((k) => k.name);
+  const names = pickNames('cases', 'tool cases', only || undefined, known);
   const results = new Map<string, ToolResult>();
   for (const k of TOOL_CASES.filter((c) => names.includes(c.name))) {
     const trained = await trainCase(k);

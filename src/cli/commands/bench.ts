@@ -59,7 +59,7 @@ const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) =
   tools: {
     description:
       'toolmath from scratch: accuracy with vs without tools, OTC vs plain correctness (calls per correct answer)',
-    run: async () => (await import('./bench-tools.ts')).benchTools(),
+    run: async (opts) => (await import('./bench-tools.ts')).benchTools(opts.cases ?? process.env.STARPO_BENCH_CASES),
   },
   gateway: {
     description: "the OpenAI gateway (SDK, HTTP, template) vs the policy's generate, sequential and concurrent calls",
@@ -81,7 +81,7 @@ export function registerBench(program: Command): void {
       '--tiny',
       'learning, learning-seeds: every case at 2 iterations of a tiny model (checks the benchmark end to end)',
     )
-    .option('--cases <list>', 'scale, learning: comma-separated cases (as STARPO_BENCH_CASES)')
+    .option('--cases <list>', 'scale, learning, tools: comma-separated cases (as STARPO_BENCH_CASES)')
     .option('--models <list>', 'scale: comma-separated models')
     .option('--steps <n>', 'scale: train steps per process (the first compiles; default 3)')
     .option('--sides <list>', 'scale: starpo,pytorch (default both)')

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { LEARNING_CASES, seedStudyCases, TINY } from '../../../src/cli/commands/bench-learning-cases.ts';
 import { benchLearningSeeds, collapsedAt } from '../../../src/cli/commands/bench-learning-seeds.ts';
-import type { CasePoint } from '../../../src/cli/commands/bench-learning.ts';
+import { benchLearning, type CasePoint } from '../../../src/cli/commands/bench-learning.ts';
+import { benchTools } from '../../../src/cli/commands/bench-tools.ts';
 
 test('every learning and seed-study case resolves to a valid config, at full size and tiny', () => {
   const cases = [...LEARNING_CASES, ...seedStudyCases()];
@@ -136,4 +137,19 @@ test('a bad STARPO_BENCH_SET key is refused in one line before any warm start is
     restore();
   }
   assert.deepEqual(lines, []);
+});
+
+test('an unknown case name is refused in one line naming the known ones, before anything trains', async () => {
+  const restore = benchEnv({});
+  const scratch = process.env.TMPDIR!;
+  try {
+    await assert.rejects(
+      benchLearning({ tiny: true, cases: 'bandit,nosuchcase' }),
+      /config cases: unknown learning cases nosuchcase; known: bandit, /,
+    );
+    await assert.rejects(benchTools('nosuchcase'), /config cases: unknown tool cases nosuchcase; known: /);
+    assert.deepEqual(readdirSync(scratch), []);
+  } finally {
+    restore();
+  }
 });
