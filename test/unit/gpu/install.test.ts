@@ -113,6 +113,6 @@ test('a failing pip download names the wheel and the log', async () => {
   );
   await assert.rejects(
     installGpu({ ...options(f), python: join(f.root, 'no-python') }),
-    /not found: gpu install downloads wheels with pip/,
+    /not found: starpo downloads pinned wheels with pip/,
   );
 });

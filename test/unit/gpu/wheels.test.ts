@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { WHEEL_SETS, pipDownloadArgs, wheelSetFor, wheelsToInstall } from '../../../src/gpu/wheels.ts';
+import { pipDownloadArgs } from '../../../src/packages/wheel.ts';
+import { WHEEL_SETS, wheelSetFor, wheelsToInstall } from '../../../src/gpu/wheels.ts';
 
 const ortVersion = (
   JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {

@@ -8,7 +8,7 @@ import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
-import { GpuError } from './error.ts';
+import { PackageError } from '../errors.ts';
 
 export interface ZipEntry {
   readonly name: string;
@@ -45,11 +45,11 @@ async function centralDirectory(
   const tail = await readAt(path, tailStart, fileSize - tailStart);
   let at = tail.length - 22;
   while (at >= 0 && tail.readUInt32LE(at) !== EOCD) at--;
-  if (at < 0) throw new GpuError(`${path} is not a zip file (no end-of-central-directory record)`);
+  if (at < 0) throw new PackageError(`${path} is not a zip file (no end-of-central-directory record)`);
   const [count, size, offset] = [tail.readUInt16LE(at + 10), tail.readUInt32LE(at + 12), tail.readUInt32LE(at + 16)];
   if (count !== 0xffff && size !== MAX32 && offset !== MAX32) return { offset, size, count };
   if (at < 20 || tail.readUInt32LE(at - 20) !== ZIP64_LOCATOR)
-    throw new GpuError(`${path}: zip64 sizes without a zip64 locator`);
+    throw new PackageError(`${path}: zip64 sizes without a zip64 locator`);
   const record = await readAt(path, Number(tail.readBigUInt64LE(at - 12)), 56);
   return {
     count: Number(record.readBigUInt64LE(32)),
@@ -74,7 +74,7 @@ function zip64Fields(extra: Buffer, want: { size: boolean; compressed: boolean; 
       offset: want.offset ? next() : undefined,
     };
   }
-  throw new GpuError('zip entry has 0xffffffff sizes but no zip64 extra field');
+  throw new PackageError('zip entry has 0xffffffff sizes but no zip64 extra field');
 }
 
 export async function listZip(path: string): Promise<ZipEntry[]> {
@@ -85,7 +85,7 @@ export async function listZip(path: string): Promise<ZipEntry[]> {
   const buf = await readAt(path, cd.offset, cd.size);
   const entries: ZipEntry[] = [];
   for (let at = 0, i = 0; i < cd.count; i++) {
-    if (buf.readUInt32LE(at) !== CENTRAL) throw new GpuError(`${path}: damaged central directory (entry ${i})`);
+    if (buf.readUInt32LE(at) !== CENTRAL) throw new PackageError(`${path}: damaged central directory (entry ${i})`);
     const [nameLen, extraLen, commentLen] = [
       buf.readUInt16LE(at + 28),
       buf.readUInt16LE(at + 30),
@@ -126,9 +126,9 @@ function counter(): Transform & { bytes: number } {
 /** Writes one member to `dest` (through a temporary name, so an interrupted write never looks complete). */
 export async function extractEntry(path: string, entry: ZipEntry, dest: string): Promise<void> {
   if (entry.method !== 0 && entry.method !== 8)
-    throw new GpuError(`${path}: ${entry.name} uses zip method ${entry.method} (only stored and deflate)`);
+    throw new PackageError(`${path}: ${entry.name} uses zip method ${entry.method} (only stored and deflate)`);
   const local = await readAt(path, entry.localOffset, 30);
-  if (local.readUInt32LE(0) !== LOCAL) throw new GpuError(`${path}: no local header for ${entry.name}`);
+  if (local.readUInt32LE(0) !== LOCAL) throw new PackageError(`${path}: no local header for ${entry.name}`);
   const start = entry.localOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
   if (entry.size === 0) return writeFile(dest, '');
   const tmp = `${dest}.partial`;
@@ -141,7 +141,7 @@ export async function extractEntry(path: string, entry: ZipEntry, dest: string):
         : [read, count, createWriteStream(tmp)],
     );
     if (count.bytes !== entry.size)
-      throw new GpuError(`${path}: ${entry.name} unpacked to ${count.bytes} bytes, expected ${entry.size}`);
+      throw new PackageError(`${path}: ${entry.name} unpacked to ${count.bytes} bytes, expected ${entry.size}`);
     await rename(tmp, dest);
   } catch (err) {
     await rm(tmp, { force: true });

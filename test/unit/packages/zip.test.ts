@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { extractEntry, listZip } from '../../../src/gpu/zip.ts';
-import { zipOf } from './fixtures.ts';
+import { extractEntry, listZip } from '../../../src/packages/zip.ts';
+import { zipOf } from '../gpu/fixtures.ts';
 
 test('zip members, deflated and stored, come out byte for byte', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'starpo-zip-'));
