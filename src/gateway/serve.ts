@@ -4,7 +4,6 @@
  * (GET /v1/episodes/<id> gives each episode's trajectories). Requests choose their own sampling; any API key
  * names an episode.
  */
-import { resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
 import type { Policy } from '../policy/engine/policy.ts';
 import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
@@ -15,6 +14,7 @@ import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
 import { createLocalCheckpointStore } from '../storage/index.ts';
 import { type Gateway, startGateway } from './server.ts';
+import { modelSpec } from '../models/resolve.ts';
 
 export interface ServeOptions {
   /** A Hugging Face model directory, served with its own weights ... */
@@ -42,7 +42,7 @@ async function servedModel(o: ServeOptions): Promise<Served> {
     throw new ConfigError('--checkpoint', 'give a checkpoint or --model, not both');
   }
   if (o.model !== undefined) {
-    const c = resolveConfig({ overrides: [`model=${resolve(o.model)}`, ...(o.overrides ?? [])] });
+    const c = resolveConfig({ overrides: [`model=${modelSpec(o.model)}`, ...(o.overrides ?? [])] });
     const run = await resolveRunModel(c);
     return { c, run, name: c.model, load: (actor) => loadPretrained({ actor, critic: null, ref: null }, run, c, true) };
   }

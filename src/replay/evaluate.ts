@@ -22,6 +22,7 @@ import { chooseCheckpoint, parseCheckpointRef } from './checkpoint-ref.ts';
 import { readRunConfig } from './location.ts';
 import { episodeSetup } from './reenact.ts';
 import { VAL_SUCCESS_RATE, passAtKMetric, valMetric } from '../rl/metric-names.ts';
+import { modelSpec } from '../models/resolve.ts';
 
 export interface EvalOptions {
   /** "<run-dir>" or "<run-dir>@<iteration>" (a run id under runsDir works too). */
@@ -70,7 +71,7 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
   if ((o.checkpoint === undefined) === (o.model === undefined))
     throw new ConfigError('--checkpoint', 'give a checkpoint or --model, not both');
   if (o.model !== undefined) {
-    const c = evalConfig(resolveConfig({ overrides: [`model=${resolve(o.model)}`, ...(o.overrides ?? [])] }), o);
+    const c = evalConfig(resolveConfig({ overrides: [`model=${modelSpec(o.model)}`, ...(o.overrides ?? [])] }), o);
     const checkpoint = { runId: basename(resolve(o.model)), lineageId: 'pretrained', iteration: 0 };
     return evaluate(c, o, checkpoint, (actor, run) => loadPretrained({ actor, critic: null, ref: null }, run, c, true));
   }

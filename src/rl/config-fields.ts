@@ -107,8 +107,10 @@ export const FIELDS = {
   ),
   model: str(
     '',
-    'Hugging Face model directory (config.json, safetensors, tokenizer.json, tokenizer_config.json with its chat ' +
-      'template) whose weights the actor, critic and reference start from; empty = a tiny model trained from ' +
+    'The pretrained model the actor, critic and reference start from: a Hugging Face model directory ' +
+      '(config.json, safetensors, tokenizer.json, tokenizer_config.json with its chat template), a .gguf file ' +
+      '(imported once into the cache), a packaged model name (smollm2-135m-instruct) or a hub id ' +
+      'org/name[@revision] (the Hugging Face cache, pulled when missing); empty = a tiny model trained from ' +
       "scratch (the model* fields). With a model the template defaults to full, wrapped by the model's own chat " +
       'template.',
   ),

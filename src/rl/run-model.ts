@@ -27,6 +27,8 @@ import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
 import { scratchTokenizer } from './vocabulary.ts';
 import { checkAgentChat } from '../gateway/agent-config.ts';
+import { log } from '../log.ts';
+import { resolveModel } from '../models/resolve.ts';
 
 /** What the stages need to turn text into tokens: the tokenizer, and how messages are wrapped. */
 export interface RunText {
@@ -111,7 +113,7 @@ function scratchModel(c: RlConfig): RunModel {
 }
 
 async function pretrainedModel(c: RlConfig): Promise<RunModel> {
-  const dir = await openModelDirectory(c.model);
+  const dir = await openModelDirectory(await resolveModel(c.model, { say: (line) => log.info(line) }));
   if (!dir.assets['tokenizer.json']) throw new ConfigError('model', `${dir.dir} has no tokenizer.json`);
   const tokenizer = loadTokenizer(dir.assets);
   if (tokenizer.vocabSize > dir.config.vocabSize) {

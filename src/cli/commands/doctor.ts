@@ -4,6 +4,10 @@ import { SERVICES, ourPid, probe } from '../../services/manager.ts';
 import { hasCommand } from '../../services/exec.ts';
 import { providerStatuses } from '../../gpu/report.ts';
 import { newTable } from '../../terminal.ts';
+import { hubCacheDir } from '../../models/hub/cache.ts';
+import { listCachedModels } from '../../models/list.ts';
+import { CACHE_DIR } from '../../services/paths.ts';
+import { join } from 'node:path';
 
 const { onnx } = onnxProto;
 
@@ -95,6 +99,21 @@ async function checkServices(): Promise<Check[]> {
   );
 }
 
+/** Where `--model` finds and puts models; informational (a run with no pretrained model needs neither). */
+async function checkModelCaches(): Promise<Check[]> {
+  const models = await listCachedModels();
+  const count = (kind: string) => models.filter((m) => m.kind === kind).length;
+  return [
+    {
+      name: 'model cache',
+      ok: true,
+      required: false,
+      detail: `${join(CACHE_DIR, 'models')} (${count('named')} packaged, ${count('gguf')} imported GGUF)`,
+    },
+    { name: 'hub cache', ok: true, required: false, detail: `${hubCacheDir()} (${count('hub')} snapshots)` },
+  ];
+}
+
 async function doctor(opts: { json?: boolean }): Promise<void> {
   const checks = [
     checkNode(),
@@ -102,6 +121,7 @@ async function doctor(opts: { json?: boolean }): Promise<void> {
     ...(await checkProviders()),
     ...checkTools(),
     ...(await checkServices()),
+    ...(await checkModelCaches()),
   ];
   if (opts.json) {
     for (const c of checks) console.log(JSON.stringify(c));

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
 import { evaluateCheckpoint, type EvalResult } from '../../replay/evaluate.ts';
 import { newTable } from '../../terminal.ts';
+import { MODEL_HELP } from './train.ts';
 
 export interface EvalFlags {
   checkpoint?: string;
@@ -78,7 +79,7 @@ export function registerEval(program: Command): void {
         'the oracle ceiling',
     )
     .option('--checkpoint <run-dir[@iteration]>', 'run directory or id, @iteration optional (default: newest)')
-    .option('--model <dir>', 'instead of a checkpoint: a Hugging Face model directory, evaluated with its own weights')
+    .option('--model <model>', `instead of a checkpoint, a pretrained model with its own weights: ${MODEL_HELP}`)
     .option(
       '--set <key=value>',
       'with --model: config overrides (template, maxResponseTokens, …; repeatable)',

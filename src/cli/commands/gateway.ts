@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
 import { serveGateway } from '../../gateway/serve.ts';
+import { MODEL_HELP } from './train.ts';
 
 interface GatewayFlags {
   model?: string;
@@ -39,7 +40,7 @@ export function registerGateway(program: Command): void {
   program
     .command('gateway')
     .description('Serve a model or a run checkpoint as an OpenAI-compatible chat-completions API, recording every call')
-    .option('--model <dir>', 'Hugging Face model directory, served with its own weights')
+    .option('--model <model>', `serve a pretrained model with its own weights: ${MODEL_HELP}`)
     .option('--checkpoint <run-dir[@iteration]>', "instead: a run's actor (default: its newest checkpoint)")
     .option('--runs-dir <dir>', 'where runs live, for a bare run id', 'runs')
     .option(

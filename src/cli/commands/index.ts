@@ -15,6 +15,7 @@ import { registerStatus } from './status.ts';
 import { registerDurable } from './durable.ts';
 import { registerGpu } from './gpu.ts';
 import { registerGateway } from './gateway.ts';
+import { registerModels } from './models.ts';
 
 /** Every `starpo` subcommand, registered in one place. Each module adds its command(s) to the program. */
 export const COMMANDS: ReadonlyArray<(program: Command) => void> = [
@@ -34,4 +35,5 @@ export const COMMANDS: ReadonlyArray<(program: Command) => void> = [
   registerDurable,
   registerGpu,
   registerGateway,
+  registerModels,
 ];

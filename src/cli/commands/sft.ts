@@ -7,7 +7,7 @@ import { openSandbox } from '../../rl/tool-use.ts';
 import { prepareRun } from '../../rl/run-setup.ts';
 import { checkRunId } from '../../replay/location.ts';
 import { writeRecords } from '../../agent/index.ts';
-import { modelOverride } from './train.ts';
+import { MODEL_HELP, modelOverride } from './train.ts';
 
 interface SftFlags {
   env: string;
@@ -75,6 +75,6 @@ export function registerSft(program: Command): void {
     .option('--run-id <id>', 'run id (default: a timestamp)')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--dataset <file.jsonl>', 'also write the demonstrations as a JSONL dataset')
-    .option('--model <dir>', 'Hugging Face model directory to fine-tune (default: a tiny model from scratch)')
+    .option('--model <model>', `the pretrained model to fine-tune: ${MODEL_HELP} (default: a tiny model from scratch)`)
     .action(sft);
 }

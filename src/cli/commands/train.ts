@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { canonicalConfigJSON, resolveConfig, type RlConfig } from '../../rl/config.ts';
 import { PRESET_NAMES, type PresetName } from '../../rl/presets.ts';
 import { trainEmbedded } from '../../rl/embedded.ts';
@@ -13,6 +13,7 @@ import { ConfigError } from '../../errors.ts';
 import { forTerminal, logToFile } from '../../log.ts';
 import { progressBar, type ProgressBar } from '../progress.ts';
 import { modelLine, trainingLine, whereLine } from '../run-summary.ts';
+import { modelSpec } from '../../models/resolve.ts';
 
 interface TrainFlags {
   preset: string;
@@ -33,9 +34,13 @@ interface TrainFlags {
   printConfig?: boolean;
 }
 
-/** `--model <dir>` as the config override `model=<absolute dir>` (the run may be resumed from elsewhere). */
-export function modelOverride(dir: string | undefined): string[] {
-  return dir === undefined ? [] : [`model=${resolvePath(dir)}`];
+/** What `--model` takes, for every command's help. */
+export const MODEL_HELP =
+  'a model directory, .gguf file, packaged name (smollm2-135m-instruct) or hub id org/name[@rev]';
+
+/** `--model` as the config override `model=…`: a path made absolute (the run may be resumed from elsewhere). */
+export function modelOverride(spec: string | undefined): string[] {
+  return spec === undefined ? [] : [`model=${modelSpec(spec)}`];
 }
 
 async function readConfigFile(path: string | undefined): Promise<unknown> {
@@ -192,11 +197,7 @@ export function registerTrain(program: Command): void {
     .option('--print-config', 'print the whole resolved config as JSON (it is saved as <run>/config.json)')
     .option('--verbose', 'on a terminal, show the logs above the progress bar too (they go to <run>/train.log)')
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
-    .option(
-      '--model <dir>',
-      'Hugging Face model directory to train (its tokenizer, chat template and weights); default: ' +
-        'a tiny model from scratch',
-    )
+    .option('--model <model>', `the pretrained model to train: ${MODEL_HELP}; default: a tiny model from scratch`)
     .option(
       '--agent <command>',
       'train an external agent program: run once per episode against an OpenAI-compatible gateway (README ' +

@@ -55,6 +55,8 @@ const HARMLESS = [
   'torch_dtype',
   'dtype',
   '_name_or_path',
+  // transformers 5 writes this where 4.x wrote _name_or_path (bookkeeping: where the model was loaded from).
+  '_model_name_or_path',
   'use_cache',
   'pad_token_id',
   'sliding_window',
@@ -77,6 +79,8 @@ const HARMLESS = [
   'task_specific_params',
   'prefix',
   'sep_token_id',
+  // The tokenizer's own files state the unknown token; the forward pass never reads it.
+  'unk_token_id',
   'decoder_start_token_id',
   'cross_attention_hidden_size',
   'pruned_heads',

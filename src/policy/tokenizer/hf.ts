@@ -34,7 +34,10 @@ export class HfTokenizer implements Tokenizer {
   ) {
     try {
       // Cloned: the library keeps (and may adapt) what it is given; toFiles must write the original.
-      this.lib = new HfLibTokenizer(structuredClone(tokenizerJson), structuredClone(tokenizerConfig));
+      this.lib = new HfLibTokenizer(
+        withUnicodeDigits(structuredClone(tokenizerJson)),
+        structuredClone(tokenizerConfig),
+      );
     } catch (cause) {
       throw new ConfigError(TOKENIZER_FILE, `cannot be loaded: ${(cause as Error).message}`, { cause });
     }
@@ -91,6 +94,27 @@ export class HfTokenizer implements Tokenizer {
       [TOKENIZER_CONFIG_FILE]: `${JSON.stringify(this.tokenizerConfig, null, 2)}\n`,
     };
   }
+}
+
+/**
+ * The `Digits` pre-tokenizer of the Rust library (what wrote every tokenizer.json) splits on Unicode numbers
+ * (`char::is_numeric`: ½, ², ٣ included); the JavaScript library's matches ASCII \d only, so "½" would stay
+ * glued to its neighbours and the ids differ (SmolLM2). The same split as a `Split` on \p{N} agrees in both.
+ */
+function withUnicodeDigits(json: Record<string, unknown>): Record<string, unknown> {
+  const fix = (pre: unknown): unknown => {
+    if (typeof pre !== 'object' || pre === null) return pre;
+    const p = pre as { type?: unknown; individual_digits?: unknown; pretokenizers?: unknown };
+    if (p.type === 'Digits') {
+      const Regex = p.individual_digits === true ? '\\p{N}' : '\\p{N}+';
+      return { type: 'Split', pattern: { Regex }, behavior: 'Isolated', invert: false };
+    }
+    if (p.type === 'Sequence' && Array.isArray(p.pretokenizers))
+      return { ...p, pretokenizers: p.pretokenizers.map(fix) };
+    return pre;
+  };
+  json.pre_tokenizer = fix(json.pre_tokenizer);
+  return json;
 }
 
 /**
