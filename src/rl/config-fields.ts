@@ -350,6 +350,11 @@ export const FIELDS = {
   lambda: num(1, unit, 'GAE λ. Published: 1 (Monte-Carlo returns minus the critic baseline).'),
   groupNormByStd: bool(true, 'GRPO/GiGPO: divide by (group std + 1e-6); false = Dr.GRPO (centre only).'),
   whitenAdvantages: bool(true, 'Whiten advantages over the loss mask after the estimator (published GAE: yes).'),
+  skipNoSignal: bool(
+    true,
+    'Skip the actor step when every trained advantage is 0 (RAGEN-2): entropy and KL alone would move the policy ' +
+      'with no reward signal. Counted in actor/no_signal.',
+  ),
   gigpoStepGamma: num(0.95, unit, 'GiGPO: per-turn discount of step returns. Published: 0.95.'),
   gigpoOmega: num(1, { min: 0 }, 'GiGPO: weight of the step advantage. Published: 1.'),
   gigpoForm: oneOf(

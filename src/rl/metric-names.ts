@@ -29,6 +29,8 @@ export const ACTOR_GRAD_NORM = modelMetric('actor', 'grad_norm');
 export const ACTOR_CLIP_FRAC = modelMetric('actor', 'clip_frac');
 export const ACTOR_APPROX_KL = modelMetric('actor', 'approx_kl');
 export const ACTOR_KL_REF = modelMetric('actor', 'kl_ref');
+/** 1 when the actor's update was skipped: no trained token had a non-zero advantage (skipNoSignal). */
+export const ACTOR_NO_SIGNAL = modelMetric('actor', 'no_signal');
 export const CRITIC_GRAD_NORM = modelMetric('critic', 'grad_norm');
 export const CRITIC_VALUE_LOSS = modelMetric('critic', 'value_loss');
 

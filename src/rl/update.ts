@@ -1,7 +1,8 @@
 /**
  * The update stage: critic first, then actor (docs/spec.md §4), each over `ppoEpochs` passes of seeded
  * mini-batches of `miniBatchSize` trajectories. Each mini-batch is cut to its own longest row so
- * short trajectories do not pay for long ones. Returns the mean of every train-step metric.
+ * short trajectories do not pay for long ones. Returns the mean of every train-step metric, and
+ * actor/no_signal: 1 when the actor step was skipped because no trained token had an advantage.
  */
 import type { RlConfig } from './config.ts';
 import { takeRows } from './batch.ts';
@@ -10,7 +11,7 @@ import type { Trainer } from '../policy/engine/handle.ts';
 import type { AdamWSpec } from '../policy/programs/adamw.ts';
 import type { TrainBatch } from '../policy/programs/batch.ts';
 import type { LossSpec } from '../policy/programs/loss.ts';
-import { modelMetric } from './metric-names.ts';
+import { ACTOR_NO_SIGNAL, modelMetric } from './metric-names.ts';
 
 /** Everything the update reads, per token [B, T], for the rows being trained. */
 export interface UpdateInput {
@@ -88,6 +89,17 @@ function meanMetrics(all: Record<string, number>[], model: 'actor' | 'critic'): 
   return Object.fromEntries(Object.entries(sums).map(([k, v]) => [modelMetric(model, k), meanOf(k, v)]));
 }
 
+/**
+ * Whether any trained token carries a non-zero advantage. Without one, an actor step would be driven by the
+ * entropy bonus and the KL term alone — it moves the policy with no reward signal (a model whose every answer
+ * earns the same penalty drifts into free text), so the actor skips the step, as RAGEN-2 does.
+ */
+export function hasAdvantageSignal(input: UpdateInput): boolean {
+  const { lossMask } = input.tokens;
+  for (let i = 0; i < lossMask.length; i++) if (lossMask[i] !== 0 && input.advantages[i] !== 0) return true;
+  return false;
+}
+
 export async function updateStage(
   input: UpdateInput,
   models: { actor: Trainer; critic: Trainer | null },
@@ -109,6 +121,7 @@ export async function updateStage(
     }
     Object.assign(metrics, meanMetrics(steps, 'critic'));
   }
+  if (c.skipNoSignal && !hasAdvantageSignal(input)) return { ...metrics, [ACTOR_NO_SIGNAL]: 1 };
   const steps = [];
   for (const rows of batches) {
     steps.push(
@@ -120,5 +133,5 @@ export async function updateStage(
       }),
     );
   }
-  return { ...metrics, ...meanMetrics(steps, 'actor') };
+  return { ...metrics, ...meanMetrics(steps, 'actor'), [ACTOR_NO_SIGNAL]: 0 };
 }

@@ -49,7 +49,8 @@ test(
   SLOW,
   async () => {
     const root = mkdtempSync(join(scratch, 'example-'));
-    await trainEmbedded({ root, runId: 'r', config: agentConfig(model, EXAMPLE) });
+    // A random model earns no reward signal; skipNoSignal=false lets the step run so the update path is seen.
+    await trainEmbedded({ root, runId: 'r', config: agentConfig(model, EXAMPLE, ['skipNoSignal=false']) });
     const logged = await trajectories(root);
     assert.deepEqual(
       ['train', 'val'].map((s) => logged.filter((t) => t.split === s).length),

@@ -38,7 +38,11 @@ test(
       stopAfter: 0,
     });
     // Another preset and seed; sftSteps stays in the config but the checkpoint replaces the warm-start.
-    const rl = resolveConfig({ preset: 'grpo', overrides: [...TINY, 'seed=7', 'sftSteps=0', 'iterations=1'] });
+    // skipNoSignal=false: one iteration of a tiny model may earn no advantage, and the test must see a step.
+    const rl = resolveConfig({
+      preset: 'grpo',
+      overrides: [...TINY, 'seed=7', 'sftSteps=0', 'iterations=1', 'skipNoSignal=false'],
+    });
     await trainEmbedded({ root, runId: 'rl', config: rl, initFrom: join(root, 'sft') });
     assert.ok(actor(root, 'rl', 0).equals(actor(root, 'sft', 0)), 'checkpoint 0 holds the initialising actor');
     assert.ok(!actor(root, 'rl', 1).equals(actor(root, 'sft', 0)), 'and RL trains on from it');
