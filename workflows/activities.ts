@@ -3,7 +3,7 @@
  * Long activities heartbeat, so the heartbeat timeout (not the start-to-close one) is what notices a
  * dead worker; errors whose type is in NON_RETRYABLE_TYPES (bad config, corrupt data) fail at once.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { NON_RETRYABLE_TYPES, type DurableOptions } from '../src/durable/protocol.ts';
 
@@ -14,8 +14,9 @@ export interface Stages {
   update: Activities;
 }
 
-export function stageActivities(o: DurableOptions): Stages {
-  const common = {
+/** The options every activity is scheduled with: the run's heartbeat timeout and attempts, from its input. */
+export function activityOptions(o: DurableOptions) {
+  return {
     startToCloseTimeout: '4 hours',
     heartbeatTimeout: o.heartbeatTimeoutMs,
     retry: {
@@ -25,7 +26,11 @@ export function stageActivities(o: DurableOptions): Stages {
       maximumAttempts: o.maxAttempts,
       nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
     },
-  };
+  } satisfies ActivityOptions;
+}
+
+export function stageActivities(o: DurableOptions): Stages {
+  const common = activityOptions(o);
   return {
     rollout: proxyActivities<Activities>({ ...common, taskQueue: o.queues.rollout }),
     update: proxyActivities<Activities>({ ...common, taskQueue: o.queues.update }),

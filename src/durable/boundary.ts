@@ -40,6 +40,21 @@ export function warnIfLarge(name: string, value: unknown): void {
     log.warn({ activity: name, bytes }, 'large activity payload; pass an artifact key instead');
 }
 
+let heartbeatIntervalMs: number | undefined;
+
+/** How often this process's activities heartbeat (`starpo worker --heartbeat-interval`); undefined: the default. */
+export function setHeartbeatInterval(ms: number | undefined): void {
+  heartbeatIntervalMs = ms;
+}
+
+/**
+ * The interval for an activity with this heartbeat timeout: a fifth of it by default (10 s → 2 s), so the
+ * event loop may stall for most of the timeout before Temporal gives the activity up; never more than half.
+ */
+export function heartbeatEvery(timeoutMs: number): number {
+  return Math.max(100, Math.min(heartbeatIntervalMs ?? timeoutMs / 5, timeoutMs / 2));
+}
+
 /** The progress the previous attempt heartbeated last, if this is a retry that got that far. */
 export function resumeFrom<P>(): P | undefined {
   return Context.current().info.heartbeatDetails as P | undefined;
@@ -54,8 +69,8 @@ export function activity<I, O, P = unknown>(
     const { attempt, activityId, workflowExecution } = ctx.info;
     let details: P | undefined = ctx.info.heartbeatDetails as P | undefined;
     const send = () => ctx.heartbeat(details);
-    const every = Math.max(200, Math.min(5000, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 4));
-    const timer = setInterval(send, every);
+    // No timeout (an activity scheduled without one, or a test environment): Temporal's own default of 30 s.
+    const timer = setInterval(send, heartbeatEvery(ctx.info.heartbeatTimeoutMs ?? 30_000));
     const started = performance.now();
     log.info(
       { activity: name, attempt, activityId, workflowId: workflowExecution?.workflowId, pid: process.pid },

@@ -83,6 +83,11 @@ export function mergeOptions(partial: Partial<DurableOptions> = {}): DurableOpti
   return o;
 }
 
+/** A new run's options: the config's heartbeat timeout unless the caller gives one. */
+export function runOptions(config: RlConfig, partial: Partial<DurableOptions> = {}): DurableOptions {
+  return mergeOptions({ heartbeatTimeoutMs: config.heartbeatTimeoutMs, ...partial });
+}
+
 function runRef(runId: string, lineageId: string, o: SubmitOptions): RunRef {
   assertSafeId('runId', runId);
   return { runId, lineageId, storeUri: o.storeUri ?? DEFAULT_STORE_URI, events: o.events ?? {} };
@@ -113,7 +118,7 @@ export async function submitRun(
   const run = runRef(o.runId ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, ROOT_LINEAGE, o);
   const input: TrainingRunInput = {
     run,
-    options: mergeOptions(o.options),
+    options: runOptions(config, o.options),
     configJson: canonicalConfigJSON(config),
     stopAfter: o.stopAfter,
   };

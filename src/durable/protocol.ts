@@ -76,7 +76,10 @@ export interface DurableOptions {
   chunkGroups: number;
   /** Continue-as-new after this many iterations in one workflow run (or when the server suggests it). */
   continueAsNewEvery: number;
-  /** Heartbeat timeout of every activity: how fast a dead worker's activity is retried elsewhere. */
+  /**
+   * Heartbeat timeout of every activity: how fast a dead worker's activity is retried elsewhere. A new run
+   * takes its config's heartbeatTimeoutMs; a resumed one keeps its previous execution's.
+   */
   heartbeatTimeoutMs: number;
   /** Attempts per activity before the workflow fails (retryable errors only). */
   maxAttempts: number;
@@ -89,7 +92,7 @@ export const DEFAULT_OPTIONS: DurableOptions = {
   rolloutShards: 2,
   chunkGroups: 2,
   continueAsNewEvery: 10,
-  heartbeatTimeoutMs: 60_000,
+  heartbeatTimeoutMs: 10_000, // the config field's default (src/rl/config-fields.ts), which this bundle cannot import
   maxAttempts: 20,
   keepArtifacts: false,
 };

@@ -208,6 +208,16 @@ export const FIELDS = {
       'warm-start), e.g. cuda on the durable update worker while rollouts stay on CPU workers. The embedded driver ' +
       'trains and samples one actor, so there it must equal rolloutProvider.',
   ),
+  heartbeatTimeoutMs: int(
+    10_000,
+    1000,
+    'Durable driver, milliseconds: how long an activity may go without a heartbeat before Temporal retries it ' +
+      'elsewhere, so a killed worker costs this plus a 1 s retry backoff (the embedded driver ignores it). ' +
+      'Workers heartbeat every fifth of it (`starpo worker --heartbeat-interval` sets another interval); 10 s ' +
+      "retries a dead worker's activity within 15 s yet allows its event loop an 8 s stall. Raise it when " +
+      'worker logs show activities timing out while their worker lives.',
+    3_600_000,
+  ),
   // Rollout shape
   envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.', BATCH_MAX),
   groupSize: int(

@@ -5,6 +5,7 @@ import { QUEUE_ROLES, startWorkers, type QueueRole } from '../../durable/worker.
 import { PROVIDERS, type Provider, probeProvider } from '../../policy/engine/session.ts';
 import { createResources } from '../../durable/resources.ts';
 import { log } from '../../log.ts';
+import { setHeartbeatInterval } from '../../durable/boundary.ts';
 
 interface WorkerFlags {
   queue: string;
@@ -13,6 +14,17 @@ interface WorkerFlags {
   address?: string;
   namespace: string;
   provider?: string;
+  heartbeatInterval?: string;
+}
+
+/** `--heartbeat-interval <ms>`: a whole number of milliseconds, at least 100. */
+export function heartbeatIntervalFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000) {
+    throw new ConfigError('--heartbeat-interval', `must be whole milliseconds in [100, 3600000], got "${value}"`);
+  }
+  return ms;
 }
 
 /** Runs until SIGINT or SIGTERM, then lets running activities finish (a second signal exits at once). */
@@ -23,6 +35,7 @@ async function worker(flags: WorkerFlags): Promise<void> {
   if (flags.provider !== undefined && !PROVIDERS.includes(flags.provider as Provider)) {
     throw new ConfigError('--provider', `must be one of ${PROVIDERS.join(', ')}, got "${flags.provider}"`);
   }
+  setHeartbeatInterval(heartbeatIntervalFlag(flags.heartbeatInterval));
   // A worker started for a GPU must not poll tasks it cannot run: check the provider before connecting.
   if (flags.provider !== undefined && flags.provider !== 'cpu') await probeProvider(flags.provider as Provider);
   Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's own chatter; starpo logs through pino
@@ -70,6 +83,11 @@ export function registerWorker(program: Command): void {
       '--provider <name>',
       `execution provider of this worker's engines (${PROVIDERS.join(', ')}), overriding the run's ` +
         'rolloutProvider / updateProvider for the queues it polls',
+    )
+    .option(
+      '--heartbeat-interval <ms>',
+      "how often this worker's activities heartbeat (default: a fifth of the run's heartbeatTimeoutMs, at most " +
+        'half of it)',
     )
     .action(worker);
 }
