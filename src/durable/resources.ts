@@ -88,7 +88,7 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
         config = artifacts
           .get(run.storeUri)
           .get(configKey(run.runId))
-          .then((b) => configFromJSON(b.toString('utf8')));
+          .then((b) => configFromJSON(b.toString('utf8'), `${run.storeUri}${configKey(run.runId)}`));
         configs.set(key, config);
         config.catch(() => configs.delete(key));
       }

@@ -9,7 +9,7 @@
  * inflating stops at MAX_BLOCK_BYTES.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { constants as zlib, deflateRawSync, inflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 import { CorruptDataError, StarpoError } from '../errors.ts';
 import { checkEncoded, TruncatedDataError } from './avro-bounds.ts';
@@ -150,6 +150,50 @@ export function parseBlock(bytes: Buffer, header: ContainerHeader, offset: numbe
   }
   if (count > data.length) throw new CorruptDataError(`block claims ${count} records in ${data.length} bytes`);
   return { offset, count, data };
+}
+
+/**
+ * What the bytes after a segment's last indexed block are. The writer indexes each block once it is durable
+ * and a failed append abandons the segment, so a crash leaves at most one append behind the index: a block cut
+ * short (`cut-block`: what was written is the start of a block) or a whole one whose index line never came
+ * (`whole-block`), or zeros where the file system grew the file before the data reached it (`zeros`). Anything
+ * else (bytes that start no block, or more after one) is `foreign`: no writer of this log put it there.
+ */
+export type TailKind = 'cut-block' | 'whole-block' | 'zeros' | 'foreign';
+
+/** The longest tail one block can make: the writer's limit on records, plus deflate's worst-case growth. */
+export const MAX_TAIL_BYTES = MAX_BLOCK_BYTES + (MAX_BLOCK_BYTES >> 8) + 64;
+
+export function tailKind(tail: Buffer, header: ContainerHeader): TailKind {
+  if (tail.every((b) => b === 0)) return 'zeros';
+  const count = LONG.decode(tail, 0);
+  if (count.offset >= 0 && (count.value as number) <= 0) return 'foreign'; // every append holds an event
+  const prefix = blockPrefix(tail.subarray(0, 20));
+  if (prefix === undefined) return tail.length < 20 ? 'cut-block' : 'foreign';
+  const { size, dataAt } = prefix;
+  const end = dataAt + size + SYNC_BYTES;
+  if (size <= 0 || end < tail.length) return 'foreign';
+  if (end === tail.length) {
+    try {
+      parseBlock(tail, header, 0);
+      return 'whole-block';
+    } catch {
+      return 'foreign';
+    }
+  }
+  const written = tail.subarray(dataAt + size);
+  if (!header.sync.subarray(0, written.length).equals(written)) return 'foreign';
+  if (header.codec !== 'deflate') return 'cut-block';
+  try {
+    // A prefix of a deflate stream inflates (as far as it goes) without error; most other bytes do not.
+    inflateRawSync(tail.subarray(dataAt, dataAt + size), {
+      finishFlush: zlib.Z_SYNC_FLUSH,
+      maxOutputLength: MAX_BLOCK_BYTES,
+    });
+    return 'cut-block';
+  } catch {
+    return 'foreign';
+  }
 }
 
 /**

@@ -2,9 +2,12 @@ import { CorruptDataError } from '../errors.ts';
 import { log } from '../log.ts';
 import type { ReadOptions, ReadProblem, ReadProblemKind } from './types.ts';
 
+export type Severity = 'note' | 'warning' | 'damage';
+
 const SEVERITY = {
   'torn-tail': 'note',
   unverified: 'note',
+  'foreign-bytes': 'warning',
   undecodable: 'damage',
   'unknown-schema': 'damage',
   'corrupt-block': 'damage',
@@ -16,10 +19,21 @@ const SEVERITY = {
   'reordered-segment': 'damage',
   'damaged-index': 'damage',
   'missing-index': 'damage',
-} as const satisfies Record<ReadProblemKind, 'note' | 'damage'>;
+} as const satisfies Record<ReadProblemKind, Severity>;
+
+export function severityOf(problem: ReadProblem): Severity {
+  return SEVERITY[problem.kind];
+}
 
 export function isDamage(problem: ReadProblem): boolean {
   return SEVERITY[problem.kind] === 'damage';
+}
+
+/** The line a command prints for a problem that did not stop it: a note, or a warning in capitals. */
+export function describeProblem(problem: ReadProblem): string {
+  if (isDamage(problem)) return `WARNING: partial read, the log ends early: ${describeDamage(problem)}`;
+  const line = `${problem.kind} at ${problem.where}: ${problem.message}`;
+  return severityOf(problem) === 'warning' ? `WARNING: event log ${line}` : `note: ${line}`;
 }
 
 /** One line naming what is damaged, where, and what is lost. */

@@ -10,12 +10,15 @@ import avro from 'avsc';
 import { CorruptDataError } from '../errors.ts';
 import {
   decodeHeader,
+  MAX_TAIL_BYTES,
   openContainer,
   parseBlock,
   readAt,
   readBlocks,
+  tailKind,
   type Block,
   type ContainerHeader,
+  type TailKind,
 } from './avro-container.ts';
 import { decodeEventAt, writerSchema, type WriterSchema } from './codec.ts';
 import { digest, type IndexEntry } from './segment-index.ts';
@@ -98,7 +101,7 @@ function headerMismatch(path: string, bytes: Buffer, seq: number): ReadProblem {
 
 /**
  * Yields the events of an indexed segment, range by range; returns the damage that stopped it, if any.
- * Bytes after the last indexed block (an append a crash cut before it was indexed) are reported as a note.
+ * Bytes after the last indexed block are reported: a note when a crash left them, else a warning (tailProblem).
  */
 export async function* readIndexedSegment(
   path: string,
@@ -122,11 +125,35 @@ export async function* readIndexedSegment(
       yield events;
     }
     const end = (ranges.at(-1) as IndexEntry).at + (ranges.at(-1) as IndexEntry).len;
-    if (size > end) report(problemAt(path, end, 'torn-tail', `${size - end} bytes after the last indexed block`));
+    if (size > end) report(await tailProblem(file, header, path, end, size - end));
     return undefined;
   } finally {
     await file.close();
   }
+}
+
+const TAILS: Record<TailKind, [ReadProblemKind, string]> = {
+  'cut-block': ['torn-tail', 'an append a crash cut short (never acknowledged)'],
+  'whole-block': ['torn-tail', 'a block a crash left before its index line (never acknowledged)'],
+  zeros: ['torn-tail', 'zeros a crash left (the file grew before its data was written)'],
+  foreign: [
+    'foreign-bytes',
+    'not an append of this log (no block its writer was writing): something else wrote to the file; ' +
+      'the indexed events are intact and these bytes are ignored',
+  ],
+};
+
+/** Bytes after the last indexed block: a crash's leftover is a note, anything else a warning (tailKind). */
+async function tailProblem(
+  file: FileHandle,
+  header: ContainerHeader,
+  path: string,
+  end: number,
+  bytes: number,
+): Promise<ReadProblem> {
+  const kind = bytes > MAX_TAIL_BYTES ? 'foreign' : tailKind(await readAt(file, end, bytes), header);
+  const [problem, what] = TAILS[kind];
+  return problemAt(path, end, problem, `${bytes} bytes after the last indexed block: ${what}`);
 }
 
 function decodeVerified(

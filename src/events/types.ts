@@ -155,12 +155,15 @@ export type EventOfKind<K extends EventKind> = Extract<StarpoEvent, { kind: K }>
 
 /**
  * What a reader met besides events. Notes leave the log whole: a tail a crash cut off (that append never
- * resolved), or a log written before starpo checked integrity. Everything else is damage: acknowledged
- * events are missing or altered, and the reader stops there (see ReadOptions.allowPartial).
+ * resolved), or a log written before starpo checked integrity. A warning leaves every acknowledged event
+ * intact but says something other than the log's writer changed its files (bytes appended after the last
+ * indexed block: `foreign-bytes`); reading goes on. Everything else is damage: acknowledged events are
+ * missing or altered, and the reader stops there (see ReadOptions.allowPartial).
  */
 export type ReadProblemKind =
   | 'torn-tail'
   | 'unverified'
+  | 'foreign-bytes'
   | 'undecodable'
   | 'unknown-schema'
   | 'corrupt-block'

@@ -77,7 +77,7 @@ export async function readRunConfig(loc: RunLocation): Promise<RlConfig> {
     if (missing(cause)) throw new RunNotFoundError(loc, 'config.json');
     throw cause;
   });
-  return configFromJSON(text);
+  return configFromJSON(text, path);
 }
 
 /**

@@ -2,7 +2,7 @@
  * How `starpo replay` shows its result: a table plus notes for people, or JSON lines for tools
  * (one `iteration` line per checked iteration, `problem` lines for what the log reader noted, one `summary` line).
  */
-import { describeDamage, isDamage } from '../events/problems.ts';
+import { describeDamage, describeProblem, isDamage, severityOf } from '../events/problems.ts';
 import { whyNot } from './compare.ts';
 import type { IterationCheck, ReplayOutcome } from './run.ts';
 import { newTable } from '../terminal.ts';
@@ -58,8 +58,7 @@ export function renderNotes(outcome: ReplayOutcome): string[] {
     lines.push(`forked (onCollapse=fork) from ${from} as lineage ${f.lineageId}: ${f.reason}`);
   }
   for (const p of outcome.problems) {
-    const note = `note: ${p.kind} at ${p.where}: ${p.message}`;
-    lines.push(isDamage(p) ? `WARNING: partial replay, the log ends early: ${describeDamage(p)}` : note);
+    lines.push(isDamage(p) ? `WARNING: partial replay, the log ends early: ${describeDamage(p)}` : describeProblem(p));
   }
   if (unfinished.length > 0) lines.push(`iterations without an IterationEvent (unfinished): ${unfinished.join(', ')}`);
   return lines;
@@ -67,7 +66,7 @@ export function renderNotes(outcome: ReplayOutcome): string[] {
 
 export function jsonLines(outcome: ReplayOutcome, extra: Record<string, unknown> = {}): string[] {
   const lines = outcome.iterations.map((c) => JSON.stringify({ type: 'iteration', ...c }));
-  for (const p of outcome.problems) lines.push(JSON.stringify({ type: 'problem', ...p }));
+  for (const p of outcome.problems) lines.push(JSON.stringify({ type: 'problem', severity: severityOf(p), ...p }));
   lines.push(
     JSON.stringify({
       type: 'summary',

@@ -10,6 +10,7 @@ import {
   createKafkaEventReader,
   replay,
   type EventReader,
+  type ReadOptions,
   type ReplayOptions,
   type StarpoEvent,
 } from '../events/index.ts';
@@ -33,6 +34,8 @@ export interface SourceOptions {
   kafka?: KafkaEventReaderOptions;
   /** Read the intact prefix of a damaged log (with a warning) instead of failing. */
   allowPartial?: boolean;
+  /** Where notes, warnings and the damage a partial read stops at go (default: the log, as warnings). */
+  onProblem?: ReadOptions['onProblem'];
 }
 
 export interface ReportSource {
@@ -111,6 +114,6 @@ export function openSource(runArgs: readonly string[], options: SourceOptions): 
   if (new Set(ids).size !== ids.length) {
     throw new ConfigError('run', `the same run id appears twice: ${ids.join(', ')}`);
   }
-  const read = { allowPartial: options.allowPartial };
+  const read = { allowPartial: options.allowPartial, onProblem: options.onProblem };
   return options.kind === 'kafka' ? kafkaSource(refs, options.kafka ?? {}, read) : localSource(refs, read);
 }

@@ -90,7 +90,9 @@ function describeRange(f: Field): string {
 function checkValue(name: FieldName, value: unknown): RlConfig[FieldName] {
   const f: Field = FIELDS[name];
   const bad = (): never => {
-    throw new ConfigError(name, `must be ${describeRange(f)}, got ${JSON.stringify(value) ?? String(value)}`);
+    // JSON.stringify writes NaN and ±Infinity (a file's 1e400) as null.
+    const shown = typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
+    throw new ConfigError(name, `must be ${describeRange(f)}, got ${shown ?? String(value)}`);
   };
   if (f.kind === 'bool') return typeof value === 'boolean' ? value : bad();
   if (f.kind === 'string') return checkString(name, f, value);
@@ -128,7 +130,9 @@ function parseFlagValue(name: FieldName, text: string): unknown {
   const f = FIELDS[name];
   if (f.kind === 'bool') return text === 'true' ? true : text === 'false' ? false : text;
   if (f.kind === 'enum' || f.kind === 'string') return text;
-  return text.trim() === '' ? text : Number(text);
+  // Text that is no finite number stays text, so the error quotes what was typed ("ten", not NaN's `null`).
+  const n = Number(text);
+  return text.trim() === '' || !Number.isFinite(n) ? text : n;
 }
 
 /** Flattens a parsed config file into [field, value] pairs; nested objects join their keys like dots. */
@@ -246,13 +250,16 @@ export function canonicalConfigJSON(c: RlConfig): string {
   return JSON.stringify(Object.fromEntries([...FIELD_NAMES].sort().map((k) => [k, c[k]])));
 }
 
-/** Reads a saved config (canonical or not): every field present is applied over the defaults and validated. */
-export function configFromJSON(text: string): RlConfig {
+/**
+ * Reads a saved config (canonical or not): every field present is applied over the defaults and validated.
+ * `source` names where the text came from (a run's config.json path, an S3 key) in the error a bad file gets.
+ */
+export function configFromJSON(text: string, source = 'config file'): RlConfig {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (cause) {
-    throw new ConfigError('config file', 'is not valid JSON', { cause });
+    throw new ConfigError(source, `is not valid JSON (${(cause as Error).message})`, { cause });
   }
   return resolveConfig({ file: json });
 }

@@ -22,15 +22,19 @@ import type { RunModel } from './run-model.ts';
 import type { EventLog, LineageStart, RunEvent } from '../events/index.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
 import { forkLineageId } from '../events/lineage.ts';
-import { continuePlan, forkPlan, readLineageStarts, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
+import { continuePlan, forkPlan, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
+import { checkDamagedResume, readIntactHistory } from '../replay/intact-history.ts';
 import { localRunEvents } from '../replay/location.ts';
 import { log } from '../log.ts';
+import { join } from 'node:path';
 
 /** Where the run lives and, for `starpo resume --from-iteration`, which checkpoint starts a new lineage. */
 export interface LineageOptions {
   root: string;
   runId: string;
   fork?: { fromIteration: number };
+  /** Fork from what a damaged log's intact prefix records (src/replay/intact-history.ts). */
+  allowPartial?: boolean;
 }
 
 /** Continue the surviving lineage, or fork a new one, from what the run's log and checkpoints hold. */
@@ -42,8 +46,12 @@ async function planResume(
   starts: LineageStart[];
 }> {
   const reader = localRunEvents(o.root); // events named by this directory's run id, wherever the run was written
-  const starts = await readLineageStarts(reader, o.runId).finally(() => reader.close());
+  const history = await readIntactHistory(reader, o.runId).finally(() => reader.close());
   const checkpoints = await store.list(o.runId);
+  const { starts, damage } = history;
+  const damaged = { dir: join(o.root, o.runId), runId: o.runId, allowPartial: Boolean(o.allowPartial) };
+  checkDamagedResume({ ...damaged, fromIteration: o.fork?.fromIteration }, history, checkpoints);
+  if (damage) log.warn({ runId: o.runId, damage: damage.where }, 'resuming from the intact prefix of a damaged log');
   const plan = o.fork
     ? forkPlan(o.runId, starts, checkpoints, o.fork.fromIteration)
     : continuePlan(o.runId, starts, checkpoints);

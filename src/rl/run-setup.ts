@@ -22,6 +22,8 @@ export interface RunStart extends RunLocation {
   config?: RlConfig;
   resume?: boolean;
   fork?: { fromIteration: number };
+  /** Fork: from an iteration a damaged log still records (src/replay/intact-history.ts). */
+  allowPartial?: boolean;
   /** New run only: "<run-dir>[@iteration]" whose actor checkpoint starts this run's actor. */
   initFrom?: string;
   /** New run only: start over under an id whose run has no checkpoint (it stopped during its warm-start). */

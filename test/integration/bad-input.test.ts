@@ -5,7 +5,17 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,6 +108,20 @@ test('values past what the engine can hold, 2^32 seeds and Object.prototype keys
     const r = starpo(['train', '--runs-dir', unwritten, '--set', set]);
     assert.deepEqual([r.status, r.line], [1, `starpo: ${line}`]);
   }
+  assert.equal(existsSync(unwritten), false);
+});
+
+test('a number typed as a word is quoted as typed, and a run config.json that is not JSON is named', () => {
+  const word = starpo(['train', '--runs-dir', unwritten, '--set', 'iterations=ten']);
+  assert.deepEqual(
+    [word.status, word.line],
+    [1, 'starpo: config iterations — must be an integer in [1, 1000000], got "ten"'],
+  );
+  const run = copyRun('config-not-json');
+  writeFileSync(join(run, 'config.json'), '{"iterations": 30,');
+  const r = starpo(['train', '--resume', run]);
+  assert.equal(r.status, 1);
+  assert.match(r.line, new RegExp(`^starpo: config ${run}/config\\.json — is not valid JSON \\(.+\\)$`));
   assert.equal(existsSync(unwritten), false);
 });
 

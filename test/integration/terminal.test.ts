@@ -140,6 +140,15 @@ test('--print-config prints the saved config as one JSON line after the summary'
   assert.equal(dry, `dry run: run p in runs/p would start; every check passed, nothing was written`);
 });
 
+test('--print-config alone prints the config and exits: no run is started, nothing is written', () => {
+  const r = piped(['train', '--print-config', '--run-id', 'look', ...TINY]);
+  const lines = r.stdout.trim().split('\n');
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(lines.length, 3, r.stdout);
+  assert.equal(JSON.parse(lines[2]).iterations, 3);
+  assert.equal(existsSync(join(scratch, 'runs', 'look')), false);
+});
+
 test("replay's table: colours on a terminal, none with NO_COLOR, none through a pipe", { timeout: 120_000 }, (t) => {
   if (!hasScript) return t.skip('needs util-linux script');
   const args = ['replay', 'tty', '--runs-dir', 'runs'];

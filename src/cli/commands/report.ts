@@ -4,8 +4,10 @@ import { ConfigError } from '../../errors.ts';
 import { openSource, writeReport, type SourceKind } from '../../report/index.ts';
 import type { ReportSource } from '../../report/source.ts';
 import { requireRun } from '../../replay/location.ts';
+import { describeProblem } from '../../events/problems.ts';
+import type { ReadProblem } from '../../events/types.ts';
 
-interface ReportFlags {
+export interface ReportFlags {
   runsDir: string;
   out?: string;
   png?: string | boolean;
@@ -24,13 +26,17 @@ export function sourceKind(value: string): SourceKind {
 
 type SourceFlags = Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic' | 'allowPartial'>;
 
-export function sourceFor(runs: readonly string[], flags: SourceFlags): ReportSource {
+export function sourceFor(
+  runs: readonly string[],
+  flags: SourceFlags,
+  onProblem?: (problem: ReadProblem) => void,
+): ReportSource {
   const kafka = {
     ...(flags.brokers && { brokers: flags.brokers.split(',') }),
     ...(flags.topic && { topic: flags.topic }),
   };
   const { runsDir, allowPartial } = flags;
-  return openSource(runs, { kind: sourceKind(flags.source), runsDir, kafka, allowPartial });
+  return openSource(runs, { kind: sourceKind(flags.source), runsDir, kafka, allowPartial, onProblem });
 }
 
 export function nonNegativeInt(flag: string, value: string): number {
@@ -46,8 +52,15 @@ function defaultOut(source: ReportSource): string {
   return `report-${source.refs.map((r) => r.runId).join('-vs-')}.html`;
 }
 
-async function report(runs: string[], flags: ReportFlags): Promise<void> {
-  const source = sourceFor(runs, flags);
+export async function reportCommand(
+  runs: string[],
+  flags: ReportFlags,
+  say: (line: string) => void = console.log,
+  warn: (line: string) => void = console.error,
+): Promise<void> {
+  // Each run's log is read more than once (charts, trajectories): a problem is said once.
+  const problems = new Map<string, ReadProblem>();
+  const source = sourceFor(runs, flags, (p) => problems.set(`${p.kind}|${p.where}`, p));
   try {
     for (const ref of source.refs) if (ref.root) await requireRun({ root: ref.root, runId: ref.runId });
     const out = flags.out ?? defaultOut(source);
@@ -60,8 +73,9 @@ async function report(runs: string[], flags: ReportFlags): Promise<void> {
       ...(flags.title && { title: flags.title }),
     });
     const iterations = written.model.runs.map((r) => `${r.runId}: ${r.lastIteration} iteration(s)`).join(', ');
-    console.log(`wrote ${relative('.', out) || out} (${(written.bytes / 1024).toFixed(0)} KiB; ${iterations})`);
-    for (const png of written.pngs) console.log(`  ${relative('.', png.path)}`);
+    say(`wrote ${relative('.', out) || out} (${(written.bytes / 1024).toFixed(0)} KiB; ${iterations})`);
+    for (const png of written.pngs) say(`  ${relative('.', png.path)}`);
+    for (const p of problems.values()) warn(describeProblem(p));
   } finally {
     await source.close();
   }
@@ -86,5 +100,5 @@ export function registerReport(program: Command): void {
       '--allow-partial',
       'when an event log is damaged, report the events before the damage (with a warning) ' + 'instead of failing',
     )
-    .action(report);
+    .action((runs: string[], flags: ReportFlags) => reportCommand(runs, flags));
 }

@@ -10,6 +10,7 @@ export interface ResumeFlags {
   fromIteration?: string;
   runsDir: string;
   durable?: boolean;
+  allowPartial?: boolean;
 }
 
 /** The durable driver's entry point: starts a new lineage of a Temporal run (src/durable/index.ts). */
@@ -58,6 +59,7 @@ export async function resumeCommand(
       root: loc.root,
       runId: loc.runId,
       fork: { fromIteration: k },
+      allowPartial: flags.allowPartial,
       signal: controller.signal,
       onIteration: (r) => say(progressLine(r)),
     });
@@ -82,5 +84,10 @@ export function registerResume(program: Command): void {
     .option('--from-iteration <k>', 'checkpoint iteration to continue from')
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--durable', 'resume a durable (Temporal) run instead of an embedded one')
+    .option(
+      '--allow-partial',
+      "the run's log is damaged: start the new lineage from an iteration the log before the damage records " +
+        '(a plain resume lists them)',
+    )
     .action((run: string, flags: ResumeFlags) => resumeCommand(run, flags));
 }

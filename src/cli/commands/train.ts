@@ -130,6 +130,7 @@ async function train(flags: TrainFlags): Promise<void> {
     : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
   if (flags.durable) {
     describe(config!, { run: await resolveRunModel(config!) }, flags, false);
+    if (flags.printConfig) return; // a look at the config must never submit a run
     await (await import('../../durable/train.ts')).trainDurable(config!, { runId });
     return;
   }
@@ -137,6 +138,7 @@ async function train(flags: TrainFlags): Promise<void> {
   const prepared = await prepareRun(start);
   const dir = join(root, runId);
   describe(prepared.c, prepared, flags, resume);
+  if (flags.printConfig && !flags.dryRun) return; // a user who only wanted to look must not start a run
   if (flags.dryRun) {
     console.log(
       `dry run: run ${runId} in ${dir} would ${resume ? 'resume' : 'start'}; every check passed, nothing was written`,
@@ -194,7 +196,11 @@ export function registerTrain(program: Command): void {
       'start a new run under --run-id over one that stopped before its first checkpoint (its warm-start)',
     )
     .option('--dry-run', 'check everything (config, run id, model, memory) and say what would run; write nothing')
-    .option('--print-config', 'print the whole resolved config as JSON (it is saved as <run>/config.json)')
+    .option(
+      '--print-config',
+      'print the whole resolved config as JSON (what <run>/config.json holds) after every check, then exit ' +
+        'without training',
+    )
     .option('--verbose', 'on a terminal, show the logs above the progress bar too (they go to <run>/train.log)')
     .option('--durable', 'run on Temporal workers (`starpo worker`), events on Kafka, checkpoints in S3')
     .option('--model <model>', `the pretrained model to train: ${MODEL_HELP}; default: a tiny model from scratch`)

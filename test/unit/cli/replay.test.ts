@@ -4,6 +4,7 @@ import { appendFileSync, mkdtempSync, readFileSync, truncateSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { replayCommand, type ReplayFlags } from '../../../src/cli/commands/replay.ts';
+import { reportCommand } from '../../../src/cli/commands/report.ts';
 import { CorruptDataError } from '../../../src/errors.ts';
 import { RECORDED, writeRun } from '../replay/fixtures.ts';
 
@@ -42,14 +43,28 @@ test('a recorded metric the events contradict fails the replay and is shown in t
   assert.match(lines[1], /1 iterations disagree: 1/);
 });
 
-test('an undecodable record is reported with its position and skipped', async () => {
+test('bytes appended after the last indexed block: replay and report warn with their position, exit 0', async () => {
   const root = tempRoot();
   await writeRun(root);
   appendFileSync(join(root, 'r', 'events', '00000001.avro'), Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]));
   const { code, lines } = await replay(root, { json: true });
   const problem = JSON.parse(lines[1]);
-  assert.deepEqual([code, problem.type, problem.kind], [0, 'problem', 'torn-tail']);
+  assert.deepEqual([code, problem.type, problem.kind, problem.severity], [0, 'problem', 'foreign-bytes', 'warning']);
   assert.ok(problem.where.endsWith(`00000001.avro@${problem.byteOffset}`));
+  const table = await replay(root);
+  const warning = /^WARNING: event log foreign-bytes at .*00000001\.avro@\d+: 9 bytes after the last indexed block: /m;
+  assert.match(table.lines.join('\n'), warning);
+  const [said, warned]: string[][] = [[], []];
+  const reportFlags = { source: 'local', runsDir: root, out: join(root, 'r.html'), trajectoryIterations: '1' };
+  await reportCommand(
+    ['r'],
+    reportFlags,
+    (l) => said.push(l),
+    (l) => warned.push(l),
+  );
+  assert.match(said[0]!, /^wrote .*r\.html/);
+  assert.equal(warned.length, 1, warned.join('\n'));
+  assert.match(warned[0]!, warning);
 });
 
 test('a changed byte fails the replay with one line naming the segment, the offset and the events lost', async () => {

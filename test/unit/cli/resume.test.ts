@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { resumeCommand, type ResumeDurable } from '../../../src/cli/commands/resume.ts';
 import { replayCommand } from '../../../src/cli/commands/replay.ts';
 import { tinyRun } from '../replay/tiny-run.ts';
@@ -38,3 +40,38 @@ test('resume --durable hands the run id, iteration and runs directory to the dur
 test('resume needs --from-iteration', async () => {
   await assert.rejects(resumeCommand('x', { runsDir: 'runs' }), /--from-iteration: required/);
 });
+
+test(
+  'resume over a damaged log names the iterations still resumable; --allow-partial resumes from one',
+  {
+    timeout: 120_000,
+  },
+  async () => {
+    const root = await tinyRun('grpo');
+    const events = join(root, 'r', 'events');
+    const blocks = readFileSync(join(events, 'segments.index'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line.slice(line.indexOf(' ') + 1)) as { at: number; len: number; n: number });
+    const iteration2 = blocks.filter((b) => b.n > 1)[1]!; // iteration 1's rollout block, then iteration 2's
+    const segment = join(events, '00000001.avro');
+    const bytes = readFileSync(segment);
+    bytes[iteration2.at + 10] ^= 0xff;
+    writeFileSync(segment, bytes);
+    const dir = join(root, 'r');
+    const plain =
+      'iterations it can still resume from: 1; ' +
+      `continue with \`starpo resume ${dir} --from-iteration 1 --allow-partial\``;
+    await assert.rejects(
+      resumeCommand('r', { fromIteration: '1', runsDir: root }),
+      (err: Error) => err.message.startsWith('event log damaged (checksum-mismatch)') && err.message.includes(plain),
+    );
+    await assert.rejects(
+      resumeCommand('r', { fromIteration: '2', runsDir: root, allowPartial: true }),
+      /--from-iteration: 2 is past what the damaged log still records; resumable iterations: 1$/,
+    );
+    const lines: string[] = [];
+    await resumeCommand('r', { fromIteration: '1', runsDir: root, allowPartial: true }, (l) => lines.push(l));
+    assert.match(lines.at(-1)!, /^run r: lineage r1 continued from iteration 1 to 3 /);
+  },
+);

@@ -181,3 +181,35 @@ test('an index line claiming a block larger than its file is damage, read withou
   writeFileSync(path, `${lines.join('\n')}\n`);
   assert.deepEqual(await damage(dir), ['truncated-segment', segment(dir, 3), last.at, 2]);
 });
+
+test('bytes after the last indexed block: a crash leftover is a note, anything else a warning; all events read', async () => {
+  const dir = root();
+  const batches = await threeSegments(dir);
+  const last = readFileSync(join(eventsOf(dir), INDEX_FILE), 'utf8')
+    .trim()
+    .split('\n')
+    .at(-1)!;
+  const { at, len } = JSON.parse(last.slice(last.indexOf(' ') + 1)) as { at: number; len: number };
+  const block = readFileSync(segment(dir, 3)).subarray(at, at + len); // as a crash would leave it, sync marker and all
+  const pristine = readFileSync(segment(dir, 3));
+  const cases: [string, Buffer, string, RegExp][] = [
+    ['a cut append', block.subarray(0, len >> 1), 'torn-tail', /a crash cut short/],
+    ['a whole unindexed append', block, 'torn-tail', /before its index line/],
+    ['a line of text', Buffer.from('appended by hand\n'), 'foreign-bytes', /not an append of this log/],
+    ['zeros', Buffer.alloc(64), 'torn-tail', /zeros a crash left/],
+    ['zeros after text', Buffer.concat([Buffer.from('x'), Buffer.alloc(64)]), 'foreign-bytes', /not an append/],
+    ['an append and more', Buffer.concat([block, Buffer.from('x')]), 'foreign-bytes', /not an append/],
+  ];
+  for (const [what, tail, kind, message] of cases) {
+    writeFileSync(segment(dir, 3), Buffer.concat([pristine, tail]));
+    const { events, problems } = await readAll(dir);
+    assert.deepEqual(events, batches.flat(), what);
+    assert.deepEqual(
+      problems.map((p) => [p.kind, p.byteOffset]),
+      [[kind, pristine.length]],
+      what,
+    );
+    assert.match(problems[0]!.message, new RegExp(`^${tail.length} bytes after the last indexed block: `), what);
+    assert.match(problems[0]!.message, message, what);
+  }
+});

@@ -72,6 +72,23 @@ test('wrong types and out-of-range values name the field', () => {
   throwsField(() => resolveConfig({ overrides: ['formatPenalty=0.1'] }), 'formatPenalty', /≤ 0/);
 });
 
+test('a number that is not one is quoted as typed: ten, NaN and 1e400 are never reported as null', () => {
+  for (const text of ['ten', 'NaN', '1e400', '-Infinity']) {
+    const c = () => resolveConfig({ overrides: [`iterations=${text}`] });
+    throwsField(c, 'iterations', new RegExp(`must be an integer in \\[1, 1000000\\], got "${text}"$`));
+  }
+  // A file's 1e400 reaches the check as Infinity, which JSON would print as null too.
+  throwsField(() => resolveConfig({ file: JSON.parse('{"lrActor": 1e400}') }), 'lrActor', /got Infinity$/);
+});
+
+test("a saved config that is not JSON names where it was read from and the parser's reason", () => {
+  throwsField(
+    () => configFromJSON('{"iterations": 3,', 'runs/r/config.json'),
+    'runs/r/config.json',
+    /^config runs\/r\/config\.json: is not valid JSON \(.+\)$/,
+  );
+});
+
 test('every number has an upper bound, so sizes past what the engine can hold are refused by their field', () => {
   for (const [name, f] of Object.entries(FIELDS)) {
     if (f.kind === 'int' || f.kind === 'number') assert.ok(Number.isFinite(f.max), `${name} has no finite max`);
