@@ -23,6 +23,7 @@ import { readRunConfig } from './location.ts';
 import { episodeSetup } from './reenact.ts';
 import { VAL_SUCCESS_RATE, passAtKMetric, valMetric } from '../rl/metric-names.ts';
 import { modelSpec } from '../models/resolve.ts';
+import { formatRates, type FormatRates } from '../rl/format-rates.ts';
 
 export interface EvalOptions {
   /** "<run-dir>" or "<run-dir>@<iteration>" (a run id under runsDir works too). */
@@ -31,6 +32,8 @@ export interface EvalOptions {
   model?: string;
   /** Config overrides for a model evaluation (`key=value`: template, maxResponseTokens, …). */
   overrides?: readonly string[];
+  /** Instead of overrides: the whole config a model is evaluated under (a run's, before it trained). */
+  config?: RlConfig;
   runsDir?: string;
   /** Environment preset; default: the run's. */
   env?: string;
@@ -55,6 +58,8 @@ export interface EvalResult {
   oracleSuccess: number;
   /** Success per validation seed (mean over its samples), in seed order: paired comparisons of two checkpoints. */
   successBySeed: number[];
+  /** Over every turn played: the shares with a parsed action, cut at the token limit, echoing the prompt. */
+  format: FormatRates;
 }
 
 /** The run's config with the evaluation's environment, seeds, samples and temperature, checked like any config. */
@@ -71,7 +76,11 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
   if ((o.checkpoint === undefined) === (o.model === undefined))
     throw new ConfigError('--checkpoint', 'give a checkpoint or --model, not both');
   if (o.model !== undefined) {
-    const c = evalConfig(resolveConfig({ overrides: [`model=${modelSpec(o.model)}`, ...(o.overrides ?? [])] }), o);
+    const model = `model=${modelSpec(o.model)}`;
+    const base = o.config
+      ? resolveConfig({ file: { ...o.config }, overrides: [model] })
+      : resolveConfig({ overrides: [model, ...(o.overrides ?? [])] });
+    const c = evalConfig(base, o);
     const checkpoint = { runId: basename(resolve(o.model)), lineageId: 'pretrained', iteration: 0 };
     return evaluate(c, o, checkpoint, (actor, run) => loadPretrained({ actor, critic: null, ref: null }, run, c, true));
   }
@@ -119,6 +128,7 @@ async function evaluate(
       passAtK,
       oracleSuccess: oracle.successRate,
       successBySeed,
+      format: formatRates(trajectories, run.tokenizer),
     };
   } finally {
     await sandbox?.close();

@@ -50,6 +50,11 @@ export interface RolloutTurn extends Omit<Turn, 'actionsValid' | 'toolCalls'> {
   rewardPosition: number;
   /** The turn's tool calls (tool-integrated rollouts only). */
   toolCalls?: ToolCallRecord[];
+  /**
+   * How the turn's generation ended: `length` = cut at maxResponseTokens. Not in the event log (replay does not
+   * need it); absent on trajectories rebuilt from events and on external agents' turns.
+   */
+  finishReason?: 'stop' | 'length';
 }
 
 export interface Trajectory {
@@ -112,7 +117,13 @@ interface Live {
   episode: Episode;
   ctx: ContextBuilder;
   /** Where each turn's generated tokens start, with their sampling log-probs and entropies (and tool-turn extras). */
-  sampled: { start: number; logprobs: number[]; entropies?: number[]; toolCalls?: ToolCallRecord[] }[];
+  sampled: {
+    start: number;
+    logprobs: number[];
+    entropies?: number[];
+    toolCalls?: ToolCallRecord[];
+    finishReason: 'stop' | 'length';
+  }[];
   truncated: boolean;
 }
 
@@ -178,7 +189,8 @@ export async function rollout(
       const text = g.answerText ?? tokenizer.decode(g.tokens);
       // Stopped by the format's own stop (another eos, or the length limit, gets the stop as template).
       const wroteStop = g.finishReason === 'stop' && tokenizer.decode(g.tokens).endsWith(stop);
-      l.sampled.push({ start: l.ctx.length, logprobs: g.logprobs, entropies: g.entropies, toolCalls: g.toolCalls });
+      const { logprobs, entropies, toolCalls, finishReason } = g;
+      l.sampled.push({ start: l.ctx.length, logprobs, entropies, toolCalls, finishReason });
       l.ctx.addResponse(g.tokens, wroteStop, g.mask); // tool results: mask 0, not trained
       const record = l.episode.respond(wroteStop && text.endsWith(stop) ? text.slice(0, -stop.length) : text);
       l.ctx.addUser(record.userMessage, 'observation');
@@ -213,6 +225,7 @@ function toTrajectory(l: Live, spec: RolloutSpec): Trajectory {
     promptTokens: l.sampled[k].start,
     responseTokens: countMasked(built.mask, k === 0 ? -1 : built.turnEnds[k - 1], built.turnEnds[k]),
     ...(l.sampled[k].toolCalls ? { toolCalls: l.sampled[k].toolCalls } : {}),
+    finishReason: l.sampled[k].finishReason,
   }));
   return {
     group: l.group,

@@ -2,7 +2,8 @@
  * `starpo bench learning`: tiny models trained on this machine, each run's validation success set
  * beside the warm start it began from and the environment's oracle ceiling on the same held-out seeds:
  * warm-start success, final success, the RL gain with a 95% interval over the validation seeds (paired by
- * seed), the ratio to the oracle, the environment-spec id and the wall-clock. JSON lines, one per run; a
+ * seed), the ratio to the oracle, the format rates (parsed, cut, echo: src/rl/format-rates.ts) of the untrained
+ * model, the warm start and the result, the environment-spec id and the wall-clock. JSON lines, one per run; a
  * benchmark, not a test (wall-clock varies with the machine's load). Cases: bench-learning-cases.ts.
  */
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { validationSeeds } from '../../rl/seeds.ts';
 import { runEnvConfig } from '../../rl/run-env.ts';
 import { pairedDifference } from '../../rl/stats.ts';
 import { evaluateCheckpoint } from '../../replay/evaluate.ts';
+import type { FormatRates } from '../../rl/format-rates.ts';
 import { pickNames } from '../name-list.ts';
 import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
 import {
@@ -142,20 +144,40 @@ export async function trainCase(
   };
 }
 
-/** Validation success per seed of a checkpoint, under the case's validation settings. */
-async function successBySeed(checkpoint: string, c: RlConfig): Promise<{ rate: number; bySeed: number[] }> {
+interface Validated {
+  rate: number;
+  bySeed: number[];
+  format: FormatRates;
+}
+
+/**
+ * Validation success per seed and the format rates of a checkpoint, or of the pretrained model itself
+ * (`{ model: true }`), under the case's validation settings.
+ */
+async function validate(policy: { checkpoint: string } | { model: true }, c: RlConfig): Promise<Validated> {
   const { env, valSeeds: seeds, valTemperature: temperature, valSamples: samples } = c;
-  const r = await evaluateCheckpoint({ checkpoint, env, seeds, temperature, samples });
-  return { rate: r.successRate, bySeed: r.successBySeed };
+  const which = 'checkpoint' in policy ? { checkpoint: policy.checkpoint } : { model: c.model, config: c };
+  const r = await evaluateCheckpoint({ ...which, env, seeds, temperature, samples });
+  return { rate: r.successRate, bySeed: r.successBySeed, format: r.format };
 }
 
 const round = (x: number, digits = 4) => Number(x.toFixed(digits));
 
+/** Format rates rounded for a bench line. */
+const formatLine = (f: FormatRates) => ({
+  turns: f.turns,
+  parsed: round(f.parsed),
+  cut: round(f.cut),
+  echo: round(f.echo),
+});
+
 /** The bench line of a trained case: before and after RL on the same seeds, beside the oracle. */
 export async function measureCase(k: LearningCase, trained: TrainedCase): Promise<Record<string, unknown>> {
   const { config, curve, wallSeconds, warmStartSeconds, runDir } = trained;
-  const before = await successBySeed(trained.startCheckpoint, config);
-  const after = await successBySeed(runDir, config);
+  // A pretrained model's own score, before any warm start (a model from scratch starts at random: nothing to add).
+  const untrained = config.model && k.warmStart ? await validate({ model: true }, config) : undefined;
+  const before = await validate({ checkpoint: trained.startCheckpoint }, config);
+  const after = await validate({ checkpoint: runDir }, config);
   const gain = pairedDifference(before.bySeed, after.bySeed);
   const oracle = oracleSuccess(runEnvConfig(config), validationSeeds(config)).successRate;
   const ratio = oracle > 0 ? after.rate / oracle : null;
@@ -174,8 +196,11 @@ export async function measureCase(k: LearningCase, trained: TrainedCase): Promis
       ? { warmStart: k.warmStart?.name, warmStartSeconds: Math.round(warmStartSeconds) }
       : {}),
     valSeeds: config.valSeeds,
+    ...(untrained ? { untrainedSuccess: untrained.rate, untrainedFormat: formatLine(untrained.format) } : {}),
     warmStartSuccess: before.rate,
+    warmStartFormat: formatLine(before.format),
     valSuccess: after.rate,
+    format: formatLine(after.format),
     rlGain: round(gain.mean),
     rlGainCi95: [round(gain.low), round(gain.high)],
     oracle,

@@ -39,6 +39,9 @@ export function renderEval(r: EvalResult): string {
     ...ks,
     'oracle',
     'success / oracle',
+    'parsed',
+    'cut',
+    'echo',
   ];
   const table = newTable(head);
   const { lineageId, iteration } = r.checkpoint;
@@ -52,6 +55,9 @@ export function renderEval(r: EvalResult): string {
     ...ks.map((k) => pct(r.passAtK[k])),
     pct(r.oracleSuccess),
     r.oracleSuccess > 0 ? pct(r.successRate / r.oracleSuccess) : '-',
+    pct(r.format.parsed),
+    pct(r.format.cut),
+    pct(r.format.echo),
   ]);
   return table.toString();
 }
@@ -76,7 +82,8 @@ export function registerEval(program: Command): void {
     .command('eval')
     .description(
       'Load the actor from a run checkpoint (or a model directory); report validation success and pass@k beside ' +
-        'the oracle ceiling',
+        'the oracle ceiling, and the format rates: turns with a parsed action, responses cut at the token limit, ' +
+        'responses that echo their prompt',
     )
     .option('--checkpoint <run-dir[@iteration]>', 'run directory or id, @iteration optional (default: newest)')
     .option('--model <model>', `instead of a checkpoint, a pretrained model with its own weights: ${MODEL_HELP}`)

@@ -116,6 +116,12 @@ test(
       collapsed: [],
       echoTrapFirings: [0, 1, 2].map((seed) => ({ seed, at: [] })),
     });
+    // Format rates of the policy before and after RL, as shares of every validation turn.
+    for (const key of ['warmStartFormat', 'format']) {
+      const f = lines[0]![key] as Record<string, number>;
+      assert.deepEqual(Object.keys(f), ['turns', 'parsed', 'cut', 'echo'], key);
+      assert.ok(f.turns! > 0 && [f.parsed!, f.cut!, f.echo!].every((x) => x >= 0 && x <= 1), key);
+    }
     const finals = lines.slice(0, 3).map((l) => l.valSuccess as number);
     assert.ok(Math.abs((valSuccessMean as number) - finals.reduce((a, b) => a + b) / 3) < 1e-4);
     assert.ok((valSuccessStd as number) >= 0);

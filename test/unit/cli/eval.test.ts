@@ -25,6 +25,12 @@ test("eval reports a checkpoint's success and pass@k beside the oracle", { timeo
   assert.deepEqual(Object.keys(r.passAtK), ['pass@1', 'pass@2']);
   assert.ok(r.passAtK['pass@2'] >= r.passAtK['pass@1']);
   assert.equal(JSON.parse(lines[0]).type, 'eval');
+  // One turn per bandit episode: 4 seeds × 2 samples; each rate a share of those turns.
+  assert.equal(r.format.turns, 8);
+  for (const k of ['parsed', 'cut', 'echo'] as const) assert.ok(r.format[k] >= 0 && r.format[k] <= 1, k);
+  const table: string[] = [];
+  await evalCommand(flags, (l) => table.push(l));
+  assert.match(table[0]!, /parsed.*cut.*echo/s);
   const newest = await evalCommand({ checkpoint: 'r', runsDir: root, seeds: '2', json: true }, () => {});
   assert.deepEqual([newest.checkpoint.iteration, newest.env, newest.samples], [3, 'bandit', 1]);
   await assert.rejects(
