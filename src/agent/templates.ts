@@ -37,8 +37,14 @@ export interface PromptTemplate {
   formatResponse(names: readonly string[]): string;
 }
 
-export type TemplateName = 'full' | 'full-no-think' | 'compact';
-export const TEMPLATE_NAMES: readonly TemplateName[] = ['full', 'full-no-think', 'compact'];
+export type TemplateName = 'full' | 'full-no-think' | 'one-shot' | 'one-shot-no-think' | 'compact';
+export const TEMPLATE_NAMES: readonly TemplateName[] = [
+  'full',
+  'full-no-think',
+  'one-shot',
+  'one-shot-no-think',
+  'compact',
+];
 
 /** Rewards as short decimals: 0.1 + 0.2 must not print as 0.30000000000000004. */
 export function formatReward(reward: number): string {
@@ -50,14 +56,29 @@ function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
-function fullTemplate(think: boolean): PromptTemplate {
+/** What a one-shot example answers: the task's first action (shuffled per seed where it matters), or its example. */
+function exampleAction(task: TaskDescription): string {
+  return task.actions[0] ?? task.example ?? task.actionHint;
+}
+
+/**
+ * RAGEN's natural-language prompt (`full`, the reference), with or without the think block. `oneShot` adds one
+ * example of a well-formed response after the rules: a small chat model (SmolLM2-135M) that echoes the state
+ * under `full` has a complete answer to copy (the example's action is the first listed, so copying it is no hint).
+ */
+function fullTemplate(think: boolean, oneShot = false): PromptTemplate {
   const format = think
     ? 'Always output: <think> [your thoughts] </think> <answer> [your answer] </answer> with no extra text.'
     : 'Always output: <answer> [your answer] </answer> with no extra text.';
   const turnBlock = (v: TurnView): string =>
     `Turn ${v.turn}:\nState:\n${v.state}\nYou have ${plural(v.actionsLeft, 'action')} left. ${format}`;
+  const response = (names: readonly string[]): string => {
+    const answer = `<answer>${names.join(' || ')}</answer>`;
+    return think ? `<think>I will take: ${names.join(', ')}.</think>${answer}` : answer;
+  };
+  const name = `${oneShot ? 'one-shot' : 'full'}${think ? '' : '-no-think'}` as TemplateName;
   return {
-    name: think ? 'full' : 'full-no-think',
+    name,
     style: think ? 'think' : 'answer',
     separator: '||',
     chat: CHATML,
@@ -72,15 +93,13 @@ function fullTemplate(think: boolean): PromptTemplate {
       lines.push(task.actions.length ? `Actions: ${task.actions.join(', ')}.` : `Action: ${task.actionHint}.`);
       const k = budget.maxActionsPerTurn;
       lines.push(`You can take up to ${plural(k, 'action')} per turn, separated by " || ".`);
+      if (oneShot) lines.push(`Example of a valid response: ${response([exampleAction(task)])}`);
       return `${lines.join('\n')}\n${turnBlock(view)}`;
     },
     nextUser: (reward, view) => `Reward: ${formatReward(reward)}\n${turnBlock(view)}`,
     finalUser: (reward) => `Reward: ${formatReward(reward)}`,
     actionNames: (task) => [...task.actions],
-    formatResponse(names) {
-      const answer = `<answer>${names.join(' || ')}</answer>`;
-      return think ? `<think>I will take: ${names.join(', ')}.</think>${answer}` : answer;
-    },
+    formatResponse: response,
   };
 }
 
@@ -113,5 +132,7 @@ const COMPACT: PromptTemplate = {
 export const TEMPLATES: Record<TemplateName, PromptTemplate> = {
   full: fullTemplate(true),
   'full-no-think': fullTemplate(false),
+  'one-shot': fullTemplate(true, true),
+  'one-shot-no-think': fullTemplate(false, true),
   compact: COMPACT,
 };

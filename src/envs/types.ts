@@ -38,6 +38,8 @@ export interface TaskDescription {
   actions: readonly string[];
   /** How to write one action, e.g. "Up" or "an arithmetic expression". */
   actionHint: string;
+  /** Free-form actions: one well-formed action for a prompt's example answer (one-shot templates). */
+  example?: string;
 }
 
 export interface StepInfo {

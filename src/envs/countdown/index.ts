@@ -44,7 +44,7 @@ export class CountdownEnv implements Env {
 
   describe(): TaskDescription {
     const actionHint = 'an expression such as (1+2)*3';
-    return { env: this.type, instruction: INSTRUCTION, legend: [], actions: [], actionHint };
+    return { env: this.type, instruction: INSTRUCTION, legend: [], actions: [], actionHint, example: '(1+2)*3' };
   }
 
   reset(seed: number): string {

@@ -61,7 +61,14 @@ export class ToolmathEnv implements Env {
   }
 
   describe(): TaskDescription {
-    return { env: this.type, instruction: INSTRUCTION, legend: [], actions: [], actionHint: '\\boxed{integer}' };
+    return {
+      env: this.type,
+      instruction: INSTRUCTION,
+      legend: [],
+      actions: [],
+      actionHint: '\\boxed{integer}',
+      example: '\\boxed{42}',
+    };
   }
 
   reset(seed: number): string {

@@ -111,3 +111,41 @@ test('the compact template names bandit arms by their first letters', () => {
   assert.deepEqual(episode.start(0), [{ role: 'user', content: 'D P/1\nArms: Dragon, Phoenix\n1' }]);
   assert.deepEqual(episode.respond('d').executedActions, ['Dragon']);
 });
+
+test('the one-shot templates add one example response after the rules, and the example itself parses', () => {
+  for (const [name, example] of [
+    ['one-shot', '<think>I will take: Up.</think><answer>Up</answer>'],
+    ['one-shot-no-think', '<answer>Up</answer>'],
+  ] as const) {
+    const episode = sokoban(name);
+    const [, user] = episode.messages;
+    const lines = user!.content.split('\n');
+    assert.equal(lines[4], `Example of a valid response: ${example}`, name);
+    assert.equal(lines[5], 'Turn 1:', name);
+    // Everything else is the reference template's, line for line.
+    const reference = sokoban(name === 'one-shot' ? 'full' : 'full-no-think').messages;
+    assert.deepEqual(lines.toSpliced(4, 1), reference[1]!.content.split('\n'), name);
+    assert.equal(episode.messages[0]!.content, reference[0]!.content);
+    const turn = episode.respond(example);
+    assert.deepEqual([turn.executedActions, turn.penaltyCharged], [['Up'], 0], name);
+  }
+  // Free-form actions show the environment's own example (Countdown: an expression), not its hint.
+  const config = resolveEnvConfig('countdown');
+  const countdown = new Episode(createEnv(config), config, TEMPLATES['one-shot-no-think']);
+  countdown.start(0);
+  assert.match(countdown.messages[1]!.content, /\nExample of a valid response: <answer>\(1\+2\)\*3<\/answer>\n/);
+});
+
+test('the bandit one-shot example is the arm listed first, which the seed shuffles (copying it is no hint)', () => {
+  const config = resolveEnvConfig('bandit');
+  const examples = new Set<string>();
+  for (let seed = 0; seed < 8; seed++) {
+    const episode = new Episode(createEnv(config), config, TEMPLATES['one-shot-no-think']);
+    episode.start(seed);
+    const content = episode.messages[1]!.content;
+    const first = /Actions: (\w+),/.exec(content)![1]!;
+    assert.ok(content.includes(`Example of a valid response: <answer>${first}</answer>`));
+    examples.add(first);
+  }
+  assert.deepEqual([...examples].sort(), ['Dragon', 'Phoenix']);
+});
