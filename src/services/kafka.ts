@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -35,7 +35,9 @@ function formatStorage(propsPath: string, dataDir: string): void {
   if (r.status !== 0) throw new ServiceError('kafka', `storage format failed: ${r.stderr || r.stdout}`);
 }
 
-/** Single-node Kafka (KRaft) from Maven Central jars; fresh data dir per start unless keepData. */
+const dataDir = (): string => join(serviceDir('kafka'), 'data');
+
+/** Single-node Kafka (KRaft) from Maven Central jars; its log directory is kept across starts (data.ts). */
 export const kafkaService: ServiceSpec = {
   name: 'kafka',
   description: `Kafka ${KAFKA_VERSION} broker (KRaft, single node)`,
@@ -62,14 +64,13 @@ export const kafkaService: ServiceSpec = {
       join(CACHE_DIR, 'logs', 'mvn-kafka.log'),
     );
   },
-  async prepare({ keepData }) {
+  dataPaths: () => [dataDir()],
+  async prepare() {
     const dir = serviceDir('kafka');
-    const dataDir = join(dir, 'data');
-    if (!keepData) rmSync(dataDir, { recursive: true, force: true });
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir(), { recursive: true });
     const propsPath = join(dir, 'server.properties');
-    writeFileSync(propsPath, renderProperties(dataDir));
-    formatStorage(propsPath, dataDir);
+    writeFileSync(propsPath, renderProperties(dataDir()));
+    formatStorage(propsPath, dataDir());
     return {
       command: 'java',
       args: [

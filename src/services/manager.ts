@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import type { ServiceSpec, StartOptions } from './service.ts';
+import type { ServiceSpec } from './service.ts';
+import { checkDataBeforeStart, recordData } from './data.ts';
 import { logFile, pidFile, serviceDir } from './paths.ts';
 import { portIsFree, waitFor } from './ports.ts';
 import { hasCommand } from './exec.ts';
@@ -80,11 +81,7 @@ function launch(spec: ServiceSpec, command: string, args: string[], env: Record<
 export type StartOutcome = 'started' | 'already running';
 
 /** Starts one service unless ours is already running; resolves once it answers real requests. */
-export async function startService(
-  spec: ServiceSpec,
-  options: StartOptions,
-  say: (line: string) => void,
-): Promise<StartOutcome> {
+export async function startService(spec: ServiceSpec, say: (line: string) => void): Promise<StartOutcome> {
   const running = ourPid(spec);
   if (running !== null) {
     if (await waitFor(() => probe(spec), spec.readyTimeoutMs)) return 'already running';
@@ -94,8 +91,9 @@ export async function startService(
     );
   }
   await checkStartable(spec);
+  checkDataBeforeStart(spec); // data that vanished since it was created is never silently replaced
   if (!spec.isInstalled()) await spec.install(say);
-  const { command, args, env } = await spec.prepare(options);
+  const { command, args, env } = await spec.prepare();
   const pid = launch(spec, command, args, env);
   const ready = await waitFor(async () => {
     if (ourPid(spec) !== pid) throw new ServiceError(spec.name, 'exited');
@@ -108,6 +106,7 @@ export async function startService(
       `did not become ready within ${spec.readyTimeoutMs / 1000}s ` + `(log ${logFile(spec.name)}):\n${logTail(spec)}`,
     );
   }
+  recordData(spec);
   return 'started';
 }
 

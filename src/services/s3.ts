@@ -34,6 +34,7 @@ export const s3Service: ServiceSpec = {
       join(CACHE_DIR, 'logs', 'mvn-s3mock.log'),
     );
   },
+  dataPaths: () => [join(serviceDir('s3'), 'root')],
   async prepare() {
     const root = join(serviceDir('s3'), 'root');
     mkdirSync(root, { recursive: true });

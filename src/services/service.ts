@@ -5,11 +5,6 @@ export interface LaunchCommand {
   env?: Record<string, string>;
 }
 
-export interface StartOptions {
-  /** Keep the data directory of a service that normally starts fresh (Kafka). */
-  keepData: boolean;
-}
-
 export interface ServiceSpec {
   readonly name: 'temporal' | 'kafka' | 's3';
   readonly description: string;
@@ -21,8 +16,10 @@ export interface ServiceSpec {
   isInstalled(): boolean;
   /** Downloads/builds into the cache; idempotent. */
   install(log: (line: string) => void): Promise<void>;
-  /** Prepares data dirs/configs for a start and returns how to launch the process. */
-  prepare(options: StartOptions): Promise<LaunchCommand>;
+  /** Prepares data dirs/configs for a start (never deleting data) and returns how to launch the process. */
+  prepare(): Promise<LaunchCommand>;
+  /** Where the service keeps its data (src/services/data.ts): checked at start, deleted only by a reset. */
+  dataPaths(): string[];
   /** True when the service answers real requests (not just an open port). */
   isReady(): Promise<boolean>;
   readonly readyTimeoutMs: number;

@@ -29,6 +29,7 @@ export const temporalService: ServiceSpec = {
       GOFLAGS: '-modcacherw',
     });
   },
+  dataPaths: () => [join(serviceDir('temporal'), 'temporal.sqlite')],
   async prepare() {
     const dir = serviceDir('temporal');
     mkdirSync(dir, { recursive: true });

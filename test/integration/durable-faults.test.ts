@@ -94,7 +94,7 @@ async function restart(name: 'temporal' | 'kafka' | 's3', downMs = 500): Promise
   const spec = serviceByName(name);
   await stopService(spec);
   await sleep(downMs);
-  await startService(spec, { keepData: true }, say); // Kafka: --keep-data, or the topic would vanish
+  await startService(spec, say); // every service keeps its data across a restart
 }
 
 test(
@@ -222,7 +222,7 @@ test(
       while (!stopping) await sleep(50);
       await stopping;
       await sleep(1000);
-      await startService(serviceByName('s3'), { keepData: true }, say);
+      await startService(serviceByName('s3'), say);
       const outcome = (await handle.result()) as RunOutcome;
       assert.equal(outcome.lastIteration, 3);
       const checkpoints = createCheckpointStore(stack.storeUri);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import onnxProto from 'onnx-proto';
 import { SERVICES, ourPid, probe } from '../../services/manager.ts';
 import { hasCommand } from '../../services/exec.ts';
+import { dataState, vanishedLine } from '../../services/data.ts';
 import { providerStatuses } from '../../gpu/report.ts';
 import { newTable } from '../../terminal.ts';
 import { hubCacheDir } from '../../models/hub/cache.ts';
@@ -90,6 +91,10 @@ async function checkServices(): Promise<Check[]> {
         .ports()
         .map((p) => `127.0.0.1:${p}`)
         .join(' ');
+      const data = dataState(spec);
+      // Data that vanished since it was created outranks everything else: runs kept there are lost.
+      if (data.kind === 'vanished')
+        return { name: spec.name, ok: false, required: false, detail: vanishedLine(spec, data) };
       const detail = ready
         ? `answering on ${where}${pid === null ? ' (not started by starpo)' : ` (pid ${pid})`}`
         : `not reachable on ${where}${pid === null ? '' : ` (pid ${pid} running but not answering)`}` +
