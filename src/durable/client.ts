@@ -115,7 +115,11 @@ export async function submitRun(
   handle: WorkflowHandleWithFirstExecutionRunId;
   run: RunRef;
 }> {
-  const run = runRef(o.runId ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, ROOT_LINEAGE, o);
+  const events = { ...o.events, retentionMs: config.eventRetentionMs };
+  const run = runRef(o.runId ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, ROOT_LINEAGE, {
+    ...o,
+    events,
+  });
   const input: TrainingRunInput = {
     run,
     options: runOptions(config, o.options),

@@ -35,6 +35,8 @@ export interface TaskQueues {
 export interface EventsTarget {
   topic?: string;
   brokers?: string[];
+  /** The topic's retention.ms (the run config's eventRetentionMs); absent = forever. */
+  retentionMs?: number;
 }
 
 /** Identifies one lineage of a run and where its data lives; every activity input carries it. */

@@ -80,7 +80,8 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
   return {
     store: stores.get,
     artifacts: artifacts.get,
-    events: (target) => logs.get(JSON.stringify({ topic: target.topic, brokers: target.brokers })),
+    events: (target) =>
+      logs.get(JSON.stringify({ topic: target.topic, brokers: target.brokers, retentionMs: target.retentionMs })),
     config(run) {
       const key = `${run.storeUri}|${run.runId}`;
       let config = configs.get(key);

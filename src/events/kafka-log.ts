@@ -5,7 +5,8 @@
  * nor duplicate. When the brokers stay unreachable past the retry budget, append rejects with a
  * retryable StarpoError; it never drops events silently.
  */
-import { CompressionTypes, type Message, type Producer } from 'kafkajs';
+import kafkajs, { CompressionTypes, type Admin, type Message, type Producer } from 'kafkajs';
+import { log } from '../log.ts';
 import { StarpoError } from '../errors.ts';
 import { endpoints } from '../services/endpoints.ts';
 import { encodeEvent } from './codec.ts';
@@ -29,6 +30,11 @@ export interface KafkaEventLogOptions extends KafkaConnectionOptions {
   /** Messages per produce request are capped at this many value bytes (broker limit ~1 MiB). Default 900 KiB. */
   maxRequestBytes?: number;
   compression?: 'none' | 'gzip';
+  /**
+   * The topic's retention.ms, set when this log creates it and checked (and set again) on every connect: −1 (the
+   * default) keeps events forever, since the topic holds the only copy of a durable run's trajectories.
+   */
+  retentionMs?: number;
 }
 
 const COMPRESSION = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP } as const;
@@ -119,7 +125,10 @@ class KafkaEventLog implements EventLog {
       await admin.connect();
       try {
         const numPartitions = this.options.numPartitions ?? 6;
-        await admin.createTopics({ topics: [{ topic: this.topic, numPartitions }], waitForLeaders: true });
+        const retention = String(this.options.retentionMs ?? -1);
+        const configEntries = [{ name: 'retention.ms', value: retention }];
+        const topics = [{ topic: this.topic, numPartitions, configEntries }];
+        if (!(await admin.createTopics({ topics, waitForLeaders: true }))) await keepFor(admin, this.topic, retention);
       } finally {
         await admin.disconnect();
       }
@@ -148,6 +157,27 @@ class KafkaEventLog implements EventLog {
     await this.tail;
     await this.resetProducer();
   }
+}
+
+/**
+ * An existing topic's retention made what the run asks: a topic created by hand or by an older starpo keeps the
+ * broker's default (7 days here), which would delete a long run's trajectories. alterConfigs replaces the topic's
+ * overrides, and starpo sets no other.
+ */
+async function keepFor(admin: Admin, topic: string, retentionMs: string): Promise<void> {
+  const { ConfigResourceTypes } = kafkajs; // CommonJS: not a named export Node's ESM loader can see
+  const described = await admin.describeConfigs({
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }],
+    includeSynonyms: false,
+  });
+  const current = described.resources[0]?.configEntries.find((e) => e.configName === 'retention.ms')?.configValue;
+  if (current === retentionMs) return;
+  const configEntries = [{ name: 'retention.ms', value: retentionMs }];
+  await admin.alterConfigs({
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries }],
+    validateOnly: false,
+  });
+  log.warn({ topic, was: current, now: retentionMs }, 'event topic retention set to what the run asks (-1 = forever)');
 }
 
 /** The Kafka event log (see the module comment). Connects on the first append. */

@@ -218,6 +218,14 @@ export const FIELDS = {
       'worker logs show activities timing out while their worker lives.',
     3_600_000,
   ),
+  eventRetentionMs: int(
+    -1,
+    -1,
+    'Durable driver, milliseconds: retention.ms of the Kafka events topic, set when it is created and checked on ' +
+      "every connect. -1 = forever (the default): the topic holds the only copy of a durable run's trajectories, " +
+      "and the broker's own default (7 days) would delete them. The embedded driver's local log is never expired.",
+    Number.MAX_SAFE_INTEGER,
+  ),
   // Rollout shape
   envGroups: int(8, 1, 'Environment groups per iteration (N); each group plays one seed. Published: 8.', BATCH_MAX),
   groupSize: int(

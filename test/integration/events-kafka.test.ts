@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
 import { endpoints } from '../../src/services/endpoints.ts';
 import { createKafkaEventLog } from '../../src/events/kafka-log.ts';
 import { createKafkaEventReader } from '../../src/events/kafka-reader.ts';
@@ -208,3 +208,53 @@ test('when the broker is unreachable append rejects with a retryable error inste
   );
   await log.close();
 });
+
+async function retentionOf(topic: string): Promise<string | undefined> {
+  const { ConfigResourceTypes } = kafkajs;
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { resources } = await admin.describeConfigs({
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }],
+      includeSynonyms: false,
+    });
+    return resources[0]?.configEntries.find((e) => e.configName === 'retention.ms')?.configValue;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+test(
+  'the events topic keeps events forever: created with retention.ms -1, and a 7-day topic is set back to it',
+  T60,
+  async () => {
+    const created = freshTopic();
+    const log = createKafkaEventLog({ topic: created });
+    await log.append([runEvent('run-1')]);
+    await log.close();
+    assert.equal(await retentionOf(created), '-1');
+
+    // A topic made by hand (or by an older starpo) with the broker's default 7 days.
+    const existing = freshTopic();
+    const admin = kafka.admin();
+    await admin.connect();
+    const week = String(7 * 24 * 3600 * 1000);
+    await admin.createTopics({
+      topics: [{ topic: existing, numPartitions: 1, configEntries: [{ name: 'retention.ms', value: week }] }],
+      waitForLeaders: true,
+    });
+    await admin.disconnect();
+    assert.equal(await retentionOf(existing), week);
+    const again = createKafkaEventLog({ topic: existing });
+    await again.append([runEvent('run-1')]);
+    await again.close();
+    assert.equal(await retentionOf(existing), '-1');
+
+    // The user's explicit choice (eventRetentionMs) is what the topic gets.
+    const chosen = freshTopic();
+    const thirty = createKafkaEventLog({ topic: chosen, retentionMs: 30 * 24 * 3600 * 1000 });
+    await thirty.append([runEvent('run-1')]);
+    await thirty.close();
+    assert.equal(await retentionOf(chosen), String(30 * 24 * 3600 * 1000));
+  },
+);
