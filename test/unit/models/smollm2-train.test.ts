@@ -36,6 +36,7 @@ const SMALL = [
   'advantage=grpo',
   'critic=false',
   'lrActor=1e-5',
+  'skipNoSignal=false', // every reward is the format penalty: without this no step would train
 ];
 
 const file = (root: string, iteration: number, name: string) =>
@@ -55,7 +56,9 @@ for (const [name, extra] of [
       await trainEmbedded({ root: straight, runId: 'r', config });
       await trainEmbedded({ root: crashed, runId: 'r', config, stopAfter: 1 });
       await trainEmbedded({ root: crashed, runId: 'r', resume: true });
-      for (const f of ['actor.model.safetensors', 'actor.training_state.safetensors'])
+      const weights = 'actor.model.safetensors';
+      assert.ok(!file(straight, 0, weights).equals(file(straight, 2, weights)), 'two iterations changed no weight');
+      for (const f of [weights, 'actor.training_state.safetensors'])
         assert.ok(file(straight, 2, f).equals(file(crashed, 2, f)), `${f} differs`);
       const out = join(scratch, `export-${extra.length}`);
       await exportCheckpoint({ checkpoint: join(straight, 'r'), out });
