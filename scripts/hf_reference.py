@@ -33,7 +33,10 @@ from pathlib import Path
 
 import jinja2
 import tokenizers
-import torch
+try:
+    import torch
+except ImportError:  # `chat` needs only transformers' tokenizers and jinja2
+    torch = None
 import transformers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,7 +272,7 @@ def main(argv):
     what = argv[1] if len(argv) > 1 else "all"
     if what not in ("chat", "models", "all"):
         raise SystemExit(__doc__)
-    print(f"transformers {transformers.__version__}, torch {torch.__version__}, tokenizers {tokenizers.__version__}")
+    print(f"transformers {transformers.__version__}, torch {torch.__version__ if torch else 'none'}, tokenizers {tokenizers.__version__}")
     if what in ("chat", "all"):
         gen_chat()
     if what in ("models", "all"):

@@ -7,6 +7,7 @@
  */
 import { Template } from '@huggingface/jinja';
 import { ConfigError, StarpoError } from '../errors.ts';
+import { markNumbers } from './template-numbers.ts';
 
 /** A message as chat templates read it (OpenAI-style; tool calls and reasoning are optional). */
 export interface ChatMessage {
@@ -52,16 +53,19 @@ export class ChatTemplate {
     this.specials = { ...specials };
   }
 
+  /** Numbers given as LosslessNumbers (lossless-json) are printed as Python prints them (template-numbers.ts). */
   render(messages: readonly ChatMessage[], o: RenderOptions = {}): string {
+    const numbers = markNumbers({ messages, tools: o.tools });
+    const marked = numbers.value as { messages: ChatMessage[]; tools?: unknown[] };
     const context: Record<string, unknown> = {
       ...this.specials,
-      messages: messages.map((m) => ({ ...m })),
+      messages: marked.messages,
       add_generation_prompt: o.addGenerationPrompt ?? false,
     };
-    if (o.tools) context.tools = o.tools;
+    if (o.tools) context.tools = marked.tools;
     if (o.enableThinking !== undefined) context.enable_thinking = o.enableThinking;
     try {
-      return this.template.render(context);
+      return numbers.restore(this.template.render(context));
     } catch (cause) {
       throw new StarpoError(`chat template failed to render: ${(cause as Error).message}`, { cause });
     }

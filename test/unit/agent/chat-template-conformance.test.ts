@@ -1,11 +1,13 @@
 /**
  * The models' own chat templates rendered by starpo against transformers' apply_chat_template on the same files
  * (test/fixtures/chat, made by scripts/hf_reference.py): the same text and the same token ids, case by case —
- * system, multi-turn, Qwen3 thinking on/off and reasoning stripping, tools and tool calls, non-ASCII, whitespace.
+ * system, multi-turn, Qwen3 thinking on/off and reasoning stripping, tools and tool calls (their numbers printed as
+ * Python prints them: 1.0, 1e-07, exact big ints), non-ASCII, whitespace.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { parse } from 'lossless-json';
 import { type ChatMessage, chatTemplateFrom } from '../../../src/agent/chat-template.ts';
 import { type RealTokenizerName, realTokenizer, realTokenizerConfig } from './real-tokenizers.ts';
 
@@ -19,7 +21,8 @@ interface Case {
   add_generation_prompt: boolean;
   enable_thinking?: boolean;
 }
-const cases = JSON.parse(readFileSync(`${FIXTURES}conversations.json`, 'utf8')) as Case[];
+// Parsed keeping each number's source text, as Python's json.loads keeps 1.0 a float and big ints exact.
+const cases = parse(readFileSync(`${FIXTURES}conversations.json`, 'utf8')) as Case[];
 const expected = (
   JSON.parse(readFileSync(`${FIXTURES}expected.json`, 'utf8')) as {
     cases: Record<string, { text: string; ids: number[] }>;
