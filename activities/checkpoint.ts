@@ -7,6 +7,7 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { iterationArtifacts } from '../src/durable/artifacts.ts';
+import { appendExactlyOnce } from '../src/durable/event-fence.ts';
 import { loadCollapseProbe, parse } from '../src/durable/batch-io.ts';
 import { retentionView } from '../src/durable/lineages.ts';
 import { fromWire, type CheckpointInput } from '../src/durable/protocol.ts';
@@ -39,7 +40,7 @@ export function checkpointActivity(r: WorkerResources) {
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     const w = input.warning;
     const warning = w && { iteration: input.iteration, message: w.message, evidence: fromWire(w.evidence) };
-    await r.events(input.run.events).append([
+    await appendExactlyOnce(r, input.run, input.iteration, 'checkpoint', [
       ...iterationEvents(c, ids, {
         iteration: input.iteration,
         metrics: fromWire(input.metrics),

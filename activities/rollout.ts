@@ -1,12 +1,13 @@
 /**
  * rolloutShard and validate (task queue "rollout"). A shard plays its groups in chunks; each finished
- * chunk is written to its artifact key, its trajectory events are appended to Kafka, and only then is
- * it heartbeated as done — so a retried shard (say, its worker was killed) skips the chunks it finds in
- * the heartbeat details and replays the rest. Per-episode seeds make any split sample what the whole
- * rollout would; a chunk redone after a crash writes the same bytes and the same event keys (replay
- * drops the duplicates).
+ * chunk is written to its artifact key, its trajectory events are appended to Kafka exactly once, and only
+ * then is it heartbeated as done — so a retried shard (say, its worker was killed) skips the chunks it finds
+ * in the heartbeat details and replays the rest. Per-episode seeds make any split sample what the whole
+ * rollout would; a chunk redone after a crash writes the same bytes, and its events, found on the topic
+ * where the earlier attempt's fence says, are not appended again.
  */
 import { activity, resumeFrom } from '../src/durable/boundary.ts';
+import { appendExactlyOnce } from '../src/durable/event-fence.ts';
 import { json, keyOf, policyId } from '../src/durable/batch-io.ts';
 import {
   chunksOf,
@@ -23,6 +24,9 @@ import { trajectoryEvents } from '../src/rl/run-events.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
 import { log } from '../src/log.ts';
 
+/** A chunk's name within its iteration: sampling round, shard, chunk. */
+const chunkName = (input: RolloutShardInput, k: number): string => `r${input.round ?? 0}-s${input.shard}-c${k}`;
+
 interface ShardProgress {
   /** Chunks whose artifact is written and whose events are durable. */
   done: number[];
@@ -34,7 +38,7 @@ export function rolloutActivities(r: WorkerResources) {
     const c = await r.config(input.run);
     const run = await resolveRunModel(c);
     const chunks = chunksOf(input.groups, input.chunkGroups);
-    const keys = chunks.map((_, k) => keyOf(input, 'rollout', `r${input.round ?? 0}-s${input.shard}-c${k}.json`));
+    const keys = chunks.map((_, k) => keyOf(input, 'rollout', `${chunkName(input, k)}.json`));
     const done = new Set(resumeFrom<ShardProgress>()?.done ?? []);
     if (done.size > 0) log.info({ shard: input.shard, done: [...done] }, 'rollout shard resumes from heartbeat');
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
@@ -48,13 +52,11 @@ export function rolloutActivities(r: WorkerResources) {
       const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input), (m) =>
         rolloutStage(c, input.iteration, m.actor, run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))),
       );
-      await Promise.all([
-        // policyVersion: the checkpoint whose weights played them
-        r.artifacts(input.run.storeUri).put(keys[k], json(trajectories)),
-        r
-          .events(input.run.events)
-          .append(trajectoryEvents(ids, input.iteration, input.policy.iteration, trajectories, 'train', startedAt)),
-      ]);
+      // The artifact first, then the events exactly once: a retry after either finds it done (appendExactlyOnce).
+      await r.artifacts(input.run.storeUri).put(keys[k], json(trajectories));
+      // policyVersion: the checkpoint whose weights played them
+      const events = trajectoryEvents(ids, input.iteration, input.policy.iteration, trajectories, 'train', startedAt);
+      await appendExactlyOnce(r, input.run, input.iteration, chunkName(input, k), events);
       done.add(k);
       beat.progress({ done: [...done].sort((a, b) => a - b), chunks: chunks.length });
       beat.now();
@@ -72,9 +74,8 @@ export function rolloutActivities(r: WorkerResources) {
       runValidation(c, m.actor, run, c.valSamples, toolTurns(c, run.tokenizer, r.sandbox(c))),
     );
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
-    await r
-      .events(input.run.events)
-      .append(trajectoryEvents(ids, input.iteration, input.policy.iteration, val.trajectories, 'val', startedAt));
+    const events = trajectoryEvents(ids, input.iteration, input.policy.iteration, val.trajectories, 'val', startedAt);
+    await appendExactlyOnce(r, input.run, input.iteration, 'validate', events);
     return { metrics: toWire(val.metrics) };
   });
 

@@ -7,6 +7,7 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { configKey, lineageKey } from '../src/durable/artifacts.ts';
+import { appendExactlyOnce } from '../src/durable/event-fence.ts';
 import { json } from '../src/durable/batch-io.ts';
 import type { ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
 import { behaviourVersions, checkpointExists, saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
@@ -65,7 +66,8 @@ async function logLineageStart(
   after: StarpoEvent[] = [],
 ): Promise<void> {
   const action = resume?.fork ? 'FORKED' : resume ? 'RESUMED' : 'STARTED';
-  await r.events(run.events).append([runEvent(run.runId, c, start, action, resume?.fork?.reason ?? null), ...after]);
+  const events = [runEvent(run.runId, c, start, action, resume?.fork?.reason ?? null), ...after];
+  await appendExactlyOnce(r, run, start.fromIteration, 'start', events);
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * What a worker process shares among its activities: checkpoint and artifact stores by URI, one Kafka
- * event log per target (one idempotent producer, connected once), each run's config, and the model
- * hosts. Activities get these through `createActivities(resources)`, so tests can pass their own.
+ * event log per target (one idempotent producer, connected once; a transactional one per exactly-once
+ * append), each run's config, and the model hosts. Activities get these through
+ * `createActivities(resources)`, so tests can pass their own.
  */
 import { configFromJSON, type RlConfig } from '../rl/config.ts';
 import { lineageConfig } from '../rl/collapse-action.ts';
-import { createEventLog, type EventLog } from '../events/index.ts';
+import { createKafkaEventLog, type ExactlyOnceEventLog } from '../events/index.ts';
 import type { Provider } from '../policy/engine/session.ts';
 import { createCheckpointStore, type CheckpointStore } from '../storage/index.ts';
 import { configKey, createArtifactStore, type ArtifactStore } from './artifacts.ts';
@@ -21,7 +22,7 @@ const BATCHES_KEPT = 2;
 export interface WorkerResources {
   store(uri: string): { uri: string; store: CheckpointStore };
   artifacts(uri: string): ArtifactStore;
-  events(target: EventsTarget): EventLog;
+  events(target: EventsTarget): ExactlyOnceEventLog;
   /**
    * The config the run's lineage trains with: the one startRun saved (cached: it never changes), learning
    * rates scaled for the lineage's forks (run.forks, onCollapse=fork).
@@ -70,7 +71,7 @@ export function createResources(options: ResourceOptions = {}): WorkerResources 
   const artifacts = memo((uri) => createArtifactStore(uri));
   const logs = memo((key) => {
     const target = JSON.parse(key) as EventsTarget;
-    return createEventLog({ kind: 'kafka', ...target, retries: options.kafkaRetries });
+    return createKafkaEventLog({ ...target, retries: options.kafkaRetries });
   });
   const sandboxes = new Map<string, CodeRunner>();
   const configs = new Map<string, Promise<RlConfig>>();

@@ -4,6 +4,12 @@
  * by an idempotent producer with acks=all, one request in flight, so broker-side retries neither reorder
  * nor duplicate. When the brokers stay unreachable past the retry budget, append rejects with a
  * retryable StarpoError; it never drops events silently.
+ *
+ * appendOnce makes a batch exactly once across the retries of the activity that writes it, which the
+ * idempotent producer alone cannot (its guarantee ends with the producer): each attempt opens a transaction
+ * under the fence's id, which fences out every earlier attempt still running, then looks for the batch
+ * where an earlier attempt recorded the log's end before it wrote, and writes only what it does not find.
+ * Readers read committed records only, so an attempt fenced out mid-write leaves nothing visible.
  */
 import kafkajs, { CompressionTypes, type Admin, type Message, type Producer } from 'kafkajs';
 import { log } from '../log.ts';
@@ -11,6 +17,7 @@ import { StarpoError } from '../errors.ts';
 import { endpoints } from '../services/endpoints.ts';
 import { encodeEvent } from './codec.ts';
 import { eventKey } from './event-key.ts';
+import { createKafkaEventReader } from './kafka-reader.ts';
 import {
   createKafka,
   DEFAULT_TOPIC,
@@ -18,11 +25,12 @@ import {
   EVENT_KIND_HEADER,
   FINGERPRINT_HEADER,
   PAYLOAD_DIGEST_HEADER,
+  partitionFor,
   type KafkaConnectionOptions,
 } from './kafka-common.ts';
 import { digest } from './segment-index.ts';
 import { schemaRegistry } from './schemas.ts';
-import type { EventLog, StarpoEvent } from './types.ts';
+import type { AppendFence, ExactlyOnceEventLog, LogPosition, StarpoEvent } from './types.ts';
 
 export interface KafkaEventLogOptions extends KafkaConnectionOptions {
   /** Partitions of the topic when this log creates it. Default 6. */
@@ -38,6 +46,12 @@ export interface KafkaEventLogOptions extends KafkaConnectionOptions {
 }
 
 const COMPRESSION = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP } as const;
+/**
+ * An open transaction holds back every reader of its partition (they read committed records only) until it ends or
+ * the broker aborts it after this long: a worker killed mid-append blocks readers for at most this, or until the
+ * retry's transaction fences it out, whichever comes first. An append's transaction lasts a few requests.
+ */
+const TRANSACTION_TIMEOUT_MS = 30_000;
 
 function toMessage(event: StarpoEvent, fingerprint: string): Message {
   const value = encodeEvent(event);
@@ -78,7 +92,7 @@ export function chunkBySize(messages: readonly Message[], maxBytes: number): Mes
   return chunks;
 }
 
-class KafkaEventLog implements EventLog {
+class KafkaEventLog implements ExactlyOnceEventLog {
   private readonly kafka;
   private readonly topic: string;
   private producer: Promise<Producer> | undefined;
@@ -98,23 +112,103 @@ class KafkaEventLog implements EventLog {
 
   private async send(events: readonly StarpoEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const fingerprint = schemaRegistry().current.fingerprint;
-    const messages = events.map((e) => toMessage(e, fingerprint));
     try {
       const producer = await this.connected();
-      const compression = COMPRESSION[this.options.compression ?? 'none'];
-      for (const chunk of chunkBySize(messages, this.options.maxRequestBytes ?? 900 * 1024)) {
-        await producer.send({ topic: this.topic, acks: -1, compression, messages: chunk });
-      }
+      for (const request of this.requests(events)) await producer.send(request);
     } catch (cause) {
       await this.resetProducer();
-      const brokers = (this.options.brokers ?? endpoints.kafka.brokers).join(',');
-      throw new StarpoError(
-        `kafka event log: could not append ${events.length} events to topic ${this.topic} at ${brokers} ` +
-          `after ${this.options.retries ?? 5} retries: ${(cause as Error).message}`,
-        { cause, retryable: true, details: { topic: this.topic, events: events.length } },
-      );
+      throw this.failure(events.length, cause);
     }
+  }
+
+  appendOnce(events: readonly StarpoEvent[], fence: AppendFence): Promise<void> {
+    const next = this.tail.then(() => this.sendOnce(events, fence));
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  private async sendOnce(events: readonly StarpoEvent[], fence: AppendFence): Promise<void> {
+    if (events.length === 0) return;
+    const runId = events[0]!.runId;
+    if (events.some((e) => e.runId !== runId)) throw new StarpoError('kafka event log: appendOnce takes one run');
+    const producer = this.kafka.producer({
+      transactionalId: fence.id,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: TRANSACTION_TIMEOUT_MS,
+      allowAutoTopicCreation: false,
+    });
+    try {
+      await this.connected(); // the topic exists, with its retention
+      await producer.connect();
+      // Starting the transaction bumps the id's epoch: an earlier attempt of this append can write no more.
+      const transaction = await producer.transaction();
+      try {
+        const missing = await this.notYetAppended(events, fence, runId);
+        for (const request of this.requests(missing)) await transaction.send(request);
+        await transaction.commit();
+        if (missing.length < events.length) {
+          log.info({ fence: fence.id, found: events.length - missing.length }, 'an earlier attempt appended these');
+        }
+      } catch (err) {
+        await transaction.abort().catch(() => undefined);
+        throw err;
+      }
+    } catch (cause) {
+      if (cause instanceof StarpoError) throw cause; // the fence's store or the scan, which name themselves
+      throw this.failure(events.length, cause);
+    } finally {
+      await producer.disconnect().catch(() => undefined);
+    }
+  }
+
+  /** The events no earlier attempt under this fence committed; records this attempt's start when none began. */
+  private async notYetAppended(events: readonly StarpoEvent[], fence: AppendFence, runId: string) {
+    const earlier = await fence.read();
+    if (earlier === undefined) {
+      await fence.write(await this.position(runId));
+      return events;
+    }
+    const reader = createKafkaEventReader({ ...this.options, topic: this.topic });
+    const present = new Set<string>();
+    for await (const event of reader.read(runId, { fromOffset: earlier.offset })) present.add(eventKey(event));
+    return events.filter((e) => !present.has(eventKey(e)));
+  }
+
+  /** The run's partition and its end offset now: every record written after this is at or past it. */
+  private async position(runId: string): Promise<LogPosition> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets(this.topic);
+      const partition = partitionFor(this.topic, runId, offsets.length);
+      return { partition, offset: offsets.find((o) => o.partition === partition)!.high };
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /** The produce requests for the events, in order, each under the broker's request size. */
+  private requests(events: readonly StarpoEvent[]) {
+    const fingerprint = schemaRegistry().current.fingerprint;
+    const messages = events.map((e) => toMessage(e, fingerprint));
+    const compression = COMPRESSION[this.options.compression ?? 'none'];
+    const maxBytes = this.options.maxRequestBytes ?? 900 * 1024;
+    return chunkBySize(messages, maxBytes).map((chunk) => ({
+      topic: this.topic,
+      acks: -1,
+      compression,
+      messages: chunk,
+    }));
+  }
+
+  private failure(events: number, cause: unknown): StarpoError {
+    const brokers = (this.options.brokers ?? endpoints.kafka.brokers).join(',');
+    return new StarpoError(
+      `kafka event log: could not append ${events} events to topic ${this.topic} at ${brokers} ` +
+        `after ${this.options.retries ?? 5} retries: ${(cause as Error).message}`,
+      { cause, retryable: true, details: { topic: this.topic, events } },
+    );
   }
 
   /** Connects once (creating the topic if needed); a failed attempt is forgotten so the next append retries. */
@@ -181,6 +275,6 @@ async function keepFor(admin: Admin, topic: string, retentionMs: string): Promis
 }
 
 /** The Kafka event log (see the module comment). Connects on the first append. */
-export function createKafkaEventLog(options: KafkaEventLogOptions = {}): EventLog {
+export function createKafkaEventLog(options: KafkaEventLogOptions = {}): ExactlyOnceEventLog {
   return new KafkaEventLog(options);
 }

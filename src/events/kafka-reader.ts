@@ -1,11 +1,13 @@
 /**
  * Reads one run's events back from the Kafka topic. kafkajs has no manual partition assignment, so each
  * read joins a throw-away consumer group (no offsets committed), consumes the run's partition from the
- * beginning and stops at the end offset captured when the read started: a read is a snapshot, not a
- * tail. Records of other runs are skipped by key. A record of this run whose value fails its payload
- * digest, whose schema is unknown or that does not decode is damage, named by partition and offset: the
- * read fails, or with `allowPartial` ends there (problems.ts). Records written before the digest header
- * existed are read as they are, with one note that they are not tamper-evident.
+ * beginning (or `fromOffset`) and stops at the end offset captured when the read started: a read is a
+ * snapshot, not a tail. Only committed records are read (a transaction still open holds the read back
+ * until it ends; an aborted one is skipped). Records of other runs are skipped by key. A record of this
+ * run whose value fails its payload digest, whose schema is unknown or that does not decode is damage,
+ * named by partition and offset: the read fails, or with `allowPartial` ends there (problems.ts). Records
+ * written before the digest header existed are read as they are, with one note that they are not
+ * tamper-evident.
  */
 import { randomUUID } from 'node:crypto';
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
@@ -30,10 +32,15 @@ export interface KafkaEventReaderOptions extends KafkaConnectionOptions {
   idleTimeoutMs?: number;
 }
 
-/** The run's partition and the offsets to read it between; undefined when there is nothing to read. */
-type Range = { partition: number; end: bigint };
+export interface KafkaReadOptions extends ReadOptions {
+  /** Read the run's partition from this offset instead of its beginning (an exactly-once append's scan). */
+  fromOffset?: string;
+}
 
-async function snapshot(kafka: Kafka, topic: string, runId: string): Promise<Range | undefined> {
+/** The run's partition and the offsets to read it between; undefined when there is nothing to read. */
+type Range = { partition: number; start: bigint; end: bigint };
+
+async function snapshot(kafka: Kafka, topic: string, runId: string, from?: string): Promise<Range | undefined> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -42,7 +49,8 @@ async function snapshot(kafka: Kafka, topic: string, runId: string): Promise<Ran
     const offsets = await admin.fetchTopicOffsets(topic);
     const partition = partitionFor(topic, runId, offsets.length);
     const { low, high } = offsets.find((o) => o.partition === partition)!;
-    return BigInt(high) > BigInt(low) ? { partition, end: BigInt(high) } : undefined;
+    const start = from === undefined || BigInt(from) < BigInt(low) ? BigInt(low) : BigInt(from);
+    return BigInt(high) > start ? { partition, start, end: BigInt(high) } : undefined;
   } finally {
     await admin.disconnect();
   }
@@ -72,7 +80,7 @@ function decodeMessage(message: KafkaMessage, where: Position): StarpoEvent | Re
   }
 }
 
-class KafkaEventReader implements EventReader {
+export class KafkaEventReader implements EventReader {
   private readonly kafka: Kafka;
   private readonly topic: string;
 
@@ -81,8 +89,8 @@ class KafkaEventReader implements EventReader {
     this.topic = options.topic ?? DEFAULT_TOPIC;
   }
 
-  async *read(runId: string, options?: ReadOptions): AsyncGenerator<StarpoEvent> {
-    const range = await snapshot(this.kafka, this.topic, runId);
+  async *read(runId: string, options?: KafkaReadOptions): AsyncGenerator<StarpoEvent> {
+    const range = await snapshot(this.kafka, this.topic, runId, options?.fromOffset);
     if (range === undefined) return;
     const queue = new AsyncQueue<StarpoEvent>(1024);
     // A short fetch wait: disconnect waits for the in-flight long poll, and a read ends with one.
@@ -96,8 +104,15 @@ class KafkaEventReader implements EventReader {
       await consumer.connect();
       await consumer.subscribe({ topic: this.topic, fromBeginning: true });
       consumer.on(consumer.events.CRASH, ({ payload }) => queue.fail(this.failure(runId, payload.error)));
+      // Transaction markers are records no handler sees: a partition that ends in one ends after its batch.
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        if (payload.partition !== range.partition) return;
+        watchdog.touch();
+        if (BigInt(payload.lastOffset) + 1n >= range.end) queue.end();
+      });
       const onBatch = this.batchHandler(runId, range, queue, problemHandler(options), watchdog.touch);
       await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: onBatch });
+      if (range.start > 0n) consumer.seek({ topic: this.topic, partition: range.partition, offset: `${range.start}` });
       yield* queue;
     } finally {
       watchdog.stop();
@@ -120,6 +135,7 @@ class KafkaEventReader implements EventReader {
       for (const message of batch.messages) {
         if (!isRunning() || !queue.isOpen || BigInt(message.offset) >= range.end) break;
         touch();
+        if (BigInt(message.offset) < range.start) continue; // fetched before the seek took effect
         if (message.key?.toString() === runId) {
           const { partition } = batch;
           const where = { partition, offset: message.offset, where: `${this.topic}[${partition}]@${message.offset}` };
@@ -180,6 +196,6 @@ function afterProblem(
 }
 
 /** Reader over the Kafka event log (same topic and brokers as createKafkaEventLog). */
-export function createKafkaEventReader(options: KafkaEventReaderOptions = {}): EventReader {
+export function createKafkaEventReader(options: KafkaEventReaderOptions = {}): KafkaEventReader {
   return new KafkaEventReader(options);
 }

@@ -204,10 +204,40 @@ export interface EventLog {
   /**
    * Appends the events in order; resolves once they are durable, rejects (never drops) otherwise. A batch
    * is all-or-nothing per run (one Avro block; one ordered send); after a rejection part of it may have
-   * landed, so callers retry the whole batch and replay removes the duplicates by event key.
+   * landed, so callers retry the whole batch and replay removes the duplicates by event key (appendOnce,
+   * where the log has it, leaves none).
    */
   append(events: readonly StarpoEvent[]): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Where a log's records were when an append began: the run's partition and its end offset then. */
+export interface LogPosition {
+  partition: number;
+  offset: string;
+}
+
+/**
+ * What every attempt of one append shares, kept outside the log (the durable driver keeps it in S3): a name,
+ * and the positions the attempts recorded before they wrote. Records are added, never replaced, so a slow
+ * attempt cannot raise the position a later one scans from.
+ */
+export interface AppendFence {
+  /** Equal for every attempt of the append, unique among appends (Kafka: the transactional id). */
+  readonly id: string;
+  /** The lowest position an earlier attempt recorded; undefined when none got that far. */
+  read(): Promise<LogPosition | undefined>;
+  /** Records this attempt's position beside the others'; resolves once it is durable. */
+  write(position: LogPosition): Promise<void>;
+}
+
+/** A log that can append a batch exactly once however often the append is retried (the Kafka log). */
+export interface ExactlyOnceEventLog extends EventLog {
+  /**
+   * Appends the events unless an earlier attempt under the same fence did, in one all-or-nothing write. An
+   * attempt that is still running when a later one starts can no longer write (it is fenced out).
+   */
+  appendOnce(events: readonly StarpoEvent[], fence: AppendFence): Promise<void>;
 }
 
 /** Reads back one run's events in the order they were appended. */

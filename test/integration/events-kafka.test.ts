@@ -12,7 +12,7 @@ import { eventKey } from '../../src/events/event-key.ts';
 import { replay, replayEvents } from '../../src/events/replay.ts';
 import { loadSchemaVersion, schemaRegistry, SCHEMA_DIR } from '../../src/events/schemas.ts';
 import { CorruptDataError, StarpoError } from '../../src/errors.ts';
-import type { EventReader, ReadProblem, StarpoEvent } from '../../src/events/types.ts';
+import type { AppendFence, EventReader, LogPosition, ReadProblem, StarpoEvent } from '../../src/events/types.ts';
 import { iterationEvent, runEvent, trajectory } from '../unit/events/fixtures.ts';
 
 const kafka = new Kafka({ clientId: 'events-test', brokers: endpoints.kafka.brokers, logLevel: logLevel.NOTHING });
@@ -258,3 +258,89 @@ test(
     assert.equal(await retentionOf(chosen), String(30 * 24 * 3600 * 1000));
   },
 );
+
+/** A fence held in memory; `gate` holds an attempt's write until the test releases it. */
+function memoryFence(id: string) {
+  const positions: LogPosition[] = [];
+  const state = { positions, writes: 0 };
+  return {
+    positions,
+    /** Attempts that got as far as writing their position (recorded or still held by a gate). */
+    get writes() {
+      return state.writes;
+    },
+    fence(gate?: { recorded?: Promise<void>; resolved?: Promise<void> }): AppendFence {
+      return {
+        id,
+        read: async () =>
+          positions.reduce<LogPosition | undefined>(
+            (low, p) => (low && BigInt(low.offset) <= BigInt(p.offset) ? low : p),
+            undefined,
+          ),
+        write: async (p) => {
+          state.writes++;
+          await gate?.recorded;
+          positions.push(p);
+          await gate?.resolved;
+        },
+      };
+    },
+  };
+}
+
+function release(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+test('appendOnce retried under one fence appends once, and a read ending on its commit marker ends', T60, async () => {
+  const topic = freshTopic();
+  const other = createKafkaEventLog({ topic, numPartitions: 1 });
+  await other.append([runEvent('run-1')]); // something before: the retry must scan from the recorded offset
+  const events = [trajectory('L0', 1, 0), trajectory('L0', 1, 1), iterationEvent('L0', 1)];
+  const { fence, positions } = memoryFence(`test:${topic}:a`);
+  const first = createKafkaEventLog({ topic });
+  await first.appendOnce(events, fence());
+  assert.deepEqual(positions, [{ partition: 0, offset: '1' }]);
+  const retry = createKafkaEventLog({ topic }); // a retry runs in another process, with another log
+  await retry.appendOnce(events, fence());
+  assert.equal(positions.length, 1, 'a retry that finds a position scans; it records none');
+  // A different append (another fence) of the same events is not deduplicated: fences name appends, not events.
+  await retry.appendOnce([trajectory('L0', 2, 0)], memoryFence(`test:${topic}:b`).fence());
+  await Promise.all([first.close(), retry.close(), other.close()]);
+  const { events: read } = await collect(createKafkaEventReader({ topic }), 'run-1');
+  assert.deepEqual(read, [runEvent('run-1'), ...events, trajectory('L0', 2, 0)]);
+});
+
+test('an attempt still running when its retry appends is fenced out: it rejects and writes nothing', T60, async () => {
+  const topic = freshTopic();
+  const events = [trajectory('L0', 1, 0), trajectory('L0', 1, 1)];
+  const memory = memoryFence(`test:${topic}:z`);
+  // Attempt A has recorded where it starts, and stalls before it writes (a GC pause, a hung worker).
+  const stall = release();
+  const slow = createKafkaEventLog({ topic });
+  const a = slow.appendOnce(events, memory.fence({ resolved: stall.promise }));
+  while (memory.positions.length === 0) await new Promise((r) => setTimeout(r, 50));
+  // Its retry B finds A's position, nothing committed after it, and appends everything.
+  const retry = createKafkaEventLog({ topic });
+  await retry.appendOnce(events, memory.fence());
+  stall.open();
+  await assert.rejects(
+    a,
+    (err: unknown) => err instanceof StarpoError && /could not append 2 events/.test(err.message),
+  );
+
+  // Attempt C stalls before it records anything; D appends; C wakes and records a position past D's events.
+  const late = release();
+  const y = memoryFence(`test:${topic}:y`);
+  const c = slow.appendOnce([trajectory('L0', 2, 0)], y.fence({ recorded: late.promise }));
+  while (y.writes === 0) await new Promise((r) => setTimeout(r, 50));
+  await retry.appendOnce([trajectory('L0', 2, 0)], y.fence());
+  late.open();
+  await assert.rejects(c);
+  assert.equal(y.positions.length, 2, "C's late record lands beside D's; the lower one, D's, is where a scan starts");
+  await Promise.all([slow.close(), retry.close()]);
+  const { events: read } = await collect(createKafkaEventReader({ topic }), 'run-1');
+  assert.deepEqual(read, [...events, trajectory('L0', 2, 0)]);
+});

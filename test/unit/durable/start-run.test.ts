@@ -23,7 +23,7 @@ function resources(load: () => unknown) {
     config: async () => resolveConfig({ overrides: ['env=bandit'] }),
     artifacts: () => artifacts,
     store: (uri: string) => ({ uri, store: {} }),
-    events: () => ({ append: async (e: StarpoEvent[]) => void events.push(...e) }),
+    events: () => ({ appendOnce: async (e: StarpoEvent[]) => void events.push(...e) }),
     trainModels: {
       use: async (_c: unknown, _s: unknown, _id: unknown, fn: (m: { trainer: unknown }) => Promise<unknown>) => {
         savedAtLoad.push(await artifacts.has(lineageKey('r', 'r1')));
