@@ -39,8 +39,14 @@ export const ENV_PRESETS: Record<string, { type: EnvType } & Record<string, unkn
   'sokoban-large': { type: 'sokoban', width: 8, height: 8, boxes: 2, searchDepth: 10 },
   'sokoban-large-gym': { type: 'sokoban', width: 8, height: 8, boxes: 2, generator: 'gym-sokoban' },
   'sokoban-revocab': { type: 'sokoban', vocabulary: 'alternative' },
-  /** RAGEN-2's CoordSokoban: the grid plus the zero-indexed coordinates of walls, targets, boxes and player. */
-  'coord-sokoban': { type: 'sokoban', observation: 'grid-coord' },
+  /**
+   * RAGEN-2's CoordSokoban: the grid plus the zero-indexed coordinates of targets, boxes and player (no walls, as
+   * RAGEN-2's collect_entity_coordinates; coordinateWalls is explicit, so the id is not the one this preset had when it
+   * listed the walls).
+   */
+  'coord-sokoban': { type: 'sokoban', observation: 'grid-coord', coordinateWalls: false },
+  /** The same with the walls listed too (starpo's rendering before it matched RAGEN-2): prompts about twice as long. */
+  'coord-sokoban-walls': { type: 'sokoban', observation: 'grid-coord', coordinateWalls: true },
   /** RAGEN (v1) and the paper: slips 2/3 of the time (1/3 each perpendicular way). */
   frozenlake: { type: 'frozenlake' },
   'frozenlake-noslip': { type: 'frozenlake', slipProbability: 0 },
@@ -84,7 +90,8 @@ export function resolveEnvConfig(input: EnvConfigInput): EnvConfig {
   }
   const definition = definitionOf(partial.type);
   for (const key of Object.keys(partial)) {
-    if (!Object.hasOwn(definition.defaults, key)) throw new ConfigError(`env.${key}`, `not a ${partial.type} setting`);
+    if (!Object.hasOwn(definition.defaults, key) && !definition.optional?.includes(key))
+      throw new ConfigError(`env.${key}`, `not a ${partial.type} setting`);
   }
   const config = { ...definition.defaults, ...partial } as EnvConfig;
   definition.validate(config);

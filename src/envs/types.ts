@@ -97,8 +97,13 @@ export interface BudgetLeft {
 
 /** One registry entry. `oracle` and `expert` are optional: a new environment can start without them. */
 export interface EnvDefinition<C extends EnvConfigBase> {
-  /** The default config; its keys are the only keys a config of this type may have. */
+  /** The default config; its keys, and `optional`'s, are the only keys a config of this type may have. */
   defaults: C;
+  /**
+   * Settings added after ids were published: accepted, but absent from the defaults, so a config that does not
+   * set one keeps the environment-spec id it had before the setting existed.
+   */
+  optional?: readonly string[];
   /** Throws ConfigError naming the field when a value is out of range. */
   validate(config: C): void;
   create(config: C): Env;

@@ -32,6 +32,11 @@ export interface SokobanConfig extends EnvConfigBase {
   vocabulary: SokobanVocabulary;
   /** What the agent sees: the grid, RAGEN-2's coordinate list, or both (CoordSokoban: grid-coord). */
   observation: ObservationFormat;
+  /**
+   * List the walls' coordinates too (a variant: RAGEN-2 leaves them out as too heavy, and on a 6×6 room they are
+   * over half of the coordinate text). Absent or false: RAGEN-2's lists.
+   */
+  coordinateWalls?: boolean;
 }
 
 // gym-sokoban's reward scheme (docs/spec.md §2).
@@ -77,9 +82,9 @@ export class SokobanEnv implements Env {
   }
 
   describe(): TaskDescription {
-    const { observation, height, width } = this.config;
-    const instruction =
-      INSTRUCTION + coordinateHint(observation, height, width, 'the walls, targets, boxes and the player');
+    const { observation, height, width, coordinateWalls } = this.config;
+    const what = coordinateWalls ? 'the walls, targets, boxes and the player' : 'the targets, boxes and the player';
+    const instruction = INSTRUCTION + coordinateHint(observation, height, width, what);
     return { env: this.type, instruction, legend: legendOf(this.symbols), actions: MOVES, actionHint: 'Up' };
   }
 
@@ -149,13 +154,13 @@ export class SokobanEnv implements Env {
     return formatObservation(this.config.observation, grid, () => this.coordinates(level));
   }
 
-  /** RAGEN-2's entity lists: every target (covered or not), boxes off and on targets, the player. */
+  /** RAGEN-2's entity lists: every target (covered or not), boxes off and on targets, the player (walls if asked). */
   private coordinates(level: SokobanLevel): string {
     const cells = Array.from(level.cells.keys());
     const box = (onTarget: boolean) => cells.filter((i) => this.boxAt[i] && (level.cells[i] === TARGET) === onTarget);
     const onTarget = level.cells[this.player] === TARGET;
     return coordinateText(level.height, level.width, [
-      ['Walls', cells.filter((i) => level.cells[i] === WALL)],
+      ['Walls', this.config.coordinateWalls ? cells.filter((i) => level.cells[i] === WALL) : []],
       ['Targets', cells.filter((i) => level.cells[i] === TARGET)],
       ['Boxes', box(false)],
       ['Boxes on target', box(true)],

@@ -28,6 +28,7 @@ export const SOKOBAN: EnvDefinition<SokobanConfig> = {
     maxActionsPerTurn: 5,
     maxActionsPerTrajectory: 10,
   },
+  optional: ['coordinateWalls'],
   validate(c) {
     checkBudget(c);
     checkInteger('env.width', c.width, 3, 64);
@@ -40,6 +41,9 @@ export const SOKOBAN: EnvDefinition<SokobanConfig> = {
     if (!(c.vocabulary in VOCABULARIES))
       throw new ConfigError('env.vocabulary', `unknown vocabulary "${c.vocabulary}"`);
     checkObservationFormat('env.observation', c.observation);
+    if (c.coordinateWalls !== undefined && typeof c.coordinateWalls !== 'boolean') {
+      throw new ConfigError('env.coordinateWalls', `must be true or false, got ${JSON.stringify(c.coordinateWalls)}`);
+    }
     if (!SOKOBAN_GENERATORS.includes(c.generator)) {
       throw new ConfigError(
         'env.generator',

@@ -8,6 +8,7 @@ import { walkPlayer } from '../../../src/envs/sokoban/player-walk.ts';
 import { solveSokoban } from '../../../src/envs/sokoban/solver.ts';
 import { Prng } from '../../../src/envs/prng.ts';
 import { StarpoError } from '../../../src/errors.ts';
+import { createEnv, envSpecId, resolveEnvConfig } from '../../../src/envs/index.ts';
 
 const CONFIG: SokobanConfig = { ...SOKOBAN.defaults };
 
@@ -176,24 +177,40 @@ test('the oracle reports the shortest solution and whether it fits the budget', 
   assert.equal(tight.success, 0);
 });
 
-test("grid-coord renders RAGEN-2's coordinate list (every target, boxes off and on them) above the grid", () => {
-  const env = envOn(['######', '#P_XO#', '#X_√O#', '######'], {
-    ...CONFIG,
-    width: 6,
-    height: 4,
-    observation: 'grid-coord',
-  });
+test("grid-coord renders RAGEN-2's coordinate list (every target, boxes off and on them, no walls) above the grid", () => {
+  const rows = ['######', '#P_XO#', '#X_√O#', '######'];
+  const env = envOn(rows, { ...CONFIG, width: 6, height: 4, observation: 'grid-coord' });
   assert.equal(
     env.render(),
     'Coordinates: \nBoard size: 4 rows x 6 cols (zero-indexed).\n' +
-      'Walls: (0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (1, 5), (2, 0), (2, 5), ' +
-      '(3, 0), (3, 1), (3, 2), (3, 3), (3, 4), (3, 5)\nTargets: (1, 4), (2, 3), (2, 4)\nBoxes: (1, 3), (2, 1)\n' +
+      'Targets: (1, 4), (2, 3), (2, 4)\nBoxes: (1, 3), (2, 1)\n' +
       'Boxes on target: (2, 3)\nPlayer: (1, 1)\nGrid Map: \n######\n#P_XO#\n#X_√O#\n######',
   );
+  assert.match(env.describe().instruction, /coordinates of the targets, boxes and the player, /);
+  // The variant that lists the walls too: first, as RAGEN-2's format_coordinate_render orders its labels.
+  const walls = envOn(rows, { ...CONFIG, width: 6, height: 4, observation: 'coord', coordinateWalls: true });
+  assert.equal(
+    walls.render(),
+    'Board size: 4 rows x 6 cols (zero-indexed).\n' +
+      'Walls: (0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (1, 5), (2, 0), (2, 5), ' +
+      '(3, 0), (3, 1), (3, 2), (3, 3), (3, 4), (3, 5)\nTargets: (1, 4), (2, 3), (2, 4)\nBoxes: (1, 3), (2, 1)\n' +
+      'Boxes on target: (2, 3)\nPlayer: (1, 1)',
+  );
+  assert.match(walls.describe().instruction, /coordinates of the walls, targets, boxes and the player, /);
   const coord = envOn(['#####', '#OP_#', '#X_√#', '#_OX#', '#####'], { ...CONFIG, observation: 'coord' });
   coord.step('Left');
   assert.match(coord.render(), /\nPlayer on target: \(1, 1\)$/);
-  assert.match(coord.describe().instruction, /coordinates of the walls, targets, boxes and the player, .* \(5, 5\)\.$/);
+  assert.match(coord.describe().instruction, /\(0, 0\) to the bottom-right corner \(5, 5\)\.$/);
+});
+
+test('the coord-sokoban preset lists no walls and has its own id; coord-sokoban-walls lists them', () => {
+  const plain = resolveEnvConfig('coord-sokoban');
+  const walls = resolveEnvConfig('coord-sokoban-walls');
+  assert.equal(createEnv(plain).reset(3).includes('Walls:'), false);
+  assert.equal(createEnv(walls).reset(3).includes('Walls:'), true);
+  assert.notEqual(envSpecId(plain), envSpecId(resolveEnvConfig({ type: 'sokoban', observation: 'grid-coord' })));
+  assert.notEqual(envSpecId(plain), envSpecId(walls));
+  assert.throws(() => resolveEnvConfig({ type: 'sokoban', coordinateWalls: 'yes' }), /env\.coordinateWalls/);
 });
 
 test('an unknown observation format is rejected naming env.observation', () => {
