@@ -20,6 +20,8 @@ import { latestLineageAt } from '../replay/lineage.ts';
 import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
 import { createCheckpointStore } from '../storage/index.ts';
 import { endpoints } from '../services/endpoints.ts';
+import { localDataServices, recordRunOn } from '../services/run-ledger.ts';
+import { log } from '../log.ts';
 import {
   DEFAULT_OPTIONS,
   PROGRESS_QUERY,
@@ -126,7 +128,18 @@ export async function submitRun(
     configJson: canonicalConfigJSON(config),
     stopAfter: o.stopAfter,
   };
-  return withClient(o, async (client) => ({ handle: await start(client, input), run }));
+  const started = await withClient(o, async (client) => ({ handle: await start(client, input), run }));
+  noteLocalData(run);
+  return started;
+}
+
+/** Lists the run in the ledgers of the local services holding its data (run-ledger.ts); never fails the run. */
+function noteLocalData(run: RunRef): void {
+  try {
+    for (const service of localDataServices(run.events, run.storeUri)) recordRunOn(service, run.runId);
+  } catch (err) {
+    log.warn({ err: (err as Error).message, runId: run.runId }, 'could not list the run in the local services');
+  }
 }
 
 /** Waits for the run to finish, reporting progress every `pollMs` while it runs. */

@@ -3,13 +3,15 @@
  * checkpoints, Temporal's SQLite file its workflow histories. A start never deletes any of it; wiping is
  * `starpo services reset <name> --yes`, which names what it deletes. Each service records when its data was first
  * created (`data.json` beside it), so data that vanished or was re-formatted since (a deleted directory, a cleaned
- * disk) is refused at start and shown by `doctor`, never silently replaced by an empty service.
+ * disk) is refused at start and shown by `doctor`, never silently replaced by an empty service, naming the
+ * durable runs that kept data there (run-ledger.ts).
  */
 import { existsSync, readFileSync, rmSync, statSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.ts';
 import type { ServiceSpec } from './service.ts';
 import { serviceDir } from './paths.ts';
+import { forgetRuns, runsOn } from './run-ledger.ts';
 
 /** What a service keeps and what losing it means, for the one line a vanished or reset service gets. */
 export const DATA_MEANING: Record<ServiceSpec['name'], string> = {
@@ -75,10 +77,23 @@ export function dataState(spec: ServiceSpec): DataState {
 export function vanishedLine(spec: ServiceSpec, state: Extract<DataState, { kind: 'vanished' }>): string {
   const what = state.why === 'missing' ? 'is gone' : 'was re-formatted';
   return (
-    `its data ${state.missing} ${what} (created ${state.createdAt}): ${DATA_MEANING[spec.name]} is lost; ` +
-    `\`starpo services reset ${spec.name} --yes\` starts it empty`
+    `its data ${state.missing} ${what} (created ${state.createdAt}): ${DATA_MEANING[spec.name]} is lost` +
+    `${runsLost(spec)}; \`starpo services reset ${spec.name} --yes\` starts it empty`
   );
 }
+
+/** ", among them the runs a, b, c and 4 more": the durable runs submitted here that kept data in the service. */
+function runsLost(spec: ServiceSpec): string {
+  if (spec.name === 'temporal') return '';
+  const runs = runsOn(spec.name);
+  if (runs.length === 0) return '';
+  const shown = runs.slice(-RUNS_NAMED);
+  const more = runs.length - shown.length > 0 ? ` and ${runs.length - shown.length} more` : '';
+  return `, among them ${runs.length === 1 ? 'run' : 'the runs'} ${shown.join(', ')}${more}`;
+}
+
+/** The most recent runs a vanished service's line names. */
+const RUNS_NAMED = 5;
 
 /** Refuses to start a service whose data vanished since it was created (before anything is written). */
 export function checkDataBeforeStart(spec: ServiceSpec): void {
@@ -109,4 +124,5 @@ export function resetData(spec: ServiceSpec): void {
       rmSync(p, { recursive: true, force: true });
   }
   rmSync(recordPath(spec), { force: true });
+  if (spec.name !== 'temporal') forgetRuns(spec.name);
 }

@@ -13,6 +13,7 @@ process.env.STARPO_SERVICES_DIR = dir; // read when paths.ts loads, so before th
 const { checkDataBeforeStart, dataState, recordData } = await import('../../../src/services/data.ts');
 const { serviceByName } = await import('../../../src/services/manager.ts');
 const { describeData, reset } = await import('../../../src/cli/commands/services.ts');
+const { localDataServices, recordRunOn, runsOn } = await import('../../../src/services/run-ledger.ts');
 
 const kafka = serviceByName('kafka');
 const s3 = serviceByName('s3');
@@ -67,4 +68,33 @@ test('services reset lists what it would delete and deletes only with --yes', as
   // A reset service starts afresh: its vanished kafka data above is forgotten too.
   await reset(['kafka'], { yes: true }, () => {});
   checkDataBeforeStart(kafka);
+});
+
+test("a vanished service's line names the durable runs that kept data in it; a reset forgets them", async () => {
+  format('cluster-c');
+  recordData(kafka, new Date('2026-12-02T00:00:00Z'));
+  for (const run of ['r1', 'r2', 'r1', 'r3', 'r4', 'r5', 'r6', 'r7']) recordRunOn('kafka', run);
+  assert.deepEqual(runsOn('kafka'), ['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+  writeFileSync(
+    join(dir, 'kafka', 'runs.jsonl'),
+    `${readFileSync(join(dir, 'kafka', 'runs.jsonl'), 'utf8')}{"runId":"r`,
+  );
+  assert.equal(runsOn('kafka').length, 7, 'a line a crash cut short is skipped');
+  rmSync(join(dir, 'kafka', 'data'), { recursive: true });
+  assert.throws(() => checkDataBeforeStart(kafka), {
+    message: /is lost, among them the runs r3, r4, r5, r6, r7 and 2 more; `starpo services reset kafka --yes`/,
+  });
+  await reset(['kafka'], { yes: true }, () => {});
+  assert.deepEqual(runsOn('kafka'), []);
+});
+
+test('only runs on the local services are listed: the default brokers, an s3:// store on the local S3', () => {
+  assert.deepEqual(localDataServices({}, 's3://starpo/runs/'), ['kafka', 's3']);
+  assert.deepEqual(localDataServices({ brokers: ['kafka.example:9092'] }, 'file:///tmp/x/'), []);
+  process.env.STARPO_S3_ENDPOINT = 'http://s3.example:9000';
+  try {
+    assert.deepEqual(localDataServices({}, 's3://starpo/runs/'), ['kafka']);
+  } finally {
+    delete process.env.STARPO_S3_ENDPOINT;
+  }
 });
