@@ -6,8 +6,9 @@
 //   node scripts/test.mjs integration  integration tests only
 // Node 20's runner takes no globs, so the files are listed here.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const which = process.argv[2] ?? 'all';
@@ -59,8 +60,42 @@ if (which !== 'unit') {
 }
 // One file at a time: the machine has 2 cores and several tests train models or use every service.
 // Trainer progress lines would drown the test report; STARPO_LOG_LEVEL=info brings them back.
-process.exit(
-  run(['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files], {
-    STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn',
-  }),
+const timingsFile = join(mkdtempSync(join(tmpdir(), 'starpo-test-')), 'timings.jsonl');
+const rc = run(
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=1',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(root, 'scripts/test-timing-reporter.mjs')}`,
+    `--test-reporter-destination=${timingsFile}`,
+    ...files,
+  ],
+  { STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' },
 );
+printSlowest(timingsFile, 10);
+process.exit(rc);
+
+/** The slowest test files of the run, by wall-clock span (the timing reporter's JSON lines). */
+function printSlowest(path, n) {
+  let rows;
+  try {
+    rows = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  } catch {
+    return; // the runner died before the reporter wrote anything: its own output says why
+  }
+  const total = rows.reduce((s, r) => s + r.spanMs, 0);
+  console.log(
+    `\nslowest ${Math.min(n, rows.length)} of ${rows.length} test files (${(total / 60000).toFixed(1)} min in all):`,
+  );
+  for (const r of rows.sort((a, b) => b.spanMs - a.spanMs).slice(0, n)) {
+    const s = (r.spanMs / 1000).toFixed(1).padStart(7);
+    console.log(`${s} s  ${String(r.tests).padStart(3)} tests  ${relative(root, r.file)}`);
+  }
+}

@@ -189,6 +189,14 @@ test(
   },
 );
 
+/** Waits until the test's trip has stopped S3, then starts it again a second later. */
+async function s3BackAfter(stopping: () => Promise<unknown> | undefined): Promise<void> {
+  while (!stopping()) await sleep(50);
+  await stopping();
+  await sleep(1000);
+  await startService(serviceByName('s3'), say);
+}
+
 test(
   'S3 and the rollout attempt lost right after its Kafka append: the retry redoes the chunk and appends nothing again',
   { timeout: 180_000 },
@@ -215,10 +223,7 @@ test(
     const stack = await startLocalStack({ label: 'lost', resources });
     try {
       const { handle, run } = await submit(stack, tiny(3));
-      while (!stopping) await sleep(50);
-      await stopping;
-      await sleep(1000);
-      await startService(serviceByName('s3'), say);
+      await s3BackAfter(() => stopping);
       const outcome = (await handle.result()) as RunOutcome;
       assert.equal(outcome.lastIteration, 3);
       await assertEveryTrajectoryOnce(stack, run.runId, 3);
@@ -258,10 +263,7 @@ test(
     const stack = await startLocalStack({ label: 's3', resources });
     const { handle, run } = await submit(stack, tiny(3));
     try {
-      while (!stopping) await sleep(50);
-      await stopping;
-      await sleep(1000);
-      await startService(serviceByName('s3'), say);
+      await s3BackAfter(() => stopping);
       const outcome = (await handle.result()) as RunOutcome;
       assert.equal(outcome.lastIteration, 3);
       const checkpoints = createCheckpointStore(stack.storeUri);
