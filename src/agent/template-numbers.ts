@@ -79,3 +79,13 @@ export function markNumbers(value: unknown): NumberMarkers {
         : rendered.replace(QUOTED, (_, i: string) => texts[+i]!).replace(BARE, (_, i: string) => texts[+i]!),
   };
 }
+
+/** The value with every LosslessNumber made a JavaScript number (what JSON.parse would have read). */
+export function plainNumbers(v: unknown): unknown {
+  if (isLosslessNumber(v)) return Number(v.value);
+  if (Array.isArray(v)) return v.map(plainNumbers);
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, plainNumbers(x)]));
+  }
+  return v;
+}

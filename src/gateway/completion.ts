@@ -98,7 +98,7 @@ function replyOf(
   const text = cutAtStop(response, request.stop);
   const parsed = parse ? parseToolCalls(text) : { content: text, calls: [] };
   const toolCalls: ToolCallOut[] = parsed.calls.map((c, i) => ({ id: callId(i), type: 'function', function: c }));
-  const reply: GatewayMessage = {
+  const reply: GatewayMessage & { readonly tool_calls?: readonly ToolCallOut[] } = {
     role: 'assistant',
     content: parsed.content,
     ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { complete, type CompletionSettings } from './completion.ts';
 import type { Episode, EpisodeStore } from './episodes.ts';
-import { delivered, keyOf, readJson, sendJson } from './http-io.ts';
+import { delivered, keyOf, readJson, readLosslessJson, sendJson } from './http-io.ts';
 import { type ChatRequest, parseChatRequest, RequestError } from './request.ts';
 import { completionBody, streamChunks } from './responses.ts';
 import { episodeTrajectories, type MergeMode } from './trajectories.ts';
@@ -66,7 +66,7 @@ async function serve(ctx: GatewayContext, episode: Episode, request: ChatRequest
 
 const chatCompletions: Handler = async (ctx, req, res) => {
   const episode = episodeFor(ctx, req);
-  const request = parseChatRequest(await readJson(req));
+  const request = parseChatRequest(await readLosslessJson(req));
   await episode.track(serve(ctx, episode, request, res));
 };
 

@@ -1,10 +1,17 @@
 /** The HTTP plumbing of the gateway: JSON bodies in and out, the episode key of a request, delivery of a reply. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse } from 'lossless-json';
+import { plainNumbers } from '../agent/template-numbers.ts';
 import { RequestError } from './request.ts';
 
 export const BODY_LIMIT = 16 * 1024 * 1024;
 
-export function readJson(req: IncomingMessage): Promise<unknown> {
+/**
+ * A request body parsed with every number kept as its source text (lossless-json's LosslessNumber), so what the
+ * chat template prints of a tool schema or of a call's arguments is what the client wrote (`1.0`, not `1`);
+ * parseChatRequest turns the numbers it reads as settings into plain ones.
+ */
+export function readLosslessJson(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
@@ -15,13 +22,18 @@ export function readJson(req: IncomingMessage): Promise<unknown> {
     });
     req.on('end', () => {
       try {
-        resolve(size === 0 ? {} : JSON.parse(Buffer.concat(parts).toString('utf8')));
+        resolve(size === 0 ? {} : parse(Buffer.concat(parts).toString('utf8')));
       } catch {
         reject(new RequestError('body', 'is not valid JSON'));
       }
     });
     req.on('error', reject);
   });
+}
+
+/** A body with plain JavaScript numbers, as JSON.parse gives them. */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  return plainNumbers(await readLosslessJson(req));
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -12,7 +12,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { roleCode } from '../agent/chat-format.ts';
 import type { CallRecord, Episode } from './episodes.ts';
 import type { GatewayChat } from './prompt.ts';
-import type { GatewayMessage, ToolCallOut } from './request.ts';
+import { plainNumbers } from '../agent/template-numbers.ts';
+import type { GatewayMessage, ToolCallIn } from './request.ts';
 
 export interface PromptPlan {
   readonly ids: number[];
@@ -31,8 +32,9 @@ function parsedArguments(text: string): unknown {
   }
 }
 
-function sameCalls(a: readonly ToolCallOut[] = [], b: readonly ToolCallOut[] = []): boolean {
-  const args = (c: ToolCallOut) => parsedArguments(c.function.arguments);
+function sameCalls(a: readonly ToolCallIn[] = [], b: readonly ToolCallIn[] = []): boolean {
+  const args = ({ function: { arguments: x } }: ToolCallIn) =>
+    typeof x === 'string' ? parsedArguments(x) : plainNumbers(x);
   return (
     a.length === b.length &&
     a.every((x, i) => x.function.name === b[i].function.name && isDeepStrictEqual(args(x), args(b[i])))

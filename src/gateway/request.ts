@@ -5,6 +5,7 @@
  * response formats, top_logprobs) is refused with a 400 naming the parameter, never silently ignored.
  */
 import type { ChatMessage } from '../agent/chat-template.ts';
+import { plainNumbers } from '../agent/template-numbers.ts';
 
 /** Thrown when a request is malformed; the gateway answers 400 with OpenAI's error shape. */
 export class RequestError extends Error {
@@ -26,11 +27,21 @@ export interface ToolCallOut {
   readonly function: { readonly name: string; readonly arguments: string };
 }
 
+/**
+ * A tool call as a request carries it back: arguments as the client sent them, a JSON text or an object (its
+ * numbers LosslessNumbers), so the chat template renders them as transformers' apply_chat_template would.
+ */
+export interface ToolCallIn {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string | Readonly<Record<string, unknown>> };
+}
+
 /** A message as the gateway keeps it: content always a string, tool calls in OpenAI's form. */
 export interface GatewayMessage extends ChatMessage {
   readonly role: 'system' | 'user' | 'assistant' | 'tool';
   readonly content: string;
-  readonly tool_calls?: readonly ToolCallOut[];
+  readonly tool_calls?: readonly ToolCallIn[];
   readonly tool_call_id?: string;
   readonly name?: string;
 }
@@ -74,27 +85,30 @@ function contentText(v: unknown, param: string): string {
     .join('');
 }
 
-function toolCallsOf(v: unknown, param: string): ToolCallOut[] | undefined {
+function toolCallsOf(v: unknown, param: string): ToolCallIn[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) fail(param, 'must be an array');
   return v.map((call, i) => {
     const fn = isObj(call) ? call.function : undefined;
     if (!isObj(fn) || typeof fn.name !== 'string') fail(`${param}[${i}].function.name`, 'must be a string');
-    const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {});
+    const args = fn.arguments ?? {};
+    if (typeof args !== 'string' && !isObj(args))
+      fail(`${param}[${i}].function.arguments`, 'must be a JSON text or object');
     const id = typeof call.id === 'string' ? call.id : '';
     return { id, type: 'function' as const, function: { name: fn.name, arguments: args } };
   });
 }
 
-function messageOf(v: unknown, i: number): GatewayMessage {
+/** `v` with plain numbers for the checks; `lossless` the same message as parsed, for the tool calls' arguments. */
+function messageOf(v: unknown, i: number, lossless: unknown): GatewayMessage {
   const param = `messages[${i}]`;
-  if (!isObj(v)) fail(param, 'must be an object');
+  if (!isObj(v) || !isObj(lossless)) fail(param, 'must be an object');
   const role = v.role === 'developer' ? 'system' : v.role;
   if (role !== 'system' && role !== 'user' && role !== 'assistant' && role !== 'tool') {
     fail(`${param}.role`, `unsupported role ${JSON.stringify(v.role)}`);
   }
   const content = contentText(v.content, `${param}.content`);
-  const toolCalls = role === 'assistant' ? toolCallsOf(v.tool_calls, `${param}.tool_calls`) : undefined;
+  const toolCalls = role === 'assistant' ? toolCallsOf(lossless.tool_calls, `${param}.tool_calls`) : undefined;
   return {
     role,
     content,
@@ -104,10 +118,11 @@ function messageOf(v: unknown, i: number): GatewayMessage {
   };
 }
 
+/** Tools as sent, numbers kept as their source text (LosslessNumbers) for the template. */
 function toolsOf(v: unknown): Obj[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) fail('tools', 'must be an array');
-  return v.map((t, i) => {
+  return v.map((t: unknown, i) => {
     if (!isObj(t) || t.type !== 'function' || !isObj(t.function) || typeof t.function.name !== 'string') {
       fail(`tools[${i}]`, 'must be {"type": "function", "function": {"name": ..., "parameters": ...}}');
     }
@@ -152,16 +167,22 @@ function refuseUnsupported(body: Obj): void {
   if (format !== undefined && format !== 'text') fail('response_format', `${JSON.stringify(format)} is not supported`);
 }
 
-export function parseChatRequest(body: unknown): ChatRequest {
-  if (!isObj(body)) fail('body', 'must be a JSON object');
+/**
+ * `parsed` is the body as JSON.parse or lossless-json's parse reads it (http-io's readLosslessJson): settings are
+ * read as plain numbers; tools and tool-call arguments keep the numbers' source text for the chat template.
+ */
+export function parseChatRequest(parsed: unknown): ChatRequest {
+  const body = plainNumbers(parsed);
+  if (!isObj(body) || !isObj(parsed)) fail('body', 'must be a JSON object');
   if (!Array.isArray(body.messages) || body.messages.length === 0) fail('messages', 'must be a non-empty array');
+  const losslessMessages = parsed.messages as unknown[];
   refuseUnsupported(body);
   const maxTokens =
     numberIn(body, 'max_completion_tokens', 1, 2 ** 31, true) ?? numberIn(body, 'max_tokens', 1, 2 ** 31, true);
   return {
     model: typeof body.model === 'string' ? body.model : '',
-    messages: body.messages.map(messageOf),
-    tools: toolsOf(body.tools),
+    messages: body.messages.map((m, i) => messageOf(m, i, losslessMessages[i])),
+    tools: toolsOf(parsed.tools),
     toolChoice: toolChoiceOf(body.tool_choice),
     temperature: numberIn(body, 'temperature', 0, 2),
     topP: numberIn(body, 'top_p', 0, 1) === 0 ? fail('top_p', 'must be > 0') : numberIn(body, 'top_p', 0, 1),

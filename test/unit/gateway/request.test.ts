@@ -1,9 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parse } from 'lossless-json';
+import { chatTemplateFrom } from '../../../src/agent/chat-template.ts';
 import { parseChatRequest, RequestError } from '../../../src/gateway/request.ts';
 import { parseToolCalls } from '../../../src/gateway/tool-calls.ts';
+import { realTokenizerConfig } from '../agent/real-tokenizers.ts';
 
-test('a request is normalised: text parts joined, developer as system, null content as empty, arguments as JSON', () => {
+test('a request is normalised: text parts joined, developer as system, null content as empty, arguments as sent', () => {
   const r = parseChatRequest({
     model: 'm',
     stop: 'END',
@@ -29,7 +33,7 @@ test('a request is normalised: text parts joined, developer as system, null cont
     {
       role: 'assistant',
       content: '',
-      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }],
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: { x: 1 } } }],
     },
     { role: 'tool', content: '2', tool_call_id: 'c1' },
   ]);
@@ -77,4 +81,23 @@ test('tool-call blocks that parse become calls and leave the content; one that d
   const bad = '<tool_call>{bad}</tool_call> done';
   assert.deepEqual(parseToolCalls(bad), { content: bad, calls: [] });
   assert.deepEqual(parseToolCalls('<tool_call>{"name": "cut'), { content: '<tool_call>{"name": "cut', calls: [] });
+});
+
+test("a request's tool schema and call arguments render as transformers renders them: 1.0, 1e-07, exact big ints", () => {
+  // The body as the gateway reads it (readLosslessJson), from the conversation transformers rendered for the fixture.
+  const chat = new URL('../../fixtures/chat/', import.meta.url).pathname;
+  const cases = parse(readFileSync(`${chat}conversations.json`, 'utf8')) as { name: string }[];
+  const { name, messages, tools } = cases.find((c) => c.name === 'qwen3_tool_call_numbers') as Record<string, unknown>;
+  const expected = JSON.parse(readFileSync(`${chat}expected.json`, 'utf8')) as {
+    cases: Record<string, { text: string }>;
+  };
+  const r = parseChatRequest({ model: 'm', messages, tools, max_tokens: parse('16') });
+  assert.equal(r.maxTokens, 16);
+  const text = chatTemplateFrom(realTokenizerConfig('qwen3'))!.render(r.messages, {
+    addGenerationPrompt: true,
+    tools: r.tools,
+  });
+  assert.equal(text, expected.cases[name as string].text);
+  assert.match(text, /"w": 1\.0, "tare": 0\.25, "id": 12345678901234567890, "eps": 1e-07, "scale": 1\.5e\+20/);
+  assert.match(text, /"minimum": 0\.0, "maximum": 1000\.0/);
 });
