@@ -184,6 +184,28 @@ test('the trajectory browser shows the grid, response and actions of a chosen tr
 });
 
 test(
+  "a pick made before the token section's toggle event arrives keeps the section as the click left it",
+  T120,
+  async () => {
+    await openPage(async (page, errors) => {
+      await pick(page, known());
+      await page.click('details.tokens > summary');
+      await page.waitForSelector('details.tokens[open] .token-stream');
+      // The close and the next pick in one task, before the queued toggle event: the new section must be closed.
+      const reopened = await page.evaluate(() => {
+        document.querySelector<HTMLElement>('details.tokens > summary')!.click();
+        const rollout = document.querySelector<HTMLSelectElement>('#pick-rollout')!;
+        rollout.value = [...rollout.options].find((o) => !o.selected)!.value;
+        rollout.dispatchEvent(new Event('change'));
+        return document.querySelector<HTMLDetailsElement>('details.tokens')!.open;
+      });
+      assert.equal(reopened, false);
+      assert.deepEqual(errors, []);
+    });
+  },
+);
+
+test(
   "the token view shows the trajectory's tokens as logged: owners, loss only on the model's, " +
     "the compact '>' as template",
   T120,

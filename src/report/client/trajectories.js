@@ -177,6 +177,10 @@
 
     render() {
       const view = this.model && normalise(this.choice, this.model);
+      // The section's own state, read now: its toggle event is queued, so a pick right after a click would
+      // otherwise render the next trajectory's section as the click left the flag, not the section.
+      const shown = this.root.querySelector('details.tokens');
+      if (shown) this.tokensOpen = shown.open;
       this.root.replaceChildren();
       if (!view) {
         this.root.append(S.el('p', { class: 'empty' }, 'no trajectories yet'));
