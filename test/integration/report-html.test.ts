@@ -192,13 +192,13 @@ test(
       await page.click('details.tokens > summary');
       await page.waitForSelector('details.tokens[open] .token-stream');
       // The close and the next pick in one task, before the queued toggle event: the new section must be closed.
-      const reopened = await page.evaluate(() => {
-        document.querySelector<HTMLElement>('details.tokens > summary')!.click();
-        const rollout = document.querySelector<HTMLSelectElement>('#pick-rollout')!;
-        rollout.value = [...rollout.options].find((o) => !o.selected)!.value;
-        rollout.dispatchEvent(new Event('change'));
-        return document.querySelector<HTMLDetailsElement>('details.tokens')!.open;
-      });
+      const reopened = await page.evaluate(`(() => {
+      document.querySelector('details.tokens > summary').click();
+      const rollout = document.querySelector('#pick-rollout');
+      rollout.value = [...rollout.options].find((o) => !o.selected).value;
+      rollout.dispatchEvent(new Event('change'));
+      return document.querySelector('details.tokens').open;
+    })()`);
       assert.equal(reopened, false);
       assert.deepEqual(errors, []);
     });
