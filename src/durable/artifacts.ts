@@ -7,7 +7,7 @@
  * in the same worker).
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
@@ -31,8 +31,11 @@ export interface ArtifactStore {
   has(key: string): Promise<boolean>;
   /** Deletes every artifact under the key prefix (an iteration's folder). */
   deletePrefix(prefix: string): Promise<void>;
-  /** The keys of the artifacts directly in a folder (`folder` ends with '/'; sub-folders are left out). */
-  keys(folder: string): Promise<string[]>;
+  /**
+   * The keys of the artifacts directly in a folder (`folder` ends with '/'), sorted; with `deep`, those in its
+   * sub-folders too.
+   */
+  keys(folder: string, deep?: boolean): Promise<string[]>;
 }
 
 export interface ArtifactId {
@@ -147,10 +150,12 @@ class S3Artifacts implements ArtifactStore {
     }
   }
 
-  async keys(folder: string): Promise<string[]> {
+  async keys(folder: string, deep = false): Promise<string[]> {
     const out: string[] = [];
     try {
-      for await (const keys of this.pages(folder, '/')) out.push(...keys.map((k) => k.slice(this.prefix.length)));
+      for await (const keys of this.pages(folder, deep ? undefined : '/')) {
+        out.push(...keys.map((k) => k.slice(this.prefix.length)));
+      }
     } catch (err) {
       if (isNotFound(err)) return [];
       throw failure('list', folder, err);
@@ -186,17 +191,16 @@ class FileArtifacts implements ArtifactStore {
     await rm(join(this.root, prefix), { recursive: true, force: true });
   }
 
-  async keys(folder: string): Promise<string[]> {
-    const entries = await readdir(join(this.root, folder), { withFileTypes: true }).catch(
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return [];
-        throw failure('list', folder, err);
-      },
-    );
+  async keys(folder: string, deep = false): Promise<string[]> {
+    const dir = join(this.root, folder);
+    const entries = await readdir(dir, { withFileTypes: true, recursive: deep }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return [];
+      throw failure('list', folder, err);
+    });
     // A `.tmp` is a put still being written (or one a crash left behind): not an artifact.
     return entries
       .filter((e) => e.isFile() && !e.name.endsWith('.tmp'))
-      .map((e) => folder + e.name)
+      .map((e) => folder + relative(dir, join(e.parentPath, e.name)).split(sep).join('/'))
       .sort();
   }
 }
@@ -249,8 +253,8 @@ class CachedArtifacts implements ArtifactStore {
     await this.inner.deletePrefix(prefix);
   }
 
-  keys(folder: string): Promise<string[]> {
-    return this.inner.keys(folder);
+  keys(folder: string, deep = false): Promise<string[]> {
+    return this.inner.keys(folder, deep);
   }
 }
 

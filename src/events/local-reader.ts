@@ -12,6 +12,7 @@ import { eventsDir, SEGMENT_PATTERN, type LocalEventLogOptions } from './local-l
 import { problemHandler, type AfterProblem } from './problems.ts';
 import { INDEX_FILE, parseIndex, readIndexFile, type IndexEntry, type ParsedIndex } from './segment-index.ts';
 import {
+  drainSegment,
   problemAt,
   readIndexedSegment,
   readUnindexedSegment,
@@ -67,7 +68,7 @@ const NO_INDEX: ParsedIndex = { entries: [], damage: undefined, tornAt: undefine
 
 /** Reads one run; `handle` decides after each problem (problems.ts). */
 class RunRead {
-  private delivered = 0;
+  private readonly tally = { delivered: 0 };
   private legacySeen = false;
   constructor(
     private readonly dir: string,
@@ -114,23 +115,11 @@ class RunRead {
   }
 
   /** Yields the segment's events; false when damage ended the read. */
-  private async *segment(
+  private segment(
     blocks: AsyncGenerator<StarpoEvent[], ReadProblem | undefined>,
     indexedEvents?: number,
   ): AsyncGenerator<StarpoEvent, boolean> {
-    try {
-      for (let step = await blocks.next(); ; step = await blocks.next()) {
-        if (step.done) {
-          if (step.value === undefined) return true;
-          const lost = indexedEvents === undefined ? {} : { eventsLost: indexedEvents - this.delivered };
-          return this.handle({ ...step.value, ...lost }) === 'read-on';
-        }
-        if (indexedEvents !== undefined) this.delivered += step.value.length;
-        yield* step.value;
-      }
-    } finally {
-      await blocks.return(undefined); // a reader that stops early still closes the segment's file
-    }
+    return drainSegment(blocks, this.handle, this.tally, indexedEvents);
   }
 }
 

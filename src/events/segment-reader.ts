@@ -21,6 +21,7 @@ import {
   type TailKind,
 } from './avro-container.ts';
 import { decodeEventAt, writerSchema, type WriterSchema } from './codec.ts';
+import type { AfterProblem } from './problems.ts';
 import { digest, type IndexEntry } from './segment-index.ts';
 import type { ReadProblem, ReadProblemKind, StarpoEvent } from './types.ts';
 
@@ -67,19 +68,31 @@ export function problemAt(path: string, byteOffset: number, kind: ReadProblemKin
   return { kind, message, where: `${path}@${byteOffset}`, file: path, byteOffset };
 }
 
+/** A segment's bytes, wherever they are kept: a local file, or an object read whole (a sealed segment). */
+export interface SegmentBytes {
+  readonly size: number;
+  read(at: number, length: number): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+/** A segment held in memory. */
+export function bufferSegment(bytes: Buffer): SegmentBytes {
+  return {
+    size: bytes.length,
+    read: async (at, length) => bytes.subarray(at, at + length),
+    close: async () => undefined,
+  };
+}
+
 /** The range's bytes once they match its digest; the file's size is checked first, so a length is never trusted. */
-async function readRange(
-  file: FileHandle,
-  size: number,
-  path: string,
-  range: IndexEntry,
-): Promise<Buffer | ReadProblem> {
+async function readRange(src: SegmentBytes, path: string, range: IndexEntry): Promise<Buffer | ReadProblem> {
+  const { size } = src;
   if (range.at + range.len > size) {
     const what = range.at === 0 ? 'its header' : `a block of ${range.n} events`;
     const why = `the file ends at byte ${size}, inside ${what} (bytes ${range.at}-${range.at + range.len})`;
     return problemAt(path, range.at, 'truncated-segment', why);
   }
-  const bytes = await readAt(file, range.at, range.len);
+  const bytes = await src.read(range.at, range.len);
   if (digest(bytes) === range.sha) return bytes;
   if (range.at === 0) return headerMismatch(path, bytes, range.seg);
   return problemAt(path, range.at, 'checksum-mismatch', `a block of ${range.n} events fails its checksum`);
@@ -102,23 +115,26 @@ function headerMismatch(path: string, bytes: Buffer, seq: number): ReadProblem {
 /**
  * Yields the events of an indexed segment, range by range; returns the damage that stopped it, if any.
  * Bytes after the last indexed block are reported: a note when a crash left them, else a warning (tailProblem).
+ * `open` gives the segment's bytes (default: the local file at `path`; the path names it in problems).
  */
 export async function* readIndexedSegment(
   path: string,
   ranges: readonly IndexEntry[],
   report: Report,
+  open: (path: string) => Promise<SegmentBytes | ReadProblem> = openSegmentFile,
 ): AsyncGenerator<StarpoEvent[], ReadProblem | undefined> {
-  const opened = await openSegmentFile(path);
+  const opened = await open(path);
   if ('kind' in opened) return opened;
-  const { file, size } = opened;
+  const file = opened;
+  const { size } = file;
   try {
     if (size === 0) return problemAt(path, 0, 'empty-segment', 'the file is empty');
-    const headerBytes = await readRange(file, size, path, ranges[0] as IndexEntry);
+    const headerBytes = await readRange(file, path, ranges[0] as IndexEntry);
     if (!Buffer.isBuffer(headerBytes)) return headerBytes;
     const header = decodeHeader(headerBytes) as ContainerHeader;
     const writer = headerWriter(header);
     for (const range of ranges.slice(1)) {
-      const bytes = await readRange(file, size, path, range);
+      const bytes = await readRange(file, path, range);
       if (!Buffer.isBuffer(bytes)) return bytes;
       const events = decodeVerified(bytes, header, range, writer, path);
       if (!Array.isArray(events)) return events;
@@ -145,13 +161,13 @@ const TAILS: Record<TailKind, [ReadProblemKind, string]> = {
 
 /** Bytes after the last indexed block: a crash's leftover is a note, anything else a warning (tailKind). */
 async function tailProblem(
-  file: FileHandle,
+  file: SegmentBytes,
   header: ContainerHeader,
   path: string,
   end: number,
   bytes: number,
 ): Promise<ReadProblem> {
-  const kind = bytes > MAX_TAIL_BYTES ? 'foreign' : tailKind(await readAt(file, end, bytes), header);
+  const kind = bytes > MAX_TAIL_BYTES ? 'foreign' : tailKind(await file.read(end, bytes), header);
   const [problem, what] = TAILS[kind];
   return problemAt(path, end, problem, `${bytes} bytes after the last indexed block: ${what}`);
 }
@@ -175,13 +191,13 @@ function decodeVerified(
   }
 }
 
-async function openSegmentFile(path: string): Promise<{ file: FileHandle; size: number } | ReadProblem> {
+async function openSegmentFile(path: string): Promise<SegmentBytes | ReadProblem> {
   const file = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined;
     throw err;
   });
   if (file === undefined) return problemAt(path, 0, 'missing-segment', 'the index lists it; the file is gone');
-  return { file, size: (await file.stat()).size };
+  return { size: (await file.stat()).size, read: (at, length) => readAt(file, at, length), close: () => file.close() };
 }
 
 /** How a segment without index entries relates to the run's index. */
@@ -259,5 +275,31 @@ async function* scanBlocks(
       if (!(err instanceof CorruptDataError)) throw err;
       return problemAt(path, step.value.offset, 'corrupt-block', err.message);
     }
+  }
+}
+
+/**
+ * Yields a segment's events; false when damage ended the read (`handle` decided, problems.ts). With
+ * `indexedEvents` (the events the index acknowledges in all), damage says how many from there on are lost;
+ * `tally` counts what was delivered across the segments of one read.
+ */
+export async function* drainSegment(
+  blocks: AsyncGenerator<StarpoEvent[], ReadProblem | undefined>,
+  handle: (p: ReadProblem) => AfterProblem,
+  tally: { delivered: number },
+  indexedEvents?: number,
+): AsyncGenerator<StarpoEvent, boolean> {
+  try {
+    for (let step = await blocks.next(); ; step = await blocks.next()) {
+      if (step.done) {
+        if (step.value === undefined) return true;
+        const lost = indexedEvents === undefined ? {} : { eventsLost: indexedEvents - tally.delivered };
+        return handle({ ...step.value, ...lost }) === 'read-on';
+      }
+      if (indexedEvents !== undefined) tally.delivered += step.value.length;
+      yield* step.value;
+    }
+  } finally {
+    await blocks.return(undefined); // a reader that stops early still closes the segment's file
   }
 }
