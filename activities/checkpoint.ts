@@ -1,15 +1,17 @@
 /**
  * checkpoint: publishes iteration i once its checkpoint is committed. Confirms the manifest the update
  * wrote is the visible one, appends the IterationEvent (training + validation metrics, stage timings),
- * the Echo-Trap warning if the detector fired, and the CheckpointEvent, applies the retention policy (keeping
+ * the Echo-Trap warning if the detector fired, and the CheckpointEvent, seals the iteration's events into the
+ * run's store (a copy of what Kafka holds, src/durable/seal-events.ts), applies the retention policy (keeping
  * the checkpoints lineages started from, as the embedded driver does), and drops the iteration's bulky
- * artifacts (the trajectories are on Kafka by now).
+ * artifacts (the trajectories are on Kafka and sealed by now).
  */
 import { activity } from '../src/durable/boundary.ts';
 import { iterationArtifacts } from '../src/durable/artifacts.ts';
 import { appendExactlyOnce } from '../src/durable/event-fence.ts';
 import { loadCollapseProbe, parse } from '../src/durable/batch-io.ts';
 import { retentionView } from '../src/durable/lineages.ts';
+import { sealIteration } from '../src/durable/seal-events.ts';
 import { fromWire, type CheckpointInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { CorruptDataError } from '../src/errors.ts';
@@ -51,6 +53,7 @@ export function checkpointActivity(r: WorkerResources) {
       }),
       checkpointEvent(saved),
     ]);
+    await sealIteration(artifacts, input.run, input.iteration);
     await applyRetention(await retentionView(store, artifacts, input.run.runId), input.run.runId, retentionOf(c));
     if (!input.keepArtifacts) {
       // The update's small record stays: a retry of this activity still finds what to publish.

@@ -24,6 +24,7 @@ import { localDataServices, recordRunOn } from '../services/run-ledger.ts';
 import { log } from '../log.ts';
 import {
   DEFAULT_OPTIONS,
+  DEFAULT_STORE_URI,
   PROGRESS_QUERY,
   WORKFLOW_TYPE,
   workflowIdOf,
@@ -35,7 +36,7 @@ import {
   type TrainingRunInput,
 } from './protocol.ts';
 
-export const DEFAULT_STORE_URI = 's3://starpo/runs/';
+export { DEFAULT_STORE_URI };
 
 export interface ClientOptions {
   address?: string;

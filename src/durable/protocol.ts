@@ -4,8 +4,10 @@
  * history (limit 2 MB; activities warn above 256 KB). This module is imported by the workflow bundle,
  * so it must stay free of Node built-ins and of anything non-deterministic.
  */
-
 import type { CollapseAction } from '../rl/collapse-action.ts';
+
+/** Where a durable run keeps its checkpoints, artifacts and sealed events unless told otherwise. */
+export const DEFAULT_STORE_URI = 's3://starpo/runs/';
 
 export const WORKFLOW_TYPE = 'trainingRun';
 /** Signal and query names of trainingRun (clients use the names; the workflow defines them from these). */

@@ -40,7 +40,8 @@ export interface KafkaEventLogOptions extends KafkaConnectionOptions {
   compression?: 'none' | 'gzip';
   /**
    * The topic's retention.ms, set when this log creates it and checked (and set again) on every connect: −1 (the
-   * default) keeps events forever, since the topic holds the only copy of a durable run's trajectories.
+   * default) keeps events forever: the topic is a durable run's event log (the store's sealed copy holds completed
+   * iterations only).
    */
   retentionMs?: number;
 }

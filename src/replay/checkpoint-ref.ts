@@ -4,6 +4,7 @@
  */
 import { ConfigError } from '../errors.ts';
 import { ownerOf, survivingPlan } from '../events/lineage.ts';
+import type { EventReader } from '../events/types.ts';
 import type { CheckpointId, CheckpointInfo } from '../storage/index.ts';
 import { continuePlan, readLineageStarts } from './lineage.ts';
 import { localRunEvents, runLocation, type RunLocation } from './location.ts';
@@ -19,13 +20,13 @@ export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation &
   return { ...runLocation(ref.slice(0, at), runsDir), iteration };
 }
 
-/** The checkpoint `iteration` of the surviving history, or its newest one. */
+/** The checkpoint `iteration` of the surviving history (as the run's events tell it), or its newest one. */
 export async function chooseCheckpoint(
   loc: RunLocation,
   checkpoints: readonly CheckpointInfo[],
   iteration?: number,
+  reader: EventReader = localRunEvents(loc.root),
 ): Promise<CheckpointId> {
-  const reader = localRunEvents(loc.root);
   const starts = await readLineageStarts(reader, loc.runId).finally(() => reader.close());
   if (iteration === undefined) return continuePlan(loc.runId, starts, checkpoints).from;
   const lineageId = ownerOf(survivingPlan(starts), iteration);

@@ -13,13 +13,14 @@ import { openSandbox, toolTurns } from '../rl/tool-use.ts';
 import { basename, resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
 import { checkCapacity } from '../rl/capacity.ts';
-import { resolveConfig } from '../rl/config.ts';
+import { configFromJSON, resolveConfig } from '../rl/config.ts';
 import { createActor, loadPretrained } from '../rl/models.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
 import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
-import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
+import { createCheckpointStore, createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
+import { createSealedRunReader, sealedRunConfig } from '../durable/seal-events.ts';
 import { chooseCheckpoint, parseCheckpointRef } from './checkpoint-ref.ts';
-import { readRunConfig } from './location.ts';
+import { readRunConfig, type RunLocation } from './location.ts';
 import { episodeSetup } from './reenact.ts';
 import { VAL_SUCCESS_RATE, passAtKMetric, valMetric } from '../rl/metric-names.ts';
 import { modelSpec } from '../models/resolve.ts';
@@ -35,6 +36,11 @@ export interface EvalOptions {
   /** Instead of overrides: the whole config a model is evaluated under (a run's, before it trained). */
   config?: RlConfig;
   runsDir?: string;
+  /**
+   * A durable run's store (`s3://bucket/prefix/`): the checkpoint, the run's config and its sealed events (which
+   * lineage survives) are read from there instead of the run's local directory.
+   */
+  storeUri?: string;
   /** Environment preset; default: the run's. */
   env?: string;
   seeds?: number;
@@ -85,13 +91,28 @@ export async function evaluateCheckpoint(o: EvalOptions): Promise<EvalResult> {
     return evaluate(c, o, checkpoint, (actor, run) => loadPretrained({ actor, critic: null, ref: null }, run, c, true));
   }
   const ref = parseCheckpointRef(o.checkpoint!, o.runsDir);
-  const c = evalConfig(await readRunConfig(ref), o);
-  const store = createLocalCheckpointStore({ root: ref.root });
-  const checkpoint = await chooseCheckpoint(ref, await store.list(ref.runId), ref.iteration);
+  const { config, store, events } = o.storeUri === undefined ? localRun(ref) : durableRun(ref, o.storeUri);
+  const c = evalConfig(await config(), o);
+  const checkpoint = await chooseCheckpoint(ref, await store.list(ref.runId), ref.iteration, events);
   return evaluate(c, o, checkpoint, async (actor, run) => {
     await loadPretrained({ actor, critic: null, ref: null }, run, c, false); // a LoRA run's base
     await loadRunCheckpoint(store, checkpoint, { actor }, run.assets);
   });
+}
+
+/** Where a run's config, checkpoints and events are: its local directory... */
+function localRun(ref: RunLocation) {
+  return { config: () => readRunConfig(ref), store: createLocalCheckpointStore({ root: ref.root }), events: undefined };
+}
+
+/** ...or a durable run's store, its events the sealed copy there. */
+function durableRun(ref: RunLocation, storeUri: string) {
+  const config = async () => {
+    const json = await sealedRunConfig(storeUri, ref.runId);
+    if (json === undefined) throw new ConfigError('--checkpoint', `run ${ref.runId} has no config.json in ${storeUri}`);
+    return configFromJSON(json, `${storeUri}${ref.runId}/config.json`);
+  };
+  return { config, store: createCheckpointStore(storeUri), events: createSealedRunReader(storeUri) };
 }
 
 async function evaluate(

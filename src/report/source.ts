@@ -1,7 +1,8 @@
 /**
  * Where a report reads runs from: the local event log (Avro files under a runs directory, what the
- * embedded driver writes) or Kafka (the durable driver). Either way events come through `replay`, so
- * the report sees each event once and only the surviving lineage of a resumed run.
+ * embedded driver writes), Kafka (the durable driver) or the sealed copy of a durable run's events in its
+ * store (s3). Either way events come through `replay`, so the report sees each event once and only the
+ * surviving lineage of a resumed run.
  */
 import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -18,8 +19,10 @@ import type { KafkaEventReaderOptions } from '../events/kafka-reader.ts';
 import { eventsDir } from '../events/local-log.ts';
 import { ConfigError } from '../errors.ts';
 import { checkRunId, localRunEvents } from '../replay/location.ts';
+import { DEFAULT_STORE_URI } from '../durable/protocol.ts';
+import { createSealedRunReader, sealedRunConfig } from '../durable/seal-events.ts';
 
-export type SourceKind = 'local' | 'kafka';
+export type SourceKind = 'local' | 'kafka' | 's3';
 
 /** A run: its id and, for local logs, the directory that holds `<runId>/`. */
 export interface RunRef {
@@ -32,6 +35,8 @@ export interface SourceOptions {
   /** Where run ids are looked up (local). Default "runs". */
   runsDir?: string;
   kafka?: KafkaEventReaderOptions;
+  /** The durable runs' store (s3): `s3://bucket/prefix/` or `file:///dir`. Default DEFAULT_STORE_URI. */
+  storeUri?: string;
   /** Read the intact prefix of a damaged log (with a warning) instead of failing. */
   allowPartial?: boolean;
   /** Where notes, warnings and the damage a partial read stops at go (default: the log, as warnings). */
@@ -57,7 +62,7 @@ export interface ReportSource {
  * separator is a directory even before it exists, so a dashboard can be opened on a run about to start.
  */
 export function resolveRunRef(arg: string, kind: SourceKind, runsDir = 'runs'): RunRef {
-  if (kind === 'kafka') return { runId: arg };
+  if (kind !== 'local') return { runId: checkRunId(arg, 'run') };
   const trimmed = arg.replace(/[\\/]+$/, '');
   const isDir =
     trimmed.includes('/') || trimmed.includes(sep) || (existsSync(trimmed) && statSync(trimmed).isDirectory());
@@ -96,12 +101,17 @@ function localSource(refs: RunRef[], read: ReplayOptions): ReportSource {
   };
 }
 
-function kafkaSource(refs: RunRef[], options: KafkaEventReaderOptions, read: ReplayOptions): ReportSource {
-  const reader = createKafkaEventReader(options);
+/** A source whose runs are ids only (Kafka, a store's sealed segments), with a config where it keeps one. */
+function readerSource(
+  refs: RunRef[],
+  reader: EventReader,
+  read: ReplayOptions,
+  configJson: ReportSource['configJson'] = async () => undefined,
+): ReportSource {
   return {
     refs,
     events: (ref) => replay(reader, ref.runId, read),
-    configJson: async () => undefined,
+    configJson,
     signature: async () => undefined,
     close: () => reader.close(),
   };
@@ -115,5 +125,10 @@ export function openSource(runArgs: readonly string[], options: SourceOptions): 
     throw new ConfigError('run', `the same run id appears twice: ${ids.join(', ')}`);
   }
   const read = { allowPartial: options.allowPartial, onProblem: options.onProblem };
-  return options.kind === 'kafka' ? kafkaSource(refs, options.kafka ?? {}, read) : localSource(refs, read);
+  if (options.kind === 'kafka') return readerSource(refs, createKafkaEventReader(options.kafka ?? {}), read);
+  if (options.kind === 's3') {
+    const store = options.storeUri ?? DEFAULT_STORE_URI;
+    return readerSource(refs, createSealedRunReader(store), read, (ref) => sealedRunConfig(store, ref.runId));
+  }
+  return localSource(refs, read);
 }

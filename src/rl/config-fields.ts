@@ -222,8 +222,9 @@ export const FIELDS = {
     -1,
     -1,
     'Durable driver, milliseconds: retention.ms of the Kafka events topic, set when it is created and checked on ' +
-      "every connect. -1 = forever (the default): the topic holds the only copy of a durable run's trajectories, " +
-      "and the broker's own default (7 days) would delete them. The embedded driver's local log is never expired.",
+      "every connect. -1 = forever (the default): the topic is the run's event log (the store seals a copy of " +
+      "each completed iteration), and the broker's own default (7 days) would delete it. The embedded driver's " +
+      'local log is never expired.',
     Number.MAX_SAFE_INTEGER,
   ),
   // Rollout shape

@@ -1,6 +1,6 @@
 /**
- * The local services' data: Kafka's log directory holds the only copy of a durable run's events, S3Mock's root its
- * checkpoints, Temporal's SQLite file its workflow histories. A start never deletes any of it; wiping is
+ * The local services' data: Kafka's log directory holds a durable run's event log, S3Mock's root its checkpoints and
+ * the sealed copy of its completed iterations' events, Temporal's SQLite file its workflow histories. A start never deletes any of it; wiping is
  * `starpo services reset <name> --yes`, which names what it deletes. Each service records when its data was first
  * created (`data.json` beside it), so data that vanished or was re-formatted since (a deleted directory, a cleaned
  * disk) is refused at start and shown by `doctor`, never silently replaced by an empty service, naming the
@@ -15,8 +15,10 @@ import { forgetRuns, runsOn } from './run-ledger.ts';
 
 /** What a service keeps and what losing it means, for the one line a vanished or reset service gets. */
 export const DATA_MEANING: Record<ServiceSpec['name'], string> = {
-  kafka: "the event log of every durable run written to it (Kafka holds the only copy of a durable run's events)",
-  s3: 'the checkpoints, configs and artifacts of every durable run stored in it',
+  kafka:
+    'the event log of every durable run written to it (the store keeps a sealed copy of completed iterations; ' +
+    'iterations under way are only here)',
+  s3: 'the checkpoints, configs, artifacts and sealed events of every durable run stored in it',
   temporal: 'the workflow histories of every durable run (their progress and what remains to run)',
 };
 

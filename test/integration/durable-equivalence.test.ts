@@ -9,13 +9,19 @@ import { trainEmbedded } from '../../src/rl/embedded.ts';
 import {
   createEventReader,
   createLocalEventReader,
+  eventKey,
   replay,
   type EventReader,
   type StarpoEvent,
 } from '../../src/events/index.ts';
 import { createCheckpointStore } from '../../src/storage/index.ts';
 import { followRun, startResume, submitRun } from '../../src/durable/client.ts';
-import { startLocalStack, uniqueId } from '../../src/durable/harness.ts';
+import { startLocalStack, uniqueId, type LocalStack } from '../../src/durable/harness.ts';
+import { createSealedRunReader } from '../../src/durable/seal-events.ts';
+import { evalCommand } from '../../src/cli/commands/eval.ts';
+import { replayCommand } from '../../src/cli/commands/replay.ts';
+import { endpoints } from '../../src/services/endpoints.ts';
+import { Kafka, logLevel } from 'kafkajs';
 import type { DurableOptions } from '../../src/durable/protocol.ts';
 import { paperConfig, writeTinyModel } from '../unit/rl/tiny-hf-model.ts';
 
@@ -101,6 +107,28 @@ async function events(reader: EventReader, runId: string): Promise<StarpoEvent[]
   return out;
 }
 
+/** Every event the reader holds for the run, as written (no replay: duplicates and superseded lineages too). */
+async function raw(reader: EventReader, runId: string): Promise<StarpoEvent[]> {
+  const out: StarpoEvent[] = [];
+  for await (const e of reader.read(runId)) out.push(e);
+  await reader.close();
+  return out;
+}
+
+/**
+ * The sealed copy in the run's store holds what the topic holds, event for event, and declares the lineages in the
+ * same order. (Iterations are sealed in the order they began; an asynchronous run's topic interleaves them.)
+ */
+async function assertSealedAsKafka(stack: LocalStack, runId: string): Promise<void> {
+  const kafka = await raw(createEventReader({ kind: 'kafka', ...stack.events }), runId);
+  const sealed = await raw(createSealedRunReader(stack.storeUri), runId);
+  const byKey = (es: StarpoEvent[]) => [...es].sort((a, b) => (eventKey(a) < eventKey(b) ? -1 : 1));
+  assert.deepEqual(byKey(sealed), byKey(kafka));
+  const starts = (es: StarpoEvent[]) => es.filter((e) => e.kind === 'run');
+  assert.deepEqual(starts(sealed), starts(kafka));
+  assert.ok(kafka.length > 0);
+}
+
 const metricsOf = (es: StarpoEvent[]) => es.flatMap((e) => (e.kind === 'iteration' ? [e.metrics] : []));
 /** Every trajectory as split, iteration, group and index, with the policy version that played it. */
 const playedBy = (es: StarpoEvent[]) =>
@@ -147,7 +175,7 @@ async function assertSameAsEmbedded(
   c: RlConfig,
   label: string,
   extra: Partial<DurableOptions> = {},
-): Promise<StarpoEvent[]> {
+): Promise<{ durable: StarpoEvent[]; runId: string; stack: LocalStack }> {
   const { root, embedded } = await embeddedRun(c);
   const stack = await startLocalStack({ label });
   try {
@@ -171,28 +199,48 @@ async function assertSameAsEmbedded(
     );
     assert.deepEqual(playedBy(durable), playedBy(embedded));
     await assertSameCheckpoint(stack.storeUri, runId, 'main', root, c.iterations);
-    return durable;
+    await assertSealedAsKafka(stack, runId);
+    return { durable, runId, stack };
   } finally {
     await stack.close();
   }
 }
 
 test('the durable driver ends with the weights and metrics of the embedded driver', { timeout: 240_000 }, async () => {
-  const durable = await assertSameAsEmbedded(config, 'equiv');
+  const { durable, runId, stack } = await assertSameAsEmbedded(config, 'equiv');
   assert.deepEqual([count(durable, 'train'), count(durable, 'val')], [2 * 4 * 4, 4]);
+  // Kafka's copy lost (the topic deleted): replay, report and eval read the run from its store alone.
+  const admin = new Kafka({ brokers: endpoints.kafka.brokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  await admin.deleteTopics({ topics: [stack.events.topic!] });
+  await admin.disconnect();
+  const flags = { runsDir: 'runs', select: 'successful', split: 'all', json: true, topic: stack.events.topic };
+  await assert.rejects(
+    replayCommand(runId, { ...flags, source: 'kafka' }, () => undefined),
+    /no events in Kafka/,
+  );
+  const lines: string[] = [];
+  assert.equal(await replayCommand(runId, { ...flags, source: 's3', store: stack.storeUri }, (l) => lines.push(l)), 0);
+  const summary = JSON.parse(lines.at(-1)!) as { type: string; trajectories: number };
+  assert.deepEqual([summary.type, summary.trajectories], ['summary', 2 * 4 * 4 + 4]);
+  const evaluated = await evalCommand(
+    { checkpoint: runId, runsDir: 'runs', source: 's3', store: stack.storeUri },
+    () => undefined,
+  );
+  assert.deepEqual([evaluated.checkpoint, evaluated.seeds], [{ runId, lineageId: 'main', iteration: 2 }, 4]);
 });
 
 test(
   'with DAPO dynamic sampling too (extra sampling rounds, then the filter among informative groups)',
   { timeout: 240_000 },
   async () => {
-    const durable = await assertSameAsEmbedded(dapo, 'dapo');
+    const { durable } = await assertSameAsEmbedded(dapo, 'dapo');
     assert.ok(count(durable, 'train') > 2 * 4 * 4, "the untrained policy's all-equal groups must trigger extra rounds");
   },
 );
 
 test('a tool run (sandbox calls, OTC reward) trains the same durable as embedded', { timeout: 240_000 }, async () => {
-  const durable = await assertSameAsEmbedded(tools, 'tools');
+  const { durable } = await assertSameAsEmbedded(tools, 'tools');
   const calls = durable.flatMap((e) => (e.kind === 'trajectory' ? e.turns.flatMap((t) => t.toolCalls) : []));
   assert.ok(
     calls.some((c) => c.executed),
@@ -225,6 +273,8 @@ test(
         ['RESUMED', 'main', 1],
       ]);
       await assertSameCheckpoint(stack.storeUri, runId, resumed.run.lineageId, root);
+      await assertSealedAsKafka(stack, runId);
+      assert.deepEqual(await events(createSealedRunReader(stack.storeUri), runId), durable);
     } finally {
       await stack.close();
     }
@@ -235,7 +285,7 @@ test(
   'an asynchronous run (staleness 1, TIS, rollouts carried across continue-as-new) trains the same durable as embedded',
   { timeout: 300_000 },
   async () => {
-    const durable = await assertSameAsEmbedded(asyncConfig, 'async', { continueAsNewEvery: 1 });
+    const { durable } = await assertSameAsEmbedded(asyncConfig, 'async', { continueAsNewEvery: 1 });
     const versions = [...new Set(playedBy(durable).map((t) => t.replace(/\/.*@/, '@')))];
     assert.deepEqual(versions, ['train1@0', 'train2@0', 'train3@1', 'val3@3']);
     assert.ok(metricsOf(durable).every((m) => m['tis/ratio_mean'] > 0));
@@ -271,7 +321,7 @@ test(
   { timeout: 600_000 },
   async () => {
     const model = await writeTinyModel(mkdtempSync(join(tmpdir(), 'starpo-qwen3-')), 'qwen3', { dtype: 'BF16' });
-    const durable = await assertSameAsEmbedded(paperConfig(model), 'pretrained');
+    const { durable } = await assertSameAsEmbedded(paperConfig(model), 'pretrained');
     const trained = durable.flatMap((e) => (e.kind === 'trajectory' ? [e] : []));
     assert.ok(trained.every((t) => t.tokenIds.length > 100 && t.tokenRoles.length === t.tokenIds.length));
   },

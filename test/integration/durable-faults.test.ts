@@ -6,7 +6,9 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { resolveConfig, type RlConfig } from '../../src/rl/config.ts';
-import { createEventReader, eventKey, type StarpoEvent } from '../../src/events/index.ts';
+import { createEventReader, eventKey, type EventReader, type StarpoEvent } from '../../src/events/index.ts';
+import { createSealedRunReader } from '../../src/durable/seal-events.ts';
+import { replayCommand } from '../../src/cli/commands/replay.ts';
 import { createCheckpointStore, parseStorageUri, type CheckpointStore } from '../../src/storage/index.ts';
 import { serviceByName, startService, stopService } from '../../src/services/manager.ts';
 import { loopbackS3Client } from '../../src/storage/s3-store.ts';
@@ -68,9 +70,17 @@ async function until(handle: WorkflowHandle, ok: (p: Progress) => boolean): Prom
   }
 }
 
-/** Raw trajectory events of the run (before any dedup) and their distinct keys. */
-async function trajectoryKeys(stack: LocalStack, runId: string): Promise<{ total: number; keys: Set<string> }> {
-  const reader = createEventReader({ kind: 'kafka', ...stack.events });
+type Copy = 'kafka' | 's3';
+const readerOf = (stack: LocalStack, copy: Copy): EventReader =>
+  copy === 'kafka' ? createEventReader({ kind: 'kafka', ...stack.events }) : createSealedRunReader(stack.storeUri);
+
+/** Raw trajectory events of the run (before any dedup) in one copy of its log, and their distinct keys. */
+async function trajectoryKeys(
+  stack: LocalStack,
+  runId: string,
+  copy: Copy = 'kafka',
+): Promise<{ total: number; keys: Set<string> }> {
+  const reader = readerOf(stack, copy);
   const events: StarpoEvent[] = [];
   for await (const e of reader.read(runId)) if (e.kind === 'trajectory') events.push(e);
   await reader.close();
@@ -78,8 +88,13 @@ async function trajectoryKeys(stack: LocalStack, runId: string): Promise<{ total
 }
 
 /** Every (iteration, group, rollout) of training plus the final validation, each exactly once on the topic. */
-async function assertEveryTrajectoryOnce(stack: LocalStack, runId: string, iterations: number): Promise<void> {
-  const { total, keys } = await trajectoryKeys(stack, runId);
+async function assertEveryTrajectoryOnce(
+  stack: LocalStack,
+  runId: string,
+  iterations: number,
+  copy: Copy = 'kafka',
+): Promise<void> {
+  const { total, keys } = await trajectoryKeys(stack, runId, copy);
   const expected = new Set<string>();
   for (let i = 1; i <= iterations; i++) {
     for (let g = 0; g < GROUPS; g++)
@@ -113,6 +128,7 @@ test(
       victim.process.kill('SIGKILL');
       const killedAt = Date.now();
       const survivor = children.find((c) => c !== victim)!;
+      // An attempt heartbeats as it starts, just before this line (boundary.ts): SIGKILL → the retry's first heartbeat.
       const retried = (l: Record<string, unknown>) =>
         l.activity === 'rolloutShard' && Number(l.attempt) >= 2 && l.msg === 'activity started';
       const recoveryMs = Number((await survivor.waitFor(retried)).time) - killedAt;
@@ -137,10 +153,11 @@ test(
 const RESTARTS = [
   ['temporal', 'the Temporal server restarted mid-run: the run continues to completion'],
   ['kafka', 'the Kafka broker restarted mid-run: no trajectory event is lost'],
+  ['s3', 'the S3 server restarted mid-run: no checkpoint or sealed event is lost'],
 ] as const;
 
 for (const [service, title] of RESTARTS) {
-  test(title, { timeout: 180_000 }, async () => {
+  test(`${title}; it replays completely from Kafka and from S3`, { timeout: 240_000 }, async () => {
     const stack = await startLocalStack({ label: service });
     try {
       const { handle, run } = await submit(stack, tiny(3));
@@ -148,7 +165,24 @@ for (const [service, title] of RESTARTS) {
       await restart(service);
       const outcome = (await handle.result()) as RunOutcome;
       assert.equal(outcome.lastIteration, 3);
-      await assertEveryTrajectoryOnce(stack, run.runId, 3);
+      for (const copy of ['kafka', 's3'] as const) {
+        await assertEveryTrajectoryOnce(stack, run.runId, 3, copy);
+        const flags = {
+          runsDir: 'runs',
+          select: 'all',
+          split: 'all',
+          topic: stack.events.topic,
+          store: stack.storeUri,
+        };
+        const lines: string[] = [];
+        assert.equal(await replayCommand(run.runId, { ...flags, source: copy, json: true }, (l) => lines.push(l)), 0);
+        const iterations = lines.map((l) => JSON.parse(l) as { type: string; ok?: boolean });
+        assert.deepEqual(
+          iterations.filter((j) => j.type === 'iteration').map((j) => j.ok),
+          [true, true, true],
+          `${copy}: every recorded metric recomputed`,
+        );
+      }
     } finally {
       await stack.close();
     }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
+import { DEFAULT_STORE_URI } from '../../durable/protocol.ts';
 import { evaluateCheckpoint, type EvalResult } from '../../replay/evaluate.ts';
 import { newTable } from '../../terminal.ts';
 import { MODEL_HELP } from './train.ts';
@@ -9,6 +10,9 @@ export interface EvalFlags {
   model?: string;
   set?: string[];
   runsDir: string;
+  /** files (default) or s3. */
+  source?: string;
+  store?: string;
   env?: string;
   seeds?: string;
   samples?: string;
@@ -62,12 +66,23 @@ export function renderEval(r: EvalResult): string {
   return table.toString();
 }
 
+/** The durable store to read the run from, for --source s3; undefined for a local run. */
+function storeOf(flags: EvalFlags): string | undefined {
+  if ((flags.source ?? 'files') === 'files') {
+    if (flags.store !== undefined) throw new ConfigError('--store', 'is read with --source s3 only');
+    return undefined;
+  }
+  if (flags.source !== 's3') throw new ConfigError('--source', `"${flags.source}": one of files, s3`);
+  return flags.store ?? DEFAULT_STORE_URI;
+}
+
 export async function evalCommand(flags: EvalFlags, say: (line: string) => void = console.log): Promise<EvalResult> {
   const result = await evaluateCheckpoint({
     checkpoint: flags.checkpoint,
     model: flags.model,
     overrides: flags.set,
     runsDir: flags.runsDir,
+    storeUri: storeOf(flags),
     env: flags.env,
     seeds: numberFlag('--seeds', flags.seeds, true, 1),
     samples: numberFlag('--samples', flags.samples, true, 1),
@@ -98,6 +113,8 @@ export function registerEval(program: Command): void {
     .option('--samples <k>', 'samples per seed; pass@k is reported for k = 1 and k = samples', '1')
     .option('--temperature <t>', "sampling temperature, 0 = greedy (default: the run's valTemperature)")
     .option('--runs-dir <dir>', 'where runs live, for a bare run id', 'runs')
+    .option('--source <source>', "files (the run's directory) or s3 (a durable run's store)", 'files')
+    .option('--store <uri>', "the durable runs' store for --source s3 (default: s3://starpo/runs/)")
     .option('--json', 'one JSON line instead of a table')
     .action(async (flags: EvalFlags) => {
       await evalCommand(flags);

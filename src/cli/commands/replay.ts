@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { ConfigError, StarpoError } from '../../errors.ts';
 import { createKafkaEventReader, type EventReader, type TrajectoryEvent } from '../../events/index.ts';
 import { DEFAULT_TOPIC } from '../../events/kafka-common.ts';
+import { DEFAULT_STORE_URI } from '../../durable/protocol.ts';
+import { createSealedRunReader } from '../../durable/seal-events.ts';
 import { openTrajectoryExport, type TrajectorySink } from '../../replay/export.ts';
 import {
   iterationFlag,
@@ -27,6 +29,7 @@ export interface ReplayFlags {
   json?: boolean;
   brokers?: string;
   topic?: string;
+  store?: string;
   allowPartial?: boolean;
 }
 
@@ -44,6 +47,10 @@ const SOURCES: Record<string, (loc: RunLocation, flags: ReplayFlags) => Promise<
       createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
       `Kafka topic ${flags.topic ?? DEFAULT_TOPIC}`,
     ),
+  s3: async (_, flags) => {
+    const store = flags.store ?? DEFAULT_STORE_URI;
+    return nonEmpty(createSealedRunReader(store), `the sealed segments of ${store}`);
+  },
 };
 
 /** The reader, failing when the run has no event at all. */
@@ -136,7 +143,11 @@ export function registerReplay(program: Command): void {
       "Recompute every iteration's trajectory metrics from the event log and check them against the " +
         'recorded ones; export trajectories; build an SFT dataset',
     )
-    .option('--source <source>', 'files (Avro files under the run) or kafka', 'files')
+    .option(
+      '--source <source>',
+      "files (Avro files under the run), kafka, or s3 (a durable run's sealed copy)",
+      'files',
+    )
     .option('--runs-dir <dir>', 'where runs live', 'runs')
     .option('--from-iteration <a>', 'first iteration to replay')
     .option('--to-iteration <b>', 'last iteration to replay')
@@ -146,6 +157,7 @@ export function registerReplay(program: Command): void {
     .option('--split <split>', 'trajectories exported: train, val or all', 'all')
     .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the local broker)')
     .option('--topic <topic>', 'Kafka topic (default: starpo.events)')
+    .option('--store <uri>', "the durable runs' store for --source s3 (default: s3://starpo/runs/)")
     .option(
       '--allow-partial',
       'when the event log is damaged, replay the events before the damage (with a warning) ' + 'instead of failing',

@@ -14,17 +14,20 @@ export interface ReportFlags {
   source: string;
   brokers?: string;
   topic?: string;
+  store?: string;
   trajectoryIterations: string;
   title?: string;
   allowPartial?: boolean;
 }
 
 export function sourceKind(value: string): SourceKind {
-  if (value !== 'local' && value !== 'kafka') throw new ConfigError('--source', `"${value}" is not local or kafka`);
+  if (value !== 'local' && value !== 'kafka' && value !== 's3') {
+    throw new ConfigError('--source', `"${value}" is not local, kafka or s3`);
+  }
   return value;
 }
 
-type SourceFlags = Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic' | 'allowPartial'>;
+type SourceFlags = Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic' | 'store' | 'allowPartial'>;
 
 export function sourceFor(
   runs: readonly string[],
@@ -35,8 +38,8 @@ export function sourceFor(
     ...(flags.brokers && { brokers: flags.brokers.split(',') }),
     ...(flags.topic && { topic: flags.topic }),
   };
-  const { runsDir, allowPartial } = flags;
-  return openSource(runs, { kind: sourceKind(flags.source), runsDir, kafka, allowPartial, onProblem });
+  const { runsDir, allowPartial, store: storeUri } = flags;
+  return openSource(runs, { kind: sourceKind(flags.source), runsDir, kafka, storeUri, allowPartial, onProblem });
 }
 
 export function nonNegativeInt(flag: string, value: string): number {
@@ -91,9 +94,10 @@ export function registerReport(program: Command): void {
     .option('--runs-dir <dir>', 'where run ids are looked up', 'runs')
     .option('--out <file>', 'HTML file (default: runs/<id>/report.html for one run, else ./report-<ids>.html)')
     .option('--png [dir]', 'also write one PNG per chart (default dir: <out>-charts/)')
-    .option('--source <kind>', 'event log: local (Avro files) or kafka', 'local')
+    .option('--source <kind>', "event log: local (Avro files), kafka, or s3 (a durable run's sealed copy)", 'local')
     .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the local broker)')
     .option('--topic <name>', 'Kafka topic (default: starpo.events)')
+    .option('--store <uri>', "the durable runs' store for --source s3 (default: s3://starpo/runs/)")
     .option('--trajectory-iterations <n>', 'iterations whose trajectories the file keeps, evenly spread', '12')
     .option('--title <text>', 'page title')
     .option(
