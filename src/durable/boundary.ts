@@ -72,6 +72,8 @@ export function activity<I, O, P = unknown>(
     // No timeout (an activity scheduled without one, or a test environment): Temporal's own default of 30 s.
     const timer = setInterval(send, heartbeatEvery(ctx.info.heartbeatTimeoutMs ?? 30_000));
     const started = performance.now();
+    // The first heartbeat at once: the server hears of a retry as it starts (what recovery time is measured to).
+    send();
     log.info(
       { activity: name, attempt, activityId, workflowId: workflowExecution?.workflowId, pid: process.pid },
       'activity started',
