@@ -1,9 +1,12 @@
 /**
  * Serving one chat completion, independent of HTTP: plan the prompt tokens (prompt-plan.ts), generate through
  * the batcher, turn what the model wrote into the reply (content and tool calls) and record the call on its
- * episode. `tool_choice` "none" renders no tools and parses no calls; "required" and a named function are
- * taken like "auto" (the gateway does not constrain decoding).
+ * episode. `tool_choice` "none" renders no tools and parses no calls; "required" and a named function start the
+ * reply with the opening of a call (`<tool_call>\n`, and `{"name": "<fn>", "arguments": ` for a named one), given
+ * as template tokens after the assistant header, so the model writes the rest of a call (Qwen's Hermes-style
+ * format, the one the reply is parsed in). The forced text is the template's, never trained (loss 0).
  */
+import { roleCode } from '../agent/chat-format.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { log } from '../log.ts';
 import type { Generated, GenerationBatcher } from './batcher.ts';
@@ -59,15 +62,34 @@ function cutAtStop(text: string, stops: readonly string[]): string {
   return Number.isFinite(at) ? text.slice(0, at) : text;
 }
 
-/** The prompt tokens of a call, refused when they leave no room for a new token. */
+const TEMPLATE = roleCode('template');
+const CALL_OPEN = '<tool_call>\n';
+
+/** The text a reply must start with under the request's tool_choice ('' for auto and none). */
+export function forcedStart(request: ChatRequest, tools: readonly Record<string, unknown>[]): string {
+  const choice = request.toolChoice;
+  if (choice === 'auto' || choice === 'none') return '';
+  if (tools.length === 0) throw new RequestError('tool_choice', 'asks for a tool call, and the request has no tools');
+  if (choice === 'required') return CALL_OPEN;
+  const names = tools.map((t) => (t.function as { name: string }).name);
+  if (!names.includes(choice.name)) {
+    throw new RequestError('tool_choice', `names function ${JSON.stringify(choice.name)}, which tools does not define`);
+  }
+  return `${CALL_OPEN}{"name": ${JSON.stringify(choice.name)}, "arguments": `;
+}
+
+/** The prompt tokens of a call (the forced start's last), refused when they leave no room for a new token. */
 function promptOf(
   s: CompletionSettings,
   episode: Episode,
   request: ChatRequest,
   tools: readonly unknown[],
   ordinal: number,
+  forced: string,
 ) {
-  const plan = planPrompt(episode, request.messages, tools, s.chat);
+  const planned = planPrompt(episode, request.messages, tools, s.chat);
+  const start = forced === '' ? [] : s.tokenizer.encode(forced);
+  const plan = { ...planned, ids: [...planned.ids, ...start], roles: [...planned.roles, ...start.map(() => TEMPLATE)] };
   if (plan.diverged) {
     log.warn(
       { episode: episode.id, call: ordinal },
@@ -89,13 +111,14 @@ function replyOf(
   request: ChatRequest,
   callId: (i: number) => string,
   parse: boolean,
+  forced: string,
 ) {
   const last = g.tokens[g.tokens.length - 1];
   const endedByEos = g.finishReason === 'stop' && s.chat.stopTokenIds.includes(last);
   // Only the template's own stop closes the turn; after another eos the template's close still follows.
   const wroteStop = endedByEos && s.tokenizer.decode([last]) === s.chat.stop;
   const response = s.tokenizer.decode(endedByEos ? g.tokens.slice(0, -1) : g.tokens);
-  const text = cutAtStop(response, request.stop);
+  const text = forced + cutAtStop(response, request.stop);
   const parsed = parse ? parseToolCalls(text) : { content: text, calls: [] };
   const toolCalls: ToolCallOut[] = parsed.calls.map((c, i) => ({ id: callId(i), type: 'function', function: c }));
   const reply: GatewayMessage & { readonly tool_calls?: readonly ToolCallOut[] } = {
@@ -110,7 +133,8 @@ function replyOf(
 export async function complete(s: CompletionSettings, episode: Episode, request: ChatRequest): Promise<Completion> {
   const ordinal = episode.nextOrdinal();
   const tools = request.toolChoice === 'none' ? [] : request.tools;
-  const plan = promptOf(s, episode, request, tools, ordinal);
+  const forced = forcedStart(request, tools);
+  const plan = promptOf(s, episode, request, tools, ordinal, forced);
   const room = s.maxContext - plan.ids.length;
   const maxNewTokens = Math.min(request.maxTokens ?? s.defaultMaxTokens, s.maxTokensCap, room);
   const g = await s.batcher.generate({
@@ -127,6 +151,7 @@ export async function complete(s: CompletionSettings, episode: Episode, request:
     request,
     (i) => `call_${episode.id}_${ordinal}_${i}`,
     tools.length > 0,
+    forced,
   );
   const call: CallRecord = {
     ordinal,
