@@ -62,7 +62,7 @@ export interface ReportSource {
  * separator is a directory even before it exists, so a dashboard can be opened on a run about to start.
  */
 export function resolveRunRef(arg: string, kind: SourceKind, runsDir = 'runs'): RunRef {
-  if (kind !== 'local') return { runId: checkRunId(arg, 'run') };
+  if (kind !== 'local') return { runId: arg };
   const trimmed = arg.replace(/[\\/]+$/, '');
   const isDir =
     trimmed.includes('/') || trimmed.includes(sep) || (existsSync(trimmed) && statSync(trimmed).isDirectory());

@@ -14,7 +14,7 @@ import { importGguf } from '../../../src/models/gguf/import.ts';
 import { GgufFile } from '../../../src/models/gguf/reader.ts';
 import { openModelDirectory } from '../../../src/policy/io/model-dir.ts';
 import { readModelWeights } from '../../../src/policy/io/sharded.ts';
-import { argmax, fixtureCases, llamaLogprobs, loadGguf, logSoftmax, withTokenizer } from './gguf-helpers.ts';
+import { argmax, cpuLlama, fixtureCases, llamaLogprobs, loadGguf, logSoftmax, withTokenizer } from './gguf-helpers.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'starpo-gguf-export-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -93,6 +93,12 @@ test('F16 and Q8_0 exports keep norms and biases F32 and stay close to the F32 l
     const file = await GgufFile.open(out);
     assert.equal(file.metadata.get('general.file_type'), dtype === 'F16' ? 1 : 7);
     await file.close();
+    if (dtype === 'Q8_0' && (await cpuLlama()).systemInfo.includes('AMX_INT8 = 1')) {
+      // llama.cpp's AMX kernels (its sapphirerapids CPU build, picked on CPUs with AMX) return NaN log-probs for
+      // qwen2-tiny's 32-wide Q8_0 matrices; its other CPU builds give 0.20 for this file (measured 2026-12-05).
+      t.diagnostic('qwen2-tiny Q8_0: not compared, llama.cpp runs Q8_0 through AMX kernels on this CPU');
+      continue;
+    }
     const { worst } = await compareToFixture(out, 'qwen2-tiny');
     t.diagnostic(`qwen2-tiny ${dtype}: max |Δ log p| ${worst.toExponential(2)}`);
     assert.ok(worst < bound, `${dtype}: ${worst}`);
