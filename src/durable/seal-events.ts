@@ -6,7 +6,7 @@
  * event fences (event-fence.ts): each records the partition's end before its append wrote, so the lowest of them
  * precedes every event of the iteration. That offset also names the segment: names then sort in log order, the
  * order replay needs (the newest lineage is the one declared last). A lineage's start (its RunEvent, filed under
- * the iteration it continues from) is sealed with its first iteration.
+ * the iteration it continues from, with a warm start's checkpoint) is sealed with its first iteration.
  */
 import { eventIteration } from '../events/event-key.ts';
 import { createKafkaEventReader } from '../events/kafka-reader.ts';
@@ -16,36 +16,37 @@ import { configKey, createArtifactStore, iterationArtifacts, type ArtifactStore 
 import { parse } from './batch-io.ts';
 import type { RunRef } from './protocol.ts';
 
-/** The lowest position the iteration's appends (and a lineage start just before it) recorded; 0 when none did. */
-async function firstPosition(artifacts: ArtifactStore, run: RunRef, iteration: number): Promise<bigint> {
+/**
+ * Where the iteration's events start on the partition: the lowest position its appends recorded (0 when none
+ * did), and whether the lineage started just before it (its start append, filed under iteration − 1).
+ */
+async function iterationStart(artifacts: ArtifactStore, run: RunRef, iteration: number) {
   const id = { runId: run.runId, lineageId: run.lineageId };
-  const keys = [
-    ...(await artifacts.keys(`${iterationArtifacts({ ...id, iteration })}events/`, true)),
-    ...(iteration > 0
+  const start =
+    iteration > 0
       ? await artifacts.keys(`${iterationArtifacts({ ...id, iteration: iteration - 1 })}events/start/`)
-      : []),
-  ];
+      : [];
+  const keys = [...(await artifacts.keys(`${iterationArtifacts({ ...id, iteration })}events/`, true)), ...start];
   const offsets = await Promise.all(keys.map(async (k) => BigInt(parse<LogPosition>(await artifacts.get(k)).offset)));
-  return offsets.reduce((low, o) => (o < low ? o : low), offsets[0] ?? 0n);
+  const from = offsets.reduce((low, o) => (o < low ? o : low), offsets[0] ?? 0n);
+  return { from, lineageStarts: start.length > 0 };
 }
 
-/** Whether the event is the lineage's, for this iteration (its RunEvent when the lineage starts just before it). */
-function belongs(event: StarpoEvent, run: RunRef, iteration: number): boolean {
-  if (event.lineageId !== run.lineageId) return false;
-  return eventIteration(event) === (event.kind === 'run' ? iteration - 1 : iteration);
-}
-
-/** Seals the lineage's events of `iteration` (idempotent: a sealed segment is left as it is). */
+/**
+ * Seals the lineage's events of `iteration`, with those of its start (the RunEvent, a warm start's checkpoint) when
+ * the lineage started just before it. Idempotent: a sealed segment is left as it is.
+ */
 export async function sealIteration(artifacts: ArtifactStore, run: RunRef, iteration: number): Promise<void> {
-  const from = await firstPosition(artifacts, run, iteration);
+  const { from, lineageStarts } = await iterationStart(artifacts, run, iteration);
   const name = sealedName(from, run.lineageId, iteration);
   if (await isSealed(artifacts, run.runId, name)) return;
+  const belongs = (e: StarpoEvent) =>
+    e.lineageId === run.lineageId &&
+    (eventIteration(e) === iteration || (lineageStarts && eventIteration(e) === iteration - 1));
   const reader = createKafkaEventReader({ topic: run.events.topic, brokers: run.events.brokers });
   const events: StarpoEvent[] = [];
   try {
-    for await (const e of reader.read(run.runId, { fromOffset: String(from) })) {
-      if (belongs(e, run, iteration)) events.push(e);
-    }
+    for await (const e of reader.read(run.runId, { fromOffset: String(from) })) if (belongs(e)) events.push(e);
   } finally {
     await reader.close();
   }

@@ -20,6 +20,8 @@ import { startLocalStack, uniqueId, type LocalStack } from '../../src/durable/ha
 import { createSealedRunReader } from '../../src/durable/seal-events.ts';
 import { evalCommand } from '../../src/cli/commands/eval.ts';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
+import { loadReport } from '../../src/report/load.ts';
+import { openSource } from '../../src/report/source.ts';
 import { endpoints } from '../../src/services/endpoints.ts';
 import { Kafka, logLevel } from 'kafkajs';
 import type { DurableOptions } from '../../src/durable/protocol.ts';
@@ -223,6 +225,11 @@ test('the durable driver ends with the weights and metrics of the embedded drive
   assert.equal(await replayCommand(runId, { ...flags, source: 's3', store: stack.storeUri }, (l) => lines.push(l)), 0);
   const summary = JSON.parse(lines.at(-1)!) as { type: string; trajectories: number };
   assert.deepEqual([summary.type, summary.trajectories], ['summary', 2 * 4 * 4 + 4]);
+  const report = await loadReport(openSource([runId], { kind: 's3', storeUri: stack.storeUri }));
+  assert.deepEqual(
+    report.runs[0]!.iterations.map((p) => p.iteration),
+    [1, 2],
+  );
   const evaluated = await evalCommand(
     { checkpoint: runId, runsDir: 'runs', source: 's3', store: stack.storeUri },
     () => undefined,
