@@ -14,6 +14,8 @@ export interface GenerationRow {
   readonly seed: number;
   readonly stopStrings: readonly string[];
   readonly stopTokenIds: readonly number[];
+  /** The row's tokens as they are generated (a streamed completion). */
+  readonly onToken?: (token: number) => void;
 }
 
 export type Generated = Awaited<ReturnType<GenerationBackend['generate']>>[number];
@@ -68,6 +70,9 @@ export class GenerationBatcher {
           sampling,
           stopStrings,
           stopTokenIds,
+          ...(batch.some((w) => w.row.onToken) && {
+            onToken: (row: number, token: number) => batch[row]?.row.onToken?.(token),
+          }),
         });
         batch.forEach((w, i) => w.resolve(out[i]));
       } catch (err) {

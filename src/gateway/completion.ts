@@ -14,6 +14,7 @@ import type { CallRecord, Episode, FinishReason } from './episodes.ts';
 import type { GatewayChat } from './prompt.ts';
 import { planPrompt } from './prompt-plan.ts';
 import { type ChatRequest, type GatewayMessage, RequestError, type ToolCallOut } from './request.ts';
+import { StreamedText } from './stream-text.ts';
 import { parseToolCalls } from './tool-calls.ts';
 
 export interface Sampling {
@@ -130,20 +131,44 @@ function replyOf(
   return { reply, toolCalls, finishReason, wroteStop, response };
 }
 
-export async function complete(s: CompletionSettings, episode: Episode, request: ChatRequest): Promise<Completion> {
+/** Where a streamed completion goes while it is generated: its id once the prompt is accepted, then text. */
+export interface StreamSink {
+  start(id: string): void;
+  text(delta: string): void;
+}
+
+/** `sink`: stream the reply's text as it is generated (what is sent is a prefix of the final content). */
+export async function complete(
+  s: CompletionSettings,
+  episode: Episode,
+  request: ChatRequest,
+  sink?: StreamSink,
+): Promise<Completion & { readonly streamed: string }> {
   const ordinal = episode.nextOrdinal();
   const tools = request.toolChoice === 'none' ? [] : request.tools;
   const forced = forcedStart(request, tools);
   const plan = promptOf(s, episode, request, tools, ordinal, forced);
   const room = s.maxContext - plan.ids.length;
   const maxNewTokens = Math.min(request.maxTokens ?? s.defaultMaxTokens, s.maxTokensCap, room);
+  const id = `chatcmpl-${episode.id}-${ordinal}`;
+  sink?.start(id);
+  const { stopTokenIds } = s.chat;
+  const text =
+    sink &&
+    new StreamedText({ tokenizer: s.tokenizer, forced, stops: request.stop, stopTokenIds, calls: tools.length > 0 });
   const g = await s.batcher.generate({
     prompt: plan.ids,
     maxNewTokens,
     sampling: s.sampling ?? { temperature: request.temperature ?? 1, topP: request.topP },
     seed: s.rowSeed(episode, ordinal, request),
     stopStrings: request.stop,
-    stopTokenIds: s.chat.stopTokenIds,
+    stopTokenIds,
+    ...(text && {
+      onToken: (token: number) => {
+        const delta = text.push(token);
+        if (delta !== '') sink!.text(delta);
+      },
+    }),
   });
   const { reply, toolCalls, finishReason, wroteStop, response } = replyOf(
     s,
@@ -155,7 +180,7 @@ export async function complete(s: CompletionSettings, episode: Episode, request:
   );
   const call: CallRecord = {
     ordinal,
-    id: `chatcmpl-${episode.id}-${ordinal}`,
+    id,
     parent: plan.parent,
     promptIds: plan.ids,
     promptRoles: plan.roles,
@@ -177,5 +202,5 @@ export async function complete(s: CompletionSettings, episode: Episode, request:
     : [];
   const [prompt, written] = [plan.ids.length, g.tokens.length];
   const usage = { prompt_tokens: prompt, completion_tokens: written, total_tokens: prompt + written };
-  return { call, reply, finishReason, usage, tokens };
+  return { call, reply, finishReason, usage, tokens, streamed: text?.text ?? '' };
 }

@@ -3,11 +3,11 @@
  * the response, and throws RequestError for the client's mistakes (server.ts writes OpenAI's error body).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { complete, type CompletionSettings } from './completion.ts';
+import { complete, type Completion, type CompletionSettings } from './completion.ts';
 import type { Episode, EpisodeStore } from './episodes.ts';
 import { delivered, keyOf, readJson, readLosslessJson, sendJson } from './http-io.ts';
 import { type ChatRequest, parseChatRequest, RequestError } from './request.ts';
-import { completionBody, streamChunks } from './responses.ts';
+import { completionBody, errorBody, streamWriter } from './responses.ts';
 import { episodeTrajectories, type MergeMode } from './trajectories.ts';
 
 export interface GatewayContext {
@@ -44,24 +44,50 @@ function ownEpisode(ctx: GatewayContext, req: IncomingMessage, id: string): Epis
 /** Generates, records and writes one completion; a reply the client did not receive leaves the episode. */
 async function serve(ctx: GatewayContext, episode: Episode, request: ChatRequest, res: ServerResponse): Promise<void> {
   const sent = delivered(res); // listening from the start: the client may go away during generation
+  const created = Math.floor(Date.now() / 1000);
+  const stream = request.stream ? streaming(res, ctx.modelName, created, request.includeUsage) : undefined;
   let c;
   try {
-    c = await complete(ctx.settings, episode, request);
+    c = await complete(ctx.settings, episode, request, stream?.sink);
   } catch (err) {
     if (!(err instanceof RequestError)) episode.failure ??= err as Error;
-    throw err;
+    if (!stream?.started) throw err; // before the stream began: an HTTP error status
+    res.end(`data: ${JSON.stringify(errorBody(err).body)}\n\n`);
+    return;
   }
-  const created = Math.floor(Date.now() / 1000);
   if (res.destroyed) return episode.drop(c.call);
-  if (request.stream) {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const chunks = streamChunks(c, ctx.modelName, created, request.includeUsage);
-    for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    res.end('data: [DONE]\n\n');
-  } else {
-    sendJson(res, 200, completionBody(c, ctx.modelName, created));
-  }
+  if (stream) stream.end(c);
+  else sendJson(res, 200, completionBody(c, ctx.modelName, created));
   if (!(await sent)) episode.drop(c.call);
+}
+
+/** A server-sent event stream begun once the prompt is accepted; content deltas are written as they come. */
+function streaming(res: ServerResponse, model: string, created: number, includeUsage: boolean) {
+  let writer: ReturnType<typeof streamWriter> | undefined;
+  const write = (chunk: unknown) => {
+    if (!res.destroyed) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  };
+  return {
+    get started() {
+      return writer !== undefined;
+    },
+    sink: {
+      start(id: string) {
+        writer = streamWriter(id, model, created, includeUsage);
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+        });
+        write(writer.opening());
+      },
+      text: (delta: string) => write(writer!.text(delta)),
+    },
+    end(c: Completion & { streamed: string }) {
+      for (const chunk of writer!.ending(c, c.streamed)) write(chunk);
+      res.end('data: [DONE]\n\n');
+    },
+  };
 }
 
 const chatCompletions: Handler = async (ctx, req, res) => {

@@ -32,6 +32,8 @@ export interface GenerationBackend {
     stopStrings: readonly string[];
     /** Token ids that end a turn; the rollout passes none, so a turn ends only at the chat format's stop text. */
     stopTokenIds: readonly number[];
+    /** Each row's tokens as they are generated (the gateway's streaming); a backend may call it or not. */
+    onToken?: (row: number, token: number) => void;
   }): Promise<{ tokens: number[]; logprobs: number[]; entropies?: number[]; finishReason: 'stop' | 'length' }[]>;
 }
 

@@ -32,7 +32,10 @@ export class EngineError extends StarpoError {
 
 export class PolicyEngine implements PolicyHandle {
   private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (v: unknown) => void; reject: (e: Error) => void; progress?: (row: number, token: number) => void }
+  >();
   private dead: Error | null = null;
 
   private constructor(private readonly worker: Worker) {
@@ -62,8 +65,11 @@ export class PolicyEngine implements PolicyHandle {
   score(batch: SequenceBatch, temperature?: number): Promise<ScoreResult> {
     return this.call('score', batch, temperature);
   }
+  /** With `onToken`, the worker posts each token as it is made and the callback runs here, on the caller's thread. */
   generate(req: GenerateRequest): Promise<Generation[]> {
-    return this.call('generate', req);
+    const { onToken, ...wire } = req;
+    if (onToken === undefined) return this.call('generate', req);
+    return this.call('generate', { ...wire, stream: true } as GenerateRequest, onToken);
   }
   /** A copy of weights (HF names), AdamW moments (unless `optimizer` is false) and step. */
   getState(optimizer = true): Promise<PolicyState> {
@@ -91,18 +97,27 @@ export class PolicyEngine implements PolicyHandle {
     await this.worker.terminate();
   }
 
-  private call<K extends Op>(op: K, ...args: Ops[K]['args']): Promise<Ops[K]['result']> {
+  private call<K extends Op>(op: K, ...args: Ops[K]['args']): Promise<Ops[K]['result']>;
+  private call(
+    op: 'generate',
+    req: GenerateRequest,
+    progress: (row: number, token: number) => void,
+  ): Promise<Generation[]>;
+  private call(op: Op, ...args: unknown[]): Promise<unknown> {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
+    const progress = op === 'generate' ? (args[1] as ((row: number, token: number) => void) | undefined) : undefined;
+    const sent = op === 'generate' ? args.slice(0, 1) : args;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.postMessage({ id, op, args });
+      this.pending.set(id, { resolve, reject, progress });
+      this.worker.postMessage({ id, op, args: sent });
     });
   }
 
   private settle(res: Response): void {
     const p = this.pending.get(res.id);
     if (!p) return;
+    if ('progress' in res) return p.progress?.(...res.progress);
     this.pending.delete(res.id);
     if (res.ok) p.resolve(res.result);
     else p.reject(new EngineError(res.error));

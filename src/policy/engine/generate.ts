@@ -47,6 +47,11 @@ export interface GenerateRequest {
   readonly stopStrings?: readonly string[];
   /** Prompt lengths are padded up to a multiple of this (default 16) so prefill programs are reused. */
   readonly promptMultiple?: number;
+  /**
+   * Called with each token of each row as it is generated, stop tokens included (streaming). A function does not
+   * cross the engine's worker boundary: PolicyEngine sends a flag and relays the worker's progress messages.
+   */
+  readonly onToken?: (row: number, token: number) => void;
 }
 
 export interface Generation {
@@ -79,6 +84,7 @@ class Rows {
     private readonly stopIds: ReadonlySet<number>,
     stopStrings: readonly string[],
     tokenizer?: Tokenizer,
+    private readonly onToken?: (row: number, token: number) => void,
   ) {
     this.out = Array.from({ length: n }, () => ({
       tokens: [],
@@ -98,6 +104,7 @@ class Rows {
       if (r.done) return;
       const t = Number(tokens[b]);
       r.tokens.push(t);
+      this.onToken?.(b, t);
       r.logprobs.push(logprobs[b]);
       r.entropies.push(entropies[b]);
       const stop = this.stops?.push(b, t) ?? null;
@@ -146,6 +153,7 @@ export async function generate(
     new Set(req.stopTokenIds ?? cfg.eosTokenIds),
     req.stopStrings ?? [],
     tokenizer,
+    req.onToken,
   );
   rows.out.slice(n).forEach((r) => (r.done = true));
   rows.push(...step.pick(out));

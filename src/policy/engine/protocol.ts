@@ -7,6 +7,7 @@ import type { ProgramOverrides } from '../graph/program-options.ts';
 import type { ModelConfig } from '../io/config.ts';
 import type { Role } from '../model/layout.ts';
 import type { LoraSpec } from '../model/lora.ts';
+import type { GenerateRequest } from './generate.ts';
 import type { PolicyHandle } from './handle.ts';
 import type { Provider } from './session.ts';
 
@@ -75,4 +76,9 @@ export interface RemoteError {
 
 export type Response =
   | { readonly id: number; readonly ok: true; readonly result: unknown }
-  | { readonly id: number; readonly ok: false; readonly error: RemoteError };
+  | { readonly id: number; readonly ok: false; readonly error: RemoteError }
+  /** A generate request's token as it is made (the request asked to stream: `stream` in its arguments). */
+  | { readonly id: number; readonly progress: readonly [row: number, token: number] };
+
+/** What crosses to the worker for a generate call: the request less its callback, and whether to stream. */
+export type WireGenerateRequest = Omit<GenerateRequest, 'onToken'> & { readonly stream?: boolean };

@@ -8,7 +8,7 @@ import { StarpoError } from '../../errors.ts';
 import { paramCount } from '../model/layout.ts';
 import { loadTokenizer } from '../tokenizer/load.ts';
 import { Policy } from './policy.ts';
-import type { EngineInit, Op, Ops, RemoteError, Request, Response } from './protocol.ts';
+import type { EngineInit, Op, Ops, RemoteError, Request, Response, WireGenerateRequest } from './protocol.ts';
 import { defaultThreads, probeProvider } from './session.ts';
 
 const init = workerData as EngineInit;
@@ -52,6 +52,13 @@ function buffers(x: unknown, out = new Set<ArrayBuffer>()): Set<ArrayBuffer> {
   return out;
 }
 
+/** A generate request that asked to stream posts each token to the caller as it is made. */
+function streaming(id: number, req: WireGenerateRequest): WireGenerateRequest {
+  if (!req.stream) return req;
+  const post = (row: number, token: number) => parentPort!.postMessage({ id, progress: [row, token] } as Response);
+  return { ...req, onToken: post } as WireGenerateRequest;
+}
+
 // Every request waits for the provider check, so a missing GPU provider fails the first call clearly.
 let queue: Promise<unknown> = probeProvider(init.provider).catch((err: unknown) => err);
 const probe = queue;
@@ -62,7 +69,8 @@ parentPort!.on('message', (req: Request) => {
       const failed = await probe;
       if (failed) throw failed;
       const handler = handlers[req.op] as (...a: unknown[]) => unknown;
-      res = { id: req.id, ok: true, result: await handler(...req.args) };
+      const args = req.op === 'generate' ? [streaming(req.id, req.args[0] as WireGenerateRequest)] : req.args;
+      res = { id: req.id, ok: true, result: await handler(...args) };
     } catch (err) {
       res = { id: req.id, ok: false, error: remote(err) };
     }

@@ -26,7 +26,10 @@ export interface Scripted extends GenerationBackend {
   readonly seeds: number[];
 }
 
-/** Replies in order (cycling); one ending with a stop token id stops with it; log-prob of token i is −(i+1)/8. */
+/**
+ * Replies in order (cycling); one ending with a stop token id stops with it; log-prob of token i is −(i+1)/8. A
+ * request that streams gets its tokens one step at a time, a few milliseconds apart, as an engine hands them out.
+ */
 export function scripted(replies: readonly string[]): Scripted {
   let n = 0;
   const backend: Scripted = {
@@ -34,7 +37,7 @@ export function scripted(replies: readonly string[]): Scripted {
     sampled: [],
     seeds: [],
     async generate(req) {
-      return req.prompts.map((prompt, row) => {
+      const rows = req.prompts.map((prompt, row) => {
         const tokens = tokenizer.encode(replies[n++ % replies.length]).slice(0, req.maxNewTokens);
         backend.prompts.push([...prompt]);
         backend.sampled.push(tokens);
@@ -44,6 +47,11 @@ export function scripted(replies: readonly string[]): Scripted {
           : ('length' as const);
         return { tokens, logprobs: tokens.map((_, i) => -(i + 1) / 8), finishReason };
       });
+      for (let step = 0; req.onToken && step < Math.max(...rows.map((r) => r.tokens.length)); step++) {
+        rows.forEach((r, row) => step < r.tokens.length && req.onToken!(row, r.tokens[step]));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      return rows;
     },
   };
   return backend;

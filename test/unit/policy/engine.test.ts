@@ -55,6 +55,24 @@ test('the worker engine generates, trains and round-trips state like the in-proc
   await local.close();
 });
 
+test('a streamed generate hands each row its tokens as they are made, across the worker, the same tokens', async () => {
+  const engine = await PolicyEngine.start({ config, seed: 5, threads: 1, tokenizerFiles: tokenizer.toFiles() });
+  const req = { prompts: [[3, 4], [5], [6, 7, 1]], maxNewTokens: 6, sampling: { temperature: 1 }, rowSeeds: [1, 2, 3] };
+  const streamed: number[][] = [[], [], []];
+  const order: number[] = [];
+  const gens = await engine.generate({
+    ...req,
+    onToken: (row, token) => (streamed[row]!.push(token), order.push(row)),
+  });
+  assert.deepEqual(
+    streamed,
+    gens.map((g) => g.tokens),
+  );
+  assert.deepEqual(await engine.generate(req), gens, 'streaming changes nothing sampled');
+  assert.deepEqual(order.slice(0, 3), [0, 1, 2], 'one token per row per step, as the steps run');
+  await engine.close();
+});
+
 test('state import restores weights, moments and step exactly', async () => {
   const a = new Policy({ config, seed: 1, threads: 1 });
   await a.trainStep(
