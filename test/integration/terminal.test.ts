@@ -149,6 +149,24 @@ test('--print-config alone prints the config and exits: no run is started, nothi
   assert.equal(existsSync(join(scratch, 'runs', 'look')), false);
 });
 
+test('--print-config with --durable prints the config and exits: no service is contacted, nothing submitted', () => {
+  // Every service address points nowhere: a command that contacted one would fail or hang, not exit 0.
+  const nowhere = { STARPO_TEMPORAL_ADDRESS: '127.0.0.1:1', STARPO_KAFKA_BROKERS: '127.0.0.1:1' };
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'train', '--durable', '--print-config', '--run-id', 'look-durable', ...TINY],
+    {
+      cwd: scratch,
+      encoding: 'utf8',
+      env: { ...env(), ...nowhere, STARPO_S3_ENDPOINT: 'http://127.0.0.1:1' },
+      timeout: 60_000,
+    },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout.trim().split('\n').at(-1)!).iterations, 3);
+  assert.equal(existsSync(join(scratch, 'runs', 'look-durable')), false);
+});
+
 test("replay's table: colours on a terminal, none with NO_COLOR, none through a pipe", { timeout: 120_000 }, (t) => {
   if (!hasScript) return t.skip('needs util-linux script');
   const args = ['replay', 'tty', '--runs-dir', 'runs'];
