@@ -1,6 +1,9 @@
 // Fault tests of the durable driver against the real local services. Restarting a shared service disturbs
 // whatever else uses it at that moment, so each restart is kept short and happens only here.
 import { test } from 'node:test';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
@@ -105,11 +108,16 @@ async function assertEveryTrajectoryOnce(
   assert.equal(total, expected.size, `${total} trajectory events for ${expected.size} trajectories`);
 }
 
+const execFileAsync = promisify(execFile);
+const BIN = fileURLToPath(new URL('../../bin/starpo.js', import.meta.url));
+
+/** Restarts a service the documented way, with the CLI: `starpo services stop <name>`, then `services start <name>`. */
 async function restart(name: 'temporal' | 'kafka' | 's3', downMs = 500): Promise<void> {
-  const spec = serviceByName(name);
-  await stopService(spec);
+  // Asynchronously: the workers of this process keep heartbeating meanwhile.
+  const starpo = (command: string) => execFileAsync(process.execPath, [BIN, 'services', command, name]);
+  await starpo('stop');
   await sleep(downMs);
-  await startService(spec, say); // every service keeps its data across a restart
+  await starpo('start'); // every service keeps its data across a restart
 }
 
 test(
