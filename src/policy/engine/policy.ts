@@ -49,7 +49,7 @@ export interface PolicyOptions {
   readonly lora?: LoraSpec;
   readonly threads?: number;
   readonly provider?: Provider;
-  /** Spin idle onnxruntime threads (default true; see SessionOptions.spin). */
+  /** Spin idle onnxruntime threads (default false; see SessionOptions.spin). */
   readonly spin?: boolean;
   /**
    * Keep each program's onnxruntime memory arena at its peak (default: for models below ARENA_MAX_PARAMS).

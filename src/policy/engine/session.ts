@@ -18,8 +18,9 @@ export interface SessionOptions {
   readonly threads?: number;
   readonly provider?: Provider;
   /**
-   * Let idle intra-op threads spin between ops (onnxruntime's default: lowest latency). Turn it off
-   * on a shared machine, where spinning threads take cores other processes need.
+   * Let idle intra-op threads spin between ops (onnxruntime's own default). Off by default: on a machine shared
+   * with anything else (a trainer, a second run, another tenant) spinning threads take the cores the busy ones
+   * need, and decode lost 19–40% to it beside busy processes while gaining 2–12% when quiet (the engine README).
    */
   readonly spin?: boolean;
   /** Keep onnxruntime's CPU memory arena (default true; see Policy's `arena`). */
@@ -68,7 +69,7 @@ export async function createSession(model: Graph | Uint8Array, opts: SessionOpti
     ...profiling(),
     // Parallel loops hand out shrinking blocks instead of one per thread, so a thread delayed by another
     // process does not hold up the rest: train_step 1-2% faster on this shared 2-core machine (4 runs).
-    extra: { session: { intra_op: { allow_spinning: opts.spin === false ? '0' : '1' }, dynamic_block_base: '4' } },
+    extra: { session: { intra_op: { allow_spinning: opts.spin === true ? '1' : '0' }, dynamic_block_base: '4' } },
   };
   try {
     return await ort.InferenceSession.create(bytes, options);
