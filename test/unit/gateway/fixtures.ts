@@ -3,10 +3,13 @@
  * and a scripted generation backend — the GenerationBackend interface the rollout's tests script too — that
  * answers each row with the next scripted text and records every prompt and seed it was given.
  */
+import OpenAI from 'openai';
 import type { ChatFormat } from '../../../src/agent/chat-format.ts';
 import { GenerationBatcher } from '../../../src/gateway/batcher.ts';
 import type { CompletionSettings } from '../../../src/gateway/completion.ts';
 import { gatewayChat } from '../../../src/gateway/prompt.ts';
+import { startGateway } from '../../../src/gateway/server.ts';
+import { episodeTrajectories } from '../../../src/gateway/trajectories.ts';
 import type { GenerationBackend } from '../../../src/rl/rollout.ts';
 import { modelChatFormat } from '../../../src/rl/run-model.ts';
 import { realTokenizer, realTokenizerFiles } from '../agent/real-tokenizers.ts';
@@ -79,3 +82,22 @@ export const CALC_TOOL = {
     parameters: { type: 'object', properties: { expr: { type: 'string' } }, required: ['expr'] },
   },
 } as const;
+
+/** A gateway on the scripted backend with one episode, driven by `fn` through the openai SDK; its trajectories. */
+export async function withGateway(backend: Scripted, fn: (client: OpenAI) => Promise<void>) {
+  const gateway = await startGateway({
+    backend,
+    tokenizer,
+    chat: qwen3Chat(),
+    modelName: 'm',
+    maxContext: 4096,
+    defaultMaxTokens: 64,
+  });
+  try {
+    const episode = gateway.episodes.issue('e1');
+    await fn(new OpenAI({ baseURL: gateway.url, apiKey: episode.token, maxRetries: 0 }));
+    return episodeTrajectories(episode.calls, 'prefix', { reward: 1, success: true });
+  } finally {
+    await gateway.close();
+  }
+}

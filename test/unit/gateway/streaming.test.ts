@@ -4,10 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import OpenAI from 'openai';
-import { startGateway } from '../../../src/gateway/server.ts';
 import { StreamedText } from '../../../src/gateway/stream-text.ts';
-import { CALC_TOOL, IM_END, qwen3Chat, scripted, tokenizer } from './fixtures.ts';
+import { CALC_TOOL, IM_END, scripted, tokenizer, withGateway } from './fixtures.ts';
 
 /** Every delta the text gives for `reply`'s tokens, one token at a time. */
 function deltas(reply: string, o: { stops?: string[]; calls?: boolean; forced?: string } = {}): string[] {
@@ -45,16 +43,7 @@ test('a streamed reply reaches the SDK token by token before generation ends, an
     let generated = 0;
     const generate = backend.generate.bind(backend);
     backend.generate = async (req) => generate(req).finally(() => (generated = performance.now()));
-    const gateway = await startGateway({
-      backend,
-      tokenizer,
-      chat: qwen3Chat(),
-      modelName: 'm',
-      maxContext: 4096,
-      defaultMaxTokens: 64,
-    });
-    try {
-      const client = new OpenAI({ baseURL: gateway.url, apiKey: gateway.episodes.issue('e').token });
+    await withGateway(backend, async (client) => {
       const messages = [{ role: 'user' as const, content: '2+2?' }];
       const stream = await client.chat.completions.create({
         model: 'm',
@@ -79,8 +68,6 @@ test('a streamed reply reaches the SDK token by token before generation ends, an
         calls,
         (whole.tool_calls ?? []).map((c) => (c.type === 'function' ? c.function.name : '')),
       );
-    } finally {
-      await gateway.close();
-    }
+    });
   }
 });

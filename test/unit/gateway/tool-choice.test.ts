@@ -7,9 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { roleCode } from '../../../src/agent/chat-format.ts';
-import { startGateway } from '../../../src/gateway/server.ts';
-import { episodeTrajectories } from '../../../src/gateway/trajectories.ts';
-import { CALC_TOOL, qwen3Chat, scripted, tokenizer } from './fixtures.ts';
+import { CALC_TOOL, scripted, tokenizer, withGateway } from './fixtures.ts';
 
 /** The reply's function calls as [name, parsed arguments]. */
 const callsOf = (m: OpenAI.ChatCompletionMessage) =>
@@ -17,48 +15,20 @@ const callsOf = (m: OpenAI.ChatCompletionMessage) =>
 
 const ECHO_TOOL = { type: 'function', function: { name: 'echo', parameters: { type: 'object' } } } as const;
 
-async function withGateway(
-  replies: string[],
-  fn: (client: OpenAI, backend: ReturnType<typeof scripted>) => Promise<void>,
-) {
-  const backend = scripted(replies);
-  const gateway = await startGateway({
-    backend,
-    tokenizer,
-    chat: qwen3Chat(),
-    modelName: 'm',
-    maxContext: 4096,
-    defaultMaxTokens: 64,
-  });
-  try {
-    const episode = gateway.episodes.issue('e1');
-    await fn(new OpenAI({ baseURL: gateway.url, apiKey: episode.token, maxRetries: 0 }), backend);
-    return episodeTrajectories(episode.calls, 'prefix', { reward: 1, success: true });
-  } finally {
-    await gateway.close();
-  }
-}
-
 test('"required": the reply opens a call the model completes; the opening is template, the rest trained', async () => {
-  const [t] = await withGateway(
-    ['{"name": "calc", "arguments": {"expr": "2*3"}}\n</tool_call><|im_end|>'],
-    async (client, backend) => {
-      const messages = [{ role: 'user' as const, content: '2*3?' }];
-      const { choices } = await client.chat.completions.create({
-        model: 'm',
-        messages,
-        tools: [CALC_TOOL, ECHO_TOOL],
-        tool_choice: 'required',
-      });
-      assert.equal(choices[0].finish_reason, 'tool_calls');
-      assert.deepEqual(callsOf(choices[0].message), [['calc', { expr: '2*3' }]]);
-      const prompt = tokenizer.decode(backend.prompts[0]);
-      assert.ok(prompt.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n'), prompt.slice(-60));
-    },
-  );
+  const written = '{"name": "calc", "arguments": {"expr": "2*3"}}\n</tool_call><|im_end|>';
+  const backend = scripted([written]);
+  const [t] = await withGateway(backend, async (client) => {
+    const messages = [{ role: 'user' as const, content: '2*3?' }];
+    const tools = [CALC_TOOL, ECHO_TOOL];
+    const { choices } = await client.chat.completions.create({ model: 'm', messages, tools, tool_choice: 'required' });
+    assert.equal(choices[0].finish_reason, 'tool_calls');
+    assert.deepEqual(callsOf(choices[0].message), [['calc', { expr: '2*3' }]]);
+    const prompt = tokenizer.decode(backend.prompts[0]);
+    assert.ok(prompt.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n'), prompt.slice(-60));
+  });
   const opening = tokenizer.encode('<tool_call>\n');
-  const at =
-    t.ids.length - tokenizer.encode('{"name": "calc", "arguments": {"expr": "2*3"}}\n</tool_call><|im_end|>').length;
+  const at = t.ids.length - tokenizer.encode(written).length;
   assert.deepEqual(t.ids.slice(at - opening.length, at), opening);
   assert.deepEqual(
     t.mask.slice(at - opening.length, at),
@@ -72,22 +42,19 @@ test('"required": the reply opens a call the model completes; the opening is tem
 });
 
 test('a named function: the reply calls it with the arguments the model writes', async () => {
-  await withGateway(['{"text": "hi"}}\n</tool_call><|im_end|>'], async (client, backend) => {
+  const backend = scripted(['{"text": "hi"}}\n</tool_call><|im_end|>']);
+  await withGateway(backend, async (client) => {
     const messages = [{ role: 'user' as const, content: 'Say hi.' }];
     const tool_choice = { type: 'function' as const, function: { name: 'echo' } };
-    const { choices } = await client.chat.completions.create({
-      model: 'm',
-      messages,
-      tools: [CALC_TOOL, ECHO_TOOL],
-      tool_choice,
-    });
+    const tools = [CALC_TOOL, ECHO_TOOL];
+    const { choices } = await client.chat.completions.create({ model: 'm', messages, tools, tool_choice });
     assert.deepEqual(callsOf(choices[0].message), [['echo', { text: 'hi' }]]);
     assert.ok(tokenizer.decode(backend.prompts[0]).endsWith('<tool_call>\n{"name": "echo", "arguments": '));
   });
 });
 
 test('a call forced without tools, or naming a function the tools lack, is a 400 naming tool_choice', async () => {
-  await withGateway(['unused'], async (client) => {
+  await withGateway(scripted(['unused']), async (client) => {
     const messages = [{ role: 'user' as const, content: 'x' }];
     await assert.rejects(
       client.chat.completions.create({ model: 'm', messages, tool_choice: 'required' }),
