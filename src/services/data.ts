@@ -1,10 +1,10 @@
 /**
  * The local services' data: Kafka's log directory holds a durable run's event log, S3Mock's root its checkpoints and
- * the sealed copy of its completed iterations' events, Temporal's SQLite file its workflow histories. A start never deletes any of it; wiping is
- * `starpo services reset <name> --yes`, which names what it deletes. Each service records when its data was first
- * created (`data.json` beside it), so data that vanished or was re-formatted since (a deleted directory, a cleaned
- * disk) is refused at start and shown by `doctor`, never silently replaced by an empty service, naming the
- * durable runs that kept data there (run-ledger.ts).
+ * the sealed copy of its completed iterations' events, Temporal's SQLite file its workflow histories. A start never
+ * deletes any of it; wiping is `starpo services reset <name> --yes`, which names what it deletes. Each service
+ * records when its data was first created (`data.json` beside it), so data that vanished or was re-formatted since
+ * (a deleted directory, a cleaned disk) is refused at start and shown by `doctor`, never silently replaced by an
+ * empty service, naming the durable runs that kept data there (run-ledger.ts).
  */
 import { existsSync, readFileSync, rmSync, statSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
