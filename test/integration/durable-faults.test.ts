@@ -315,6 +315,7 @@ test(
         [1, 2, 3],
       ); // 0 dropped by retention (keep the last 3)
       for (const c of listed) await checkpoints.load(c.runId, c.lineageId, c.iteration); // verifies every hash
+      for (const copy of ['kafka', 's3'] as const) await assertEveryTrajectoryOnce(stack, run.runId, 3, copy);
       s3Run = { stack, runId: run.runId };
     } finally {
       if (!s3Run) await stack.close();
