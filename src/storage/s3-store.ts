@@ -64,13 +64,16 @@ const isNotFound = (err: unknown): boolean =>
 
 /**
  * Whether an S3 failure may pass on retry: no HTTP status (network), 5xx, 408/409/429, and replies the
- * SDK could not parse (`UnknownError`, or a 2xx whose body broke off: seen when S3 stops mid-save).
+ * SDK could not parse (or a 2xx whose body broke off: seen when S3 stops mid-save). An unparseable error reply
+ * has the message `UnknownError`, and for a name whatever the SDK found: `UnknownError`, an error-code header,
+ * or the status itself ("400" seen when S3Mock was stopped during a checkpoint's save).
  * Other 4xx (AccessDenied, NoSuchBucket, InvalidArgument) are configuration errors and fail at once.
  */
 export function retryableS3Failure(err: unknown): boolean {
   const code = status(err);
   if (code === undefined || code >= 500 || code < 400) return true;
-  return [408, 409, 429].includes(code) || (err as Error).name === 'UnknownError';
+  const unparsed = (err as Error).name === 'UnknownError' || (err as Error).message === 'UnknownError';
+  return [408, 409, 429].includes(code) || unparsed;
 }
 
 /** Wraps an S3 failure with the operation and whether a retry may help. */

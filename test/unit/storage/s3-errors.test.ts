@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { retryableS3Failure } from '../../../src/storage/s3-store.ts';
 
-/** An error shaped like the AWS SDK's: a name and, when a reply came, its HTTP status. */
-const sdkError = (name: string, status?: number): Error =>
-  Object.assign(new Error(name), { name, ...(status === undefined ? {} : { $metadata: { httpStatusCode: status } }) });
+/** An error shaped like the AWS SDK's: a name and, when a reply came, its HTTP status (message: the name). */
+const sdkError = (name: string, status?: number, message = name): Error =>
+  Object.assign(new Error(message), {
+    name,
+    ...(status === undefined ? {} : { $metadata: { httpStatusCode: status } }),
+  });
 
 test('S3 failures: network, 5xx, throttling, conflicts and unparseable replies are retried; configuration errors are not', () => {
   const retried = [
@@ -16,6 +19,7 @@ test('S3 failures: network, 5xx, throttling, conflicts and unparseable replies a
     sdkError('OperationAborted', 409),
     sdkError('UnknownError', 200), // a 200 whose body broke off: S3 stopping in the middle of a save
     sdkError('UnknownError', 400), // an error reply the SDK could not parse
+    sdkError('400', 400, 'UnknownError'), // the same, named by its status (no code in the reply)
     new Error('socket hang up'),
   ];
   for (const e of retried) assert.equal(retryableS3Failure(e), true, `${e.name} ${JSON.stringify(e)}`);
