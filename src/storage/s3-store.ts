@@ -79,7 +79,9 @@ export function retryableS3Failure(err: unknown): boolean {
 /** Wraps an S3 failure with the operation and whether a retry may help. */
 function storeError(operation: string, cause: unknown): Error {
   if (cause instanceof StarpoError) return cause;
-  return new StarpoError(`s3 checkpoint store: ${operation} failed: ${(cause as Error).message}`, {
+  const code = status(cause);
+  const what = `${(cause as Error).name}: ${(cause as Error).message}${code === undefined ? '' : ` (HTTP ${code})`}`;
+  return new StarpoError(`s3 checkpoint store: ${operation} failed: ${what}`, {
     cause,
     retryable: retryableS3Failure(cause),
     details: { operation, status: status(cause) },
