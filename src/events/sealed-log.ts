@@ -31,7 +31,7 @@ export interface SealedStore {
 
 /** Raw bytes of records per block: a block is decoded whole, so sealed blocks stay far under the format's cap. */
 const BLOCK_BYTES = 8 * 1024 * 1024;
-const SEGMENT = /^(\d{20})-([^/]+)-(\d{8})\.avro$/;
+const SEGMENT_NAME = /^\d{20}-[^/]+-\d{8}$/;
 
 export const sealedFolder = (runId: string): string => {
   assertSafeId('runId', runId);
@@ -104,38 +104,39 @@ class SealedEventReader implements EventReader {
 
   async *read(runId: string, options?: ReadOptions): AsyncGenerator<StarpoEvent> {
     const handle = problemHandler(options);
-    const keys = await this.store.keys(sealedFolder(runId));
-    const names = (suffix: string) => keys.flatMap((k) => (k.endsWith(suffix) ? [k.slice(0, -suffix.length)] : []));
-    const indexed = new Set(names('.index'));
-    for (const stem of names('.avro').filter((n) => !indexed.has(n))) {
-      handle(problemAt(this.name(`${stem}.avro`), 0, 'torn-tail', 'a sealed segment without its index (never sealed)'));
+    const folder = sealedFolder(runId);
+    const keys = await this.store.keys(folder);
+    const names = (suffix: string) =>
+      keys.flatMap((k) => (k.endsWith(suffix) ? [k.slice(folder.length, -suffix.length)] : []));
+    const indexed = new Set(names('.index').filter((n) => SEGMENT_NAME.test(n))); // others are not of this layout
+    for (const name of names('.avro').filter((n) => !indexed.has(n))) {
+      const where = this.where + segmentKey(runId, name);
+      handle(problemAt(where, 0, 'torn-tail', 'a sealed segment without its index (never sealed)'));
     }
     const tally = { delivered: 0 };
-    for (const stem of [...indexed].sort()) {
-      if (!SEGMENT.test(`${stem.slice(sealedFolder(runId).length)}.avro`)) continue; // not a segment of this layout
-      const parsed = parseIndex(await this.store.get(`${stem}.index`));
+    for (const name of [...indexed].sort()) {
+      const parsed = parseIndex(await this.store.get(indexKey(runId, name)));
       if (parsed.damage !== undefined || parsed.tornAt !== undefined || parsed.entries.length === 0) {
         // An index object is written whole: any flaw in it is damage, and what it vouches for cannot be read.
         const what = parsed.damage ? `line ${parsed.damage.line}: ${parsed.damage.message}` : 'the index is incomplete';
         const at = parsed.damage?.byteOffset ?? parsed.tornAt ?? 0;
-        handle(problemAt(this.name(`${stem}.index`), at, 'damaged-index', what));
+        handle(problemAt(this.where + indexKey(runId, name), at, 'damaged-index', what));
         return;
       }
-      const blocks = readIndexedSegment(this.name(`${stem}.avro`), parsed.entries, handle, () => this.open(stem));
+      const key = segmentKey(runId, name);
+      const blocks = readIndexedSegment(this.where + key, parsed.entries, handle, (where) => this.open(key, where));
       if (!(yield* drainSegment(blocks, handle, tally))) return;
     }
   }
 
-  private name(key: string): string {
-    return `${this.where}${key}`;
-  }
-
-  private async open(stem: string): Promise<SegmentBytes | ReadProblem> {
-    const key = `${stem}.avro`;
-    if (!(await this.store.has(key))) {
-      return problemAt(this.name(key), 0, 'missing-segment', 'the index lists it; the object is gone');
+  /** The segment's bytes, read once; only a failed read asks whether the object is gone. */
+  private async open(key: string, where: string): Promise<SegmentBytes | ReadProblem> {
+    try {
+      return bufferSegment(await this.store.get(key));
+    } catch (err) {
+      if (await this.store.has(key)) throw err;
+      return problemAt(where, 0, 'missing-segment', 'the index lists it; the object is gone');
     }
-    return bufferSegment(await this.store.get(key));
   }
 
   async close(): Promise<void> {}
