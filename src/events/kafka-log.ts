@@ -11,7 +11,7 @@
  * where an earlier attempt recorded the log's end before it wrote, and writes only what it does not find.
  * Readers read committed records only, so an attempt fenced out mid-write leaves nothing visible.
  */
-import kafkajs, { CompressionTypes, type Admin, type Message, type Producer } from 'kafkajs';
+import kafkajs, { CompressionTypes, type Admin, type Message, type Producer, type RecordMetadata } from 'kafkajs';
 import { log } from '../log.ts';
 import { StarpoError } from '../errors.ts';
 import { endpoints } from '../services/endpoints.ts';
@@ -144,9 +144,10 @@ class KafkaEventLog implements ExactlyOnceEventLog {
       await producer.connect();
       // Starting the transaction bumps the id's epoch: an earlier attempt of this append can write no more.
       const transaction = await producer.transaction();
+      const written: RecordMetadata[] = [];
       try {
         const missing = await this.notYetAppended(events, fence, runId);
-        for (const request of this.requests(missing)) await transaction.send(request);
+        for (const request of this.requests(missing)) written.push(...(await transaction.send(request)));
         await transaction.commit();
         if (missing.length < events.length) {
           log.info({ fence: fence.id, found: events.length - missing.length }, 'an earlier attempt appended these');
@@ -155,6 +156,7 @@ class KafkaEventLog implements ExactlyOnceEventLog {
         await transaction.abort().catch(() => undefined);
         throw err;
       }
+      await this.readable(written);
     } catch (cause) {
       if (cause instanceof StarpoError) throw cause; // the fence's store or the scan, which name themselves
       throw this.failure(events.length, cause);
@@ -176,7 +178,10 @@ class KafkaEventLog implements ExactlyOnceEventLog {
     return events.filter((e) => !present.has(eventKey(e)));
   }
 
-  /** The run's partition and its end offset now: every record written after this is at or past it. */
+  /**
+   * The run's partition and its committed end now (kafkajs lists offsets read-committed: the last stable offset,
+   * which an open transaction holds back): every record written after this is at or past it.
+   */
   private async position(runId: string): Promise<LogPosition> {
     const admin = this.kafka.admin();
     await admin.connect();
@@ -184,6 +189,38 @@ class KafkaEventLog implements ExactlyOnceEventLog {
       const offsets = await admin.fetchTopicOffsets(this.topic);
       const partition = partitionFor(this.topic, runId, offsets.length);
       return { partition, offset: offsets.find((o) => o.partition === partition)!.high };
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /**
+   * Waits until a committed transaction's records are readable. The broker answers a commit once it has logged the
+   * decision and writes the partitions' commit markers after; until a marker lands, a read-committed reader stops
+   * before the transaction, so a read started right after appendOnce (the checkpoint's sealing step, a test) would
+   * miss its events. A run's records share a partition and a transaction's records become readable together, so
+   * the committed end passing the first offset of its last request is enough.
+   */
+  private async readable(written: readonly RecordMetadata[]): Promise<void> {
+    if (written.length === 0) return;
+    const partition = written[0]!.partition;
+    const end = written.reduce((high, w) => (BigInt(w.baseOffset!) > high ? BigInt(w.baseOffset!) : high), -1n) + 1n;
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const deadline = Date.now() + 2 * TRANSACTION_TIMEOUT_MS;
+      for (let wait = 10; ; wait = Math.min(2 * wait, 500)) {
+        const offsets = await admin.fetchTopicOffsets(this.topic);
+        if (BigInt(offsets.find((o) => o.partition === partition)!.high) >= end) return;
+        if (Date.now() > deadline) {
+          throw new StarpoError(
+            `kafka event log: a committed append to ${this.topic}[${partition}] is still not readable after ` +
+              `${2 * TRANSACTION_TIMEOUT_MS} ms (an open transaction holds the partition back)`,
+            { retryable: true, details: { topic: this.topic, partition } },
+          );
+        }
+        await new Promise((r) => setTimeout(r, wait));
+      }
     } finally {
       await admin.disconnect();
     }
