@@ -206,8 +206,8 @@ export function registerTrain(program: Command): void {
     .option('--model <model>', `the pretrained model to train: ${MODEL_HELP}; default: a tiny model from scratch`)
     .option(
       '--agent <command>',
-      'train an external agent program: run once per episode against an OpenAI-compatible gateway (README ' +
-        '"Train an existing agent")',
+      'train an external agent program: run once per episode against an OpenAI-compatible gateway ' +
+        '(docs/agents.md)',
     )
     .action(train);
 }
