@@ -6,7 +6,7 @@
  * Usage: node --import tsx scripts/learning-diagnose.ts <case> [preset=<name>] [warm.key=value ...] [key=value ...]
  * (STARPO_BENCH_WARM_DIR reuses a warm start trained before.)
  */
-import { LEARNING_CASES, measureCase, trainCase } from '../src/cli/commands/bench-learning.ts';
+import { LEARNING_CASES, measureCase, trainCase } from '../src/bench/learning.ts';
 import type { PresetName } from '../src/rl/presets.ts';
 
 const SIGNALS = [

@@ -19,10 +19,10 @@ const [model = 'qwen2.5-quick', shape = '1x256', kind = 'full', threadArg = '2']
 const dir = mkdtempSync(path.join(os.tmpdir(), 'starpo-profile-'));
 process.env.STARPO_ORT_PROFILE = path.join(dir, 'step'); // read when each session is created
 
-const { MODELS } = await import('../src/cli/commands/bench-scale.ts');
+const { MODELS } = await import('../src/bench/scale.ts');
 const { parseModelConfig } = await import('../src/policy/io/config.ts');
 const { Policy } = await import('../src/policy/engine/policy.ts');
-const { LORA } = await import('../src/cli/commands/bench-scale-child.ts');
+const { LORA } = await import('../src/bench/scale-child.ts');
 if (!MODELS[model]) throw new Error(`unknown model ${model} (one of ${Object.keys(MODELS).join(', ')})`);
 const [B, T] = shape.split('x').map(Number);
 const config = parseModelConfig(MODELS[model]);

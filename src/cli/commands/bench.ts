@@ -22,52 +22,53 @@ const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) =
       'tiny models from scratch: warm-start success, RL gain with a 95% interval, ratio to the oracle ceiling, ' +
       'env-spec id, wall-clock (--cases or STARPO_BENCH_CASES=bandit,sokoban-format,… to pick; --tiny: ' +
       'a 2-iteration dry run)',
-    run: async (opts) => (await import('./bench-learning.ts')).benchLearning(opts),
+    run: async (opts) => (await import('../../bench/learning.ts')).benchLearning(opts),
   },
   'learning-seeds': {
     description:
       'StarPO-S vs vanilla StarPO vs GRPO, 3 training seeds each, Sokoban and FrozenLake from a format-only start: ' +
       'final success mean ± std, collapsed runs, Echo-Trap firings (--envs, --presets: part of it; --tiny: a dry run)',
-    run: async (opts) => (await import('./bench-learning-seeds.ts')).benchLearningSeeds(opts),
+    run: async (opts) => (await import('../../bench/learning-seeds.ts')).benchLearningSeeds(opts),
   },
   pipeline: {
     description:
       'durable (Temporal + Kafka + S3) vs embedded per-iteration overhead, trajectory events/s to Kafka ' +
       '(services must run)',
-    run: async () => (await import('../../../scripts/bench-pipeline.ts')).benchPipeline(),
+    run: async () => (await import('../../bench/pipeline.ts')).benchPipeline(),
   },
   engine: {
     description:
       'MatMul roofline, train_step tokens/s and share of the roofline, the same step in PyTorch, ' +
       'generate with vs without KV cache (STARPO_BENCH_CASES=train_step,pytorch,… to pick)',
-    run: async () => (await import('./bench-engine.ts')).benchEngine(),
+    run: async () => (await import('../../bench/engine.ts')).benchEngine(),
   },
   scale: {
     description:
       'Qwen2.5-0.5B and Qwen3-0.6B shapes beside PyTorch eager + transformers: init, compile, train_step ' +
       '(4x512, 1x1024; full and LoRA r 16), peak RSS, generate (--quick: ~43M shapes; --cases, --models, ' +
       '--steps, --sides)',
-    run: async (opts) => (await import('./bench-scale.ts')).benchScale(opts),
+    run: async (opts) => (await import('../../bench/scale.ts')).benchScale(opts),
   },
   rollout: {
     description:
       'Sokoban rollouts (full template and compact, 5 turns): re-prefill vs KV cache kept across turns vs + ' +
       'shared prefixes, beside transformers generate on the same turns; the score stage on every row vs the kept ' +
       'rows (STARPO_BENCH_SIZE=4x8)',
-    run: async () => (await import('./bench-rollout.ts')).benchRollout(),
+    run: async () => (await import('../../bench/rollout.ts')).benchRollout(),
   },
   tools: {
     description:
       'toolmath from scratch: accuracy with vs without tools, OTC vs plain correctness (calls per correct answer)',
-    run: async (opts) => (await import('./bench-tools.ts')).benchTools(opts.cases ?? process.env.STARPO_BENCH_CASES),
+    run: async (opts) =>
+      (await import('../../bench/tools.ts')).benchTools(opts.cases ?? process.env.STARPO_BENCH_CASES),
   },
   gateway: {
     description: "the OpenAI gateway (SDK, HTTP, template) vs the policy's generate, sequential and concurrent calls",
-    run: async () => (await import('../../../scripts/bench-gateway.ts')).benchGateway(),
+    run: async () => (await import('../../bench/gateway.ts')).benchGateway(),
   },
   envs: {
     description: 'environment steps/s and Sokoban levels generated/s (one core)',
-    run: async () => (await import('./bench-envs.ts')).benchEnvs(),
+    run: async () => (await import('../../bench/envs.ts')).benchEnvs(),
   },
 };
 

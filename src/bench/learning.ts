@@ -4,31 +4,31 @@
  * warm-start success, final success, the RL gain with a 95% interval over the validation seeds (paired by
  * seed), the ratio to the oracle, the format rates (parsed, cut, echo: src/rl/format-rates.ts) of the untrained
  * model, the warm start and the result, the environment-spec id and the wall-clock. JSON lines, one per run; a
- * benchmark, not a test (wall-clock varies with the machine's load). Cases: bench-learning-cases.ts.
+ * benchmark, not a test (wall-clock varies with the machine's load). Cases: learning-cases.ts.
  */
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { envSpecId, oracleSuccess } from '../../envs/index.ts';
-import { resolveConfig, type RlConfig } from '../../rl/config.ts';
-import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
-import { validationSeeds } from '../../rl/seeds.ts';
-import { runEnvConfig } from '../../rl/run-env.ts';
-import { pairedDifference } from '../../rl/stats.ts';
-import { evaluateCheckpoint } from '../../replay/evaluate.ts';
-import type { FormatRates } from '../../rl/format-rates.ts';
-import { pickNames } from '../name-list.ts';
-import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
+import { envSpecId, oracleSuccess } from '../envs/index.ts';
+import { resolveConfig, type RlConfig } from '../rl/config.ts';
+import { trainEmbedded, type IterationReport } from '../rl/embedded.ts';
+import { validationSeeds } from '../rl/seeds.ts';
+import { runEnvConfig } from '../rl/run-env.ts';
+import { pairedDifference } from '../rl/stats.ts';
+import { evaluateCheckpoint } from '../replay/evaluate.ts';
+import type { FormatRates } from '../rl/format-rates.ts';
+import { pickNames } from '../cli/name-list.ts';
+import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './learning-cases.ts';
 import {
   COLLAPSE_MI_ESTIMATE,
   ENTROPY_MEAN,
   IN_GROUP_STD_ALL,
   SUCCESS_RATE,
   VAL_SUCCESS_RATE,
-} from '../../rl/metric-names.ts';
+} from '../rl/metric-names.ts';
 
-export { LEARNING_CASES, type LearningCase, type WarmStart } from './bench-learning-cases.ts';
+export { LEARNING_CASES, type LearningCase, type WarmStart } from './learning-cases.ts';
 
 export interface CasePoint {
   iteration: number;

@@ -5,7 +5,7 @@
  * (random legal answers: the model learns the answer format and nothing about solving, so everything it
  * knows about solving comes from reward).
  */
-import type { PresetName } from '../../rl/presets.ts';
+import type { PresetName } from '../rl/presets.ts';
 
 export interface WarmStart {
   name: string;

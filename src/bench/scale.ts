@@ -29,11 +29,11 @@ import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError } from '../../errors.ts';
-import { pickNames } from '../name-list.ts';
-import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../../policy/io/published-configs.ts';
-import { torchPython } from './bench-engine.ts';
-import { type ChildResult, type ChildSpec, GENERATE, LORA } from './bench-scale-child.ts';
+import { ConfigError } from '../errors.ts';
+import { pickNames } from '../cli/name-list.ts';
+import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../policy/io/published-configs.ts';
+import { torchPython } from './engine.ts';
+import { type ChildResult, type ChildSpec, GENERATE, LORA } from './scale-child.ts';
 
 const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -136,13 +136,13 @@ let workDir: string | null = null;
 const KILL_BELOW_GB = Number(process.env.STARPO_BENCH_KILL_BELOW_GB ?? 0.75);
 
 function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string> {
-  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const root = fileURLToPath(new URL('../../', import.meta.url));
   let cmd: string;
   let args: string[];
   if (side === 'starpo') {
     [cmd, args] = [
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(new URL('./bench-scale-child.ts', import.meta.url)), JSON.stringify(spec)],
+      ['--import', 'tsx', fileURLToPath(new URL('./scale-child.ts', import.meta.url)), JSON.stringify(spec)],
     ];
   } else {
     const python = torchPython();

@@ -26,18 +26,18 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Policy } from '../../policy/engine/policy.ts';
-import { writeModelConfig } from '../../policy/io/config.ts';
-import { writeModelWeights } from '../../policy/io/sharded.ts';
-import { toNamed } from '../../policy/model/params.ts';
-import { assemble } from '../../rl/assemble.ts';
-import { resolveConfig, type RlConfig } from '../../rl/config.ts';
-import { rolloutSpec, scoreStage, trainedRows } from '../../rl/iteration.ts';
-import { trainSeeds } from '../../rl/seeds.ts';
-import { createModels } from '../../rl/models.ts';
-import { type GenerationBackend, type Trajectory, rollout } from '../../rl/rollout.ts';
-import { type RunModel, resolveRunModel } from '../../rl/run-model.ts';
-import { torchPython } from './bench-engine.ts';
+import { Policy } from '../policy/engine/policy.ts';
+import { writeModelConfig } from '../policy/io/config.ts';
+import { writeModelWeights } from '../policy/io/sharded.ts';
+import { toNamed } from '../policy/model/params.ts';
+import { assemble } from '../rl/assemble.ts';
+import { resolveConfig, type RlConfig } from '../rl/config.ts';
+import { rolloutSpec, scoreStage, trainedRows } from '../rl/iteration.ts';
+import { trainSeeds } from '../rl/seeds.ts';
+import { createModels } from '../rl/models.ts';
+import { type GenerationBackend, type Trajectory, rollout } from '../rl/rollout.ts';
+import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
+import { torchPython } from './engine.ts';
 
 const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -94,7 +94,7 @@ async function startTorch(run: RunModel, policy: Policy, threads: number) {
   const dir = mkdtempSync(join(os.tmpdir(), 'starpo-bench-rollout-'));
   writeFileSync(join(dir, 'config.json'), writeModelConfig(run.modelConfig));
   await writeModelWeights(dir, Object.entries(toNamed(policy.layout, policy.getParams())));
-  const script = fileURLToPath(new URL('../../../scripts/torch_rollout.py', import.meta.url));
+  const script = fileURLToPath(new URL('../../scripts/torch_rollout.py', import.meta.url));
   const child = spawn(python, [
     script,
     '--model-dir',

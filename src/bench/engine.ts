@@ -19,17 +19,17 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pickNames } from '../name-list.ts';
-import { Policy } from '../../policy/engine/policy.ts';
-import { createSession, defaultThreads, floatTensor, type Session, type Tensor } from '../../policy/engine/session.ts';
-import { grad } from '../../policy/autodiff/grad.ts';
-import { Graph } from '../../policy/graph/graph.ts';
-import * as o from '../../policy/graph/ops.ts';
-import { programOptions } from '../../policy/graph/program-options.ts';
-import { parseModelConfig, type ModelConfig } from '../../policy/io/config.ts';
-import { paramCount } from '../../policy/model/layout.ts';
-import { generateWithoutCache } from '../../policy/engine/recompute.ts';
-import { trainFlopsPerToken } from '../../policy/model/flops.ts';
+import { pickNames } from '../cli/name-list.ts';
+import { Policy } from '../policy/engine/policy.ts';
+import { createSession, defaultThreads, floatTensor, type Session, type Tensor } from '../policy/engine/session.ts';
+import { grad } from '../policy/autodiff/grad.ts';
+import { Graph } from '../policy/graph/graph.ts';
+import * as o from '../policy/graph/ops.ts';
+import { programOptions } from '../policy/graph/program-options.ts';
+import { parseModelConfig, type ModelConfig } from '../policy/io/config.ts';
+import { paramCount } from '../policy/model/layout.ts';
+import { generateWithoutCache } from '../policy/engine/recompute.ts';
+import { trainFlopsPerToken } from '../policy/model/flops.ts';
 
 const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -173,7 +173,7 @@ class TorchServer {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly lines: AsyncIterator<string>;
   constructor(python: string, threads: number) {
-    const script = fileURLToPath(new URL('../../../scripts/torch_train_step.py', import.meta.url));
+    const script = fileURLToPath(new URL('../../scripts/torch_train_step.py', import.meta.url));
     this.child = spawn(python, [
       script,
       '--serve',

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { ConfigError } from '../../errors.ts';
-import { Prng } from '../../envs/prng.ts';
-import { createEnv, resolveEnvConfig } from '../../envs/registry.ts';
-import { sokobanLevel } from '../../envs/sokoban/index.ts';
+import { ConfigError } from '../errors.ts';
+import { Prng } from '../envs/prng.ts';
+import { createEnv, resolveEnvConfig } from '../envs/registry.ts';
+import { sokobanLevel } from '../envs/sokoban/index.ts';
 
 /**
  * `starpo bench envs`: environment steps per second for every preset, and Sokoban levels generated

@@ -4,7 +4,7 @@
  * vs asynchronous (asyncStaleness 1), 1 vs 2 rollout worker processes; the share of time the update worker
  * idles; the durable driver's overhead over the embedded one, stage by stage; then trajectory events/s to
  * Kafka. JSON lines. Targets: async ≥ 1.5× on-policy, durable overhead < 5%, ≥ 5,000 events/s.
- *   node --import tsx scripts/bench-pipeline.ts          (services must be running: starpo services start)
+ * The services must be running (`starpo services start`).
  * Every engine runs one onnxruntime thread (threads=1), so one rollout worker is one core's worth of rollout
  * and two are two, whatever else runs. The sides run one after another in rounds, embedded and durable
  * alternating, because this machine is shared and noisy; each side's first iteration (compilation, engine
@@ -16,19 +16,13 @@ import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { resolveConfig, type RlConfig } from '../src/rl/config.ts';
-import { trainEmbedded } from '../src/rl/embedded.ts';
-import {
-  createEventLog,
-  createEventReader,
-  createLocalEventReader,
-  type TrajectoryEvent,
-} from '../src/events/index.ts';
-import { followRun, submitRun } from '../src/durable/client.ts';
-import { spawnWorker, startLocalStack, uniqueId } from '../src/durable/harness.ts';
-import type { EventsTarget } from '../src/durable/protocol.ts';
+import { resolveConfig, type RlConfig } from '../rl/config.ts';
+import { trainEmbedded } from '../rl/embedded.ts';
+import { createEventLog, createEventReader, createLocalEventReader, type TrajectoryEvent } from '../events/index.ts';
+import { followRun, submitRun } from '../durable/client.ts';
+import { spawnWorker, startLocalStack, uniqueId } from '../durable/harness.ts';
+import type { EventsTarget } from '../durable/protocol.ts';
 import { activityMedians, activitySpans, busyMs, dispatchMedians, iterationEnds, median } from './pipeline-timeline.ts';
 
 type Write = (record: Record<string, unknown>) => void;
@@ -316,5 +310,3 @@ export async function benchPipeline(
   write({ metric: 'loadavg_end', loadavg: loadavg() });
   if (root && process.env.STARPO_BENCH_KAFKA !== '0') await kafkaThroughput(root, write);
 }
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await benchPipeline();

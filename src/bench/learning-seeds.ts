@@ -1,16 +1,16 @@
 /**
  * `starpo bench learning-seeds`: the issue's item 4 — StarPO-S, vanilla StarPO and GRPO with 3 training
  * seeds each on Sokoban and FrozenLake from the format-only warm start, same budget. One `learning` line
- * per run (bench-learning.ts), then one `learning-seeds` summary line per (environment, algorithm): final
+ * per run (learning.ts), then one `learning-seeds` summary line per (environment, algorithm): final
  * validation success mean ± std over the seeds, the runs that collapsed and when, and the Echo-Trap
  * firings, plus the `starpo report` command that draws them side by side.
  *
  * Collapsed: the run's validation success fell below half of the best it had reached (after reaching at
  * least 0.1), and was still there at the end; "when" is the first validation iteration of that fall.
  */
-import { mean, sampleStd } from '../../rl/stats.ts';
-import { pickNames } from '../name-list.ts';
-import { seedStudyCases, SEED_STUDY } from './bench-learning-cases.ts';
+import { mean, sampleStd } from '../rl/stats.ts';
+import { pickNames } from '../cli/name-list.ts';
+import { seedStudyCases, SEED_STUDY } from './learning-cases.ts';
 import {
   benchSetOverrides,
   checkCases,
@@ -18,7 +18,7 @@ import {
   trainCase,
   useTinyMode,
   type CasePoint,
-} from './bench-learning.ts';
+} from './learning.ts';
 
 /** The iteration a run's final collapse began (see the module comment), or null. */
 export function collapsedAt(curve: readonly CasePoint[]): number | null {

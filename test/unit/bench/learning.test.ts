@@ -4,10 +4,10 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { LEARNING_CASES, seedStudyCases, TINY } from '../../../src/cli/commands/bench-learning-cases.ts';
-import { benchLearningSeeds, collapsedAt } from '../../../src/cli/commands/bench-learning-seeds.ts';
-import { benchLearning, type CasePoint } from '../../../src/cli/commands/bench-learning.ts';
-import { benchTools } from '../../../src/cli/commands/bench-tools.ts';
+import { LEARNING_CASES, seedStudyCases, TINY } from '../../../src/bench/learning-cases.ts';
+import { benchLearningSeeds, collapsedAt } from '../../../src/bench/learning-seeds.ts';
+import { benchLearning, type CasePoint } from '../../../src/bench/learning.ts';
+import { benchTools } from '../../../src/bench/tools.ts';
 
 test('every learning and seed-study case resolves to a valid config, at full size and tiny', () => {
   const cases = [...LEARNING_CASES, ...seedStudyCases()];
