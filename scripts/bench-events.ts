@@ -14,7 +14,7 @@ import { encodeEvent } from '../src/events/codec.ts';
 import { createKafkaEventLog } from '../src/events/kafka-log.ts';
 import { createLocalEventLog } from '../src/events/local-log.ts';
 import type { EventLog, TrajectoryEvent, Turn } from '../src/events/types.ts';
-import { endpoints } from '../src/services/endpoints.ts';
+import { endpoints } from '../src/endpoints.ts';
 
 const { values } = parseArgs({
   options: { events: { type: 'string', default: '20000' }, batch: { type: 'string', default: '512' } },

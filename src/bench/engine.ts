@@ -19,7 +19,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pickNames } from '../cli/name-list.ts';
+import { pickNames } from './name-list.ts';
 import { Policy } from '../policy/engine/policy.ts';
 import { createSession, defaultThreads, floatTensor, type Session, type Tensor } from '../policy/engine/session.ts';
 import { grad } from '../policy/autodiff/grad.ts';

@@ -9,16 +9,9 @@
  * least 0.1), and was still there at the end; "when" is the first validation iteration of that fall.
  */
 import { mean, sampleStd } from '../rl/stats.ts';
-import { pickNames } from '../cli/name-list.ts';
+import { pickNames } from './name-list.ts';
 import { seedStudyCases, SEED_STUDY } from './learning-cases.ts';
-import {
-  benchSetOverrides,
-  checkCases,
-  measureCase,
-  trainCase,
-  useTinyMode,
-  type CasePoint,
-} from './learning.ts';
+import { benchSetOverrides, checkCases, measureCase, trainCase, useTinyMode, type CasePoint } from './learning.ts';
 
 /** The iteration a run's final collapse began (see the module comment), or null. */
 export function collapsedAt(curve: readonly CasePoint[]): number | null {

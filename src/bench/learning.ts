@@ -18,7 +18,7 @@ import { runEnvConfig } from '../rl/run-env.ts';
 import { pairedDifference } from '../rl/stats.ts';
 import { evaluateCheckpoint } from '../replay/evaluate.ts';
 import type { FormatRates } from '../rl/format-rates.ts';
-import { pickNames } from '../cli/name-list.ts';
+import { pickNames } from './name-list.ts';
 import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './learning-cases.ts';
 import {
   COLLAPSE_MI_ESTIMATE,

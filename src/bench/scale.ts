@@ -30,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.ts';
-import { pickNames } from '../cli/name-list.ts';
+import { pickNames } from './name-list.ts';
 import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../policy/io/published-configs.ts';
 import { torchPython } from './engine.ts';
 import { type ChildResult, type ChildSpec, GENERATE, LORA } from './scale-child.ts';

@@ -9,7 +9,7 @@
  * and two comparisons: accuracy with vs without tools, and OTC vs plain correctness (tool calls per
  * correct answer should fall while accuracy stays within 2 points). JSON lines; a benchmark, not a test.
  */
-import { pickNames } from '../cli/name-list.ts';
+import { pickNames } from './name-list.ts';
 import { trainCase, type TrainedCase, type WarmStart } from './learning.ts';
 import type { PresetName } from '../rl/presets.ts';
 import { TOOL_CALLS_PER_RESPONSE, TOOL_PRODUCTIVITY, VAL_SUCCESS_RATE, valMetric } from '../rl/metric-names.ts';

@@ -19,7 +19,7 @@ import { ROOT_LINEAGE, durableResumeLineageId } from '../events/lineage.ts';
 import { latestLineageAt } from '../replay/lineage.ts';
 import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
 import { createCheckpointStore } from '../storage/index.ts';
-import { endpoints } from '../services/endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import { localDataServices, recordRunOn } from '../services/run-ledger.ts';
 import { log } from '../log.ts';
 import {

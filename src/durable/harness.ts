@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
-import { endpoints } from '../services/endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import type { EventsTarget, TaskQueues } from './protocol.ts';
 import type { WorkerResources } from './resources.ts';
 import { startWorkers, type QueueRole, type RunningWorkers } from './worker.ts';

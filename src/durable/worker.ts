@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.ts';
-import { endpoints } from '../services/endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import { DEFAULT_QUEUES, type TaskQueues } from './protocol.ts';
 import { createResources, type WorkerResources } from './resources.ts';
 

@@ -1,6 +1,6 @@
 /** What the Kafka event log's producer and reader must agree on: topic, headers, partitioning, client. */
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { endpoints } from '../services/endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 
 export const DEFAULT_TOPIC = 'starpo.events';
 /** Hex SHA-256 fingerprint of the writer's envelope schema (see schemas.ts). */

@@ -14,7 +14,7 @@
 import kafkajs, { CompressionTypes, type Admin, type Message, type Producer, type RecordMetadata } from 'kafkajs';
 import { log } from '../log.ts';
 import { StarpoError } from '../errors.ts';
-import { endpoints } from '../services/endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import { encodeEvent } from './codec.ts';
 import { eventKey } from './event-key.ts';
 import { createKafkaEventReader } from './kafka-reader.ts';

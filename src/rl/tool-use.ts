@@ -11,7 +11,7 @@ import { ConfigError } from '../errors.ts';
 import { checkFormatForChat, toolFormat, type ToolFormatName } from '../tools/formats.ts';
 import { toolTurnGenerator, type TurnGenerator } from '../tools/rollout-hook.ts';
 import { SandboxPool, type CodeRunner } from '../tools/sandbox/pool.ts';
-import { isToolProvider } from '../tools/types.ts';
+import { isToolProvider } from '../envs/tool-provider.ts';
 import type { RlConfig } from './config-fields.ts';
 import { runEnvConfig } from './run-env.ts';
 import { applyToolRewards } from './rewards/apply.ts';

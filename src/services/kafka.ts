@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import type { ServiceSpec } from './service.ts';
 import { CACHE_DIR, REPO_ROOT, serviceDir } from './paths.ts';
-import { endpoints } from './endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import { runToLog } from './exec.ts';
 import { ServiceError } from '../errors.ts';
 

@@ -6,7 +6,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { endpoints } from './endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import { serviceDir } from './paths.ts';
 
 type DataService = 'kafka' | 's3';

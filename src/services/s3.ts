@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServiceSpec } from './service.ts';
 import { CACHE_DIR, serviceDir } from './paths.ts';
-import { endpoints } from './endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import { runToLog } from './exec.ts';
 
 export const S3MOCK_VERSION = '4.12.4';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { ServiceSpec } from './service.ts';
 import { CACHE_DIR, serviceDir } from './paths.ts';
-import { endpoints } from './endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import { runToLog } from './exec.ts';
 
 // Later tags carry a replace directive that `go install` refuses (docs/design.md, Services).

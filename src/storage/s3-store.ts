@@ -18,7 +18,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { ConfigError, StarpoError } from '../errors.ts';
-import { endpoints } from '../services/endpoints.ts';
+import { endpoints } from '../endpoints.ts';
 import { CheckpointConflictError, CheckpointNotFoundError, checkpointLabel } from './errors.ts';
 import { digestBytes, digestFile, type ContentDigest } from './hash.ts';
 import { assertFileNames, checkpointPrefix, checkpointsPrefix, MANIFEST_NAME, parseManifestPath } from './layout.ts';

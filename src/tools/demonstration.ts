@@ -6,7 +6,8 @@
 import type { TextTokenizer } from '../agent/types.ts';
 import type { ToolFormat } from './formats.ts';
 import { KEEP_CHARS, showResult } from './output.ts';
-import type { ToolCall, ToolResult } from './types.ts';
+import type { ToolCall } from './types.ts';
+import type { ToolResult } from '../envs/tool-provider.ts';
 
 export interface DemonstrationStep {
   /** Model text before the call (reasoning), '' for none. */

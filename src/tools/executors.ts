@@ -4,7 +4,8 @@
  */
 import type { Env } from '../envs/types.ts';
 import type { CodeRunner } from './sandbox/pool.ts';
-import { isToolProvider, type ToolCall, type ToolExecutor, type ToolProvider, type ToolResult } from './types.ts';
+import { type ToolCall, type ToolExecutor } from './types.ts';
+import { isToolProvider, type ToolProvider, type ToolResult } from '../envs/tool-provider.ts';
 
 export interface ExecutorParts {
   /** Runs code calls; absent = code calls fail with "no code interpreter". */

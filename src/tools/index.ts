@@ -40,13 +40,4 @@ export {
 export { benchmarkSandbox, type SandboxBenchmark } from './sandbox/bench.ts';
 export { SandboxPool, type CodeRunner } from './sandbox/pool.ts';
 export { Sandbox, type SandboxErrorKind, type SandboxOptions, type SandboxResult } from './sandbox/sandbox.ts';
-export {
-  isToolProvider,
-  type ExpectedCall,
-  type ToolCall,
-  type ToolCallRecord,
-  type ToolExecutor,
-  type ToolProvider,
-  type ToolResult,
-  type ToolSchema,
-} from './types.ts';
+export { type ToolCall, type ToolCallRecord, type ToolExecutor } from './types.ts';

@@ -2,7 +2,7 @@
  * What a tool result looks like to the model (docs/spec.md §6): an error is cut to its last line, and a long
  * text keeps its first and last `keep` characters around an ASCII marker (every tokenizer has "...").
  */
-import type { ToolResult } from './types.ts';
+import type { ToolResult } from '../envs/tool-provider.ts';
 
 /** Characters kept at each end of a long tool output. */
 export const KEEP_CHARS = 128;

@@ -14,7 +14,8 @@ import { ConfigError } from '../errors.ts';
 import type { FoundCall, ToolFormat } from './formats.ts';
 import { KEEP_CHARS, showResult } from './output.ts';
 import { firstStop, ToolRow, type ToolGeneration } from './turn-row.ts';
-import type { ToolCall, ToolCallRecord, ToolExecutor, ToolResult } from './types.ts';
+import type { ToolCall, ToolCallRecord, ToolExecutor } from './types.ts';
+import type { ToolResult } from '../envs/tool-provider.ts';
 
 export type { ToolGeneration } from './turn-row.ts';
 

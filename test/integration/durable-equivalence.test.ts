@@ -22,7 +22,7 @@ import { evalCommand } from '../../src/cli/commands/eval.ts';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
 import { loadReport } from '../../src/report/load.ts';
 import { openSource } from '../../src/report/source.ts';
-import { endpoints } from '../../src/services/endpoints.ts';
+import { endpoints } from '../../src/endpoints.ts';
 import { Kafka, logLevel } from 'kafkajs';
 import type { DurableOptions } from '../../src/durable/protocol.ts';
 import { paperConfig, writeTinyModel } from '../unit/rl/tiny-hf-model.ts';

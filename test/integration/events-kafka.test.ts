@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import kafkajs, { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
-import { endpoints } from '../../src/services/endpoints.ts';
+import { endpoints } from '../../src/endpoints.ts';
 import { createKafkaEventLog } from '../../src/events/kafka-log.ts';
 import { createKafkaEventReader } from '../../src/events/kafka-reader.ts';
 import { EVENT_KEY_HEADER, FINGERPRINT_HEADER, PAYLOAD_DIGEST_HEADER } from '../../src/events/kafka-common.ts';

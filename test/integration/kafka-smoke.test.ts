@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import avro from 'avsc';
 import { Kafka, logLevel } from 'kafkajs';
-import { endpoints } from '../../src/services/endpoints.ts';
+import { endpoints } from '../../src/endpoints.ts';
 
 const type = avro.Type.forSchema({
   type: 'record',

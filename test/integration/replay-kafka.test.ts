@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
-import { endpoints } from '../../src/services/endpoints.ts';
+import { endpoints } from '../../src/endpoints.ts';
 import { createKafkaEventLog } from '../../src/events/index.ts';
 import { FINGERPRINT_HEADER } from '../../src/events/kafka-common.ts';
 import { schemaRegistry } from '../../src/events/schemas.ts';

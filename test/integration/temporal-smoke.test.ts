@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { endpoints } from '../../src/services/endpoints.ts';
+import { endpoints } from '../../src/endpoints.ts';
 import * as activities from './fixtures/smoke-activities.ts';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });

@@ -3,7 +3,7 @@ import onnxProto from 'onnx-proto';
 import { SERVICES, ourPid, probe } from '../../services/manager.ts';
 import { hasCommand } from '../../services/exec.ts';
 import { dataState, vanishedLine } from '../../services/data.ts';
-import { providerStatuses } from '../../gpu/report.ts';
+import { providerStatuses } from '../provider-report.ts';
 import { newTable } from '../../terminal.ts';
 import { hubCacheDir } from '../../models/hub/cache.ts';
 import { listCachedModels } from '../../models/list.ts';

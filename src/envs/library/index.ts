@@ -9,7 +9,7 @@ import { StarpoError } from '../../errors.ts';
 import { checkBudget, checkInteger, episodeOver } from '../common.ts';
 import { Prng } from '../prng.ts';
 import type { Env, EnvConfigBase, EnvDefinition, EnvSnapshot, Json, StepResult, TaskDescription } from '../types.ts';
-import type { ExpectedCall, ToolProvider, ToolResult, ToolSchema } from '../../tools/types.ts';
+import type { ExpectedCall, ToolProvider, ToolResult, ToolSchema } from '../tool-provider.ts';
 import { generateLibrary, type LibraryDb } from './database.ts';
 import { LIBRARY_TOOLS, callLibraryTool } from './tools.ts';
 import { libraryQuestions, normalizeAnswer, type LibraryQuestion } from './tasks.ts';

@@ -4,7 +4,7 @@
  * its final answer. Questions build on each other: the user's loans (turn 1) give the due days the
  * fee needs (turn 2) and the book whose author turn 3 asks about.
  */
-import type { ExpectedCall } from '../../tools/types.ts';
+import type { ExpectedCall } from '../tool-provider.ts';
 import type { Prng } from '../prng.ts';
 import { bookById, lateFeeCents, loansOf, type LibraryDb } from './database.ts';
 

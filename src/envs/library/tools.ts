@@ -4,7 +4,7 @@
  * keys fail the call with a message naming the key); results are compact JSON texts.
  */
 import type { Json } from '../types.ts';
-import type { ToolResult, ToolSchema } from '../../tools/types.ts';
+import type { ToolResult, ToolSchema } from '../tool-provider.ts';
 import { bookById, lateFeeCents, loansOf, type LibraryDb } from './database.ts';
 
 type Args = { [key: string]: Json };

@@ -7,7 +7,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { CorruptDataError } from '../../errors.ts';
-import { readFully } from '../../policy/io/atomic.ts';
+import { readFully } from '../../storage/atomic-file.ts';
 import { GGML_TYPES, type GgmlTypeName, ggmlTypeOf, tensorBytes } from './types.ts';
 
 const MAGIC = 0x46554747; // "GGUF" read little-endian

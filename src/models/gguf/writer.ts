@@ -7,7 +7,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { StarpoError } from '../../errors.ts';
-import { writeFileAtomic, writeFully } from '../../policy/io/atomic.ts';
+import { writeFileAtomic, writeFully } from '../../storage/atomic-file.ts';
 import { type GgmlTypeName, GGML_TYPES, tensorBytes } from './types.ts';
 
 export const GGUF_ALIGNMENT = 32;

@@ -13,7 +13,7 @@ import { mkdir, open, readFile, rename, rm, stat, symlink } from 'node:fs/promis
 import { dirname, join, relative } from 'node:path';
 import { downloadFile, HubApiError, listFiles, modelInfo, type ListFileEntry } from '@huggingface/hub';
 import { ConfigError, StarpoError } from '../../errors.ts';
-import { writeBytesAtomic, writeFully } from '../../policy/io/atomic.ts';
+import { writeBytesAtomic, writeFully } from '../../storage/atomic-file.ts';
 import { INDEX_FILE, SINGLE_FILE, parseIndex } from '../../policy/io/sharded.ts';
 import {
   COMMIT_HASH,

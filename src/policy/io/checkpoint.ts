@@ -11,7 +11,7 @@
 import { mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CorruptDataError, StarpoError } from '../../errors.ts';
-import { sha256File, writeBytesAtomic } from './atomic.ts';
+import { sha256File, writeBytesAtomic } from '../../storage/atomic-file.ts';
 import { parseModelConfig, writeModelConfig, type ModelConfig } from './config.ts';
 import type { Tensor } from './dtype.ts';
 import { readSafetensors, writeSafetensors } from './safetensors.ts';

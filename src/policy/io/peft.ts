@@ -21,7 +21,7 @@ import {
   peftModule,
   targetOfModule,
 } from '../model/lora.ts';
-import { writeBytesAtomic } from './atomic.ts';
+import { writeBytesAtomic } from '../../storage/atomic-file.ts';
 import type { Tensor } from './dtype.ts';
 import { readSafetensors, writeSafetensors } from './safetensors.ts';
 

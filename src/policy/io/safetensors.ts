@@ -6,7 +6,7 @@
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { CorruptDataError, StarpoError } from '../../errors.ts';
-import { readFully, writeFileAtomic, writeFully } from './atomic.ts';
+import { readFully, writeFileAtomic, writeFully } from '../../storage/atomic-file.ts';
 import { assertLittleEndian, decodeTensor, elementCount, encodeElements, type Tensor } from './dtype.ts';
 import {
   parseHeaderJson,

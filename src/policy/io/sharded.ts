@@ -6,7 +6,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CorruptDataError, StarpoError } from '../../errors.ts';
-import { writeBytesAtomic } from './atomic.ts';
+import { writeBytesAtomic } from '../../storage/atomic-file.ts';
 import { DTYPE_BYTES, elementCount, type Tensor } from './dtype.ts';
 import { SafetensorsReader, writeSafetensors, type NamedTensors } from './safetensors.ts';
 

@@ -4,7 +4,7 @@
  * ground-truth calls. Plain data; ToolCallRecord (src/tools) fits RewardCall as is.
  */
 import type { Json } from '../../envs/types.ts';
-import type { ExpectedCall } from '../../tools/types.ts';
+import type { ExpectedCall } from '../../envs/tool-provider.ts';
 
 export interface RewardCall {
   kind: 'code' | 'function' | 'invalid';
@@ -16,7 +16,7 @@ export interface RewardCall {
   ok: boolean;
 }
 
-export type { ExpectedCall } from '../../tools/types.ts';
+export type { ExpectedCall } from '../../envs/tool-provider.ts';
 
 export interface ToolSample {
   /** What the model wrote (calls kept, tool results removed): ToolGeneration.modelText. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { endpoints } from '../../../src/services/endpoints.ts';
+import { endpoints } from '../../../src/endpoints.ts';
 
 /** Runs `fn` with the given environment variables set, then restores them. */
 function withEnv(vars: Record<string, string>, fn: () => void): void {

@@ -10,7 +10,7 @@ import {
 } from '../../../src/envs/library/index.ts';
 import { resolveEnvConfig } from '../../../src/envs/registry.ts';
 import { Episode, TEMPLATES } from '../../../src/agent/index.ts';
-import { isToolProvider } from '../../../src/tools/types.ts';
+import { isToolProvider } from '../../../src/envs/tool-provider.ts';
 import { executorForEnv } from '../../../src/tools/executors.ts';
 
 const config = LIBRARY.defaults;

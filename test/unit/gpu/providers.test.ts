@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PROVIDERS, ProviderError, probeProvider } from '../../../src/policy/engine/session.ts';
 import { gatherCudaFacts } from '../../../src/gpu/facts.ts';
-import { probeInChild } from '../../../src/gpu/probe.ts';
+import { probeInChild } from '../../../src/policy/engine/provider-probe.ts';
 import { PROVIDER_NAMES } from '../../../src/gpu/providers.ts';
 import { classifyCuda, cudaBlocked } from '../../../src/gpu/status.ts';
 

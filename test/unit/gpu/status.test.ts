@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseProcVersion, parseSmi } from '../../../src/gpu/driver.ts';
 import { inLoaderCache } from '../../../src/gpu/facts.ts';
-import { readProbeOutput } from '../../../src/gpu/probe.ts';
+import { readProbeOutput } from '../../../src/policy/engine/provider-probe.ts';
 import { type CudaFacts, classifyCpu, classifyCuda, classifyWebgpu } from '../../../src/gpu/status.ts';
 
 const H200 = { name: 'NVIDIA H200', memoryMiB: 143771, driver: '580.159.03' };

@@ -4,7 +4,8 @@ import { generateWithTools, roundSeed, type ToolTurnOptions } from '../../../src
 import { TOOL_FORMATS, type ToolFormatName } from '../../../src/tools/formats.ts';
 import { toolCallEvents } from '../../../src/tools/events.ts';
 import type { TextTokenizer } from '../../../src/agent/types.ts';
-import type { ToolCall, ToolExecutor, ToolResult } from '../../../src/tools/types.ts';
+import type { ToolCall, ToolExecutor } from '../../../src/tools/types.ts';
+import type { ToolResult } from '../../../src/envs/tool-provider.ts';
 import { charTokenizer } from '../agent/char-tokenizer.ts';
 import { scriptedBackend, streamingBackend } from './scripted.ts';
 

@@ -2,9 +2,9 @@
  * Creates a one-node session (y = -x) on the provider named in argv[2] and runs it; prints one JSON line.
  * Running it, not only creating it, is what proves the device computes.
  */
-import { Graph } from '../policy/graph/graph.ts';
-import { neg } from '../policy/graph/ops.ts';
-import { type Provider, createSession, floatTensor } from '../policy/engine/session.ts';
+import { Graph } from '../graph/graph.ts';
+import { neg } from '../graph/ops.ts';
+import { type Provider, createSession, floatTensor } from './session.ts';
 
 try {
   const g = new Graph();

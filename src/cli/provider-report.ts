@@ -1,8 +1,8 @@
 /** Every provider's status on this machine, as doctor shows it: facts first, then a probe where they allow one. */
 import { defaultThreads } from '../policy/engine/session.ts';
-import { gatherCudaFacts, loaderFinds } from './facts.ts';
-import { probeInChild } from './probe.ts';
-import { type ProviderStatus, classifyCpu, classifyCuda, classifyWebgpu, cudaBlocked } from './status.ts';
+import { gatherCudaFacts, loaderFinds } from '../gpu/facts.ts';
+import { probeInChild } from '../policy/engine/provider-probe.ts';
+import { type ProviderStatus, classifyCpu, classifyCuda, classifyWebgpu, cudaBlocked } from '../gpu/status.ts';
 
 async function cudaStatus(): Promise<ProviderStatus> {
   const facts = gatherCudaFacts(null);

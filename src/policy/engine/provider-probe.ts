@@ -6,10 +6,10 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { ProviderName } from './providers.ts';
-import type { ProbeResult } from './status.ts';
+import type { ProviderName } from '../../gpu/providers.ts';
+import type { ProbeResult } from '../../gpu/status.ts';
 
-const ENTRY = fileURLToPath(new URL('./probe-entry.mjs', import.meta.url));
+const ENTRY = fileURLToPath(new URL('./provider-probe-entry.mjs', import.meta.url));
 
 /** The last JSON line of the child's stdout, or a failure carrying what it printed. */
 export function readProbeOutput(stdout: string, stderr: string, failure?: string): ProbeResult {
