@@ -7,7 +7,7 @@
  * artifacts (the trajectories are on Kafka and sealed by now).
  */
 import { activity } from '../src/durable/boundary.ts';
-import { iterationArtifacts } from '../src/durable/artifacts.ts';
+import { iterationArtifacts } from '../src/storage/artifacts.ts';
 import { appendExactlyOnce } from '../src/durable/event-fence.ts';
 import { loadCollapseProbe, parse } from '../src/durable/batch-io.ts';
 import { retentionView } from '../src/durable/lineages.ts';
@@ -15,8 +15,8 @@ import { sealIteration } from '../src/durable/seal-events.ts';
 import { fromWire, type CheckpointInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { CorruptDataError } from '../src/errors.ts';
-import { checkpointEvent, iterationEvents } from '../src/rl/run-events.ts';
-import { retentionOf } from '../src/rl/run-checkpoint.ts';
+import { checkpointEvent, iterationEvents } from '../src/run/events.ts';
+import { retentionOf } from '../src/run/checkpoint.ts';
 import { applyRetention } from '../src/storage/index.ts';
 import { updateRecordKey, type UpdateRecord } from './update.ts';
 

@@ -6,7 +6,7 @@ import { activity } from '../src/durable/boundary.ts';
 import { chainOf, savedLineageStarts } from '../src/durable/lineages.ts';
 import type { CheckpointRef, ForkPointInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { forkPoint } from '../src/rl/fork-point.ts';
+import { forkPoint } from '../src/run/fork-point.ts';
 
 export function forkPointActivity(r: WorkerResources) {
   return activity('forkPoint', async (input: ForkPointInput): Promise<CheckpointRef | null> => {

@@ -20,9 +20,10 @@ import {
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rolloutStage, runValidation } from '../src/rl/iteration.ts';
 import { toolTurns } from '../src/rl/tool-use.ts';
-import { trajectoryEvents } from '../src/rl/run-events.ts';
+import { trajectoryEvents } from '../src/run/events.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
 import { log } from '../src/log.ts';
+import { episodeSource } from '../src/gateway/agent-rollout.ts';
 
 /** A chunk's name within its iteration: sampling round, shard, chunk. */
 const chunkName = (input: RolloutShardInput, k: number): string => `r${input.round ?? 0}-s${input.shard}-c${k}`;
@@ -50,7 +51,12 @@ export function rolloutActivities(r: WorkerResources) {
         'rollout chunk started',
       );
       const trajectories = await r.rolloutModels.use(c, r.store(input.run.storeUri), policyId(input), (m) =>
-        rolloutStage(c, input.iteration, m.actor, run, groups, toolTurns(c, run.tokenizer, r.sandbox(c))),
+        rolloutStage(
+          c,
+          input.iteration,
+          episodeSource(c, m.actor, run, toolTurns(c, run.tokenizer, r.sandbox(c))),
+          groups,
+        ),
       );
       // The artifact first, then the events exactly once: a retry after either finds it done (appendExactlyOnce).
       await r.artifacts(input.run.storeUri).put(keys[k], json(trajectories));
@@ -71,7 +77,7 @@ export function rolloutActivities(r: WorkerResources) {
     const startedAt = new Date();
     const policy = { runId: input.run.runId, ...input.policy };
     const val = await r.rolloutModels.use(c, r.store(input.run.storeUri), policy, (m) =>
-      runValidation(c, m.actor, run, c.valSamples, toolTurns(c, run.tokenizer, r.sandbox(c))),
+      runValidation(c, episodeSource(c, m.actor, run, toolTurns(c, run.tokenizer, r.sandbox(c))), c.valSamples),
     );
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     const events = trajectoryEvents(ids, input.iteration, input.policy.iteration, val.trajectories, 'val', startedAt);

@@ -6,17 +6,17 @@
  * FORKED by onCollapse=fork, with parent, iteration and forks).
  */
 import { activity } from '../src/durable/boundary.ts';
-import { configKey, lineageKey } from '../src/durable/artifacts.ts';
+import { configKey, lineageKey } from '../src/storage/artifacts.ts';
 import { appendExactlyOnce } from '../src/durable/event-fence.ts';
 import { json } from '../src/durable/batch-io.ts';
 import type { ResumeFrom, RunPlan, RunRef, StartRunInput, StartRunResult } from '../src/durable/protocol.ts';
-import { behaviourVersions, checkpointExists, saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
+import { behaviourVersions, checkpointExists, saveRunCheckpoint, trainerState } from '../src/run/checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { ConfigError } from '../src/errors.ts';
 import { canonicalConfigJSON, configFromJSON, type RlConfig } from '../src/rl/config.ts';
 import { EchoTrapDetector } from '../src/rl/echo-trap.ts';
-import { checkpointEvent, runEvent } from '../src/rl/run-events.ts';
-import { warmStart } from '../src/rl/warm-start.ts';
+import { checkpointEvent, runEvent } from '../src/run/events.ts';
+import { warmStart } from '../src/run/warm-start.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';
 import type { LineageStart, StarpoEvent } from '../src/events/index.ts';
 

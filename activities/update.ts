@@ -13,7 +13,7 @@ import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/du
 import type { WorkerResources } from '../src/durable/resources.ts';
 import type { RlConfig } from '../src/rl/config.ts';
 import { observeIteration } from '../src/rl/collapse-action.ts';
-import { detectorOf, saveRunCheckpoint, trainerState } from '../src/rl/run-checkpoint.ts';
+import { detectorOf, saveRunCheckpoint, trainerState } from '../src/run/checkpoint.ts';
 import { updateKeptRows } from '../src/rl/iteration.ts';
 import { keepRows, updateInputOf } from '../src/rl/kept-rows.ts';
 import type { UpdateInput as StageInput } from '../src/rl/update.ts';

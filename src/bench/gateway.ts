@@ -16,7 +16,7 @@ import OpenAI from 'openai';
 import { Policy } from '../policy/engine/policy.ts';
 import { startGateway } from '../gateway/server.ts';
 import { resolveConfig } from '../rl/config.ts';
-import { loadPretrained } from '../rl/models.ts';
+import { loadPretrained } from '../run/models.ts';
 import { resolveRunModel } from '../rl/run-model.ts';
 
 const CALLS = Number(process.env.STARPO_BENCH_CALLS ?? 16);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { envSpecId, oracleSuccess } from '../envs/index.ts';
 import { resolveConfig, type RlConfig } from '../rl/config.ts';
-import { trainEmbedded, type IterationReport } from '../rl/embedded.ts';
+import { trainEmbedded, type IterationReport } from '../embedded/driver.ts';
 import { validationSeeds } from '../rl/seeds.ts';
 import { runEnvConfig } from '../rl/run-env.ts';
 import { pairedDifference } from '../rl/stats.ts';

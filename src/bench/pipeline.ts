@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { resolveConfig, type RlConfig } from '../rl/config.ts';
-import { trainEmbedded } from '../rl/embedded.ts';
+import { trainEmbedded } from '../embedded/driver.ts';
 import { createEventLog, createEventReader, createLocalEventReader, type TrajectoryEvent } from '../events/index.ts';
 import { followRun, submitRun } from '../durable/client.ts';
 import { spawnWorker, startLocalStack, uniqueId } from '../durable/harness.ts';

@@ -32,10 +32,12 @@ import { writeModelWeights } from '../policy/io/sharded.ts';
 import { toNamed } from '../policy/model/params.ts';
 import { assemble } from '../rl/assemble.ts';
 import { resolveConfig, type RlConfig } from '../rl/config.ts';
-import { rolloutSpec, scoreStage, trainedRows } from '../rl/iteration.ts';
+import { scoreStage, trainedRows } from '../rl/iteration.ts';
+import { rolloutSpec } from '../rl/episode-source.ts';
 import { trainSeeds } from '../rl/seeds.ts';
-import { createModels } from '../rl/models.ts';
-import { type GenerationBackend, type Trajectory, rollout } from '../rl/rollout.ts';
+import { createModels } from '../run/models.ts';
+import { type Trajectory, rollout } from '../rl/rollout.ts';
+import { type GenerationBackend } from '../policy/engine/handle.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
 import { torchPython } from './engine.ts';
 

@@ -4,7 +4,7 @@
  * at its next redraw, so lines and bar never share a line.
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
-import type { IterationReport } from '../rl/embedded.ts';
+import type { IterationReport } from '../embedded/driver.ts';
 import { ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from '../rl/metric-names.ts';
 
 export interface ProgressBar {

@@ -5,12 +5,12 @@
  * of shipping a second copy of it.
  */
 import { assemble, type AssembledBatch } from '../rl/assemble.ts';
-import type { ScoredBatch } from '../rl/iteration.ts';
+import type { ScoredBatch } from '../rl/kept-rows.ts';
 import type { Trajectory } from '../rl/rollout.ts';
 import type { CollapseProbe } from '../events/index.ts';
 import type { CheckpointId } from '../storage/index.ts';
 import { packArtifact, unpackArtifact } from './artifact-codec.ts';
-import { artifactKey, type ArtifactStore } from './artifacts.ts';
+import { artifactKey, type ArtifactStore } from '../storage/artifacts.ts';
 import type { CheckpointRef, RunRef, StageInput } from './protocol.ts';
 
 export const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));

@@ -16,7 +16,7 @@ import {
 import { ConfigError, StarpoError } from '../errors.ts';
 import { assertSafeId } from '../events/ids.ts';
 import { ROOT_LINEAGE, durableResumeLineageId } from '../events/lineage.ts';
-import { latestLineageAt } from '../replay/lineage.ts';
+import { latestLineageAt } from '../run/resume-plan.ts';
 import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
 import { createCheckpointStore } from '../storage/index.ts';
 import { endpoints } from '../endpoints.ts';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { CorruptDataError } from '../errors.ts';
 import type { AppendFence, LogPosition, StarpoEvent } from '../events/index.ts';
 import { DEFAULT_TOPIC } from '../events/kafka-common.ts';
-import { iterationArtifacts, type ArtifactId, type ArtifactStore } from './artifacts.ts';
+import { iterationArtifacts, type ArtifactId, type ArtifactStore } from '../storage/artifacts.ts';
 import { json, parse } from './batch-io.ts';
 import type { RunRef } from './protocol.ts';
 import type { WorkerResources } from './resources.ts';

@@ -5,9 +5,9 @@
  */
 import type { LineageStart } from '../events/index.ts';
 import { forkPoints } from '../events/lineage.ts';
-import { withoutForkPoints } from '../replay/lineage.ts';
+import { withoutForkPoints } from '../run/resume-plan.ts';
 import type { CheckpointStore } from '../storage/index.ts';
-import { lineagesFolder, type ArtifactStore } from './artifacts.ts';
+import { lineagesFolder, type ArtifactStore } from '../storage/artifacts.ts';
 import { parse } from './batch-io.ts';
 import { log } from '../log.ts';
 

@@ -7,8 +7,8 @@
 import type { PolicyEngine } from '../policy/engine/engine.ts';
 import type { Provider } from '../policy/engine/session.ts';
 import type { RlConfig } from '../rl/config.ts';
-import { loadPretrained, modelInits, namedModels, startEngineModels } from '../rl/models.ts';
-import { loadRunCheckpoint, type ModelName, type TrainerState } from '../rl/run-checkpoint.ts';
+import { loadPretrained, modelInits, namedModels, startEngineModels } from '../run/models.ts';
+import { loadRunCheckpoint, type ModelName, type TrainerState } from '../run/checkpoint.ts';
 import { resolveRunModel } from '../rl/run-model.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
 

@@ -9,7 +9,7 @@ import { lineageConfig } from '../rl/collapse-action.ts';
 import { createKafkaEventLog, type ExactlyOnceEventLog } from '../events/index.ts';
 import type { Provider } from '../policy/engine/session.ts';
 import { createCheckpointStore, type CheckpointStore } from '../storage/index.ts';
-import { configKey, createArtifactStore, type ArtifactStore } from './artifacts.ts';
+import { configKey, createArtifactStore, type ArtifactStore } from '../storage/artifacts.ts';
 import { ModelHost } from './model-host.ts';
 import { openSandbox } from '../rl/tool-use.ts';
 import type { CodeRunner } from '../tools/sandbox/pool.ts';

@@ -10,9 +10,9 @@
  */
 import { eventIteration } from '../events/event-key.ts';
 import { createKafkaEventReader } from '../events/kafka-reader.ts';
-import { createSealedEventReader, isSealed, sealedName, sealSegment } from '../events/sealed-log.ts';
-import type { EventReader, LogPosition, StarpoEvent } from '../events/types.ts';
-import { configKey, createArtifactStore, iterationArtifacts, type ArtifactStore } from './artifacts.ts';
+import { isSealed, sealedName, sealSegment } from '../events/sealed-log.ts';
+import type { LogPosition, StarpoEvent } from '../events/types.ts';
+import { iterationArtifacts, type ArtifactStore } from '../storage/artifacts.ts';
 import { parse } from './batch-io.ts';
 import type { RunRef } from './protocol.ts';
 
@@ -51,16 +51,4 @@ export async function sealIteration(artifacts: ArtifactStore, run: RunRef, itera
     await reader.close();
   }
   await sealSegment(artifacts, run.runId, name, events);
-}
-
-/** A reader over the sealed segments of the runs in a store (`s3://bucket/prefix/` or `file:///dir`). */
-export function createSealedRunReader(storeUri: string): EventReader {
-  return createSealedEventReader(createArtifactStore(storeUri), storeUri);
-}
-
-/** A run's config.json as the durable client saved it in the store; undefined when there is none. */
-export async function sealedRunConfig(storeUri: string, runId: string): Promise<string | undefined> {
-  const artifacts = createArtifactStore(storeUri);
-  const key = configKey(runId);
-  return (await artifacts.has(key)) ? (await artifacts.get(key)).toString('utf8') : undefined;
 }

@@ -2,14 +2,18 @@
  * The rollout of a run whose agent is an external program (config `agent`): N groups × M episodes of the
  * program, each against a gateway serving the actor, turned into the rollout's trajectories (group, rollout
  * index, seed, tokens, mask, turns, return) — so the score, reward, filter, advantage and update stages, the
- * events, replay and report treat them as any rollout's. Both drivers call it through rolloutStage and
- * runValidation (src/rl/iteration.ts); the durable driver inside its rollout activities, which heartbeat.
+ * events, replay and report treat them as any rollout's. Both drivers hand it to rolloutStage and runValidation
+ * (src/rl/iteration.ts) as the run's episode source (`episodeSource`); the durable driver inside its rollout
+ * activities, which heartbeat.
  * Sampling is the run's (temperature, top-p, top-k: the update's old log-probs assume it), each call seeded by
  * (rollout seed, group, episode, call number, the request's seed).
  */
 import type { RlConfig } from '../rl/config-fields.ts';
-import type { GenerationBackend, Trajectory } from '../rl/rollout.ts';
+import type { Trajectory } from '../rl/rollout.ts';
+import type { GenerationBackend } from '../policy/engine/handle.ts';
 import type { RunText } from '../rl/run-model.ts';
+import { envEpisodes, type EpisodeSource } from '../rl/episode-source.ts';
+import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { type AgentTask, type EpisodeResult, runAgentEpisodes } from './agent-runner.ts';
 import type { Episode } from './episodes.ts';
 import type { ChatRequest } from './request.ts';
@@ -132,4 +136,22 @@ export async function agentRollout(
   } finally {
     await gateway.close();
   }
+}
+
+/** The run's agent program as an episode source: each request's episodes played through a gateway serving `policy`. */
+export function agentEpisodes(c: AgentFields, policy: GenerationBackend, text: RunText): EpisodeSource {
+  return (request) => agentRollout(agentRolloutSpec(c, request), policy, text);
+}
+
+/**
+ * What plays a run's episodes, by its config: its agent program (config `agent`) through the gateway, else its
+ * built-in environment (with `tools`, the turn generator of an agent that calls tools).
+ */
+export function episodeSource(
+  c: RlConfig,
+  policy: GenerationBackend,
+  text: RunText,
+  tools?: TurnGenerator,
+): EpisodeSource {
+  return c.agent ? agentEpisodes(c, policy, text) : envEpisodes(c, policy, text, tools);
 }

@@ -5,7 +5,7 @@
  * samples does not depend on the calls it shares a batch with (up to float rounding of the batch's padded
  * shapes, as in the built-in rollouts).
  */
-import type { GenerationBackend } from '../rl/rollout.ts';
+import type { GenerationBackend } from '../policy/engine/handle.ts';
 
 export interface GenerationRow {
   readonly prompt: readonly number[];

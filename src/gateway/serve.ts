@@ -6,11 +6,11 @@
  */
 import { ConfigError } from '../errors.ts';
 import type { Policy } from '../policy/engine/policy.ts';
-import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
-import { readRunConfig } from '../replay/location.ts';
+import { chooseCheckpoint, parseCheckpointRef } from '../run/checkpoint-ref.ts';
+import { readRunConfig } from '../run/location.ts';
 import { resolveConfig, type RlConfig } from '../rl/config.ts';
-import { createActor, loadPretrained } from '../rl/models.ts';
-import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
+import { createActor, loadPretrained } from '../run/models.ts';
+import { loadRunCheckpoint } from '../run/checkpoint.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
 import { createLocalCheckpointStore } from '../storage/index.ts';
 import { type Gateway, startGateway } from './server.ts';

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import type { ChatFormat } from '../agent/chat-format.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { log } from '../log.ts';
-import type { GenerationBackend } from '../rl/rollout.ts';
+import type { GenerationBackend } from '../policy/engine/handle.ts';
 import { GenerationBatcher } from './batcher.ts';
 import type { CompletionSettings, Sampling } from './completion.ts';
 import { EpisodeStore } from './episodes.ts';

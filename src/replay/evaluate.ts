@@ -14,17 +14,19 @@ import { basename, resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
 import { checkCapacity } from '../rl/capacity.ts';
 import { configFromJSON, resolveConfig } from '../rl/config.ts';
-import { createActor, loadPretrained } from '../rl/models.ts';
+import { createActor, loadPretrained } from '../run/models.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
-import { loadRunCheckpoint } from '../rl/run-checkpoint.ts';
+import { loadRunCheckpoint } from '../run/checkpoint.ts';
 import { createCheckpointStore, createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
-import { createSealedRunReader, sealedRunConfig } from '../durable/seal-events.ts';
-import { chooseCheckpoint, parseCheckpointRef } from './checkpoint-ref.ts';
-import { readRunConfig, type RunLocation } from './location.ts';
+import { sealedRunConfig } from '../run/stored-run.ts';
+import { createSealedRunReader } from '../run/stored-run.ts';
+import { chooseCheckpoint, parseCheckpointRef } from '../run/checkpoint-ref.ts';
+import { readRunConfig, type RunLocation } from '../run/location.ts';
 import { episodeSetup } from './reenact.ts';
 import { VAL_SUCCESS_RATE, passAtKMetric, valMetric } from '../rl/metric-names.ts';
 import { modelSpec } from '../models/resolve.ts';
 import { formatRates, type FormatRates } from '../rl/format-rates.ts';
+import { episodeSource } from '../gateway/agent-rollout.ts';
 
 export interface EvalOptions {
   /** "<run-dir>" or "<run-dir>@<iteration>" (a run id under runsDir works too). */
@@ -128,7 +130,11 @@ async function evaluate(
   const sandbox = openSandbox(c);
   try {
     await load(actor, run);
-    const { metrics, trajectories } = await runValidation(c, actor, run, samples, toolTurns(c, run.tokenizer, sandbox));
+    const { metrics, trajectories } = await runValidation(
+      c,
+      episodeSource(c, actor, run, toolTurns(c, run.tokenizer, sandbox)),
+      samples,
+    );
     const seeds = validationSeeds(c);
     const successBySeed = seeds.map((seed) => {
       const played = trajectories.filter((t) => t.seed === seed);

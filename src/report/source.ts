@@ -18,9 +18,10 @@ import {
 import type { KafkaEventReaderOptions } from '../events/kafka-reader.ts';
 import { eventsDir } from '../events/local-log.ts';
 import { ConfigError } from '../errors.ts';
-import { checkRunId, localRunEvents } from '../replay/location.ts';
+import { checkRunId, localRunEvents } from '../run/location.ts';
 import { DEFAULT_STORE_URI } from '../durable/protocol.ts';
-import { createSealedRunReader, sealedRunConfig } from '../durable/seal-events.ts';
+import { sealedRunConfig } from '../run/stored-run.ts';
+import { createSealedRunReader } from '../run/stored-run.ts';
 
 export type SourceKind = 'local' | 'kafka' | 's3';
 

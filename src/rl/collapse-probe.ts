@@ -16,7 +16,7 @@
 import { roleCode } from '../agent/chat-format.ts';
 import { Prng } from '../envs/prng.ts';
 import type { SequenceBatch } from '../policy/programs/batch.ts';
-import type { ScoreResult } from '../policy/engine/policy.ts';
+import type { ScoreResult } from '../policy/engine/handle.ts';
 import type { CollapseProbe } from './collapse-metrics.ts';
 import type { RlConfig } from './config.ts';
 import type { Trajectory } from './rollout.ts';

@@ -17,7 +17,7 @@ import {
 import { keepCount } from './filters.ts';
 import { PRESETS, type PresetName } from './presets.ts';
 import { validateToolConfig } from './tool-use.ts';
-import { validateAgentConfig } from '../gateway/agent-config.ts';
+import { validateAgentConfig } from './agent-config.ts';
 
 export { DEFAULTS, FIELDS, FIELD_NAMES, type FieldName, type RlConfig } from './config-fields.ts';
 

@@ -14,19 +14,15 @@ import type { RlConfig } from './config.ts';
 import { FILTERS, type FilterOutput } from './filters.ts';
 import { batchMetrics, behaviourGap, explainedVariance } from './metrics.ts';
 import { placeRewards } from './reward.ts';
-import { rollout, type GenerationBackend, type RolloutSpec, type Trajectory } from './rollout.ts';
+import type { Trajectory } from './rollout.ts';
 import { type UpdateInput, updateStage } from './update.ts';
-import { type KeptRows, keepRows, updateInputOf } from './kept-rows.ts';
+import { type KeptRows, keepRows, type ScoredBatch, updateInputOf } from './kept-rows.ts';
 import { policyLag } from './async-schedule.ts';
-import { samplingSeed, trainSeed, validationSeeds } from './seeds.ts';
+import { samplingSeed, trainSeed, VALIDATION_SAMPLING_SEED, validationSeeds } from './seeds.ts';
 import { truncatedImportanceSampling } from './off-policy.ts';
-import { resolveEnvConfig } from '../envs/index.ts';
 import type { PolicyHandle, Trainer } from '../policy/engine/handle.ts';
-import type { ChatFormat, TemplateName } from '../agent/index.ts';
-import type { RunText } from './run-model.ts';
-import type { TurnGenerator } from '../tools/rollout-hook.ts';
-import { rescoreWithToolReward, toolMetricsOf, toolOutcomeOf } from './tool-use.ts';
-import { agentRollout, agentRolloutSpec } from '../gateway/agent-rollout.ts';
+import { toolMetricsOf, toolOutcomeOf } from './tool-use.ts';
+import type { EpisodeSource } from './episode-source.ts';
 import { collapseMetrics, type CollapseProbe } from './collapse-metrics.ts';
 import { collapseDue, collapseProbe, type Scorer } from './collapse-probe.ts';
 import {
@@ -53,35 +49,6 @@ export interface IterationResult {
   collapse: CollapseProbe | null;
 }
 
-export function rolloutSpec(
-  c: RlConfig,
-  chat: ChatFormat,
-  seeds: number[],
-  groupSize: number,
-  temperature: number,
-  samplingSeed: number,
-): RolloutSpec {
-  return {
-    env: resolveEnvConfig(c.env),
-    template: c.template as TemplateName,
-    chat,
-    seeds,
-    groupSize,
-    temperature,
-    topP: c.topP,
-    topK: c.topK,
-    maxResponseTokens: c.maxResponseTokens,
-    maxContext: c.modelContext,
-    samplingSeed,
-    formatPenalty: c.formatPenalty,
-    budget: {
-      maxTurns: c.maxTurns,
-      maxActionsPerTurn: c.maxActionsPerTurn,
-      maxActionsPerTrajectory: c.maxActionsPerTrajectory,
-    },
-  };
-}
-
 class Stopwatch {
   readonly ms: Record<string, number> = {};
   async time<T>(stage: string, fn: () => Promise<T> | T): Promise<T> {
@@ -95,48 +62,25 @@ class Stopwatch {
 }
 
 /**
- * Per-token [rows, T] model outputs for the trained rows (in the order of `trainedRows`), aligned with their tokens.
+ * Stage: the iteration's rollouts, or a shard of them (`groups`: which of the iteration's groups), played by the
+ * driver's episode source (episode-source.ts: the built-in environments or an agent program).
  */
-export interface ScoredBatch {
-  /** Old log-probs: recomputed by the actor, or the rollout's sampling log-probs (oldLogprobs = behaviour). */
-  logprobs: Float32Array;
-  values?: Float32Array;
-  refLogprobs?: Float32Array;
-  /** logprobs/behaviour_gap_* when recomputed. */
-  metrics: Record<string, number>;
-}
-
-/**
- * Stage: the iteration's rollouts, or a shard of them (`groups`: which of the iteration's groups), scored
- * by the run's tool reward when it has one (whole groups are in a shard, as OTC needs). `tools`: the
- * run's turn generator (toolTurns) when its agent calls tools. A run whose agent is an external program
- * (config `agent`) plays its episodes through the OpenAI-compatible gateway instead (src/gateway/agent-rollout.ts).
- */
-export async function rolloutStage(
+export function rolloutStage(
   c: RlConfig,
   iteration: number,
-  actor: GenerationBackend,
-  text: RunText,
+  episodes: EpisodeSource,
   groups?: readonly number[],
-  tools?: TurnGenerator,
 ): Promise<Trajectory[]> {
   const ids = groups ?? Array.from({ length: c.envGroups }, (_, g) => g);
-  const seeds = ids.map((g) => trainSeed(c, iteration, g));
-  if (c.agent) {
-    const agentSpec = agentRolloutSpec(c, {
-      seeds,
-      groupIds: ids,
-      groupSize: c.groupSize,
-      temperature: c.trainTemperature,
-      samplingSeed: samplingSeed(c, iteration),
-      split: 'train',
-      iteration,
-    });
-    return agentRollout(agentSpec, actor, text);
-  }
-  const spec = rolloutSpec(c, text.chat, seeds, c.groupSize, c.trainTemperature, samplingSeed(c, iteration));
-  const played = await rollout({ ...spec, groupIds: ids, turnGenerator: tools }, actor, text.tokenizer);
-  return rescoreWithToolReward(c, played, text.tokenizer);
+  return episodes({
+    seeds: ids.map((g) => trainSeed(c, iteration, g)),
+    groupIds: ids,
+    groupSize: c.groupSize,
+    temperature: c.trainTemperature,
+    samplingSeed: samplingSeed(c, iteration),
+    split: 'train',
+    iteration,
+  });
 }
 
 /**
@@ -216,13 +160,11 @@ export function samplingPlan(c: RlConfig, trajectories: readonly Trajectory[], t
 export async function sampleGroups(
   c: RlConfig,
   iteration: number,
-  actor: GenerationBackend,
-  text: RunText,
-  tools?: TurnGenerator,
+  episodes: EpisodeSource,
 ): Promise<{ trajectories: Trajectory[]; informative?: readonly string[]; metrics: Record<string, number> }> {
   const trajectories: Trajectory[] = [];
   const play = async (groups: number[]) =>
-    void trajectories.push(...(await rolloutStage(c, iteration, actor, text, groups, tools)));
+    void trajectories.push(...(await rolloutStage(c, iteration, episodes, groups)));
   const plan = await sampleRounds(c, play, (tries) => samplingPlan(c, trajectories, tries));
   return plan ? { trajectories, informative: plan.keptGroupIds, metrics: plan.metrics } : { trajectories, metrics: {} };
 }
@@ -341,15 +283,11 @@ export async function runIteration(
   c: RlConfig,
   iteration: number,
   models: IterationModels,
-  text: RunText,
-  tools?: TurnGenerator,
+  episodes: EpisodeSource,
   played?: () => Promise<SampledGroups>,
 ): Promise<IterationResult> {
   const clock = new Stopwatch();
-  const sampled = await clock.time(
-    'rollout',
-    () => played?.() ?? sampleGroups(c, iteration, models.actor, text, tools),
-  );
+  const sampled = await clock.time('rollout', () => played?.() ?? sampleGroups(c, iteration, episodes));
   const { trajectories } = sampled;
   const all = assemble(trajectories);
   const collapse = collapseDue(c, iteration)
@@ -415,25 +353,19 @@ export function iterationMetrics(m: {
 /** Validation: every fixed seed played `samples` times at the validation temperature; success and pass@k. */
 export async function runValidation(
   c: RlConfig,
-  actor: GenerationBackend,
-  text: RunText,
+  episodes: EpisodeSource,
   samples = 1,
-  tools?: TurnGenerator,
 ): Promise<{ trajectories: Trajectory[]; metrics: Record<string, number> }> {
-  const spec = rolloutSpec(c, text.chat, validationSeeds(c), samples, c.valTemperature, 777);
-  const agentSpec = () =>
-    agentRolloutSpec(c, {
-      seeds: spec.seeds,
-      groupIds: spec.seeds.map((_, g) => g),
-      groupSize: samples,
-      temperature: c.valTemperature,
-      samplingSeed: spec.samplingSeed,
-      split: 'val',
-      iteration: 0,
-    });
-  const trajectories = c.agent
-    ? await agentRollout(agentSpec(), actor, text)
-    : await rollout({ ...spec, turnGenerator: tools }, actor, text.tokenizer);
+  const seeds = validationSeeds(c);
+  const trajectories = await episodes({
+    seeds,
+    groupIds: seeds.map((_, g) => g),
+    groupSize: samples,
+    temperature: c.valTemperature,
+    samplingSeed: VALIDATION_SAMPLING_SEED,
+    split: 'val',
+    iteration: 0,
+  });
   const { batch } = assemble(trajectories);
   const m = {
     ...batchMetrics({ batch, passK: [...new Set([1, samples])] }),

@@ -7,7 +7,6 @@ import type { TrainBatch } from '../policy/programs/batch.ts';
 import type { AdvantageOutput } from './advantages.ts';
 import type { AssembledBatch } from './assemble.ts';
 import { type Batch, selectRows, takeRows } from './batch.ts';
-import type { ScoredBatch } from './iteration.ts';
 import type { UpdateInput } from './update.ts';
 
 export interface KeptRows {
@@ -18,6 +17,18 @@ export interface KeptRows {
   readonly tokens: TrainBatch;
   /** The rollout's sampling log-probs of the kept rows. */
   readonly behaviour: Float32Array;
+}
+
+/**
+ * Per-token [rows, T] model outputs for the trained rows (in the order of `trainedRows`), aligned with their tokens.
+ */
+export interface ScoredBatch {
+  /** Old log-probs: recomputed by the actor, or the rollout's sampling log-probs (oldLogprobs = behaviour). */
+  logprobs: Float32Array;
+  values?: Float32Array;
+  refLogprobs?: Float32Array;
+  /** logprobs/behaviour_gap_* when recomputed. */
+  metrics: Record<string, number>;
 }
 
 export function keepRows(all: AssembledBatch, rows: readonly number[]): KeptRows {

@@ -20,22 +20,7 @@ import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/ro
 import type { ToolCallRecord } from '../tools/types.ts';
 import type { Turn } from '../events/index.ts';
 import { mixSeed } from '../random/mix-seed.ts';
-
-/** What a rollout needs from a policy: batched generation with per-token log-probs (a scripted policy in tests). */
-export interface GenerationBackend {
-  generate(request: {
-    prompts: readonly (readonly number[])[];
-    maxNewTokens: number;
-    sampling: { temperature: number; topP?: number; topK?: number };
-    /** One seed per prompt, so an episode's samples do not depend on the batch it shares. */
-    rowSeeds: readonly number[];
-    stopStrings: readonly string[];
-    /** Token ids that end a turn; the rollout passes none, so a turn ends only at the chat format's stop text. */
-    stopTokenIds: readonly number[];
-    /** Each row's tokens as they are generated (the gateway's streaming); a backend may call it or not. */
-    onToken?: (row: number, token: number) => void;
-  }): Promise<{ tokens: number[]; logprobs: number[]; entropies?: number[]; finishReason: 'stop' | 'length' }[]>;
-}
+import type { GenerationBackend } from '../policy/engine/handle.ts';
 
 /**
  * A turn as the rollout records it: the logged turn (events/types.ts Turn, one set of names for both),

@@ -26,7 +26,7 @@ import { loadTokenizer } from '../policy/tokenizer/load.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from './config.ts';
 import { scratchTokenizer } from './vocabulary.ts';
-import { checkAgentChat } from '../gateway/agent-config.ts';
+import { checkAgentChat } from './agent-config.ts';
 import { log } from '../log.ts';
 import { resolveModel } from '../models/resolve.ts';
 

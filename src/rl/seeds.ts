@@ -24,3 +24,6 @@ export function validationSeeds(c: RlConfig): number[] {
 
 /** The sampling stream of an iteration's rollout. */
 export const samplingSeed = (c: RlConfig, iteration: number): number => (c.seed * 7919 + iteration * 104_729) >>> 0;
+
+/** The sampling stream of validation: the same at every iteration, so validations differ only by the policy. */
+export const VALIDATION_SAMPLING_SEED = 777;

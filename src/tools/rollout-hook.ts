@@ -11,7 +11,7 @@
  */
 import type { TextTokenizer } from '../agent/types.ts';
 import type { Env } from '../envs/types.ts';
-import type { GenerationBackend } from '../rl/rollout.ts';
+import type { GenerationBackend } from '../policy/engine/handle.ts';
 import { executorForEnv } from './executors.ts';
 import { checkFormatForChat, toolFormat, type ToolFormatName } from './formats.ts';
 import { generateWithTools } from './protocol.ts';

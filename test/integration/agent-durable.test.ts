@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { RlConfig } from '../../src/rl/config.ts';
-import { trainEmbedded } from '../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../src/embedded/driver.ts';
 import {
   createEventReader,
   createLocalEventReader,

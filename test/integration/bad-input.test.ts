@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatBytes } from '../../src/rl/capacity.ts';
 import { resolveConfig } from '../../src/rl/config.ts';
-import { trainEmbedded } from '../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../src/embedded/driver.ts';
 import { LOCK_FILE } from '../../src/storage/run-lock.ts';
 import { envSpecId } from '../../src/envs/index.ts';
 import { runEnvConfig } from '../../src/rl/run-env.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { packArtifact, unpackArtifact } from '../../src/durable/artifact-codec.ts';
-import { artifactKey, createArtifactStore, iterationArtifacts } from '../../src/durable/artifacts.ts';
+import { artifactKey, createArtifactStore, iterationArtifacts } from '../../src/storage/artifacts.ts';
 import { uniqueId } from '../../src/durable/harness.ts';
 import { chunksOf, fromWire, shardGroups, toWire } from '../../src/durable/protocol.ts';
 import { CorruptDataError } from '../../src/errors.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { canonicalConfigJSON, resolveConfig, type RlConfig } from '../../src/rl/config.ts';
-import { trainEmbedded } from '../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../src/embedded/driver.ts';
 import {
   createEventReader,
   createLocalEventReader,
@@ -17,7 +17,7 @@ import {
 import { createCheckpointStore } from '../../src/storage/index.ts';
 import { followRun, startResume, submitRun } from '../../src/durable/client.ts';
 import { startLocalStack, uniqueId, type LocalStack } from '../../src/durable/harness.ts';
-import { createSealedRunReader } from '../../src/durable/seal-events.ts';
+import { createSealedRunReader } from '../../src/run/stored-run.ts';
 import { evalCommand } from '../../src/cli/commands/eval.ts';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
 import { loadReport } from '../../src/report/load.ts';

@@ -10,7 +10,7 @@ import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type Workflow
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { resolveConfig, type RlConfig } from '../../src/rl/config.ts';
 import { createEventReader, eventKey, type EventReader, type StarpoEvent } from '../../src/events/index.ts';
-import { createSealedRunReader } from '../../src/durable/seal-events.ts';
+import { createSealedRunReader } from '../../src/run/stored-run.ts';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
 import { createCheckpointStore, parseStorageUri, type CheckpointStore } from '../../src/storage/index.ts';
 import { serviceByName, startService, stopService } from '../../src/services/manager.ts';
@@ -25,7 +25,7 @@ import {
   type RunOutcome,
 } from '../../src/durable/protocol.ts';
 import { createResources } from '../../src/durable/resources.ts';
-import { createArtifactStore, configKey } from '../../src/durable/artifacts.ts';
+import { createArtifactStore, configKey } from '../../src/storage/artifacts.ts';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities/index.ts';
 import { canonicalConfigJSON, resolveConfig } from '../../src/rl/config.ts';
-import { createArtifactStore } from '../../src/durable/artifacts.ts';
+import { createArtifactStore } from '../../src/storage/artifacts.ts';
 import { uniqueId } from '../../src/durable/harness.ts';
 import { createResources } from '../../src/durable/resources.ts';
 

@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../src/rl/config.ts';
-import { trainEmbedded } from '../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../src/embedded/driver.ts';
 import { withBrowser } from '../../src/report/browser.ts';
 import { startDashboard } from '../../src/report/dashboard.ts';
 import { openSource } from '../../src/report/source.ts';

@@ -18,7 +18,7 @@ import {
   type TrajectoryEvent,
 } from '../../src/events/index.ts';
 import { resolveConfig } from '../../src/rl/config.ts';
-import { trainEmbedded } from '../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../src/embedded/driver.ts';
 import { withBrowser } from '../../src/report/browser.ts';
 import { CHART_SPECS } from '../../src/report/charts.ts';
 import { renderHtml } from '../../src/report/html.ts';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createKafkaEventLog } from '../../src/events/index.ts';
 import { loadReport } from '../../src/report/load.ts';
 import { openSource } from '../../src/report/source.ts';
-import { checkpointEvent } from '../../src/rl/run-events.ts';
+import { checkpointEvent } from '../../src/run/events.ts';
 import { scratchTokenizer } from '../../src/rl/vocabulary.ts';
 import { createS3CheckpointStore } from '../../src/storage/s3-store.ts';
 import { iteration, run, trajectory, warning } from '../unit/report/fixtures.ts';

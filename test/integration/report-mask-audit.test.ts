@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createLocalEventReader, replay, type TrajectoryEvent } from '../../src/events/index.ts';
-import { trainEmbedded } from '../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../src/embedded/driver.ts';
 import { withBrowser } from '../../src/report/browser.ts';
 import { renderHtml } from '../../src/report/html.ts';
 import { loadReport } from '../../src/report/load.ts';

@@ -12,7 +12,7 @@ import { createLocalEventReader, type TrajectoryEvent } from '../../src/events/i
 import { toolmathProblem, type ToolmathConfig } from '../../src/envs/toolmath/index.ts';
 import { resolveEnvConfig } from '../../src/envs/registry.ts';
 import { resolveConfig } from '../../src/rl/config.ts';
-import { trainEmbedded, type IterationReport } from '../../src/rl/embedded.ts';
+import { trainEmbedded, type IterationReport } from '../../src/embedded/driver.ts';
 import { demonstrations } from '../../src/rl/sft.ts';
 import { openSandbox } from '../../src/rl/tool-use.ts';
 import { resolveRunModel } from '../../src/rl/run-model.ts';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
-import { exportGguf } from '../../models/gguf/export-run.ts';
+import { exportGguf } from '../../run/export-gguf.ts';
 import { EXPORT_TYPES, type ExportType } from '../../models/gguf/quantize.ts';
-import { exportCheckpoint } from '../../rl/export.ts';
+import { exportCheckpoint } from '../../run/export.ts';
 
 interface ExportFlags {
   out?: string;

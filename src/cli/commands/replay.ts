@@ -3,7 +3,7 @@ import { ConfigError, StarpoError } from '../../errors.ts';
 import { createKafkaEventReader, type EventReader, type TrajectoryEvent } from '../../events/index.ts';
 import { DEFAULT_TOPIC } from '../../events/kafka-common.ts';
 import { DEFAULT_STORE_URI } from '../../durable/protocol.ts';
-import { createSealedRunReader } from '../../durable/seal-events.ts';
+import { createSealedRunReader } from '../../run/stored-run.ts';
 import { openTrajectoryExport, type TrajectorySink } from '../../replay/export.ts';
 import {
   iterationFlag,
@@ -12,7 +12,7 @@ import {
   requireRun,
   runLocation,
   type RunLocation,
-} from '../../replay/location.ts';
+} from '../../run/location.ts';
 import { jsonLines, failedIterations, renderNotes, renderTable } from '../../replay/report.ts';
 import { replayRun, type ReplayOutcome } from '../../replay/run.ts';
 import { openSftDataset, parseSelection } from '../../replay/sft-dataset.ts';

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { ConfigError } from '../../errors.ts';
 import { openSource, writeReport, type SourceKind } from '../../report/index.ts';
 import type { ReportSource } from '../../report/source.ts';
-import { requireRun } from '../../replay/location.ts';
+import { requireRun } from '../../run/location.ts';
 import { describeProblem } from '../../events/problems.ts';
 import type { ReadProblem } from '../../events/types.ts';
 

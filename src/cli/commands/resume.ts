@@ -2,8 +2,8 @@ import { envSpecId } from '../../envs/index.ts';
 import { runEnvConfig } from '../../rl/run-env.ts';
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
-import { trainEmbedded, type IterationReport } from '../../rl/embedded.ts';
-import { iterationFlag, readRunConfig, runLocation } from '../../replay/location.ts';
+import { trainEmbedded, type IterationReport } from '../../embedded/driver.ts';
+import { iterationFlag, readRunConfig, runLocation } from '../../run/location.ts';
 import { ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from '../../rl/metric-names.ts';
 
 export interface ResumeFlags {

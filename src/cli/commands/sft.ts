@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { resolveConfig } from '../../rl/config.ts';
-import { trainEmbedded } from '../../rl/embedded.ts';
+import { trainEmbedded } from '../../embedded/driver.ts';
 import { validationSeeds } from '../../rl/seeds.ts';
 import { demonstrations } from '../../rl/sft.ts';
 import { openSandbox } from '../../rl/tool-use.ts';
-import { prepareRun } from '../../rl/run-setup.ts';
-import { checkRunId } from '../../replay/location.ts';
+import { prepareRun } from '../../embedded/run-setup.ts';
+import { checkRunId } from '../../run/location.ts';
 import { writeRecords } from '../../agent/index.ts';
 import { MODEL_HELP, modelOverride } from './train.ts';
 

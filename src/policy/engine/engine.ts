@@ -17,7 +17,9 @@ import type { Tensor } from '../io/dtype.ts';
 import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
 import type { GenerateRequest, Generation } from './generate.ts';
 import type { PolicyHandle } from './handle.ts';
-import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
+import type { ScoreResult } from './handle.ts';
+import type { TrainMetrics } from './handle.ts';
+import type { TrainStepOptions } from './handle.ts';
 import type { EngineInfo, EngineInit, Op, Ops, RemoteError, Response } from './protocol.ts';
 import type { ImportOptions, PolicyState } from './state.ts';
 

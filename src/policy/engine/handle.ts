@@ -4,10 +4,30 @@
  * (protocol.ts Ops) is derived from it, so the worker and the caller are checked against it too.
  */
 import type { Tensor } from '../io/dtype.ts';
+import type { AdamWSpec } from '../programs/adamw.ts';
+import type { LossSpec } from '../programs/loss.ts';
 import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
 import type { GenerateRequest, Generation } from './generate.ts';
-import type { ScoreResult, TrainMetrics, TrainStepOptions } from './policy.ts';
 import type { ImportOptions, PolicyState } from './state.ts';
+
+export interface TrainStepOptions {
+  readonly loss: LossSpec;
+  readonly lr: number;
+  readonly optim?: AdamWSpec;
+  /** Sampling temperature of the rollout; log-probs are those of logits / T (default 1). */
+  readonly temperature?: number;
+}
+
+/** Metric name → value; always has loss, grad_norm, skipped (1 = non-finite gradient, no update), tokens. */
+export type TrainMetrics = Record<string, number>;
+
+export interface ScoreResult {
+  /** [batch · seqLen], token-aligned: log p(token t | tokens < t); 0 at t = 0. Actor only. */
+  readonly logprobs?: Float32Array;
+  readonly entropy?: Float32Array;
+  /** Critic only: value of the state before token t. */
+  readonly values?: Float32Array;
+}
 
 export interface PolicyHandle {
   /** One optimizer step (a mini-batch); metrics include loss, grad_norm, skipped, tokens. */
@@ -31,3 +51,19 @@ export interface PolicyHandle {
 
 /** A handle that only trains (what the update stage and the warm-start ask of a model). */
 export type Trainer = Pick<PolicyHandle, 'trainStep'>;
+
+/** What a rollout needs from a policy: batched generation with per-token log-probs (a scripted policy in tests). */
+export interface GenerationBackend {
+  generate(request: {
+    prompts: readonly (readonly number[])[];
+    maxNewTokens: number;
+    sampling: { temperature: number; topP?: number; topK?: number };
+    /** One seed per prompt, so an episode's samples do not depend on the batch it shares. */
+    rowSeeds: readonly number[];
+    stopStrings: readonly string[];
+    /** Token ids that end a turn; the rollout passes none, so a turn ends only at the chat format's stop text. */
+    stopTokenIds: readonly number[];
+    /** Each row's tokens as they are generated (the gateway's streaming); a backend may call it or not. */
+    onToken?: (row: number, token: number) => void;
+  }): Promise<{ tokens: number[]; logprobs: number[]; entropies?: number[]; finishReason: 'stop' | 'length' }[]>;
+}

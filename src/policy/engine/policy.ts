@@ -14,7 +14,6 @@ import type { Tensor } from '../io/dtype.ts';
 import { initParamsParallel } from '../model/init-parallel.ts';
 import type { LoraSpec } from '../model/lora.ts';
 import { type Packed, clonePacked, fromNamed, initParams, zerosLike } from '../model/params.ts';
-import type { AdamWSpec } from '../programs/adamw.ts';
 import {
   type Bucket,
   LOSS_FIELDS,
@@ -25,11 +24,11 @@ import {
   sliceRows,
   unshift,
 } from '../programs/batch.ts';
-import { type LossSpec, lossDef } from '../programs/loss.ts';
+import { lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import { only, sequenceFeeds, weightFeeds } from './feeds.ts';
 import { type GenerateRequest, type Generation, generate, generationShapes } from './generate.ts';
-import type { PolicyHandle } from './handle.ts';
+import type { PolicyHandle, ScoreResult, TrainMetrics, TrainStepOptions } from './handle.ts';
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { ProgramCache } from './programs.ts';
@@ -110,25 +109,6 @@ export const ARENA_MAX_PARAMS = 1 << 25;
  * costs more than the one-graph step saves.
  */
 export const IN_PLACE_MIN_PARAMS = 1 << 24;
-
-export interface TrainStepOptions {
-  readonly loss: LossSpec;
-  readonly lr: number;
-  readonly optim?: AdamWSpec;
-  /** Sampling temperature of the rollout; log-probs are those of logits / T (default 1). */
-  readonly temperature?: number;
-}
-
-/** Metric name → value; always has loss, grad_norm, skipped (1 = non-finite gradient, no update), tokens. */
-export type TrainMetrics = Record<string, number>;
-
-export interface ScoreResult {
-  /** [batch · seqLen], token-aligned: log p(token t | tokens < t); 0 at t = 0. Actor only. */
-  readonly logprobs?: Float32Array;
-  readonly entropy?: Float32Array;
-  /** Critic only: value of the state before token t. */
-  readonly values?: Float32Array;
-}
 
 export class Policy implements PolicyHandle {
   readonly layout: Layout;

@@ -7,9 +7,8 @@
  */
 import { ConfigError } from '../../errors.ts';
 import type { Tensor } from '../io/dtype.ts';
-import { VALUE_HEAD } from '../model/layout.ts';
+import { type Layout, VALUE_HEAD } from '../model/layout.ts';
 import { type Packed, clonePacked, fromNamed, toNamed } from '../model/params.ts';
-import type { Policy } from './policy.ts';
 
 export interface PolicyState {
   readonly weights: ReadonlyMap<string, Tensor>;
@@ -27,11 +26,21 @@ export interface ImportOptions {
   readonly allowMissing?: readonly string[];
 }
 
-const named = (policy: Policy, p: Packed): Map<string, Tensor> =>
+/** What saving and loading a state needs of a policy (Policy has it): its layout, packed weights and moments, step. */
+export interface PackedPolicy {
+  readonly layout: Layout;
+  readonly step: number;
+  getParams(): Packed;
+  setParams(p: Packed, copy?: boolean): void;
+  getMoments(): { m: Packed; v: Packed } | null;
+  setMoments(moments: { m: Packed; v: Packed } | null, step: number): void;
+}
+
+const named = (policy: PackedPolicy, p: Packed): Map<string, Tensor> =>
   new Map(Object.entries(toNamed(policy.layout, clonePacked(p))));
 
 /** A copy of the policy's state (weights always; moments when `optimizer` and any exist). */
-export function exportState(policy: Policy, optimizer = true): PolicyState {
+export function exportState(policy: PackedPolicy, optimizer = true): PolicyState {
   const moments = optimizer ? policy.getMoments() : null;
   return {
     weights: named(policy, policy.getParams()),
@@ -45,7 +54,7 @@ export function exportState(policy: Policy, optimizer = true): PolicyState {
  * values (the safetensors reader widens F16/BF16). Returns the names that were not used, e.g. an
  * lm_head.weight a tied or critic model does not have.
  */
-export function importState(policy: Policy, state: PolicyState, opts: ImportOptions = {}): { unused: string[] } {
+export function importState(policy: PackedPolicy, state: PolicyState, opts: ImportOptions = {}): { unused: string[] } {
   const allowed = new Set(opts.allowMissing ?? [VALUE_HEAD.weight, VALUE_HEAD.bias]);
   const missing = policy.layout.entries.map((e) => e.name).filter((n) => !state.weights.has(n) && !allowed.has(n));
   if (missing.length)

@@ -9,7 +9,8 @@ import { DEFAULT_ADAMW } from '../programs/adamw.ts';
 import { type Bucket, LOSS_FIELDS, type TrainBatch, sliceRows, trainNorm } from '../programs/batch.ts';
 import { lossDef } from '../programs/loss.ts';
 import { type Feeds, only, packedFeeds, rowFeed, sequenceFeeds, weightFeeds } from './feeds.ts';
-import type { TrainMetrics, TrainStepOptions } from './policy.ts';
+import type { TrainMetrics } from './handle.ts';
+import type { TrainStepOptions } from './handle.ts';
 import type { ProgramCache, TrainProgram } from './programs.ts';
 import { type Tensor, floatTensor, scalarTensor } from './session.ts';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { evalCommand } from '../../../src/cli/commands/eval.ts';
-import { parseCheckpointRef } from '../../../src/replay/checkpoint-ref.ts';
+import { parseCheckpointRef } from '../../../src/run/checkpoint-ref.ts';
 import { tinyRun } from '../replay/tiny-run.ts';
 
 test('a checkpoint reference is a run directory or id with an optional @iteration', () => {

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createArtifactStore } from '../../../src/durable/artifacts.ts';
+import { createArtifactStore } from '../../../src/storage/artifacts.ts';
 import { appendFence, fenceFolder } from '../../../src/durable/event-fence.ts';
 import { CorruptDataError } from '../../../src/errors.ts';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createArtifactStore, lineageKey, type ArtifactStore } from '../../../src/durable/artifacts.ts';
+import { createArtifactStore, lineageKey, type ArtifactStore } from '../../../src/storage/artifacts.ts';
 import { chainOf, retentionView, savedLineageStarts } from '../../../src/durable/lineages.ts';
 import type { LineageStart } from '../../../src/events/index.ts';
 import { applyRetention, type CheckpointInfo, type CheckpointStore } from '../../../src/storage/index.ts';

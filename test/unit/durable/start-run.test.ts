@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { resumeLineage } from '../../../activities/start-run.ts';
-import { createArtifactStore, lineageKey } from '../../../src/durable/artifacts.ts';
+import { createArtifactStore, lineageKey } from '../../../src/storage/artifacts.ts';
 import { savedLineageStarts } from '../../../src/durable/lineages.ts';
 import type { RunRef } from '../../../src/durable/protocol.ts';
 import type { WorkerResources } from '../../../src/durable/resources.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { createArtifactStore } from '../../../src/durable/artifacts.ts';
+import { createArtifactStore } from '../../../src/storage/artifacts.ts';
 import { CorruptDataError } from '../../../src/errors.ts';
 import {
   createSealedEventReader,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GenerationBatcher, type GenerationRow } from '../../../src/gateway/batcher.ts';
-import type { GenerationBackend } from '../../../src/rl/rollout.ts';
+import type { GenerationBackend } from '../../../src/policy/engine/handle.ts';
 import { startGateway } from '../../../src/gateway/server.ts';
 import { qwen3Chat, tokenizer } from './fixtures.ts';
 

@@ -10,7 +10,7 @@ import type { CompletionSettings } from '../../../src/gateway/completion.ts';
 import { gatewayChat } from '../../../src/gateway/prompt.ts';
 import { startGateway } from '../../../src/gateway/server.ts';
 import { episodeTrajectories } from '../../../src/gateway/trajectories.ts';
-import type { GenerationBackend } from '../../../src/rl/rollout.ts';
+import type { GenerationBackend } from '../../../src/policy/engine/handle.ts';
 import { modelChatFormat } from '../../../src/rl/run-model.ts';
 import { realTokenizer, realTokenizerFiles } from '../agent/real-tokenizers.ts';
 

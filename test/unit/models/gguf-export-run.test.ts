@@ -11,14 +11,14 @@ import { after, test } from 'node:test';
 import { Command } from 'commander';
 import { registerExport } from '../../../src/cli/commands/export.ts';
 import { ConfigError } from '../../../src/errors.ts';
-import { exportGguf } from '../../../src/models/gguf/export-run.ts';
+import { exportGguf } from '../../../src/run/export-gguf.ts';
 import { exportModelGguf } from '../../../src/models/gguf/export.ts';
 import { Policy } from '../../../src/policy/engine/policy.ts';
 import { importState } from '../../../src/policy/engine/state.ts';
 import { openModelDirectory } from '../../../src/policy/io/model-dir.ts';
 import { loadTokenizer } from '../../../src/policy/tokenizer/load.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
-import { exportCheckpoint } from '../../../src/rl/export.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
+import { exportCheckpoint } from '../../../src/run/export.ts';
 import { paperConfig, writeTinyModel } from '../rl/tiny-hf-model.ts';
 import { argmax, llamaLogprobs, llamaSequence, loadGguf } from './gguf-helpers.ts';
 

@@ -12,8 +12,8 @@ import { after, test } from 'node:test';
 import { getNamedModel } from '../../../src/models/named.ts';
 import { openModelDirectory } from '../../../src/policy/io/model-dir.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
-import { exportCheckpoint } from '../../../src/rl/export.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
+import { exportCheckpoint } from '../../../src/run/export.ts';
 
 await getNamedModel('smollm2-135m-instruct');
 const scratch = mkdtempSync(join(tmpdir(), 'starpo-smollm2-'));

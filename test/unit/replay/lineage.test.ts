@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nextLineageId } from '../../../src/events/lineage.ts';
-import { continuePlan, forkPlan, withoutForkPoints, type ResumePlan } from '../../../src/replay/lineage.ts';
+import { continuePlan, forkPlan, withoutForkPoints, type ResumePlan } from '../../../src/run/resume-plan.ts';
 import { applyRetention, type CheckpointInfo, type CheckpointStore } from '../../../src/storage/index.ts';
 
 const ckpt = (lineageId: string, iteration: number): CheckpointInfo => ({

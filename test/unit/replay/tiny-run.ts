@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import type { PresetName } from '../../../src/rl/presets.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 
 const TINY = [
   'env=bandit',

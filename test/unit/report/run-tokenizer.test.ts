@@ -12,7 +12,7 @@ import { loadReport } from '../../../src/report/load.ts';
 import type { RunReport } from '../../../src/report/model.ts';
 import { openSource } from '../../../src/report/source.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 import { run, trajectory } from './fixtures.ts';
 

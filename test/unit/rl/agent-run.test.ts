@@ -14,7 +14,7 @@ import { createLocalEventReader, replay, type TrajectoryEvent } from '../../../s
 import { replayRun } from '../../../src/replay/run.ts';
 import { loadReport } from '../../../src/report/load.ts';
 import { openSource } from '../../../src/report/source.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { realTokenizer } from '../agent/real-tokenizers.ts';
 import { agentConfig, EXAMPLE_AGENT as EXAMPLE, SCRIPTED_AGENT as SCRIPTED } from './agent-run-config.ts';
 import { writeTinyModel } from './tiny-hf-model.ts';

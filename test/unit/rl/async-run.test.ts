@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig, type RlConfig } from '../../../src/rl/config.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { replay, type IterationEvent, type StarpoEvent } from '../../../src/events/index.ts';
-import { localRunEvents } from '../../../src/replay/location.ts';
+import { localRunEvents } from '../../../src/run/location.ts';
 
 const tiny = (extra: string[]): RlConfig =>
   resolveConfig({

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../../src/errors.ts';
-import { behaviourVersions } from '../../../src/rl/run-checkpoint.ts';
+import { behaviourVersions } from '../../../src/run/checkpoint.ts';
 import { createLocalCheckpointStore } from '../../../src/storage/local-store.ts';
 
 const store = createLocalCheckpointStore({ root: mkdtempSync(join(tmpdir(), 'starpo-versions-')) });

@@ -11,7 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig, type RlConfig } from '../../../src/rl/config.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { collapseAction, lineageConfig } from '../../../src/rl/collapse-action.ts';
 import { createLocalEventReader, replay, type StarpoEvent } from '../../../src/events/index.ts';
 

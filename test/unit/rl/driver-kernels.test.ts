@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pendingCheckpoints } from '../../../src/rl/async-schedule.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { modelInits } from '../../../src/rl/models.ts';
+import { modelInits } from '../../../src/run/models.ts';
 import { scratchModelConfig } from '../../../src/rl/run-model.ts';
 import { sampleRounds } from '../../../src/rl/sampling-rounds.ts';
 import { validatesAt } from '../../../src/rl/val-schedule.ts';

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { sampleGroups } from '../../../src/rl/iteration.ts';
 import { trainSeed } from '../../../src/rl/seeds.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import type { GenerationBackend } from '../../../src/rl/rollout.ts';
+import type { GenerationBackend } from '../../../src/policy/engine/handle.ts';
 import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
+import { envEpisodes } from '../../../src/rl/episode-source.ts';
 
 const tokenizer = scratchTokenizer();
 const text = { tokenizer, chat: COMPACT_CHAT };
@@ -23,7 +24,7 @@ test('dynamic sampling plays new groups until maxTries when no group carries sig
     preset: 'dapo',
     overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'dynamicSamplingMaxTries=3', 'miniBatchSize=2'],
   });
-  const out = await sampleGroups(c, 5, constant, text);
+  const out = await sampleGroups(c, 5, envEpisodes(c, constant, text));
   assert.deepEqual([...new Set(out.trajectories.map((t) => t.group))], [0, 1, 2, 3, 4, 5]);
   assert.deepEqual(
     [...new Set(out.trajectories.map((t) => t.seed))],
@@ -39,7 +40,7 @@ test('without dynamic sampling the rollout is the configured groups only', async
     preset: 'grpo',
     overrides: ['env=bandit', 'envGroups=2', 'groupSize=2', 'miniBatchSize=2'],
   });
-  const out = await sampleGroups(c, 5, constant, text);
+  const out = await sampleGroups(c, 5, envEpisodes(c, constant, text));
   assert.equal(out.trajectories.length, 4);
   assert.equal(out.informative, undefined);
 });

@@ -4,10 +4,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalConfigJSON, resolveConfig } from '../../../src/rl/config.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { TINY_SOKOBAN_RESUME } from './tiny-sokoban-config.ts';
 import { replay, type IterationEvent } from '../../../src/events/index.ts';
-import { localRunEvents } from '../../../src/replay/location.ts';
+import { localRunEvents } from '../../../src/run/location.ts';
 
 const config = resolveConfig({ preset: 'starpo-s', overrides: [...TINY_SOKOBAN_RESUME] });
 

@@ -9,7 +9,7 @@ import { GENERAL_TEXT, generalPerplexity } from '../../../src/rl/general-ability
 import { getNamedModel } from '../../../src/models/named.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { resolveRunModel } from '../../../src/rl/run-model.ts';
-import { createActor, loadPretrained } from '../../../src/rl/models.ts';
+import { createActor, loadPretrained } from '../../../src/run/models.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 import type { SequenceBatch } from '../../../src/policy/programs/batch.ts';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { ConfigError } from '../../../src/errors.ts';
 
 const TINY = [

@@ -2,11 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { runIteration } from '../../../src/rl/iteration.ts';
-import { createModels, closeModels } from '../../../src/rl/models.ts';
+import { createModels, closeModels } from '../../../src/run/models.ts';
 import { scratchModelConfig } from '../../../src/rl/run-model.ts';
 import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 import { sftWarmup } from '../../../src/rl/sft.ts';
+import { envEpisodes } from '../../../src/rl/episode-source.ts';
 
 test('with a critic and a filter, outcome metrics describe every trajectory, not only the kept groups', async () => {
   const tokenizer = scratchTokenizer();
@@ -31,7 +32,7 @@ test('with a critic and a filter, outcome metrics describe every trajectory, not
   const models = createModels(c, scratchModelConfig(c, tokenizer), tokenizer);
   const text = { tokenizer, chat: COMPACT_CHAT };
   await sftWarmup(c, models.actor, text); // answers in the format, so returns differ between groups
-  const r = await runIteration(c, 1, models, text);
+  const r = await runIteration(c, 1, models, envEpisodes(c, models.actor, text));
   await closeModels(models);
   const returns = r.trajectories.map((t) => t.return);
   assert.ok(new Set(returns).size > 1, 'the check needs returns that differ');

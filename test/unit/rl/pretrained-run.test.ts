@@ -16,7 +16,7 @@ import {
   type IterationEvent,
   type TrajectoryEvent,
 } from '../../../src/events/index.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { realTokenizer } from '../agent/real-tokenizers.ts';
 import { paperConfig, writeTinyModel } from './tiny-hf-model.ts';
 

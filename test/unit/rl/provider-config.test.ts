@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DEFAULTS, resolveConfig } from '../../../src/rl/config.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
-import { embeddedProvider } from '../../../src/rl/models.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
+import { embeddedProvider } from '../../../src/run/models.ts';
 import { gatherCudaFacts } from '../../../src/gpu/facts.ts';
 import { cudaBlocked } from '../../../src/gpu/status.ts';
 

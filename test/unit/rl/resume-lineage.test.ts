@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { trainEmbedded } from '../../../src/rl/embedded.ts';
+import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { TINY_SOKOBAN_RESUME } from './tiny-sokoban-config.ts';
 import { createLocalEventReader, replay, type StarpoEvent } from '../../../src/events/index.ts';
 import { createLocalCheckpointStore } from '../../../src/storage/index.ts';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rollout } from '../../../src/rl/rollout.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { createModels } from '../../../src/rl/models.ts';
+import { createModels } from '../../../src/run/models.ts';
 import { scratchModelConfig } from '../../../src/rl/run-model.ts';
 import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';

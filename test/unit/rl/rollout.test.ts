@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rollout, type GenerationBackend } from '../../../src/rl/rollout.ts';
+import { rollout } from '../../../src/rl/rollout.ts';
+import { type GenerationBackend } from '../../../src/policy/engine/handle.ts';
 import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
 import { scratchTokenizer } from '../../../src/rl/vocabulary.ts';
 import { resolveEnvConfig } from '../../../src/envs/index.ts';

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { assemble } from '../../../src/rl/assemble.ts';
 import { takeRows } from '../../../src/rl/batch.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { rolloutSpec, scoreStage } from '../../../src/rl/iteration.ts';
+import { scoreStage } from '../../../src/rl/iteration.ts';
+import { rolloutSpec } from '../../../src/rl/episode-source.ts';
 import { behaviourGap } from '../../../src/rl/metrics.ts';
-import { closeModels, createModels } from '../../../src/rl/models.ts';
+import { closeModels, createModels } from '../../../src/run/models.ts';
 import { rollout } from '../../../src/rl/rollout.ts';
 import { resolveRunModel } from '../../../src/rl/run-model.ts';
 

@@ -8,7 +8,8 @@ import { resolveConfig } from '../../../src/rl/config.ts';
 import { iterationMetrics, rolloutStage } from '../../../src/rl/iteration.ts';
 import { trainSeed } from '../../../src/rl/seeds.ts';
 import { assemble } from '../../../src/rl/assemble.ts';
-import { rollout, type GenerationBackend } from '../../../src/rl/rollout.ts';
+import { rollout } from '../../../src/rl/rollout.ts';
+import { type GenerationBackend } from '../../../src/policy/engine/handle.ts';
 import { demonstrations } from '../../../src/rl/sft.ts';
 import { toolTurns } from '../../../src/rl/tool-use.ts';
 import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';
@@ -23,6 +24,7 @@ import type { CodeRunner } from '../../../src/tools/sandbox/pool.ts';
 import { Prng } from '../../../src/envs/prng.ts';
 import { ConfigError } from '../../../src/errors.ts';
 import { writer } from '../tools/scripted.ts';
+import { envEpisodes } from '../../../src/rl/episode-source.ts';
 
 const tokenizer = scratchTokenizer();
 const text = { tokenizer, chat: COMPACT_CHAT };
@@ -202,14 +204,8 @@ test('the rollout stage scores whole groups with the tool reward; the iteration 
       .join('');
     return `<think>look it up</think>${calls}<answer>${q.answer}</answer>${STOP}`;
   });
-  const trajectories = await rolloutStage(
-    c,
-    1,
-    policy,
-    { tokenizer, chat: TEMPLATES.full.chat },
-    undefined,
-    toolTurns(c, tokenizer),
-  );
+  const text = { tokenizer, chat: TEMPLATES.full.chat };
+  const trajectories = await rolloutStage(c, 1, envEpisodes(c, policy, text, toolTurns(c, tokenizer)));
   assert.deepEqual(
     trajectories.map((t) => t.return),
     [1, 1, 0, 0],

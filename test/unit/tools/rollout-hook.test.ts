@@ -5,7 +5,8 @@
 import { TEMPLATES } from '../../../src/agent/templates.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rollout, type GenerationBackend, type RolloutSpec } from '../../../src/rl/rollout.ts';
+import { rollout, type RolloutSpec } from '../../../src/rl/rollout.ts';
+import { type GenerationBackend } from '../../../src/policy/engine/handle.ts';
 import { resolveEnvConfig } from '../../../src/envs/registry.ts';
 import { toolmathProblem, type ToolmathConfig } from '../../../src/envs/toolmath/index.ts';
 import { libraryTask, type LibraryConfig } from '../../../src/envs/library/index.ts';

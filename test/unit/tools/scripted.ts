@@ -7,7 +7,7 @@
 import type { GenerateRequest, Generation } from '../../../src/tools/protocol.ts';
 import assert from 'node:assert/strict';
 import type { TextTokenizer } from '../../../src/agent/types.ts';
-import type { GenerationBackend } from '../../../src/rl/rollout.ts';
+import type { GenerationBackend } from '../../../src/policy/engine/handle.ts';
 
 /** ChatML's assistant header, and the result blocks of the code-fence and function-call formats. */
 export const HEADER = '<|im_start|>assistant\n';

@@ -4,10 +4,10 @@
  * fork that onCollapse calls for is taken (collapse-action.ts): a fork loads the checkpoint before the
  * first warning sign and starts a new lineage with a FORKED RunEvent.
  */
-import type { RlConfig } from './config.ts';
-import type { EchoTrapDetector } from './echo-trap.ts';
-import type { CollapseAction } from './collapse-action.ts';
-import { forkPoint } from './fork-point.ts';
+import type { RlConfig } from '../rl/config.ts';
+import type { EchoTrapDetector } from '../rl/echo-trap.ts';
+import type { CollapseAction } from '../rl/collapse-action.ts';
+import { forkPoint } from '../run/fork-point.ts';
 import {
   behaviourVersions,
   type CheckpointRef,
@@ -16,15 +16,15 @@ import {
   saveRunCheckpoint,
   type Models,
   type TrainerState,
-} from './run-checkpoint.ts';
-import { checkpointEvent, runEvent as lineageRunEvent } from './run-events.ts';
-import type { RunModel } from './run-model.ts';
+} from '../run/checkpoint.ts';
+import { checkpointEvent, runEvent as lineageRunEvent } from '../run/events.ts';
+import type { RunModel } from '../rl/run-model.ts';
 import type { EventLog, LineageStart, RunEvent } from '../events/index.ts';
 import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
 import { forkLineageId } from '../events/lineage.ts';
-import { continuePlan, forkPlan, withoutForkPoints, type ResumePlan } from '../replay/lineage.ts';
-import { checkDamagedResume, readIntactHistory } from '../replay/intact-history.ts';
-import { localRunEvents } from '../replay/location.ts';
+import { continuePlan, forkPlan, withoutForkPoints, type ResumePlan } from '../run/resume-plan.ts';
+import { checkDamagedResume, readIntactHistory } from '../run/intact-history.ts';
+import { localRunEvents } from '../run/location.ts';
 import { log } from '../log.ts';
 import { join } from 'node:path';
 

@@ -9,10 +9,10 @@ import type {
   TrajectoryEvent,
 } from '../events/index.ts';
 import type { SavedCheckpoint } from '../storage/index.ts';
-import { canonicalConfigJSON, type RlConfig } from './config.ts';
-import type { EchoTrapWarning as Warning } from './echo-trap.ts';
-import type { Trajectory } from './rollout.ts';
-import { runEnvConfig } from './run-env.ts';
+import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
+import type { EchoTrapWarning as Warning } from '../rl/echo-trap.ts';
+import type { Trajectory } from '../rl/rollout.ts';
+import { runEnvConfig } from '../rl/run-env.ts';
 import { envSpecId } from '../envs/index.ts';
 import { toolCallEvents } from '../tools/events.ts';
 import {
@@ -23,7 +23,7 @@ import {
   RETURN_STD,
   SUCCESS_RATE,
   VAL_SUCCESS_RATE,
-} from './metric-names.ts';
+} from '../rl/metric-names.ts';
 
 type Ids = { runId: string; lineageId: string };
 

@@ -19,10 +19,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { StarpoError } from '../errors.ts';
 import { assertIteration, assertSafeId } from '../events/ids.ts';
-import { iterationDir } from '../storage/layout.ts';
-import { loopbackS3Client, retryableS3Failure } from '../storage/s3-store.ts';
-import { parseStorageUri } from '../storage/uri.ts';
-import { mapLimit } from '../storage/map-limit.ts';
+import { iterationDir } from './layout.ts';
+import { loopbackS3Client, retryableS3Failure } from './s3-store.ts';
+import { parseStorageUri } from './uri.ts';
+import { mapLimit } from './map-limit.ts';
 
 export interface ArtifactStore {
   put(key: string, bytes: Uint8Array): Promise<void>;

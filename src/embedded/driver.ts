@@ -9,9 +9,9 @@
  * before the first warning sign and goes on as a new lineage (a FORKED RunEvent says why and what changed).
  */
 import { performance } from 'node:perf_hooks';
-import type { RlConfig } from './config.ts';
-import { EchoTrapDetector } from './echo-trap.ts';
-import { type CollapseAction, lineageConfig, observeIteration } from './collapse-action.ts';
+import type { RlConfig } from '../rl/config.ts';
+import { EchoTrapDetector } from '../rl/echo-trap.ts';
+import { type CollapseAction, lineageConfig, observeIteration } from '../rl/collapse-action.ts';
 import {
   checkpoint,
   lineageFrom,
@@ -20,26 +20,27 @@ import {
   takeAction,
   type Lineage,
   type RunContext,
-} from './embedded-lineage.ts';
-import { runEnvConfig } from './run-env.ts';
-import { validatesAt } from './val-schedule.ts';
+} from './lineage.ts';
+import { runEnvConfig } from '../rl/run-env.ts';
+import { validatesAt } from '../rl/val-schedule.ts';
 import { envSpecId } from '../envs/index.ts';
-import { runIteration, runValidation, type IterationModels } from './iteration.ts';
-import { openSandbox, toolTurns } from './tool-use.ts';
+import { runIteration, runValidation, type IterationModels } from '../rl/iteration.ts';
+import { openSandbox, toolTurns } from '../rl/tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
-import { closeModels, createModels, loadPretrained, namedModels, startEngineModels } from './models.ts';
-import { type CheckpointRef, loadRunCheckpoint, retentionOf, trainerState, type Models } from './run-checkpoint.ts';
+import { closeModels, createModels, loadPretrained, namedModels, startEngineModels } from '../run/models.ts';
+import { type CheckpointRef, loadRunCheckpoint, retentionOf, trainerState, type Models } from '../run/checkpoint.ts';
 import { type AsyncRollouts, openAsyncRollouts, VersionCheckpoints } from './async-rollouts.ts';
-import { behaviourVersion } from './async-schedule.ts';
-import { iterationEvents, trajectoryEvents } from './run-events.ts';
-import type { RunModel, RunText } from './run-model.ts';
+import { behaviourVersion } from '../rl/async-schedule.ts';
+import { iterationEvents, trajectoryEvents } from '../run/events.ts';
+import type { RunModel, RunText } from '../rl/run-model.ts';
 import { type CheckpointSource, openRun, type PreparedRun, prepareRun, type RunStart } from './run-setup.ts';
-import { warmStart } from './warm-start.ts';
+import { warmStart } from '../run/warm-start.ts';
 import { createLocalEventLog, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore } from '../storage/index.ts';
 import { ROOT_LINEAGE } from '../events/lineage.ts';
 import { log } from '../log.ts';
-import { ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from './metric-names.ts';
+import { ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from '../rl/metric-names.ts';
+import { episodeSource } from '../gateway/agent-rollout.ts';
 
 export interface IterationReport {
   iteration: number;
@@ -191,14 +192,15 @@ async function oneIteration(
 ): Promise<CollapseAction | null> {
   const { ids, echo } = lineage;
   const startedAt = new Date();
-  const result = await runIteration(c, i, models, text, models.tools, rollouts ? () => rollouts.take(i) : undefined);
+  const episodes = episodeSource(c, models.actor, text, models.tools);
+  const result = await runIteration(c, i, models, episodes, rollouts ? () => rollouts.take(i) : undefined);
   if (rollouts) {
     rollouts.publish(i, await models.actor.getState(false));
     result.timingsMs.rollout_play = rollouts.playedMs.get(i) ?? 0;
     rollouts.playedMs.delete(i);
   }
   const t0 = performance.now();
-  const val = validatesAt(c, i) ? await runValidation(c, models.actor, text, c.valSamples, models.tools) : null;
+  const val = validatesAt(c, i) ? await runValidation(c, episodes, c.valSamples) : null;
   if (val) result.timingsMs.validate = performance.now() - t0;
   const metrics = { ...result.metrics, ...val?.metrics };
   const { warning, collapse } = observeIteration(c, echo, lineage.forks, i, metrics);

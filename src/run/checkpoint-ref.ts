@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.ts';
 import { ownerOf, survivingPlan } from '../events/lineage.ts';
 import type { EventReader } from '../events/types.ts';
 import type { CheckpointId, CheckpointInfo } from '../storage/index.ts';
-import { continuePlan, readLineageStarts } from './lineage.ts';
+import { continuePlan, readLineageStarts } from './resume-plan.ts';
 import { localRunEvents, runLocation, type RunLocation } from './location.ts';
 
 export function parseCheckpointRef(ref: string, runsDir = 'runs'): RunLocation & { iteration?: number } {

@@ -6,13 +6,13 @@
  */
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ConfigError } from '../../errors.ts';
-import { exportCheckpoint } from '../../rl/export.ts';
-import { parseCheckpointRef } from '../../replay/checkpoint-ref.ts';
-import { readRunConfig } from '../../replay/location.ts';
-import type { CheckpointId } from '../../storage/index.ts';
-import { type GgufExportResult, exportModelGguf } from './export.ts';
-import type { ExportType } from './quantize.ts';
+import { ConfigError } from '../errors.ts';
+import { exportCheckpoint } from './export.ts';
+import { parseCheckpointRef } from './checkpoint-ref.ts';
+import { readRunConfig } from './location.ts';
+import type { CheckpointId } from '../storage/index.ts';
+import { type GgufExportResult, exportModelGguf } from '../models/gguf/export.ts';
+import type { ExportType } from '../models/gguf/quantize.ts';
 
 export interface ExportGgufOptions {
   /** "<run-dir>[@iteration]" (a run id under runsDir works too). */

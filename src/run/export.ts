@@ -15,12 +15,12 @@ import { writePeftAdapter } from '../policy/io/peft.ts';
 import { writeModelWeights } from '../policy/io/sharded.ts';
 import { mergeLora } from '../policy/model/merge.ts';
 import { toNamed } from '../policy/model/params.ts';
-import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
-import { readRunConfig } from '../replay/location.ts';
+import { chooseCheckpoint, parseCheckpointRef } from './checkpoint-ref.ts';
+import { readRunConfig } from './location.ts';
 import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
 import { loadPretrained } from './models.ts';
-import { loadRunCheckpoint } from './run-checkpoint.ts';
-import { BASE_MODEL_FILE, resolveRunModel } from './run-model.ts';
+import { loadRunCheckpoint } from './checkpoint.ts';
+import { BASE_MODEL_FILE, resolveRunModel } from '../rl/run-model.ts';
 
 export interface ExportOptions {
   /** "<run-dir>[@iteration]" (a run id under runsDir works too). */

@@ -11,13 +11,14 @@ import type { PolicyEngine } from '../policy/engine/engine.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import type { CheckpointStore } from '../storage/index.ts';
-import { behaviourVersion, pendingCheckpoints } from './async-schedule.ts';
-import type { RlConfig } from './config.ts';
-import { type SampledGroups, sampleGroups } from './iteration.ts';
-import { loadPretrained, startEngineModels } from './models.ts';
+import { behaviourVersion, pendingCheckpoints } from '../rl/async-schedule.ts';
+import type { RlConfig } from '../rl/config.ts';
+import { type SampledGroups, sampleGroups } from '../rl/iteration.ts';
+import { loadPretrained, startEngineModels } from '../run/models.ts';
 import type { PolicyHandle } from '../policy/engine/handle.ts';
-import { type CheckpointRef, loadActorState } from './run-checkpoint.ts';
-import type { RunModel } from './run-model.ts';
+import { type CheckpointRef, loadActorState } from '../run/checkpoint.ts';
+import type { RunModel } from '../rl/run-model.ts';
+import { episodeSource } from '../gateway/agent-rollout.ts';
 
 export class AsyncRollouts {
   private readonly versions = new Map<number, PolicyState>();
@@ -79,7 +80,7 @@ export class AsyncRollouts {
     this.loaded = v;
     // later rollouts play newer ones
     for (const older of this.versions.keys()) if (older < v) this.versions.delete(older);
-    const sampled = await sampleGroups(this.c, i, this.engine, this.run, this.tools);
+    const sampled = await sampleGroups(this.c, i, episodeSource(this.c, this.engine, this.run, this.tools));
     this.playedMs.set(i, performance.now() - t0);
     return sampled;
   }

@@ -7,11 +7,11 @@
  */
 import type { PolicyHandle } from '../policy/engine/handle.ts';
 import type { CodeRunner } from '../tools/sandbox/pool.ts';
-import type { RlConfig } from './config.ts';
-import type { IterationModels } from './iteration.ts';
-import type { RunText } from './run-model.ts';
-import { sftWarmup } from './sft.ts';
-import { GENERAL_PPL_WARN, generalPerplexity } from './general-ability.ts';
+import type { RlConfig } from '../rl/config.ts';
+import type { IterationModels } from '../rl/iteration.ts';
+import type { RunText } from '../rl/run-model.ts';
+import { sftWarmup } from '../rl/sft.ts';
+import { GENERAL_PPL_WARN, generalPerplexity } from '../rl/general-ability.ts';
 import { log } from '../log.ts';
 
 /** Loads an actor's starting weights from elsewhere; returns metrics to log. */

@@ -6,14 +6,14 @@
  */
 import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { canonicalConfigJSON, type RlConfig } from './config.ts';
-import { checkCapacity } from './capacity.ts';
-import { checkEmbeddedProvider } from './models.ts';
-import { type RunModel, resolveRunModel } from './run-model.ts';
+import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
+import { checkCapacity } from '../rl/capacity.ts';
+import { checkEmbeddedProvider } from '../run/models.ts';
+import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
 import { ConfigError } from '../errors.ts';
 import { eventsDir, SEGMENT_PATTERN } from '../events/local-log.ts';
-import { chooseCheckpoint, parseCheckpointRef } from '../replay/checkpoint-ref.ts';
-import { checkRunId, readRunConfig, type RunLocation } from '../replay/location.ts';
+import { chooseCheckpoint, parseCheckpointRef } from '../run/checkpoint-ref.ts';
+import { checkRunId, readRunConfig, type RunLocation } from '../run/location.ts';
 import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
 import { acquireRunLock, type RunLock } from '../storage/run-lock.ts';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CHATML } from '../../../src/agent/chat-format.ts';
 import { ConfigError } from '../../../src/errors.ts';
-import { checkAgentChat } from '../../../src/gateway/agent-config.ts';
+import { checkAgentChat } from '../../../src/rl/agent-config.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
 
 const agent = ['agent=node agent.js', 'model=/models/qwen3'];

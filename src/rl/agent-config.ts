@@ -1,7 +1,7 @@
 /** Rules of a run whose agent is an external program (config `agent`); each error names the field to change. */
 import type { ChatFormat } from '../agent/chat-format.ts';
 import { ConfigError } from '../errors.ts';
-import type { RlConfig } from '../rl/config-fields.ts';
+import type { RlConfig } from './config-fields.ts';
 
 type AgentSettings = Pick<RlConfig, 'agent' | 'model' | 'sftSteps' | 'tools' | 'toolReward'>;
 

@@ -18,10 +18,10 @@ import {
   type RetentionPolicy,
   type SavedCheckpoint,
 } from '../storage/index.ts';
-import type { RlConfig } from './config.ts';
+import type { RlConfig } from '../rl/config.ts';
 import { ConfigError } from '../errors.ts';
-import type { CollapseAction } from './collapse-action.ts';
-import { EchoTrapDetector } from './echo-trap.ts';
+import type { CollapseAction } from '../rl/collapse-action.ts';
+import { EchoTrapDetector } from '../rl/echo-trap.ts';
 
 export type ModelName = 'actor' | 'critic' | 'ref';
 /** In-process Policies or PolicyEngines (durable workers, an asynchronous embedded run's trainer): same files. */

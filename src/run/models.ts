@@ -11,10 +11,10 @@ import type { Role } from '../policy/model/layout.ts';
 import { type Provider, probeProvider } from '../policy/engine/session.ts';
 import { ConfigError } from '../errors.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
-import type { RlConfig } from './config.ts';
-import type { IterationModels } from './iteration.ts';
-import type { ModelName } from './run-checkpoint.ts';
-import { type RunModel, loraOf, pretrainedStates } from './run-model.ts';
+import type { RlConfig } from '../rl/config.ts';
+import type { IterationModels } from '../rl/iteration.ts';
+import type { ModelName } from './checkpoint.ts';
+import { type RunModel, loraOf, pretrainedStates } from '../rl/run-model.ts';
 
 /** One model of a run, as either kind starts it; `samples`: it generates (the actor: tokenizer and KV cache). */
 export interface ModelInit {

@@ -6,7 +6,7 @@
 import type { LineageStart } from '../events/index.ts';
 import { survivingCheckpoints, survivingPlan } from '../events/lineage.ts';
 import type { CheckpointId } from '../storage/index.ts';
-import { forkPointBefore } from './collapse-action.ts';
+import { forkPointBefore } from '../rl/collapse-action.ts';
 
 export function forkPoint<T extends CheckpointId>(
   starts: readonly LineageStart[],
