@@ -1,5 +1,5 @@
 /**
- * forkPoint (task queue "update"): where onCollapse=fork rewinds to (src/rl/fork-point.ts), from the
+ * forkPoint (task queue "update"): where onCollapse=fork rewinds to (src/run/fork-point.ts), from the
  * lineage's chain of starts, which startRun saved per lineage (src/durable/lineages.ts).
  */
 import { activity } from '../src/durable/boundary.ts';

@@ -71,7 +71,7 @@ async function logLineageStart(
 }
 
 /**
- * Warm-start (rl/warm-start.ts) and checkpoint 0. A retry that finds checkpoint 0 committed loads it instead;
+ * Warm-start (run/warm-start.ts) and checkpoint 0. A retry that finds checkpoint 0 committed loads it instead;
  * saving it again is then a no-op that returns it.
  */
 async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<void> {

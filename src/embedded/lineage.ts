@@ -33,7 +33,7 @@ export interface LineageOptions {
   root: string;
   runId: string;
   fork?: { fromIteration: number };
-  /** Fork from what a damaged log's intact prefix records (src/replay/intact-history.ts). */
+  /** Fork from what a damaged log's intact prefix records (src/run/intact-history.ts). */
   allowPartial?: boolean;
 }
 

@@ -22,7 +22,7 @@ export interface RunStart extends RunLocation {
   config?: RlConfig;
   resume?: boolean;
   fork?: { fromIteration: number };
-  /** Fork: from an iteration a damaged log still records (src/replay/intact-history.ts). */
+  /** Fork: from an iteration a damaged log still records (src/run/intact-history.ts). */
   allowPartial?: boolean;
   /** New run only: "<run-dir>[@iteration]" whose actor checkpoint starts this run's actor. */
   initFrom?: string;

@@ -5,7 +5,7 @@
  * survivor; following its parents gives a chain, and iteration i belongs to the newest lineage in that
  * chain that covers i. Everything else (abandoned branches, iterations a resume rewound past) is
  * superseded. Pure and free of Node built-ins: the workflow code imports it.
- * Resume plans over these decisions (reading the log and the store) are in src/replay/lineage.ts.
+ * Resume plans over these decisions (reading the log and the store) are in src/run/resume-plan.ts.
  */
 import { CorruptDataError } from '../errors.ts';
 

@@ -1,6 +1,6 @@
 /**
  * Resuming a run whose local log is damaged. Where a resumed run continues is decided from the log's
- * RunEvents (src/replay/lineage.ts), so past the damage nothing can be decided: a lineage started there is
+ * RunEvents (src/run/resume-plan.ts), so past the damage nothing can be decided: a lineage started there is
  * unknown, and so is which checkpoint belongs to which chain. What the intact prefix does record is enough to
  * start a new lineage from a checkpoint whose iteration it holds (its IterationEvent, or the warm-start's
  * checkpoint 0): that is what `starpo resume <run> --from-iteration k --allow-partial` does, and what the

@@ -59,7 +59,7 @@ async function checkStartable(spec: ServiceSpec): Promise<void> {
       throw new ServiceError(
         spec.name,
         `port ${port} on 127.0.0.1 is already in use by another process; ` +
-          `stop that process or choose another port (see src/services/endpoints.ts)`,
+          `stop that process or choose another port (see src/endpoints.ts)`,
         { retryable: false, details: { port } },
       );
     }
