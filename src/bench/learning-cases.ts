@@ -58,6 +58,16 @@ const SMOLLM2_FORMAT = {
     'sftLr=5e-4',
   ],
 } as const satisfies WarmStart;
+/**
+ * The same format warm start on another bandit's names (Trader / Librarian, RAGEN's bandit-test): it teaches the
+ * answer format and no preference between Phoenix and Dragon, so on BanditReversed the arm comes from the model's own
+ * prior and from reward. (On Bandit's own names, 8 steps left a model that picks Phoenix and 20 one that picks
+ * Dragon: the warm start, not the reward, chose the arm.)
+ */
+const SMOLLM2_FORMAT_OTHER_NAMES = {
+  name: 'smollm2-bandit-test-format',
+  overrides: SMOLLM2_FORMAT.overrides.map((o) => (o === 'env=bandit' ? 'env=bandit-test' : o)),
+} as const satisfies WarmStart;
 /** GRPO on 4 groups × 4: ~70 s an iteration on 2 cores (measured, load ~2). */
 const SMOLLM2_RL = ['iterations=30', 'envGroups=4', 'groupSize=4', 'miniBatchSize=8', 'lrActor=2e-4'];
 
@@ -212,6 +222,14 @@ export const LEARNING_CASES: LearningCase[] = [
     targetSuccess: 0.676,
     warmStart: SMOLLM2_FORMAT,
     overrides: [...SMOLLM2_RL, 'env=bandit-reversed'],
+  },
+  {
+    name: 'smollm2-bandit-reversed-other-names',
+    preset: 'grpo',
+    target: 0,
+    targetSuccess: 0.676,
+    warmStart: SMOLLM2_FORMAT_OTHER_NAMES,
+    overrides: [...SMOLLM2_RL, 'env=bandit-reversed', 'groupSize=8'],
   },
   // Learning from reward: format-only warm starts. Targets are the (ratio to the oracle on the same seeds).
   {
