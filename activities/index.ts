@@ -15,10 +15,15 @@ import { scoreActivity } from './score.ts';
 import { startRunActivity } from './start-run.ts';
 import { updateActivity } from './update.ts';
 
-export function createActivities(r: WorkerResources) {
+/** The rollout queue's activities: rollout shards and validation (CPU workers, one engine each). */
+export function createRolloutActivities(r: WorkerResources) {
+  return rolloutActivities(r);
+}
+
+/** The update queue's activities: all but playing episodes (the GPU worker's queue, which also runs workflows). */
+export function createUpdateActivities(r: WorkerResources) {
   return {
     startRun: startRunActivity(r),
-    ...rolloutActivities(r),
     planSampling: samplingActivity(r),
     score: scoreActivity(r),
     reward: rewardActivity(r),
@@ -30,4 +35,11 @@ export function createActivities(r: WorkerResources) {
   };
 }
 
+/** Every activity, for a worker that serves both queues from one set of resources. */
+export function createActivities(r: WorkerResources) {
+  return { ...createRolloutActivities(r), ...createUpdateActivities(r) };
+}
+
+export type RolloutActivities = ReturnType<typeof createRolloutActivities>;
+export type UpdateActivities = ReturnType<typeof createUpdateActivities>;
 export type Activities = ReturnType<typeof createActivities>;

@@ -4,14 +4,15 @@
  * dead worker; errors whose type is in NON_RETRYABLE_TYPES (bad config, corrupt data) fail at once.
  */
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.ts';
+import type { RolloutActivities, UpdateActivities } from '../activities/index.ts';
 import { NON_RETRYABLE_TYPES, type DurableOptions } from '../src/durable/protocol.ts';
 
+/** Each task queue's proxy offers only that queue's activities, so a stage cannot be scheduled on the wrong queue. */
 export interface Stages {
   /** Rollout shards and validation. */
-  rollout: Activities;
+  rollout: RolloutActivities;
   /** Everything else, on the GPU worker's queue. */
-  update: Activities;
+  update: UpdateActivities;
 }
 
 /** The options every activity is scheduled with: the run's heartbeat timeout and attempts, from its input. */
@@ -32,7 +33,7 @@ export function activityOptions(o: DurableOptions) {
 export function stageActivities(o: DurableOptions): Stages {
   const common = activityOptions(o);
   return {
-    rollout: proxyActivities<Activities>({ ...common, taskQueue: o.queues.rollout }),
-    update: proxyActivities<Activities>({ ...common, taskQueue: o.queues.update }),
+    rollout: proxyActivities<RolloutActivities>({ ...common, taskQueue: o.queues.rollout }),
+    update: proxyActivities<UpdateActivities>({ ...common, taskQueue: o.queues.update }),
   };
 }

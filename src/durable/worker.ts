@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { createActivities } from '../../activities/index.ts';
+import { createRolloutActivities, createUpdateActivities } from '../../activities/index.ts';
 import { endpoints } from '../endpoints.ts';
 import { DEFAULT_QUEUES, type TaskQueues } from './protocol.ts';
 import { createResources, type WorkerResources } from './resources.ts';
@@ -51,7 +51,6 @@ export async function startWorkers(o: StartWorkersOptions): Promise<RunningWorke
   const queues = o.queues ?? DEFAULT_QUEUES;
   const connection = await NativeConnection.connect({ address: o.address ?? endpoints.temporal.address });
   const resources = o.resources ?? createResources();
-  const activities = createActivities(resources);
   const namespace = o.namespace ?? 'default';
   const workers: Worker[] = [];
   if (o.role !== 'update') {
@@ -60,7 +59,7 @@ export async function startWorkers(o: StartWorkersOptions): Promise<RunningWorke
         connection,
         namespace,
         taskQueue: queues.rollout,
-        activities,
+        activities: createRolloutActivities(resources),
         maxConcurrentActivityTaskExecutions: 1,
       }),
     );
@@ -71,7 +70,7 @@ export async function startWorkers(o: StartWorkersOptions): Promise<RunningWorke
         connection,
         namespace,
         taskQueue: queues.update,
-        activities,
+        activities: createUpdateActivities(resources),
         workflowBundle: o.workflowBundle ?? (await workflowBundle()),
         maxConcurrentActivityTaskExecutions: o.updateConcurrency ?? 4,
       }),
