@@ -58,7 +58,7 @@ export function observeIteration(
     iteration,
     inGroupRewardStd: metrics[IN_GROUP_STD_ALL] ?? 0,
     entropy: metrics[ENTROPY_MEAN] ?? 0,
-    gradNorm: metrics[ACTOR_GRAD_NORM] ?? 0,
+    gradNorm: metrics[ACTOR_GRAD_NORM] ?? null,
     successRate: metrics[SUCCESS_RATE] ?? 0,
   });
   return { warning, collapse: collapseAction(c, forks, warning) };

@@ -35,8 +35,12 @@ export interface EchoTrapObservation {
   readonly inGroupRewardStd: number;
   /** Token entropy mean over the loss mask. */
   readonly entropy: number;
-  /** Actor gradient norm before clipping. */
-  readonly gradNorm: number;
+  /**
+   * Actor gradient norm before clipping; null when the actor took no step (no signal, or no row kept): such an
+   * iteration is neither a spike nor part of the baseline, which zeros would otherwise drag to 0 (then any step
+   * that follows a run of skipped ones looks like a spike).
+   */
+  readonly gradNorm: number | null;
   readonly successRate: number;
 }
 
@@ -133,6 +137,7 @@ const pushLast = (xs: readonly number[], x: number, n: number): number[] =>
 function detectSpike(state: EchoTrapState, obs: EchoTrapObservation, c: EchoTrapConfig): GradSpike | null {
   const base = median(state.gradHistory);
   const enough = state.gradHistory.length >= 3;
+  if (obs.gradNorm === null) return state.lastSpike;
   const spiked = !Number.isFinite(obs.gradNorm) || (enough && obs.gradNorm > c.gradSpikeFactor * base);
   if (spiked) return { iteration: obs.iteration, gradNorm: obs.gradNorm, median: base };
   return state.lastSpike;
@@ -155,7 +160,8 @@ export function observeEchoTrap(
     armed: state.armed,
     stdHistory,
     entropyHistory,
-    gradHistory: pushLast(state.gradHistory, obs.gradNorm, config.gradMedianWindow),
+    gradHistory:
+      obs.gradNorm === null ? state.gradHistory : pushLast(state.gradHistory, obs.gradNorm, config.gradMedianWindow),
     stdMax: Math.max(state.stdMax, std),
     entropyMax: Math.max(state.entropyMax, entropy),
     successMax: Math.max(state.successMax, Number.isFinite(obs.successRate) ? obs.successRate : 0),

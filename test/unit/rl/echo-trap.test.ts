@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors.ts';
 import { EchoTrapDetector, type EchoTrapObservation } from '../../../src/rl/echo-trap.ts';
 
-type Row = [std: number, entropy: number, gradNorm: number, success: number];
+type Row = [std: number, entropy: number, gradNorm: number | null, success: number];
 /** Observations for iterations 1..n from a function of the iteration. */
 const series = (n: number, f: (i: number) => Row): EchoTrapObservation[] =>
   Array.from({ length: n }, (_, k) => {
@@ -165,4 +165,22 @@ test('when success fell, the first sign is no later than the last iteration at i
   // A spike with success at its best leaves the success peak out.
   const [spiked] = run(series(30, collapse));
   assert.equal(spiked.evidence.successPeakIteration, undefined);
+});
+
+test('iterations without an actor step are neither a spike nor part of the baseline', () => {
+  // A converging run: std and entropy fall, success stays at its best, and from iteration 3 most steps are skipped
+  // for lack of signal. Measured on SmolLM2's Bandit: with skipped steps counted as grad norm 0 the baseline
+  // median became 0 and the first real step after them (0.18) fired the detector at success 1.00.
+  const converging = (i: number): Row => [
+    i <= 2 ? 0.13 : 0.002,
+    i <= 2 ? 0.03 : 0.01,
+    i <= 2 || i % 4 === 0 ? 0.15 + 0.01 * (i % 3) : null,
+    1,
+  ];
+  assert.deepEqual(run(series(30, converging)), []);
+  const zeros = (i: number): Row => {
+    const [std, entropy, grad, success] = converging(i);
+    return [std, entropy, grad ?? 0, success];
+  };
+  assert.equal(run(series(30, zeros)).length, 1, 'the old reading (no step = 0) fires on the same run');
 });
