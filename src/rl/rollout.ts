@@ -16,11 +16,11 @@ import {
 } from '../agent/index.ts';
 import type { TextTokenizer } from '../agent/types.ts';
 import { createEnv, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
-import type { GenerateRequest, TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
+import type { TurnGeneration, TurnGenerator } from '../tools/rollout-hook.ts';
 import type { ToolCallRecord } from '../tools/types.ts';
 import type { Turn } from '../events/index.ts';
 import { mixSeed } from '../random/mix-seed.ts';
-import type { GenerationBackend } from '../policy/engine/handle.ts';
+import type { GenerationBackend, RolloutRequest } from '../policy/engine/handle.ts';
 
 /**
  * A turn as the rollout records it: the logged turn (events/types.ts Turn, one set of names for both),
@@ -155,7 +155,7 @@ export async function rollout(
     const playing = active.filter((l) => !l.truncated);
     if (playing.length === 0) break;
     const prompts = playing.map((l) => l.ctx.beginResponse());
-    const request: GenerateRequest = {
+    const request: RolloutRequest = {
       prompts,
       maxNewTokens: spec.maxResponseTokens,
       rowSeeds: playing.map((l) => episodeSeed(spec, l, turn)),

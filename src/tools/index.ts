@@ -25,18 +25,11 @@ export {
   generateWithTools,
   record,
   roundSeed,
-  type GenerateRequest,
-  type Generation,
   type ToolGeneration,
+  type ToolTurnRequest,
   type ToolTurnOptions,
 } from './protocol.ts';
-export {
-  toolTurnGenerator,
-  type GenerateRequest as TurnRequest,
-  type ToolTurnSettings,
-  type TurnGeneration,
-  type TurnGenerator,
-} from './rollout-hook.ts';
+export { toolTurnGenerator, type ToolTurnSettings, type TurnGeneration, type TurnGenerator } from './rollout-hook.ts';
 export { benchmarkSandbox, type SandboxBenchmark } from './sandbox/bench.ts';
 export { SandboxPool, type CodeRunner } from './sandbox/pool.ts';
 export { Sandbox, type SandboxErrorKind, type SandboxOptions, type SandboxResult } from './sandbox/sandbox.ts';

@@ -16,24 +16,15 @@ import { KEEP_CHARS, showResult } from './output.ts';
 import { firstStop, ToolRow, type ToolGeneration } from './turn-row.ts';
 import type { ToolCall, ToolCallRecord, ToolExecutor } from './types.ts';
 import type { ToolResult } from '../envs/tool-provider.ts';
+import type { RolloutGeneration, RolloutRequest } from '../policy/engine/handle.ts';
 
 export type { ToolGeneration } from './turn-row.ts';
 
-/** The fields of a rollout's generation request the protocol reads or rewrites; others pass through. */
-export interface GenerateRequest {
-  prompts: readonly (readonly number[])[];
-  maxNewTokens: number;
-  rowSeeds: readonly number[];
-  /** The turn stops (the chat format's); the protocol adds the format's call stops. */
-  stopStrings: readonly string[];
-}
-
-export interface Generation {
-  tokens: number[];
-  logprobs: number[];
-  entropies?: number[];
-  finishReason: 'stop' | 'length';
-}
+/**
+ * The fields of a rollout's generation request the protocol reads or rewrites (to the turn's stops, the chat
+ * format's, it adds the format's call stops); the others pass through.
+ */
+export type ToolTurnRequest = Pick<RolloutRequest, 'prompts' | 'maxNewTokens' | 'rowSeeds' | 'stopStrings'>;
 
 export interface ToolTurnOptions {
   format: ToolFormat;
@@ -57,8 +48,8 @@ export interface ToolTurnOptions {
  * row's round r uses roundSeed(seed, r) whatever it was batched with: the tokens are those of the lockstep
  * schedule (every row waits for every call) bit for bit, and only the batching follows the timing.
  */
-export async function generateWithTools<R extends GenerateRequest>(
-  generate: (request: R) => Promise<Generation[]>,
+export async function generateWithTools<R extends ToolTurnRequest>(
+  generate: (request: R) => Promise<RolloutGeneration[]>,
   request: R,
   executors: readonly ToolExecutor[],
   tokenizer: TextTokenizer,
@@ -85,7 +76,7 @@ export async function generateWithTools<R extends GenerateRequest>(
     });
     for (const [k, i] of ready.entries()) {
       const row = rows[i]!;
-      const call = absorb(row, generations[k] as Generation, request, options);
+      const call = absorb(row, generations[k] as RolloutGeneration, request, options);
       if (call) calls.start(i, runCall(row, call, executors[i] as ToolExecutor, request, options));
     }
   }
@@ -124,7 +115,7 @@ class RunningCalls {
   }
 }
 
-function checkOptions(request: GenerateRequest, executors: readonly ToolExecutor[], options: ToolTurnOptions): void {
+function checkOptions(request: ToolTurnRequest, executors: readonly ToolExecutor[], options: ToolTurnOptions): void {
   if (!Number.isInteger(options.maxCalls) || options.maxCalls < 0) {
     throw new ConfigError('tools.maxCalls', `must be a non-negative integer, got ${options.maxCalls}`);
   }
@@ -135,7 +126,7 @@ function checkOptions(request: GenerateRequest, executors: readonly ToolExecutor
 }
 
 /** Tokens the model may still write in this turn: its budget, and what is left of the context. */
-function room(row: ToolRow, request: GenerateRequest, options: ToolTurnOptions): number {
+function room(row: ToolRow, request: ToolTurnRequest, options: ToolTurnOptions): number {
   const budget = request.maxNewTokens - row.written;
   return options.maxContext === undefined ? budget : Math.min(budget, options.maxContext - row.contextLength);
 }
@@ -154,7 +145,12 @@ export function roundSeed(seed: number, round: number): number {
  * but the call). The stop is looked for in this round's text only; the call in the whole model segment,
  * which may span rounds (the inline format pauses at its opening fence too).
  */
-function absorb(row: ToolRow, g: Generation, request: GenerateRequest, options: ToolTurnOptions): FoundCall | null {
+function absorb(
+  row: ToolRow,
+  g: RolloutGeneration,
+  request: ToolTurnRequest,
+  options: ToolTurnOptions,
+): FoundCall | null {
   row.rounds++;
   const allowed = room(row, request, options);
   const ids = g.tokens.length > allowed ? g.tokens.slice(0, allowed) : g.tokens;
@@ -179,7 +175,7 @@ async function runCall(
   row: ToolRow,
   found: FoundCall,
   executor: ToolExecutor,
-  request: GenerateRequest,
+  request: ToolTurnRequest,
   options: ToolTurnOptions,
 ): Promise<void> {
   row.markCall(found);
@@ -201,7 +197,7 @@ async function runCall(
 }
 
 /** Appends a result block as template ids, unless it would leave no room in the context for the model. */
-function append(row: ToolRow, shown: string, request: GenerateRequest, options: ToolTurnOptions): void {
+function append(row: ToolRow, shown: string, request: ToolTurnRequest, options: ToolTurnOptions): void {
   const text = options.format.wrapResult(shown);
   const ids = row.encode(text);
   if (options.maxContext !== undefined && row.contextLength + ids.length + 1 > options.maxContext) {

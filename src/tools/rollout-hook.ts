@@ -11,7 +11,7 @@
  */
 import type { TextTokenizer } from '../agent/types.ts';
 import type { Env } from '../envs/types.ts';
-import type { GenerationBackend } from '../policy/engine/handle.ts';
+import type { GenerationBackend, RolloutRequest } from '../policy/engine/handle.ts';
 import { executorForEnv } from './executors.ts';
 import { checkFormatForChat, toolFormat, type ToolFormatName } from './formats.ts';
 import { generateWithTools } from './protocol.ts';
@@ -19,7 +19,6 @@ import type { CodeRunner } from './sandbox/pool.ts';
 import type { ToolCallRecord } from './types.ts';
 
 /** The request of one turn, as the rollout builds it. */
-export type GenerateRequest = Parameters<GenerationBackend['generate']>[0];
 
 /** One row of a turn: a plain generation, plus what a tool turn adds. */
 export interface TurnGeneration {
@@ -37,7 +36,7 @@ export interface TurnGeneration {
 
 export type TurnGenerator = (
   policy: GenerationBackend,
-  request: GenerateRequest,
+  request: RolloutRequest,
   envs: readonly Env[],
 ) => Promise<TurnGeneration[]>;
 
@@ -59,7 +58,7 @@ export function toolTurnGenerator(settings: ToolTurnSettings): TurnGenerator {
   return async (policy, request, envs) => {
     for (const stop of request.stopStrings) checkFormatForChat(format, stop);
     const executors = envs.map((env) => executorForEnv(env, settings.code));
-    const generate = (r: GenerateRequest) => policy.generate(r);
+    const generate = (r: RolloutRequest) => policy.generate(r);
     const rows = await generateWithTools(generate, request, executors, settings.tokenizer, {
       format,
       maxCalls: settings.maxCalls,

@@ -53,17 +53,13 @@ export interface PolicyHandle {
 export type Trainer = Pick<PolicyHandle, 'trainStep'>;
 
 /** What a rollout needs from a policy: batched generation with per-token log-probs (a scripted policy in tests). */
+/** A generation request as a rollout makes it: the engine's request with sampling, per-row seeds and stops fixed. */
+export type RolloutRequest = GenerateRequest &
+  Required<Pick<GenerateRequest, 'sampling' | 'rowSeeds' | 'stopStrings' | 'stopTokenIds'>>;
+
+/** A generation as a rollout reads it (a scripted policy in tests may leave the entropies out). */
+export type RolloutGeneration = Omit<Generation, 'entropies' | 'stopString'> & { readonly entropies?: number[] };
+
 export interface GenerationBackend {
-  generate(request: {
-    prompts: readonly (readonly number[])[];
-    maxNewTokens: number;
-    sampling: { temperature: number; topP?: number; topK?: number };
-    /** One seed per prompt, so an episode's samples do not depend on the batch it shares. */
-    rowSeeds: readonly number[];
-    stopStrings: readonly string[];
-    /** Token ids that end a turn; the rollout passes none, so a turn ends only at the chat format's stop text. */
-    stopTokenIds: readonly number[];
-    /** Each row's tokens as they are generated (the gateway's streaming); a backend may call it or not. */
-    onToken?: (row: number, token: number) => void;
-  }): Promise<{ tokens: number[]; logprobs: number[]; entropies?: number[]; finishReason: 'stop' | 'length' }[]>;
+  generate(request: RolloutRequest): Promise<RolloutGeneration[]>;
 }

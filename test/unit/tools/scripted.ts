@@ -4,7 +4,8 @@
  * call generated), or at maxNewTokens. Rows are recognised by their first prompt; each keeps a cursor,
  * so a row resumed after a tool result continues its text. Log-prob of the k-th written char: −(k+1)/100.
  */
-import type { GenerateRequest, Generation } from '../../../src/tools/protocol.ts';
+import type { ToolTurnRequest } from '../../../src/tools/protocol.ts';
+import type { RolloutGeneration } from '../../../src/policy/engine/handle.ts';
 import assert from 'node:assert/strict';
 import type { TextTokenizer } from '../../../src/agent/types.ts';
 import type { GenerationBackend } from '../../../src/policy/engine/handle.ts';
@@ -41,14 +42,14 @@ export function writer(tokenizer: TextTokenizer, intended: (prompt: string) => s
 }
 
 export interface ScriptedBackend {
-  generate(request: GenerateRequest): Promise<Generation[]>;
+  generate(request: ToolTurnRequest): Promise<RolloutGeneration[]>;
   /** Every request, for assertions on batching and seeds. */
-  requests: GenerateRequest[];
+  requests: ToolTurnRequest[];
 }
 
 export function scriptedBackend(tokenizer: TextTokenizer, scripts: Map<string, string>): ScriptedBackend {
   const cursors = new Map<string, number>();
-  const requests: GenerateRequest[] = [];
+  const requests: ToolTurnRequest[] = [];
   const keyOf = (prompt: readonly number[]) => {
     const text = tokenizer.decode(prompt);
     for (const key of scripts.keys()) if (text.startsWith(key)) return key;
@@ -89,7 +90,7 @@ export function scriptedBackend(tokenizer: TextTokenizer, scripts: Map<string, s
 export function streamingBackend(
   tokenizer: TextTokenizer,
   script: string,
-): (request: GenerateRequest) => Promise<Generation[]> {
+): (request: ToolTurnRequest) => Promise<RolloutGeneration[]> {
   let cursor = 0;
   return async (request) => {
     const limit = Math.min(script.length, cursor + request.maxNewTokens);
