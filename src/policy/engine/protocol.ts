@@ -3,39 +3,18 @@
  * operation, what goes in and what comes back (the PolicyHandle interface's calls, and info); both
  * sides are checked against it.
  */
-import type { ProgramOverrides } from '../graph/program-options.ts';
-import type { ModelConfig } from '../io/config.ts';
 import type { Role } from '../model/layout.ts';
-import type { LoraSpec } from '../model/lora.ts';
 import type { GenerateRequest } from './generate.ts';
 import type { PolicyHandle } from './handle.ts';
+import type { PolicyOptions } from './policy.ts';
 import type { Provider } from './session.ts';
 
 /** What the worker is started with (structured-cloneable: the tokenizer travels as its files). */
-export interface EngineInit {
-  readonly config: ModelConfig;
-  readonly role?: Role;
-  readonly seed?: number;
-  /** Train LoRA adapters on a frozen base (see PolicyOptions.lora); the base is set with the setBase op. */
-  readonly lora?: LoraSpec;
-  readonly threads?: number;
-  readonly provider?: Provider;
-  readonly seqMultiple?: number;
-  readonly batchMultiple?: number;
-  readonly spin?: boolean;
-  readonly arena?: boolean;
-  readonly maxPrograms?: number;
-  /** See PolicyOptions.program. */
-  readonly program?: ProgramOverrides;
-  readonly attentionBudget?: number;
-  /** See PolicyOptions.inPlaceOptimizer. */
-  readonly inPlaceOptimizer?: boolean;
-  /** See PolicyOptions.kvCacheBytes and prefixSharing. */
-  readonly kvCacheBytes?: number;
-  readonly prefixSharing?: boolean;
+/** The options a PolicyEngine's worker builds its Policy from: PolicyOptions, with the tokenizer as its files. */
+export type EngineInit = Omit<PolicyOptions, 'tokenizer'> & {
   /** tokenizer.json (+ tokenizer_config.json) contents, for stop strings. */
   readonly tokenizerFiles?: Readonly<Record<string, string>>;
-}
+};
 
 export interface EngineInfo {
   readonly role: Role;
