@@ -8,7 +8,7 @@
 // `--scale quick` swaps the 0.5B shape for a 4-layer, width-256 one (a dry run of the script on a CPU machine).
 import { grad } from '../src/policy/autodiff/grad.ts';
 import { Policy } from '../src/policy/engine/policy.ts';
-import { type Provider, type Tensor, createSession, tensor } from '../src/policy/engine/session.ts';
+import { type Provider, type OrtTensor, createSession, tensor } from '../src/policy/engine/session.ts';
 import { Graph } from '../src/policy/graph/graph.ts';
 import { type ModelConfig, parseModelConfig } from '../src/policy/io/config.ts';
 import { QWEN25_05B_CONFIG } from '../src/policy/io/published-configs.ts';
@@ -81,10 +81,10 @@ const rand = (n: number, seed: number, lo: number, hi: number): Float32Array => 
 };
 
 /** The feeds of the 2-layer PPO loss: row 0 left-padded by two tokens, row 1 trains three predictions. */
-function ppoFeeds(B: number, T: number): Record<string, Tensor> {
+function ppoFeeds(B: number, T: number): Record<string, OrtTensor> {
   const mask = Float32Array.from([0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
-  const f = (d: Float32Array): Tensor => tensor('float32', [B, T], d);
-  const ids = (xs: number[]): Tensor => tensor('int64', [B, T], BigInt64Array.from(xs.map(BigInt)));
+  const f = (d: Float32Array): OrtTensor => tensor('float32', [B, T], d);
+  const ids = (xs: number[]): OrtTensor => tensor('int64', [B, T], BigInt64Array.from(xs.map(BigInt)));
   return {
     tokens: ids([0, 0, 3, 7, 1, 9, 4, 4, 2, 10, 5, 6]),
     targets: ids([0, 3, 7, 1, 9, 0, 4, 2, 10, 5, 6, 0]),

@@ -21,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pickNames } from './name-list.ts';
 import { Policy } from '../policy/engine/policy.ts';
-import { createSession, defaultThreads, floatTensor, type Session, type Tensor } from '../policy/engine/session.ts';
+import { createSession, defaultThreads, floatTensor, type Session, type OrtTensor } from '../policy/engine/session.ts';
 import { grad } from '../policy/autodiff/grad.ts';
 import { Graph } from '../policy/graph/graph.ts';
 import * as o from '../policy/graph/ops.ts';
@@ -93,7 +93,7 @@ async function matmul([m, k, n]: readonly number[], form: Form, threads: number,
       : g.input('b', 'float32', form === 'Gemm(transB)' ? [n, k] : [k, n]);
   g.output('c', form === 'Gemm(transB)' ? o.gemm(a, b, 0, 1) : o.matmul(a, b));
   const session = await createSession(g, { threads, spin });
-  const feeds: Record<string, Tensor> = { a: floatTensor(new Float32Array(m * k).fill(0.01), [m, k]) };
+  const feeds: Record<string, OrtTensor> = { a: floatTensor(new Float32Array(m * k).fill(0.01), [m, k]) };
   if (form !== 'MatMul(const B)') feeds.b = floatTensor(bData, b.shape);
   const fetch = { c: floatTensor(new Float32Array(m * n), [m, n]) };
   const t = await timeIt(() => session.run(feeds, fetch), 5, 2, 0.4);

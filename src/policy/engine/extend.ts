@@ -7,7 +7,7 @@
 import { cacheName, newName } from '../programs/generate.ts';
 import type { BatchCache } from './kv-cache.ts';
 import type { ProgramCache } from './programs.ts';
-import { type Tensor, tensor } from './session.ts';
+import { type OrtTensor, tensor } from './session.ts';
 
 export interface ExtendRows {
   readonly prompts: readonly (readonly number[])[];
@@ -29,13 +29,13 @@ export function extendShape(rows: ExtendRows, heads: number, slots: number, mult
 
 export async function extend(
   programs: ProgramCache,
-  params: Record<string, Tensor>,
+  params: Record<string, OrtTensor>,
   cache: BatchCache,
   rows: ExtendRows,
   multiple: number,
   budget: number,
   heads: readonly string[],
-): Promise<Record<string, Tensor>> {
+): Promise<Record<string, OrtTensor>> {
   const { numHeads, numLayers } = programs.layout.config;
   const { newLen: N, chunk: r } = extendShape(rows, numHeads, cache.slots, multiple, budget);
   const session = await programs.extend({ batch: r, newLen: N, cacheLen: cache.slots });
@@ -44,7 +44,7 @@ export async function extend(
     (['k', 'v'] as const).map((kind) => [cacheName(kind, i), newName(kind, i)]),
   );
   const outputs = kinds.map(([, nm]) => nm);
-  const parts: Record<string, Tensor>[] = [];
+  const parts: Record<string, OrtTensor>[] = [];
   for (let from = 0; from < cache.batch; from += r) {
     const feeds = { ...params, ...extendFeeds(rows, from, r, N, cache.slots), ...cache.tensors(from, r) };
     const out = await session.run(feeds, [...heads, ...outputs]);
@@ -56,7 +56,7 @@ export async function extend(
 }
 
 /** tokens, positions [r, N] and last [r] of rows from … from + r − 1; padding sits at the last slot. */
-function extendFeeds(rows: ExtendRows, from: number, r: number, N: number, S: number): Record<string, Tensor> {
+function extendFeeds(rows: ExtendRows, from: number, r: number, N: number, S: number): Record<string, OrtTensor> {
   const tokens = new BigInt64Array(r * N);
   const positions = new BigInt64Array(r * N).fill(BigInt(S - 1));
   const last = new BigInt64Array(r);
@@ -76,9 +76,9 @@ function extendFeeds(rows: ExtendRows, from: number, r: number, N: number, S: nu
 }
 
 /** Row-wise concatenation of the chunks' head outputs (logits, or the greedy token and log-prob). */
-function concatRows(chunks: Record<string, Tensor>[]): Record<string, Tensor> {
+function concatRows(chunks: Record<string, OrtTensor>[]): Record<string, OrtTensor> {
   if (chunks.length === 1) return chunks[0];
-  const cat = (name: string): Tensor => {
+  const cat = (name: string): OrtTensor => {
     const parts = chunks.map((c) => c[name]);
     const size = parts.reduce((s, p) => s + p.size, 0);
     const data = parts[0].data instanceof BigInt64Array ? new BigInt64Array(size) : new Float32Array(size);

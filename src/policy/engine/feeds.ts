@@ -6,9 +6,9 @@ import { ConfigError } from '../../errors.ts';
 import { GROUPS, type Layout } from '../model/layout.ts';
 import type { Packed } from '../model/params.ts';
 import { type Bucket, type SequenceBatch, place, placeInt, positionsOf } from '../programs/batch.ts';
-import { type Session, type Tensor, floatTensor, scalarTensor, tensor } from './session.ts';
+import { type Session, type OrtTensor, floatTensor, scalarTensor, tensor } from './session.ts';
 
-export type Feeds = Record<string, Tensor>;
+export type Feeds = Record<string, OrtTensor>;
 
 /**
  * One zero-copy tensor per parameter view (`w.<key>`), over the packed buffers: the trained ones
@@ -42,7 +42,7 @@ export function sequenceFeeds(batch: SequenceBatch, bucket: Bucket, temperature 
 }
 
 /** A per-token caller array shifted into row alignment (row t about token t+1) and padded. */
-export function rowFeed(values: ArrayLike<number>, batch: SequenceBatch, bucket: Bucket): Tensor {
+export function rowFeed(values: ArrayLike<number>, batch: SequenceBatch, bucket: Bucket): OrtTensor {
   return floatTensor(place(values, batch, bucket, 1, 'float32'), [bucket.batch, bucket.seqLen]);
 }
 

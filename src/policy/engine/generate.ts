@@ -26,7 +26,7 @@ import {
 } from './prefill.ts';
 import type { PrefixCache } from './prefix-cache.ts';
 import type { ProgramCache } from './programs.ts';
-import { type Tensor, floatTensor, int64Tensor } from './session.ts';
+import { type OrtTensor, floatTensor, int64Tensor } from './session.ts';
 
 export { batchBucket } from './prefill.ts';
 
@@ -125,7 +125,7 @@ export interface GenerationMemory {
 
 export async function generate(
   programs: ProgramCache,
-  params: Record<string, Tensor>,
+  params: Record<string, OrtTensor>,
   req: GenerateRequest,
   tokenizer?: Tokenizer,
   attentionBudget = Infinity,
@@ -183,7 +183,7 @@ function cacheSlots(req: GenerateRequest): number {
 /** One decode step per token until every row is done; each step's keys and values go into the row's next slot. */
 async function decode(
   programs: ProgramCache,
-  params: Record<string, Tensor>,
+  params: Record<string, OrtTensor>,
   cache: BatchCache,
   prompts: readonly (readonly number[])[],
   rows: Rows,
@@ -262,7 +262,7 @@ class Stepper {
   get heads(): string[] {
     return this.greedy ? ['greedy_token', 'greedy_logprob', 'greedy_entropy'] : ['logits'];
   }
-  pick(out: Record<string, Tensor>): [ArrayLike<number | bigint>, ArrayLike<number>, ArrayLike<number>] {
+  pick(out: Record<string, OrtTensor>): [ArrayLike<number | bigint>, ArrayLike<number>, ArrayLike<number>] {
     if (this.greedy) {
       const f32 = (name: string) => out[name].data as Float32Array;
       return [out.greedy_token.data as BigInt64Array, f32('greedy_logprob'), f32('greedy_entropy')];

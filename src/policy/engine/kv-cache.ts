@@ -5,7 +5,7 @@
  */
 import type { ModelConfig } from '../io/config.ts';
 import { cacheName } from '../programs/generate.ts';
-import { type Tensor, floatTensor } from './session.ts';
+import { type OrtTensor, floatTensor } from './session.ts';
 
 /** One row's cached prefix: per cache name, [K, length, E] floats (keys and values of positions 0 … length−1). */
 export type RowKv = Record<string, Float32Array>;
@@ -33,7 +33,7 @@ export class BatchCache {
   }
 
   /** Zero-copy tensors of rows [from, from + rows), as program inputs. */
-  tensors(from = 0, rows = this.batch): Record<string, Tensor> {
+  tensors(from = 0, rows = this.batch): Record<string, OrtTensor> {
     const block = this.K * this.slots * this.E;
     return Object.fromEntries(
       this.names.map((n) => [

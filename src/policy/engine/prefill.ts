@@ -9,7 +9,7 @@ import { BatchCache } from './kv-cache.ts';
 import { extend } from './extend.ts';
 import { type PrefixCache, commonPrefix } from './prefix-cache.ts';
 import type { ProgramCache } from './programs.ts';
-import type { Tensor } from './session.ts';
+import type { OrtTensor } from './session.ts';
 
 /** Token counts of a policy's generate calls (cumulative; benchmarks read them). */
 export interface GenerationStats {
@@ -40,7 +40,7 @@ export const emptyStats = (): GenerationStats => ({
 
 export interface PrefillContext {
   readonly programs: ProgramCache;
-  readonly params: Record<string, Tensor>;
+  readonly params: Record<string, OrtTensor>;
   /** New tokens per row are padded to a multiple of this, so programs are reused. */
   readonly multiple: number;
   readonly attentionBudget: number;
@@ -70,7 +70,7 @@ export async function prefill(
   real: number,
   slots: number,
   heads: readonly string[],
-): Promise<{ cache: BatchCache; out: Record<string, Tensor>; starts: number[] }> {
+): Promise<{ cache: BatchCache; out: Record<string, OrtTensor>; starts: number[] }> {
   const cache = new BatchCache(ctx.programs.layout.config, prompts.length, slots);
   const starts = prompts.map((p, b) => {
     const found = b < real ? ctx.store?.match(p, p.length - 1) : null; // the last token is computed: its head is needed

@@ -31,7 +31,8 @@ export interface SessionOptions {
 export class ProviderError extends StarpoError {}
 
 export type Session = ort.InferenceSession;
-export type Tensor = ort.Tensor;
+/** A tensor onnxruntime feeds and fetches (the weights on the host side are io/dtype.ts Tensor). */
+export type OrtTensor = ort.Tensor;
 
 export function defaultThreads(): number {
   return Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
@@ -98,19 +99,19 @@ const ORT_TYPE: Record<DType, ort.Tensor.Type> = {
   bool: 'bool',
 };
 
-export function tensor(dtype: DType, shape: Shape, data: TensorData): Tensor {
+export function tensor(dtype: DType, shape: Shape, data: TensorData): OrtTensor {
   return new ort.Tensor(ORT_TYPE[dtype], data as never, [...shape]);
 }
 
-export function floatTensor(data: Float32Array | Float64Array, shape: Shape): Tensor {
+export function floatTensor(data: Float32Array | Float64Array, shape: Shape): OrtTensor {
   return tensor(data instanceof Float64Array ? 'float64' : 'float32', shape, data);
 }
 
-export function int64Tensor(data: ArrayLike<number>, shape: Shape): Tensor {
+export function int64Tensor(data: ArrayLike<number>, shape: Shape): OrtTensor {
   return tensor('int64', shape, BigInt64Array.from(Array.from(data, (x) => BigInt(x))));
 }
 
-export function scalarTensor(x: number, dtype: DType): Tensor {
+export function scalarTensor(x: number, dtype: DType): OrtTensor {
   if (dtype === 'int64') return int64Tensor([x], []);
   return tensor(dtype, [], dtype === 'float64' ? Float64Array.of(x) : Float32Array.of(x));
 }
@@ -118,8 +119,8 @@ export function scalarTensor(x: number, dtype: DType): Tensor {
 /** Runs a session; fetches are pre-allocated output tensors where given (written in place). */
 export async function run(
   session: Session,
-  feeds: Record<string, Tensor>,
-  fetches?: Record<string, Tensor | null>,
-): Promise<Record<string, Tensor>> {
-  return (fetches ? session.run(feeds, fetches) : session.run(feeds)) as Promise<Record<string, Tensor>>;
+  feeds: Record<string, OrtTensor>,
+  fetches?: Record<string, OrtTensor | null>,
+): Promise<Record<string, OrtTensor>> {
+  return (fetches ? session.run(feeds, fetches) : session.run(feeds)) as Promise<Record<string, OrtTensor>>;
 }

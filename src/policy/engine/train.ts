@@ -12,7 +12,7 @@ import { type Feeds, only, packedFeeds, rowFeed, sequenceFeeds, weightFeeds } fr
 import type { TrainMetrics } from './handle.ts';
 import type { TrainStepOptions } from './handle.ts';
 import type { ProgramCache, TrainProgram } from './programs.ts';
-import { type Tensor, floatTensor, scalarTensor } from './session.ts';
+import { type OrtTensor, floatTensor, scalarTensor } from './session.ts';
 
 export interface OptimizerBuffers {
   params: Packed;
@@ -61,7 +61,7 @@ function optimizerFeeds(state: OptimizerBuffers, spare: OptimizerBuffers, lr: nu
     lr: scalarTensor(lr, 'float32'),
     step: scalarTensor(step, 'float32'),
   };
-  const fetches: Record<string, Tensor | null> = { metrics: null };
+  const fetches: Record<string, OrtTensor | null> = { metrics: null };
   for (const kind of ['params', 'm', 'v'] as const) Object.assign(fetches, packedFeeds(`new_${kind}`, spare[kind]));
   return { feeds, fetches };
 }
@@ -69,7 +69,7 @@ function optimizerFeeds(state: OptimizerBuffers, spare: OptimizerBuffers, lr: nu
 async function runProgram(
   prog: TrainProgram,
   feeds: Feeds,
-  fetches: Record<string, Tensor | null>,
+  fetches: Record<string, OrtTensor | null>,
 ): Promise<TrainMetrics> {
   const out = await prog.session.run(only(prog.session, feeds), fetches);
   const values = out.metrics.data as Float32Array;
@@ -159,7 +159,7 @@ async function sumSquares(programs: ProgramCache, x: Float32Array): Promise<numb
 }
 
 /** Zero-copy tensors over each trained view's place in a packed buffer, by `<prefix>.<key>`. */
-function viewTensors(layout: Layout, p: Packed, prefix: string): Record<string, Tensor> {
+function viewTensors(layout: Layout, p: Packed, prefix: string): Record<string, OrtTensor> {
   return Object.fromEntries(
     layout.views.map((v) => [
       `${prefix}.${v.key}`,

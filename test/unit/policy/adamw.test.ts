@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createSession, floatTensor, type Tensor } from '../../../src/policy/engine/session.ts';
+import { createSession, floatTensor, type OrtTensor } from '../../../src/policy/engine/session.ts';
 import { Graph } from '../../../src/policy/graph/graph.ts';
 import { type AdamWSpec, adamw } from '../../../src/policy/programs/adamw.ts';
 import { rand } from './gradcheck.ts';
@@ -55,7 +55,7 @@ async function step(
   lr: number,
   t: number,
 ) {
-  const feeds: Record<string, Tensor> = {
+  const feeds: Record<string, OrtTensor> = {
     lr: floatTensor(Float64Array.of(lr), []),
     step: floatTensor(Float64Array.of(t), []),
   };

@@ -5,7 +5,7 @@
 import { grad } from '../../../src/policy/autodiff/grad.ts';
 import { Graph, type Shape, type Value } from '../../../src/policy/graph/graph.ts';
 import type { ProgramOptions } from '../../../src/policy/graph/program-options.ts';
-import { createSession, tensor, type Tensor } from '../../../src/policy/engine/session.ts';
+import { createSession, tensor, type OrtTensor } from '../../../src/policy/engine/session.ts';
 import { type ModelConfig, parseModelConfig } from '../../../src/policy/io/config.ts';
 
 /** A tiny random-init model for the gradient and LoRA tests: Qwen2, vocabulary 11, untied, unless `overrides` say. */
@@ -64,7 +64,7 @@ export async function gradCheck(
   opts: {
     samples?: number;
     h?: number;
-    extra?: Record<string, Tensor>;
+    extra?: Record<string, OrtTensor>;
     threads?: number;
     program?: ProgramOptions;
   } = {},
@@ -80,7 +80,7 @@ export async function gradCheck(
   g.output('loss', loss);
   grads.forEach((gv, k) => g.output(`grad_${diffable[k][0].name}`, gv));
   const session = await createSession(g, { threads: opts.threads ?? 1 });
-  const feeds = (over?: [string, Float64Array]): Record<string, Tensor> => ({
+  const feeds = (over?: [string, Float64Array]): Record<string, OrtTensor> => ({
     ...opts.extra,
     ...Object.fromEntries(
       inputs.map((i) => [i.name, tensor('float64', i.shape, over?.[0] === i.name ? over[1] : i.data)]),

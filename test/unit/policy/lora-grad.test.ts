@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { tensor, type Tensor } from '../../../src/policy/engine/session.ts';
+import { tensor, type OrtTensor } from '../../../src/policy/engine/session.ts';
 import type { ModelConfig } from '../../../src/policy/io/config.ts';
 import { type Layout, type Role, buildLayout } from '../../../src/policy/model/layout.ts';
 import { type LoraTarget, loraScale } from '../../../src/policy/model/lora.ts';
@@ -16,10 +16,10 @@ const QWEN2 = TINY_MODELS.qwen2;
 const QWEN3 = TINY_MODELS.qwen3;
 
 /** Row 0 left-padded by one token; both rows train their last three predictions. */
-function feeds(): Record<string, Tensor> {
+function feeds(): Record<string, OrtTensor> {
   const mask = Float64Array.from([0, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
-  const f64 = (d: Float64Array, shape = [B, T]): Tensor => tensor('float64', shape, d);
-  const ids = (xs: number[]): Tensor => tensor('int64', [B, T], BigInt64Array.from(xs.map(BigInt)));
+  const f64 = (d: Float64Array, shape = [B, T]): OrtTensor => tensor('float64', shape, d);
+  const ids = (xs: number[]): OrtTensor => tensor('int64', [B, T], BigInt64Array.from(xs.map(BigInt)));
   return {
     tokens: ids([0, 3, 7, 1, 9, 4, 2, 10, 5, 6]),
     targets: ids([3, 7, 1, 9, 0, 2, 10, 5, 6, 0]),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { tensor, type Tensor } from '../../../src/policy/engine/session.ts';
+import { tensor, type OrtTensor } from '../../../src/policy/engine/session.ts';
 import { type ModelConfig, parseModelConfig } from '../../../src/policy/io/config.ts';
 import { buildLayout } from '../../../src/policy/model/layout.ts';
 import { initParams } from '../../../src/policy/model/params.ts';
@@ -15,11 +15,11 @@ const T = 6;
 const config = TINY_MODELS.qwen2;
 
 /** Row 0 is left-padded by two tokens; row 1 trains only its last three predictions. */
-function feeds(names: readonly string[]): Record<string, Tensor> {
+function feeds(names: readonly string[]): Record<string, OrtTensor> {
   const mask = Float64Array.from([0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
-  const f64 = (d: Float64Array): Tensor => tensor('float64', [B, T], d);
-  const ids = (xs: number[]): Tensor => tensor('int64', [B, T], BigInt64Array.from(xs.map(BigInt)));
-  const all: Record<string, Tensor> = {
+  const f64 = (d: Float64Array): OrtTensor => tensor('float64', [B, T], d);
+  const ids = (xs: number[]): OrtTensor => tensor('int64', [B, T], BigInt64Array.from(xs.map(BigInt)));
+  const all: Record<string, OrtTensor> = {
     tokens: ids([0, 0, 3, 7, 1, 9, 4, 4, 2, 10, 5, 6]),
     targets: ids([0, 3, 7, 1, 9, 0, 4, 2, 10, 5, 6, 0]),
     positions: tensor('int64', [B, T], positionsOf(mask, B, T)),
