@@ -5,7 +5,7 @@
 import { activity } from '../src/durable/boundary.ts';
 import { packArtifact, unpackArtifact } from '../src/durable/artifact-codec.ts';
 import { keyOf, loadCollapseProbe, parse, unpackScored } from '../src/durable/batch-io.ts';
-import { toWire, type AdvantageInput, type AdvantageResult } from '../src/durable/protocol.ts';
+import { toWire, type AdvantageActivityInput, type AdvantageResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rowsOfGroups } from '../src/rl/batch.ts';
 import type { FilterOutput } from '../src/rl/filters.ts';
@@ -14,7 +14,7 @@ import { keepRows } from '../src/rl/kept-rows.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 
 export function advantageActivity(r: WorkerResources) {
-  return activity('advantage', async (input: AdvantageInput): Promise<AdvantageResult> => {
+  return activity('advantage', async (input: AdvantageActivityInput): Promise<AdvantageResult> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
     const { trajectories, all } = await r.batch(input.run.storeUri, input.rollout);

@@ -4,13 +4,13 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { json, keyOf, parse } from '../src/durable/batch-io.ts';
-import type { ArtifactResult, FilterInput } from '../src/durable/protocol.ts';
+import type { ArtifactResult, FilterActivityInput } from '../src/durable/protocol.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { filterStage } from '../src/rl/iteration.ts';
 
 export function filterActivity(r: WorkerResources) {
-  return activity('filter', async (input: FilterInput): Promise<ArtifactResult> => {
+  return activity('filter', async (input: FilterActivityInput): Promise<ArtifactResult> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
     const { all } = await r.batch(input.run.storeUri, input.rollout);

@@ -4,7 +4,8 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { chainOf, savedLineageStarts } from '../src/durable/lineages.ts';
-import type { CheckpointRef, ForkPointInput } from '../src/durable/protocol.ts';
+import type { ForkPointInput } from '../src/durable/protocol.ts';
+import type { CheckpointRef } from '../src/run/checkpoint.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { forkPoint } from '../src/run/fork-point.ts';
 

@@ -7,13 +7,13 @@
  */
 import { activity } from '../src/durable/boundary.ts';
 import { collapseProbeKey, json, keyOf, packScored, parse, policyId } from '../src/durable/batch-io.ts';
-import type { ArtifactResult, FilterInput } from '../src/durable/protocol.ts';
+import type { ArtifactResult, FilterActivityInput } from '../src/durable/protocol.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { collapseStage, scoreStage, trainedRows } from '../src/rl/iteration.ts';
 
 export function scoreActivity(r: WorkerResources) {
-  return activity('score', async (input: FilterInput): Promise<ArtifactResult> => {
+  return activity('score', async (input: FilterActivityInput): Promise<ArtifactResult> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
     const { trajectories, all } = await r.batch(input.run.storeUri, input.rollout);

@@ -9,7 +9,7 @@ import { activity, type Beat } from '../src/durable/boundary.ts';
 import { unpackArtifact } from '../src/durable/artifact-codec.ts';
 import { json, keyOf, parse, policyId, unpackScored } from '../src/durable/batch-io.ts';
 import type { HeldModels } from '../src/durable/model-host.ts';
-import { fromWire, toWire, type UpdateInput, type UpdateResult } from '../src/durable/protocol.ts';
+import { fromWire, toWire, type UpdateActivityInput, type UpdateResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import type { RlConfig } from '../src/rl/config.ts';
 import { observeIteration } from '../src/rl/collapse-action.ts';
@@ -32,11 +32,11 @@ export interface UpdateRecord extends UpdateResult {
   saved: SavedCheckpoint;
 }
 
-export const updateRecordKey = (input: { run: UpdateInput['run']; iteration: number }): string =>
+export const updateRecordKey = (input: { run: UpdateActivityInput['run']; iteration: number }): string =>
   keyOf(input, 'update', 'result.json');
 
 /** The update's input: the kept rows (those the advantage stage wrote) with their scores and advantages. */
-async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageInput> {
+async function trainRows(r: WorkerResources, input: UpdateActivityInput): Promise<StageInput> {
   const artifacts = r.artifacts(input.run.storeUri);
   const { all } = await r.batch(input.run.storeUri, input.rollout);
   const scored = unpackScored(await artifacts.get(input.scored), input.scored);
@@ -49,7 +49,7 @@ async function trainRows(r: WorkerResources, input: UpdateInput): Promise<StageI
  * The detector's observation, and the trainer state checkpoint i holds (forks, pending stop or fork, and the
  * checkpoints of the older versions the next rollouts play when asynchronous).
  */
-function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateInput, metrics: Record<string, number>) {
+function observeEchoTrap(m: HeldModels, c: RlConfig, input: UpdateActivityInput, metrics: Record<string, number>) {
   const { iteration, behaviourPolicies } = input;
   const forks = input.run.forks ?? 0;
   const echo = detectorOf(m.trainer!);
@@ -71,7 +71,7 @@ function counting(model: Trainer, report: () => void): Trainer {
 async function train(
   r: WorkerResources,
   c: RlConfig,
-  input: UpdateInput,
+  input: UpdateActivityInput,
   beat: Beat<UpdateProgress>,
 ): Promise<UpdateRecord> {
   const data = await trainRows(r, input);
@@ -101,7 +101,7 @@ async function train(
 }
 
 export function updateActivity(r: WorkerResources) {
-  return activity('update', async (input: UpdateInput, beat: Beat<UpdateProgress>): Promise<UpdateResult> => {
+  return activity('update', async (input: UpdateActivityInput, beat: Beat<UpdateProgress>): Promise<UpdateResult> => {
     const artifacts = r.artifacts(input.run.storeUri);
     const key = updateRecordKey(input);
     const record = (await artifacts.has(key))

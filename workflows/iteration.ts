@@ -8,14 +8,8 @@
  * Score, reward and filter read only the trajectories (and the sampling plan), so they run side by side;
  * score derives the filter's kept rows itself and scores only those.
  */
-import type {
-  CheckpointRef,
-  RunPlan,
-  Stage,
-  TrainingRunInput,
-  UpdateResult,
-  WireMetrics,
-} from '../src/durable/protocol.ts';
+import type { RunPlan, Stage, TrainingRunInput, UpdateResult, WireMetrics } from '../src/durable/protocol.ts';
+import type { CheckpointRef } from '../src/run/checkpoint.ts';
 import { validatesAt } from '../src/rl/val-schedule.ts';
 import type { Stages } from './activities.ts';
 import type { RolloutSchedule } from './rollout-schedule.ts';

@@ -12,13 +12,13 @@ import { sampleRounds } from '../src/rl/sampling-rounds.ts';
 import {
   shardGroups,
   type Carry,
-  type CheckpointRef,
   type DurableOptions,
   type PlayedRollout,
   type RunPlan,
   type StageInput,
   type TrainingRunInput,
 } from '../src/durable/protocol.ts';
+import { type CheckpointRef } from '../src/run/checkpoint.ts';
 import type { Stages } from './activities.ts';
 
 /** Plays `groups` (the iteration's group numbers) as rollout shards; returns their artifact keys in group order. */

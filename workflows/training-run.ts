@@ -21,7 +21,6 @@ import {
   PROGRESS_QUERY,
   SIGNALS,
   type Carry,
-  type CheckpointRef,
   type IterationSummary,
   type Progress,
   type RunOutcome,
@@ -29,6 +28,7 @@ import {
   type TrainingRunInput,
   type WireMetrics,
 } from '../src/durable/protocol.ts';
+import { type CheckpointRef } from '../src/run/checkpoint.ts';
 import { forkLineageId } from '../src/events/lineage.ts';
 import type { CollapseAction } from '../src/rl/collapse-action.ts';
 import { stageActivities, type Stages } from './activities.ts';

@@ -11,7 +11,8 @@ import type { CollapseProbe } from '../events/index.ts';
 import type { CheckpointId } from '../storage/index.ts';
 import { packArtifact, unpackArtifact } from './artifact-codec.ts';
 import { artifactKey, type ArtifactStore } from '../storage/artifacts.ts';
-import type { CheckpointRef, RunRef, StageInput } from './protocol.ts';
+import type { RunRef, StageInput } from './protocol.ts';
+import type { CheckpointRef } from '../run/checkpoint.ts';
 
 export const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 export const parse = <T>(bytes: Buffer): T => JSON.parse(bytes.toString('utf8')) as T;

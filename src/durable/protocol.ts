@@ -5,6 +5,7 @@
  * so it must stay free of Node built-ins and of anything non-deterministic.
  */
 import type { CollapseAction } from '../rl/collapse-action.ts';
+import type { CheckpointRef } from '../run/checkpoint.ts';
 
 /** Where a durable run keeps its checkpoints, artifacts and sealed events unless told otherwise. */
 export const DEFAULT_STORE_URI = 's3://starpo/runs/';
@@ -50,11 +51,6 @@ export interface RunRef {
   /** Checkpoints and artifacts: `s3://bucket/prefix/` (or `file:///dir` for a single machine). */
   storeUri: string;
   events: EventsTarget;
-}
-
-export interface CheckpointRef {
-  lineageId: string;
-  iteration: number;
 }
 
 /** The parts of the run config the workflow needs to schedule iterations (returned by startRun). */
@@ -253,7 +249,7 @@ export interface ArtifactResult {
   key: string;
 }
 
-export interface AdvantageInput extends BatchInput {
+export interface AdvantageActivityInput extends BatchInput {
   scored: string;
   rewards: string;
   kept: string;
@@ -261,7 +257,7 @@ export interface AdvantageInput extends BatchInput {
   sampling?: string;
 }
 
-export interface FilterInput extends BatchInput {
+export interface FilterActivityInput extends BatchInput {
   sampling?: string;
 }
 
@@ -280,7 +276,7 @@ export interface AdvantageResult extends ArtifactResult {
   metrics: WireMetrics;
 }
 
-export interface UpdateInput extends BatchInput {
+export interface UpdateActivityInput extends BatchInput {
   scored: string;
   advantage: string;
   metrics: WireMetrics;
