@@ -43,7 +43,8 @@ const FORMAT_WORLD = ['sftSteps=1500', 'sftPolicy=random', 'sftEpisodes=3000', '
  * (Bandit: parsed 0%, it echoes the prompt), so RL gets only format penalties; a format-only warm start of 20 steps
  * of random legal answers (5e-4) takes parsed turns to 100% and Bandit to 87.5% (the model's own prior: dragons are
  * stronger), while the perplexity of a general text moves 20.8 → 22.8 (measured, 2026-12). Both Bandit cases share
- * it: the reversed bandit has the same arm names with the payouts swapped, so RL must overturn that prior.
+ * it: the reversed bandit has the same arm names with the payouts swapped, so RL must overturn that prior. GRPO from it
+ * took Bandit from 84.4% to 100% in 30 iterations (64 validation seeds, 1806 s at load 2–3; measured, 2026-12-06).
  */
 const SMOLLM2 = ['model=smollm2-135m-instruct', 'loraRank=16', 'loraAlpha=32', 'valSeeds=64', 'valEvery=10'];
 const SMOLLM2_FORMAT = {
