@@ -9,7 +9,7 @@ import { toWire, type AdvantageActivityInput, type AdvantageResult } from '../sr
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { rowsOfGroups } from '../src/rl/batch.ts';
 import type { FilterOutput } from '../src/rl/filters.ts';
-import { advantagesAndMetrics } from '../src/rl/iteration.ts';
+import { advantagesAndMetrics } from '../src/rl/stages/advantage.ts';
 import { keepRows } from '../src/rl/kept-rows.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 

@@ -7,7 +7,7 @@ import { json, keyOf, parse } from '../src/durable/batch-io.ts';
 import type { ArtifactResult, FilterActivityInput } from '../src/durable/protocol.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { filterStage } from '../src/rl/iteration.ts';
+import { filterStage } from '../src/rl/stages/filter.ts';
 
 export function filterActivity(r: WorkerResources) {
   return activity('filter', async (input: FilterActivityInput): Promise<ArtifactResult> => {

@@ -18,7 +18,8 @@ import {
   type WireMetrics,
 } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { rolloutStage, runValidation } from '../src/rl/iteration.ts';
+import { runValidation } from '../src/rl/stages/validate.ts';
+import { rolloutStage } from '../src/rl/stages/rollout.ts';
 import { toolTurns } from '../src/rl/tool-use.ts';
 import { trajectoryEvents } from '../src/run/events.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';

@@ -7,7 +7,7 @@ import { activity } from '../src/durable/boundary.ts';
 import { json, keyOf, loadTrajectories } from '../src/durable/batch-io.ts';
 import type { SamplingPlanInput, SamplingPlanResult } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { samplingPlan } from '../src/rl/iteration.ts';
+import { samplingPlan } from '../src/rl/stages/rollout.ts';
 
 export function samplingActivity(r: WorkerResources) {
   return activity('planSampling', async (input: SamplingPlanInput): Promise<SamplingPlanResult> => {

@@ -10,7 +10,9 @@ import { collapseProbeKey, json, keyOf, packScored, parse, policyId } from '../s
 import type { ArtifactResult, FilterActivityInput } from '../src/durable/protocol.ts';
 import type { DynamicSamplingPlan } from '../src/rl/dynamic-sampling.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
-import { collapseStage, scoreStage, trainedRows } from '../src/rl/iteration.ts';
+import { trainedRows } from '../src/rl/stages/filter.ts';
+import { collapseStage } from '../src/rl/stages/score.ts';
+import { scoreStage } from '../src/rl/stages/score.ts';
 
 export function scoreActivity(r: WorkerResources) {
   return activity('score', async (input: FilterActivityInput): Promise<ArtifactResult> => {

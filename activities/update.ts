@@ -14,7 +14,7 @@ import type { WorkerResources } from '../src/durable/resources.ts';
 import type { RlConfig } from '../src/rl/config.ts';
 import { observeIteration } from '../src/rl/collapse-action.ts';
 import { detectorOf, saveRunCheckpoint, trainerState } from '../src/run/checkpoint.ts';
-import { updateKeptRows } from '../src/rl/iteration.ts';
+import { updateKeptRows } from '../src/rl/stages/update.ts';
 import { keepRows, updateInputOf } from '../src/rl/kept-rows.ts';
 import type { UpdateInput as StageInput } from '../src/rl/update.ts';
 import { resolveRunModel } from '../src/rl/run-model.ts';

@@ -24,7 +24,9 @@ import {
 import { runEnvConfig } from '../rl/run-env.ts';
 import { validatesAt } from '../rl/val-schedule.ts';
 import { envSpecId } from '../envs/index.ts';
-import { runIteration, runValidation, type IterationModels } from '../rl/iteration.ts';
+import { runIteration } from './iteration.ts';
+import { runValidation } from '../rl/stages/validate.ts';
+import { type IterationModels } from '../rl/stages/models.ts';
 import { openSandbox, toolTurns } from '../rl/tool-use.ts';
 import type { TurnGenerator } from '../tools/rollout-hook.ts';
 import { closeModels, createModels, loadPretrained, namedModels, startEngineModels } from '../run/models.ts';

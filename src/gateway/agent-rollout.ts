@@ -3,7 +3,7 @@
  * program, each against a gateway serving the actor, turned into the rollout's trajectories (group, rollout
  * index, seed, tokens, mask, turns, return) — so the score, reward, filter, advantage and update stages, the
  * events, replay and report treat them as any rollout's. Both drivers hand it to rolloutStage and runValidation
- * (src/rl/iteration.ts) as the run's episode source (`episodeSource`); the durable driver inside its rollout
+ * (src/rl/stages/) as the run's episode source (`episodeSource`); the durable driver inside its rollout
  * activities, which heartbeat.
  * Sampling is the run's (temperature, top-p, top-k: the update's old log-probs assume it), each call seeded by
  * (rollout seed, group, episode, call number, the request's seed).

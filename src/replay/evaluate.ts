@@ -7,7 +7,7 @@
 import { envSpecId, oracleSuccess, resolveEnvConfig } from '../envs/index.ts';
 import type { Policy } from '../policy/engine/policy.ts';
 import type { RlConfig } from '../rl/config.ts';
-import { runValidation } from '../rl/iteration.ts';
+import { runValidation } from '../rl/stages/validate.ts';
 import { validationSeeds } from '../rl/seeds.ts';
 import { openSandbox, toolTurns } from '../rl/tool-use.ts';
 import { basename, resolve } from 'node:path';

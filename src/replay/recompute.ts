@@ -7,7 +7,7 @@
 import { rowsOfGroups, type TrajectoryRecord } from '../rl/batch.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { planDynamicSampling, type DynamicSamplingPlan } from '../rl/dynamic-sampling.ts';
-import { filterStage } from '../rl/iteration.ts';
+import { filterStage } from '../rl/stages/filter.ts';
 import { batchMetrics } from '../rl/metrics.ts';
 import { toolMetricsOf, toolOutcomeOf } from '../rl/tool-use.ts';
 import type { TrajectoryEvent } from '../events/index.ts';

@@ -12,7 +12,7 @@ import { type Provider, probeProvider } from '../policy/engine/session.ts';
 import { ConfigError } from '../errors.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
 import type { RlConfig } from '../rl/config.ts';
-import type { IterationModels } from '../rl/iteration.ts';
+import type { IterationModels } from '../rl/stages/models.ts';
 import type { ModelName } from './checkpoint.ts';
 import { type RunModel, loraOf, pretrainedStates } from '../rl/run-model.ts';
 

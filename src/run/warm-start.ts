@@ -8,7 +8,7 @@
 import type { PolicyHandle } from '../policy/engine/handle.ts';
 import type { CodeRunner } from '../tools/sandbox/pool.ts';
 import type { RlConfig } from '../rl/config.ts';
-import type { IterationModels } from '../rl/iteration.ts';
+import type { IterationModels } from '../rl/stages/models.ts';
 import type { RunText } from '../rl/run-model.ts';
 import { sftWarmup } from '../rl/sft.ts';
 import { GENERAL_PPL_WARN, generalPerplexity } from '../rl/general-ability.ts';

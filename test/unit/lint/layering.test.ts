@@ -52,18 +52,18 @@ test('an import up the layering table is refused, naming both files and why', T6
 test('shipped code importing a test helper is refused; a test importing anything is fine', T60, async () => {
   const helper = "import { writeTinyModel } from '../../test/unit/rl/tiny-hf-model.ts';\nvoid writeTinyModel;\n";
   assert.equal((await layeringMessages('src/bench/zz-probe.ts', helper)).length, 1);
-  const fromTest = "import { runIteration } from '../../../src/rl/iteration.ts';\nvoid runIteration;\n";
+  const fromTest = "import { runIteration } from '../../../src/embedded/iteration.ts';\nvoid runIteration;\n";
   assert.deepEqual(await layeringMessages('test/unit/rl/zz-probe.test.ts', fromTest), []);
 });
 
 test('an import that closes a cycle is refused with the whole cycle, type-only imports included', T60, async () => {
-  // src/rl/iteration.ts imports seeds.ts; seeds.ts importing iteration.ts back closes a cycle.
-  const code = "import type { IterationResult } from './iteration.ts';\nexport type X = IterationResult;\n";
+  // src/rl/stages/rollout.ts imports seeds.ts; seeds.ts importing it back closes a cycle.
+  const code = "import type { SampledGroups } from './stages/rollout.ts';\nexport type X = SampledGroups;\n";
   const messages = await layeringMessages('src/rl/seeds.ts', code);
   assert.equal(messages.length, 1);
   assert.match(
     messages[0]!,
-    /^starpo\/no-cycle: import cycle: src\/rl\/seeds\.ts → src\/rl\/iteration\.ts → .*src\/rl\/seeds\.ts/,
+    /^starpo\/no-cycle: import cycle: src\/rl\/seeds\.ts → src\/rl\/stages\/rollout\.ts → .*src\/rl\/seeds\.ts/,
   );
 });
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sampleGroups } from '../../../src/rl/iteration.ts';
+import { sampleGroups } from '../../../src/rl/stages/rollout.ts';
 import { trainSeed } from '../../../src/rl/seeds.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import type { GenerationBackend } from '../../../src/policy/engine/handle.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { runIteration } from '../../../src/rl/iteration.ts';
+import { runIteration } from '../../../src/embedded/iteration.ts';
 import { createModels, closeModels } from '../../../src/run/models.ts';
 import { scratchModelConfig } from '../../../src/rl/run-model.ts';
 import { COMPACT_CHAT } from '../../../src/agent/chat-format.ts';

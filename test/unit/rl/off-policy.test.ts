@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { truncatedImportanceSampling } from '../../../src/rl/off-policy.ts';
-import { advantageStage } from '../../../src/rl/iteration.ts';
+import { advantageStage } from '../../../src/rl/stages/advantage.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import type { Batch } from '../../../src/rl/batch.ts';
 

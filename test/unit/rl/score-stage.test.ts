@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { assemble } from '../../../src/rl/assemble.ts';
 import { takeRows } from '../../../src/rl/batch.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { scoreStage } from '../../../src/rl/iteration.ts';
+import { scoreStage } from '../../../src/rl/stages/score.ts';
 import { rolloutSpec } from '../../../src/rl/episode-source.ts';
 import { behaviourGap } from '../../../src/rl/metrics.ts';
 import { closeModels, createModels } from '../../../src/run/models.ts';

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { iterationMetrics, rolloutStage } from '../../../src/rl/iteration.ts';
+import { iterationMetrics } from '../../../src/rl/stages/advantage.ts';
+import { rolloutStage } from '../../../src/rl/stages/rollout.ts';
 import { trainSeed } from '../../../src/rl/seeds.ts';
 import { assemble } from '../../../src/rl/assemble.ts';
 import { rollout } from '../../../src/rl/rollout.ts';

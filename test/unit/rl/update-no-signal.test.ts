@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Trainer } from '../../../src/policy/engine/handle.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { updateKeptRows } from '../../../src/rl/iteration.ts';
+import { updateKeptRows } from '../../../src/rl/stages/update.ts';
 import { ACTOR_NO_SIGNAL } from '../../../src/rl/metric-names.ts';
 import { type UpdateInput, hasAdvantageSignal } from '../../../src/rl/update.ts';
 

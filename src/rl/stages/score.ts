@@ -1,0 +1,51 @@
+/**
+ * The score stage: old and reference log-probs and values of the trained rows, and RAGEN-2's collapse probe of the
+ * first turns. The durable driver's `score` activity.
+ */
+import type { AssembledBatch } from '../assemble.ts';
+import type { RlConfig } from '../config.ts';
+import { behaviourGap } from '../metrics.ts';
+import type { Trajectory } from '../rollout.ts';
+import { keepRows, type ScoredBatch } from '../kept-rows.ts';
+import { samplingSeed } from '../seeds.ts';
+import type { CollapseProbe } from '../collapse-metrics.ts';
+import { collapseProbe, type Scorer } from '../collapse-probe.ts';
+import type { IterationModels } from './models.ts';
+
+/**
+ * Stage: old log-probs (actor, or the rollout's own), values (critic) and reference log-probs (KL) of the
+ * trained rows `rows` (indices into the assembled batch). Scoring a row alone or among others gives the same
+ * numbers (the programs' rows are independent), so scoring only these equals scoring all and picking them.
+ */
+export async function scoreStage(
+  c: RlConfig,
+  all: AssembledBatch,
+  rows: readonly number[],
+  models: IterationModels,
+): Promise<ScoredBatch> {
+  const { behaviour, tokens } = keepRows(all, rows);
+  if (rows.length === 0) return { logprobs: behaviour, metrics: {} };
+  const recompute = c.oldLogprobs === 'recompute';
+  const logprobs = recompute ? (await models.actor.score(tokens, c.trainTemperature)).logprobs! : behaviour;
+  const values = models.critic ? (await models.critic.score(tokens)).values : undefined;
+  const refLogprobs = models.ref ? (await models.ref.score(tokens, c.trainTemperature)).logprobs : undefined;
+  return {
+    logprobs,
+    values,
+    refLogprobs,
+    metrics: recompute ? behaviourGap(logprobs, behaviour, tokens.lossMask) : {},
+  };
+}
+
+/**
+ * Stage: RAGEN-2's collapse probe of the rollouts, scored by the actor the update starts from (the one that played
+ * them, unless asynchronous: both drivers score with the policy of checkpoint i − 1); null when not due.
+ */
+export function collapseStage(
+  c: RlConfig,
+  iteration: number,
+  trajectories: readonly Trajectory[],
+  actor: Scorer,
+): Promise<CollapseProbe | null> {
+  return collapseProbe(c, iteration, trajectories, actor, samplingSeed(c, iteration));
+}
