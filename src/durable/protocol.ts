@@ -6,6 +6,7 @@
  */
 import type { CollapseAction } from '../rl/collapse-action.ts';
 import type { CheckpointRef } from '../run/checkpoint.ts';
+import type { StageName } from '../rl/stages/names.ts';
 
 /** Where a durable run keeps its checkpoints, artifacts and sealed events unless told otherwise. */
 export const DEFAULT_STORE_URI = 's3://starpo/runs/';
@@ -156,7 +157,9 @@ export interface TrainingRunInput {
   stopAfter?: number;
 }
 
-export type Stage = 'starting' | 'rollout' | 'score' | 'advantage' | 'update' | 'validate' | 'checkpoint';
+/** Where a durable iteration is, for progress: starting, or one of the stages it times (rl/stages/names.ts). */
+export type Stage =
+  'starting' | Extract<StageName, 'rollout' | 'score' | 'advantage' | 'update' | 'validate' | 'checkpoint'>;
 
 export interface Progress {
   runId: string;

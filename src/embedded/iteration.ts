@@ -20,6 +20,7 @@ import { collapseStage, scoreStage } from '../rl/stages/score.ts';
 import { filterStage } from '../rl/stages/filter.ts';
 import { advantagesAndMetrics } from '../rl/stages/advantage.ts';
 import { updateKeptRows } from '../rl/stages/update.ts';
+import type { StageName } from '../rl/stages/names.ts';
 
 export interface IterationResult {
   trajectories: Trajectory[];
@@ -30,8 +31,8 @@ export interface IterationResult {
 }
 
 class Stopwatch {
-  readonly ms: Record<string, number> = {};
-  async time<T>(stage: string, fn: () => Promise<T> | T): Promise<T> {
+  readonly ms: Partial<Record<StageName, number>> = {};
+  async time<T>(stage: StageName, fn: () => Promise<T> | T): Promise<T> {
     const t0 = performance.now();
     try {
       return await fn();
