@@ -256,15 +256,15 @@ export class Policy implements PolicyHandle {
     checkBatch(batch, ['lossMask', ...fields]);
     const bucket = this.bucket(batch);
     this.moments ??= { m: zerosLike(this.layout), v: zerosLike(this.layout) };
+    const ctx = {
+      layout: this.layout,
+      frozen: this.getBase(),
+      programs: this.programs,
+      rows: this.rowsPerCall(bucket),
+      scratch: this.scratch,
+    };
     if (this.options.inPlaceOptimizer ?? paramCount(this.layout) >= IN_PLACE_MIN_PARAMS) {
       this.spare = null;
-      const ctx = {
-        layout: this.layout,
-        frozen: this.getBase(),
-        programs: this.programs,
-        rows: this.rowsPerCall(bucket),
-        scratch: this.scratch,
-      };
       const grads = (this.scratch.grads ??= zerosLike(this.layout));
       const metrics = await trainStepInPlace(
         ctx,
@@ -283,13 +283,6 @@ export class Policy implements PolicyHandle {
       m: zerosLike(this.layout),
       v: zerosLike(this.layout),
     });
-    const ctx = {
-      layout: this.layout,
-      frozen: this.getBase(),
-      programs: this.programs,
-      rows: this.rowsPerCall(bucket),
-      scratch: this.scratch,
-    };
     const state = { params: this.params, ...this.moments };
     const metrics = await trainStep(ctx, state, spare, this.step + 1, batch, bucket, opts);
     if (metrics.skipped !== 0) return metrics; // a non-finite gradient: the spare buffers hold no usable update
