@@ -26,7 +26,6 @@ import {
   type RunOutcome,
   type Stage,
   type TrainingRunInput,
-  type WireMetrics,
 } from '../src/durable/protocol.ts';
 import { type CheckpointRef } from '../src/run/checkpoint.ts';
 import { forkLineageId } from '../src/events/lineage.ts';
@@ -34,13 +33,7 @@ import type { CollapseAction } from '../src/rl/collapse-action.ts';
 import { stageActivities, type Stages } from './activities.ts';
 import { runIteration, type IterationOutcome } from './iteration.ts';
 import { RolloutSchedule } from './rollout-schedule.ts';
-import {
-  ACTOR_GRAD_NORM,
-  ENTROPY_MEAN,
-  IN_GROUP_STD_ALL,
-  SUCCESS_RATE,
-  VAL_SUCCESS_RATE,
-} from '../src/rl/metric-names.ts';
+import { headlineMetrics } from '../src/rl/metric-names.ts';
 
 export const pauseSignal = defineSignal(SIGNALS.pause);
 export const resumeSignal = defineSignal(SIGNALS.resume);
@@ -53,14 +46,14 @@ const RECENT = 10;
 const num = (v: number | string | undefined): number => (typeof v === 'number' ? v : Number(v ?? NaN));
 
 function summary(iteration: number, o: IterationOutcome): IterationSummary {
-  const m: WireMetrics = o.metrics;
+  const h = headlineMetrics(o.metrics);
   return {
     iteration,
-    success: num(m[SUCCESS_RATE]),
-    valSuccess: m[VAL_SUCCESS_RATE] === undefined ? null : num(m[VAL_SUCCESS_RATE]),
-    inGroupStd: num(m[IN_GROUP_STD_ALL]),
-    entropy: num(m[ENTROPY_MEAN]),
-    gradNorm: num(m[ACTOR_GRAD_NORM]),
+    success: num(h.success),
+    valSuccess: h.valSuccess === undefined ? null : num(h.valSuccess),
+    inGroupStd: num(h.inGroupStd),
+    entropy: num(h.entropy),
+    gradNorm: num(h.gradNorm),
     ms: o.ms,
     warning: o.warning,
   };

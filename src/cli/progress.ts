@@ -5,7 +5,7 @@
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { IterationReport } from '../embedded/driver.ts';
-import { ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from '../rl/metric-names.ts';
+import { headlineMetrics } from '../rl/metric-names.ts';
 
 export interface ProgressBar {
   update(report: IterationReport): void;
@@ -32,12 +32,12 @@ export function progressBar(stream: NodeJS.WriteStream, warnings: boolean): Prog
     note,
     update(r) {
       bar ??= bars.create(r.iterations, r.iteration - 1, {});
-      const m = r.metrics;
+      const h = headlineMetrics(r.metrics);
       bar.update(r.iteration, {
-        success: fmt(m[SUCCESS_RATE], 2),
-        val: fmt(m[VAL_SUCCESS_RATE], 2),
-        std: fmt(m[IN_GROUP_STD_ALL]),
-        entropy: fmt(m[ENTROPY_MEAN]),
+        success: fmt(h.success, 2),
+        val: fmt(h.valSuccess, 2),
+        std: fmt(h.inGroupStd),
+        entropy: fmt(h.entropy),
       });
       if (warnings && r.warning) note(`iteration ${r.iteration}: echo trap: ${r.warning}`);
     },

@@ -41,7 +41,7 @@ import { createLocalEventLog, type EventLog } from '../events/index.ts';
 import { applyRetention, createLocalCheckpointStore } from '../storage/index.ts';
 import { ROOT_LINEAGE } from '../events/lineage.ts';
 import { log } from '../log.ts';
-import { ACTOR_GRAD_NORM, ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from '../rl/metric-names.ts';
+import { headlineMetrics } from '../rl/metric-names.ts';
 import { episodeSource } from '../gateway/agent-rollout.ts';
 
 export interface IterationReport {
@@ -225,11 +225,7 @@ async function oneIteration(
       lineageId: ids.lineageId,
       iteration: i,
       envSpecId: envSpecId(runEnvConfig(c)),
-      success: metrics[SUCCESS_RATE],
-      valSuccess: metrics[VAL_SUCCESS_RATE],
-      inGroupStd: metrics[IN_GROUP_STD_ALL],
-      entropy: metrics[ENTROPY_MEAN],
-      gradNorm: metrics[ACTOR_GRAD_NORM],
+      ...headlineMetrics(metrics),
       ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
     },
     'iteration',

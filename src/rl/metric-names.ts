@@ -49,3 +49,24 @@ export const ASYNC_POLICY_LAG = 'async/policy_lag';
 export const VALUES_EXPLAINED_VARIANCE = 'values/explained_variance';
 export const FILTER_IN_GROUP_STD_ALL = 'filter/in_group_std_all';
 export const FILTER_IN_GROUP_STD_KEPT = 'filter/in_group_std_kept';
+
+/** The few metrics an iteration is summed up by, in logs, progress bars and a durable run's status. */
+export interface HeadlineMetrics<T = number> {
+  success?: T;
+  /** Only on iterations that validate. */
+  valSuccess?: T;
+  inGroupStd?: T;
+  entropy?: T;
+  gradNorm?: T;
+}
+
+/** `T`: the metrics' values (a durable run's wire metrics carry null where a value was not finite). */
+export function headlineMetrics<T = number>(m: Readonly<Record<string, T>>): HeadlineMetrics<T> {
+  return {
+    success: m[SUCCESS_RATE],
+    valSuccess: m[VAL_SUCCESS_RATE],
+    inGroupStd: m[IN_GROUP_STD_ALL],
+    entropy: m[ENTROPY_MEAN],
+    gradNorm: m[ACTOR_GRAD_NORM],
+  };
+}

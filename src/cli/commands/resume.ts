@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
 import { trainEmbedded, type IterationReport } from '../../embedded/driver.ts';
 import { iterationFlag, readRunConfig, runLocation } from '../../run/location.ts';
-import { ENTROPY_MEAN, IN_GROUP_STD_ALL, SUCCESS_RATE, VAL_SUCCESS_RATE } from '../../rl/metric-names.ts';
+import { headlineMetrics } from '../../rl/metric-names.ts';
 
 export interface ResumeFlags {
   fromIteration?: string;
@@ -22,11 +22,11 @@ const loadResumeDurable = async (): Promise<ResumeDurable> => (await import('../
 const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixed(3));
 
 function progressLine(r: IterationReport): string {
-  const m = r.metrics;
+  const h = headlineMetrics(r.metrics);
   const warning = r.warning ? ` | echo trap: ${r.warning}` : '';
   return (
-    `iteration ${r.iteration}/${r.iterations}: success ${fmt(m[SUCCESS_RATE])} val ${fmt(m[VAL_SUCCESS_RATE])} ` +
-    `in-group std ${fmt(m[IN_GROUP_STD_ALL])} entropy ${fmt(m[ENTROPY_MEAN])}${warning}`
+    `iteration ${r.iteration}/${r.iterations}: success ${fmt(h.success)} val ${fmt(h.valSuccess)} ` +
+    `in-group std ${fmt(h.inGroupStd)} entropy ${fmt(h.entropy)}${warning}`
   );
 }
 
