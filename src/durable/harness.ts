@@ -11,7 +11,8 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import { endpoints } from '../endpoints.ts';
 import type { EventsTarget, TaskQueues } from './protocol.ts';
 import type { WorkerResources } from './resources.ts';
-import { startWorkers, type QueueRole, type RunningWorkers } from './worker.ts';
+import { startWorkers, type RunningWorkers } from './worker.ts';
+import { type QueueRole } from './protocol.ts';
 
 export interface LocalStack {
   client: Client;

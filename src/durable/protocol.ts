@@ -332,3 +332,7 @@ export function chunksOf<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += Math.max(1, size)) out.push(items.slice(i, i + Math.max(1, size)));
   return out;
 }
+
+/** Which task queues a worker polls. */
+export type QueueRole = 'rollout' | 'update' | 'all';
+export const QUEUE_ROLES: readonly QueueRole[] = ['rollout', 'update', 'all'];

@@ -7,11 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { createRolloutActivities, createUpdateActivities } from '../../activities/index.ts';
 import { endpoints } from '../endpoints.ts';
-import { DEFAULT_QUEUES, type TaskQueues } from './protocol.ts';
+import { DEFAULT_QUEUES, type QueueRole, type TaskQueues } from './protocol.ts';
 import { createResources, type WorkerResources } from './resources.ts';
 
-export type QueueRole = 'rollout' | 'update' | 'all';
-export const QUEUE_ROLES: readonly QueueRole[] = ['rollout', 'update', 'all'];
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 

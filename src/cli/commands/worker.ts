@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError } from '../../errors.ts';
-import { QUEUE_ROLES, startWorkers, type QueueRole } from '../../durable/worker.ts';
+import { QUEUE_ROLES, type QueueRole } from '../../durable/protocol.ts';
 import { PROVIDERS, type Provider, probeProvider } from '../../policy/engine/session.ts';
-import { createResources } from '../../durable/resources.ts';
 import { log } from '../../log.ts';
 import { setHeartbeatInterval } from '../../durable/boundary.ts';
 
@@ -38,6 +36,12 @@ async function worker(flags: WorkerFlags): Promise<void> {
   setHeartbeatInterval(heartbeatIntervalFlag(flags.heartbeatInterval));
   // A worker started for a GPU must not poll tasks it cannot run: check the provider before connecting.
   if (flags.provider !== undefined && flags.provider !== 'cpu') await probeProvider(flags.provider as Provider);
+  // Loaded here, not at startup: Temporal's worker SDK alone takes ~0.4 s to load, which every other command paid.
+  const [{ DefaultLogger, Runtime }, { startWorkers }, { createResources }] = await Promise.all([
+    import('@temporalio/worker'),
+    import('../../durable/worker.ts'),
+    import('../../durable/resources.ts'),
+  ]);
   Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's own chatter; starpo logs through pino
   const running = await startWorkers({
     role: flags.queue as QueueRole,
