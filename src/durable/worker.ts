@@ -10,7 +10,6 @@ import { endpoints } from '../endpoints.ts';
 import { DEFAULT_QUEUES, type QueueRole, type TaskQueues } from './protocol.ts';
 import { createResources, type WorkerResources } from './resources.ts';
 
-
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
 export interface StartWorkersOptions {
