@@ -12,6 +12,7 @@ import { type Provider, type OrtTensor, createSession, tensor } from '../src/pol
 import { Graph } from '../src/policy/graph/graph.ts';
 import { type ModelConfig, parseModelConfig } from '../src/policy/io/config.ts';
 import { QWEN25_05B_CONFIG } from '../src/policy/io/published-configs.ts';
+import { BENCH_MODEL } from '../src/bench/engine.ts';
 import { GROUPS, buildLayout, paramCount } from '../src/policy/model/layout.ts';
 import { initParams } from '../src/policy/model/params.ts';
 import { DEFAULT_ADAMW } from '../src/policy/programs/adamw.ts';
@@ -40,17 +41,6 @@ const TINY = parseModelConfig({
   num_key_value_heads: 2,
   initializer_range: 0.3,
   tie_word_embeddings: false,
-});
-const SMALL = parseModelConfig({
-  model_type: 'qwen2',
-  vocab_size: 256,
-  hidden_size: 256,
-  intermediate_size: 704,
-  num_hidden_layers: 4,
-  num_attention_heads: 4,
-  num_key_value_heads: 4,
-  tie_word_embeddings: true,
-  max_position_embeddings: 1024,
 });
 const SCALES: Record<string, ModelConfig> = {
   '0.5b': parseModelConfig(QWEN25_05B_CONFIG),
@@ -189,7 +179,7 @@ async function generateCheck(provider: Provider): Promise<Record<string, unknown
   const prompts = Array.from({ length: 64 }, (_, r) => Array.from({ length: 32 }, (_, i) => (r * 31 + i * 7) % 256));
   const req = { prompts, maxNewTokens: 64 };
   const gen = async (p: Provider) => {
-    const policy = new Policy({ config: SMALL, seed: 1, provider: p });
+    const policy = new Policy({ config: BENCH_MODEL, seed: 1, provider: p });
     await policy.generate({ prompts: prompts.slice(0, 8), maxNewTokens: 4 }); // compile and warm up
     const [out, s] = await seconds(() => policy.generate(req));
     await policy.close();
