@@ -94,9 +94,8 @@ function meanMetrics(all: Record<string, number>[], model: 'actor' | 'critic'): 
  * entropy bonus and the KL term alone — it moves the policy with no reward signal (a model whose every answer
  * earns the same penalty drifts into free text), so the actor skips the step, as RAGEN-2 does.
  */
-export function hasAdvantageSignal(input: UpdateInput): boolean {
-  const { lossMask } = input.tokens;
-  for (let i = 0; i < lossMask.length; i++) if (lossMask[i] !== 0 && input.advantages[i] !== 0) return true;
+export function hasAdvantageSignal(lossMask: Float32Array, advantages: Float32Array): boolean {
+  for (let i = 0; i < lossMask.length; i++) if (lossMask[i] !== 0 && advantages[i] !== 0) return true;
   return false;
 }
 
@@ -121,7 +120,8 @@ export async function updateStage(
     }
     Object.assign(metrics, meanMetrics(steps, 'critic'));
   }
-  if (c.skipNoSignal && !hasAdvantageSignal(input)) return { ...metrics, [ACTOR_NO_SIGNAL]: 1 };
+  if (c.skipNoSignal && !hasAdvantageSignal(input.tokens.lossMask, input.advantages))
+    return { ...metrics, [ACTOR_NO_SIGNAL]: 1 };
   const steps = [];
   for (const rows of batches) {
     steps.push(

@@ -3,18 +3,19 @@ import assert from 'node:assert/strict';
 import { assemble } from '../../../src/rl/assemble.ts';
 import { takeRows } from '../../../src/rl/batch.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
-import { scoreStage } from '../../../src/rl/stages/score.ts';
+import { actorStepSkipped, scoreStage } from '../../../src/rl/stages/score.ts';
+import type { AssembledBatch } from '../../../src/rl/assemble.ts';
+import { keepRows } from '../../../src/rl/kept-rows.ts';
 import { rolloutSpec } from '../../../src/rl/episode-source.ts';
 import { behaviourGap } from '../../../src/rl/metrics.ts';
 import { closeModels, createModels } from '../../../src/run/models.ts';
 import { rollout } from '../../../src/rl/rollout.ts';
 import { resolveRunModel } from '../../../src/rl/run-model.ts';
 
-const c = resolveConfig({
-  overrides: ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'klCoef=0.001', 'maxTurns=2'],
-});
+const TINY = ['modelLayers=1', 'modelHidden=32', 'modelFfn=64', 'threads=1', 'klCoef=0.001', 'maxTurns=2'];
+const c = resolveConfig({ overrides: TINY });
 
-async function played() {
+async function played(c = resolveConfig({ overrides: TINY })) {
   const run = await resolveRunModel(c);
   const models = createModels(c, run.modelConfig, run.tokenizer);
   const trajectories = await rollout(rolloutSpec(c, run.chat, [3, 4], 3, 1, 9), models.actor, run.tokenizer);
@@ -43,4 +44,61 @@ test('with oldLogprobs = behaviour the old log-probs are those the rollout sampl
 test('the behaviour gap is the mean and max |recomputed − sampled| over the mask', () => {
   const gap = behaviourGap([0.5, -1, -2, 9], [0.25, -1.5, -2, 0], [1, 1, 1, 0]);
   assert.deepEqual(gap, { 'logprobs/behaviour_gap_mean': 0.25, 'logprobs/behaviour_gap_max': 0.5 });
+});
+
+/** The batch with each trajectory's turns paying `reward(row)` and no format penalty. */
+function withRewards(all: AssembledBatch, reward: (row: number) => number): AssembledBatch {
+  const trajectories = all.batch.trajectories.map((t, i) => ({
+    ...t,
+    turns: t.turns.map((u) => ({ ...u, envReward: reward(i), formatPenalty: 0 })),
+  }));
+  return { ...all, batch: { ...all.batch, trajectories } };
+}
+
+test('an iteration whose update will skip the actor step is not scored: no critic, and every group agrees', async () => {
+  const grpo = resolveConfig({ overrides: [...TINY, 'critic=false', 'advantage=grpo', 'filter=none'] });
+  const { models, all } = await played(grpo);
+  let scores = 0;
+  for (const m of [models.actor, models.ref!]) {
+    const score = m.score.bind(m);
+    m.score = (...args) => (scores++, score(...args));
+  }
+  const rows = [0, 1, 2, 3, 4, 5];
+  const agreed = await scoreStage(
+    grpo,
+    withRewards(all, () => 0.5),
+    rows,
+    models,
+  );
+  assert.equal(scores, 0);
+  assert.deepEqual(agreed, { logprobs: takeRows(all.samplingLogprobs, all.batch.T, rows), metrics: {} });
+
+  const oneWins = withRewards(all, (row) => (row === 4 ? 1 : 0));
+  const scored = await scoreStage(grpo, oneWins, rows, models);
+  assert.equal(scores, 2);
+  assert.ok(scored.refLogprobs && 'logprobs/behaviour_gap_max' in scored.metrics);
+  // The groups without a winner carry no signal, but the scores are for the rows kept, all of them.
+  assert.equal(actorStepSkipped(grpo, oneWins, keepRows(oneWins, [0, 1, 2]), false), true);
+  assert.equal(actorStepSkipped(grpo, oneWins, keepRows(oneWins, rows), false), false);
+  // A critic trains whatever the advantages, so with one every iteration is scored; skipNoSignal=false scores too.
+  assert.equal(
+    actorStepSkipped(
+      grpo,
+      withRewards(all, () => 0),
+      keepRows(all, rows),
+      true,
+    ),
+    false,
+  );
+  const always = { ...grpo, skipNoSignal: false };
+  assert.equal(
+    actorStepSkipped(
+      always,
+      withRewards(all, () => 0),
+      keepRows(all, rows),
+      false,
+    ),
+    false,
+  );
+  await closeModels(models);
 });

@@ -61,6 +61,7 @@ test('skipNoSignal=false keeps the old behaviour: the step runs on entropy and K
 });
 
 test('hasAdvantageSignal reads only loss-masked tokens', () => {
-  assert.equal(hasAdvantageSignal(input([1, 1, 0, 0, 1, 1, 0, 0])), false);
-  assert.equal(hasAdvantageSignal(input([0, 0, 0, 1e-9, 0, 0, 0, 0])), true);
+  const signal = (i: UpdateInput) => hasAdvantageSignal(i.tokens.lossMask, i.advantages);
+  assert.equal(signal(input([1, 1, 0, 0, 1, 1, 0, 0])), false);
+  assert.equal(signal(input([0, 0, 0, 1e-9, 0, 0, 0, 0])), true);
 });
