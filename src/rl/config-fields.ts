@@ -340,10 +340,11 @@ export const FIELDS = {
   ),
   // Collapse: RAGEN-2's metrics, and what to do when the Echo-Trap detector fires
   collapseEvery: int(
-    1,
+    5,
     0,
     "RAGEN-2's collapse metrics (mutual information, retrieval accuracy of first-turn responses) at iteration 1 " +
-      'and every n-th; 0 = off. They cost one scoring pass of collapseSamples × groups prompt-response pairs.',
+      'and every n-th (RAGEN-2: 5); 0 = off. They cost one scoring pass of collapseSamples × groups ' +
+      'prompt-response pairs: on SmolLM2-135M, every iteration, half of a Bandit iteration.',
   ),
   collapseSamples: int(
     64,

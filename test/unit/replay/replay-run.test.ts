@@ -16,7 +16,9 @@ async function replayed(root: string) {
 const SLOW = { timeout: 120_000 };
 
 test('every trajectory metric of a GRPO run with a top-std filter is recomputed exactly', SLOW, async () => {
-  const out = await replayed(await tinyRun('grpo', ['filter=top-std', 'filterFraction=0.5', 'miniBatchSize=8']));
+  const out = await replayed(
+    await tinyRun('grpo', ['filter=top-std', 'filterFraction=0.5', 'miniBatchSize=8', 'collapseEvery=1']),
+  );
   assert.deepEqual(
     out.iterations.map((c) => [c.iteration, c.ok, c.trainTrajectories, c.valTrajectories]),
     [
