@@ -5,7 +5,7 @@
  */
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { advantageActivity } from './advantage.ts';
-import { checkpointActivity } from './checkpoint.ts';
+import { publishActivity } from './publish.ts';
 import { filterActivity } from './filter.ts';
 import { forkPointActivity } from './fork-point.ts';
 import { rewardActivity } from './reward.ts';
@@ -30,7 +30,9 @@ export function createUpdateActivities(r: WorkerResources) {
     filter: filterActivity(r),
     advantage: advantageActivity(r),
     update: updateActivity(r),
-    checkpoint: checkpointActivity(r),
+    publish: publishActivity(r),
+    // The same activity under its name before 2026-12-06: workflows started then still schedule it (PUBLISH_ACTIVITY).
+    checkpoint: publishActivity(r),
     forkPoint: forkPointActivity(r),
   };
 }

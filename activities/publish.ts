@@ -1,5 +1,5 @@
 /**
- * checkpoint: publishes iteration i once its checkpoint is committed. Confirms the manifest the update
+ * publish: publishes iteration i once its checkpoint is committed. Confirms the manifest the update
  * wrote is the visible one, appends the IterationEvent (training + validation metrics, stage timings),
  * the Echo-Trap warning if the detector fired, and the CheckpointEvent, seals the iteration's events into the
  * run's store (a copy of what Kafka holds, src/durable/seal-events.ts), applies the retention policy (keeping
@@ -12,7 +12,7 @@ import { appendExactlyOnce } from '../src/durable/event-fence.ts';
 import { loadCollapseProbe, parse } from '../src/durable/batch-io.ts';
 import { retentionView } from '../src/durable/lineages.ts';
 import { sealIteration } from '../src/durable/seal-events.ts';
-import { fromWire, type CheckpointInput } from '../src/durable/protocol.ts';
+import { fromWire, type PublishInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { CorruptDataError } from '../src/errors.ts';
 import { checkpointEvent, iterationEvents } from '../src/run/events.ts';
@@ -22,8 +22,8 @@ import { updateRecordKey, type UpdateRecord } from './update.ts';
 
 const BULKY_STAGES = ['rollout', 'sampling', 'score', 'reward', 'filter', 'advantage'];
 
-export function checkpointActivity(r: WorkerResources) {
-  return activity('checkpoint', async (input: CheckpointInput): Promise<{ uri: string }> => {
+export function publishActivity(r: WorkerResources) {
+  return activity('publish', async (input: PublishInput): Promise<{ uri: string }> => {
     const c = await r.config(input.run);
     const artifacts = r.artifacts(input.run.storeUri);
     const { saved } = parse<UpdateRecord>(await artifacts.get(updateRecordKey(input)));
@@ -42,6 +42,8 @@ export function checkpointActivity(r: WorkerResources) {
     const ids = { runId: input.run.runId, lineageId: input.run.lineageId };
     const w = input.warning;
     const warning = w && { iteration: input.iteration, message: w.message, evidence: fromWire(w.evidence) };
+    // The fence keeps the name the append had before the activity was renamed: a run under way across the upgrade
+    // must find its own fence, or a retried append would write the iteration's events twice.
     await appendExactlyOnce(r, input.run, input.iteration, 'checkpoint', [
       ...iterationEvents(c, ids, {
         iteration: input.iteration,

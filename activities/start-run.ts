@@ -96,7 +96,7 @@ async function freshRun(r: WorkerResources, c: RlConfig, run: RunRef): Promise<v
 
 /**
  * A lineage that continues from `resume`'s checkpoint. Its start is saved before that checkpoint is loaded: until
- * the record exists, retention in the parent lineage's checkpoint activity (a zombie attempt, or a parent still
+ * the record exists, retention in the parent lineage's publish activity (a zombie attempt, or a parent still
  * running) does not know the checkpoint is a fork point and may delete it under the load. A load that then fails
  * leaves the record behind; it only keeps that checkpoint from retention, and a retry writes the same record.
  */

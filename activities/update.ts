@@ -27,7 +27,7 @@ interface UpdateProgress {
   of: number;
 }
 
-/** What the update leaves behind for the checkpoint activity (and for its own retries). */
+/** What the update leaves behind for the publish activity (and for its own retries). */
 export interface UpdateRecord extends UpdateResult {
   saved: SavedCheckpoint;
 }

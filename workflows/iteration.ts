@@ -1,13 +1,14 @@
 /**
  * One training iteration as a chain of activities, passing artifact keys only:
  *   rollout shards [─► planSampling ─► more shards …] ─► score ‖ reward ‖ filter ─► advantage
- *   ─► update (checkpoint i) ─► [validate] ─► checkpoint
+ *   ─► update (writes checkpoint i) ─► [validate] ─► publish
  * The rollout comes from the RolloutSchedule: played here, or already under way (asynchronous runs, and
  * pipelined ones, which start rollout i + 1 as soon as the update wrote checkpoint i). A pipelined run
- * publishes iteration i (validate, checkpoint) beside iteration i + 1.
+ * publishes iteration i (validate, publish) beside iteration i + 1.
  * Score, reward and filter read only the trajectories (and the sampling plan), so they run side by side;
  * score derives the filter's kept rows itself and scores only those.
  */
+import { patched } from '@temporalio/workflow';
 import type { RunPlan, Stage, TrainingRunInput, UpdateResult, WireMetrics } from '../src/durable/protocol.ts';
 import type { CheckpointRef } from '../src/run/checkpoint.ts';
 import { validatesAt } from '../src/rl/val-schedule.ts';
@@ -29,12 +30,18 @@ export interface TrainedIteration {
   /** The stop or fork onCollapse calls for after this iteration's warning; null otherwise. */
   collapse: UpdateResult['collapse'];
   /**
-   * Validation of the new policy (when due) and the checkpoint activity (events, retention, artifacts):
+   * Validation of the new policy (when due) and the publish activity (events, retention, artifacts):
    * the iteration's outcome once done. `track`: report these stages as the run's progress (false when they
    * run beside the next iteration).
    */
   publish(track: boolean): Promise<IterationOutcome>;
 }
+
+/**
+ * Patch marker: the activity that publishes an iteration is `publish`; histories from before it schedule the same
+ * activity under its old name, `checkpoint` (the update writes the checkpoint; this one publishes it).
+ */
+export const PUBLISH_ACTIVITY = 'publish-activity';
 
 type StageTimer = <T>(name: Stage, fn: () => Promise<T>, track?: boolean) => Promise<T>;
 
@@ -91,10 +98,11 @@ export async function runIteration(
       ? await stage('validate', () => a.rollout.validate({ run, iteration, policy: updated.checkpoint }), track)
       : null;
     const metrics = { ...updated.metrics, ...val?.metrics };
+    const publishActivity = patched(PUBLISH_ACTIVITY) ? a.update.publish : a.update.checkpoint;
     await stage(
-      'checkpoint',
+      'publish',
       () =>
-        a.update.checkpoint({
+        publishActivity({
           run,
           iteration,
           checkpoint: updated.checkpoint,

@@ -1,7 +1,7 @@
 /**
  * Where a durable run's time went, read from its workflow history (for `starpo bench pipeline`): every
  * activity's span (scheduled, started, completed; its queue and iteration), when each iteration finished
- * (its checkpoint activity), and how much of a window each queue's workers spent executing activities.
+ * (its publish activity), and how much of a window each queue's workers spent executing activities.
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/client';
@@ -50,10 +50,13 @@ export async function activitySpans(handle: WorkflowHandle): Promise<ActivitySpa
   return out.sort((a, b) => a.scheduledMs - b.scheduledMs);
 }
 
-/** When each iteration was published (its checkpoint activity completed). */
+/** The publish activity's type, and its name in histories from before 2026-12-06. */
+const PUBLISH_TYPES = new Set(['publish', 'checkpoint']);
+
+/** When each iteration was published (its publish activity completed). */
 export function iterationEnds(spans: readonly ActivitySpan[]): Map<number, number> {
   return new Map(
-    spans.filter((s) => s.type === 'checkpoint' && s.iteration !== null).map((s) => [s.iteration!, s.completedMs]),
+    spans.filter((s) => PUBLISH_TYPES.has(s.type) && s.iteration !== null).map((s) => [s.iteration!, s.completedMs]),
   );
 }
 

@@ -50,7 +50,7 @@ export async function loadBatch(artifacts: ArtifactStore, keys: readonly string[
 }
 
 /**
- * The iteration's collapse probe (written by score when due). Not a bulky stage: the checkpoint activity
+ * The iteration's collapse probe (written by score when due). Not a bulky stage: the publish activity
  * reads it for the IterationEvent, also on a retry after the bulky artifacts are gone.
  */
 export const collapseProbeKey = (input: { run: RunRef; iteration: number }): string =>

@@ -1,7 +1,7 @@
 /**
  * The fences of the durable driver's event appends (exactly once on Kafka, src/events/kafka-log.ts), kept in the
  * run's artifact store beside the iteration's artifacts: one folder per append, one small record per attempt
- * that got as far as writing. The checkpoint activity's clean-up leaves them (they are not a bulky stage), so a
+ * that got as far as writing. The publish activity's clean-up leaves them (they are not a bulky stage), so a
  * retry long after still finds them.
  */
 import { randomUUID } from 'node:crypto';

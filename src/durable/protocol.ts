@@ -159,7 +159,7 @@ export interface TrainingRunInput {
 
 /** Where a durable iteration is, for progress: starting, or one of the stages it times (rl/stages/names.ts). */
 export type Stage =
-  'starting' | Extract<StageName, 'rollout' | 'score' | 'advantage' | 'update' | 'validate' | 'checkpoint'>;
+  'starting' | Extract<StageName, 'rollout' | 'score' | 'advantage' | 'update' | 'validate' | 'publish'>;
 
 export interface Progress {
   runId: string;
@@ -302,7 +302,7 @@ export interface ValidateInput {
   policy: CheckpointRef;
 }
 
-export interface CheckpointInput {
+export interface PublishInput {
   run: RunRef;
   iteration: number;
   checkpoint: CheckpointRef;

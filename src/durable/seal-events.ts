@@ -1,5 +1,5 @@
 /**
- * Sealing an iteration's events into the run's store (events/sealed-log.ts), a step of the checkpoint activity
+ * Sealing an iteration's events into the run's store (events/sealed-log.ts), a step of the publish activity
  * after its own append: once the iteration's events are all on Kafka (every append exactly once), they are
  * read back from the run's partition and written as one sealed segment, so the store holds a copy exactly as
  * durable as the checkpoint, event for event the ones Kafka holds. Where to read from comes from the iteration's

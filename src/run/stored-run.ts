@@ -1,5 +1,5 @@
 /**
- * A durable run as its store keeps it: the sealed copy of its events (written by the checkpoint activity,
+ * A durable run as its store keeps it: the sealed copy of its events (written by the publish activity,
  * src/durable/seal-events.ts) and the config the durable client saved, for `replay|report|eval --source s3`.
  */
 import { createSealedEventReader } from '../events/sealed-log.ts';

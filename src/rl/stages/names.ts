@@ -14,7 +14,7 @@ export const STAGE_NAMES = [
   'advantage',
   'update',
   'validate',
-  'checkpoint',
+  'publish',
 ] as const;
 
 export type StageName = (typeof STAGE_NAMES)[number];
