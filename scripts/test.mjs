@@ -58,41 +58,63 @@ if (which !== 'unit') {
   }
   files.push(...testFiles(join(root, 'test/integration')));
 }
-// One file at a time: the machine has 2 cores and several tests train models or use every service.
+// Files that need the machine or the services to themselves: they stop, restart or kill services, or hold short
+// deadlines that a busy neighbour would stretch. They run one at a time after the rest.
+const ALONE = new Set([
+  'test/integration/services-cli.test.ts',
+  'test/integration/durable-faults.test.ts',
+  'test/integration/sandbox-escape.test.ts',
+  'test/integration/terminal.test.ts',
+]);
+// The rest run STARPO_TEST_CONCURRENCY files at a time (2 on 2 cores): most files train one-thread models or wait on
+// a service or on module loading for much of their time, so a second file fills the other core.
+const concurrency = Number(process.env.STARPO_TEST_CONCURRENCY ?? 2);
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`STARPO_TEST_CONCURRENCY must be a whole number ≥ 1, not "${process.env.STARPO_TEST_CONCURRENCY}"`);
+  process.exit(2);
+}
+const alone = files.filter((f) => ALONE.has(relative(root, f)));
+const shared = files.filter((f) => !ALONE.has(relative(root, f)));
 // Trainer progress lines would drown the test report; STARPO_LOG_LEVEL=info brings them back.
-const timingsFile = join(mkdtempSync(join(tmpdir(), 'starpo-test-')), 'timings.jsonl');
-const rc = run(
-  [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-concurrency=1',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    `--test-reporter=${join(root, 'scripts/test-timing-reporter.mjs')}`,
-    `--test-reporter-destination=${timingsFile}`,
-    ...files,
-  ],
-  { STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' },
-);
-printSlowest(timingsFile, 10);
+const timingsDir = mkdtempSync(join(tmpdir(), 'starpo-test-'));
+const t0 = Date.now();
+let rc = 0;
+for (const [i, [group, n]] of [
+  [shared, concurrency],
+  [alone, 1],
+].entries()) {
+  if (group.length === 0) continue;
+  const status = run(
+    [
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${n}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${join(root, 'scripts/test-timing-reporter.mjs')}`,
+      `--test-reporter-destination=${join(timingsDir, `timings-${i}.jsonl`)}`,
+      ...group,
+    ],
+    { STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' },
+  );
+  rc ||= status;
+}
+printSlowest(timingsDir, 10, Date.now() - t0);
 process.exit(rc);
 
 /** The slowest test files of the run, by wall-clock span (the timing reporter's JSON lines). */
-function printSlowest(path, n) {
-  let rows;
-  try {
-    rows = readFileSync(path, 'utf8')
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
-  } catch {
-    return; // the runner died before the reporter wrote anything: its own output says why
-  }
+function printSlowest(dir, n, wallMs) {
+  const rows = readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n').filter(Boolean))
+    .map((l) => JSON.parse(l));
+  if (rows.length === 0) return; // the runner died before the reporter wrote anything: its own output says why
   const total = rows.reduce((s, r) => s + r.spanMs, 0);
+  const minutes = (ms) => (ms / 60000).toFixed(1);
   console.log(
-    `\nslowest ${Math.min(n, rows.length)} of ${rows.length} test files (${(total / 60000).toFixed(1)} min in all):`,
+    `\nslowest ${Math.min(n, rows.length)} of ${rows.length} test files ` +
+      `(${minutes(total)} min of file time in ${minutes(wallMs)} min of wall clock):`,
   );
   for (const r of rows.sort((a, b) => b.spanMs - a.spanMs).slice(0, n)) {
     const s = (r.spanMs / 1000).toFixed(1).padStart(7);
