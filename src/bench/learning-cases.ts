@@ -69,6 +69,11 @@ const SMOLLM2_FORMAT_OTHER_NAMES = {
   name: 'smollm2-bandit-test-format',
   overrides: SMOLLM2_FORMAT.overrides.map((o) => (o === 'env=bandit' ? 'env=bandit-test' : o)),
 } as const satisfies WarmStart;
+/** The same format warm start on FrozenLake (slippery, RAGEN's setting): random legal moves in the model's template. */
+const SMOLLM2_FROZENLAKE_FORMAT = {
+  name: 'smollm2-frozenlake-format',
+  overrides: SMOLLM2_FORMAT.overrides.map((o) => (o === 'env=bandit' ? 'env=frozenlake' : o)),
+} as const satisfies WarmStart;
 /** GRPO on 4 groups × 4: ~70 s an iteration on 2 cores (measured, load ~2). */
 const SMOLLM2_RL = ['iterations=30', 'envGroups=4', 'groupSize=4', 'miniBatchSize=8', 'lrActor=2e-4'];
 
@@ -234,6 +239,23 @@ export const LEARNING_CASES: LearningCase[] = [
     targetSuccess: 0.676,
     warmStart: SMOLLM2_FORMAT_OTHER_NAMES,
     overrides: [...SMOLLM2_RL, 'env=bandit-reversed', 'groupSize=8', 'groupNormByStd=false', 'iterations=20'],
+  },
+  // RAGEN's FrozenLake (slippery) from a format-only warm start: 19.9% for Qwen2.5-0.5B.
+  {
+    name: 'smollm2-frozenlake',
+    preset: 'grpo',
+    target: 0,
+    targetSuccess: 0.199,
+    warmStart: SMOLLM2_FROZENLAKE_FORMAT,
+    overrides: [
+      ...SMOLLM2_RL,
+      'env=frozenlake',
+      'envGroups=8',
+      'groupSize=8',
+      // RAGEN's own: no KL term (so no reference pass); the rollout's log-probs are the old ones (no actor pass).
+      'klCoef=0',
+      'oldLogprobs=behaviour',
+    ],
   },
   // Learning from reward: format-only warm starts. Targets are the (ratio to the oracle on the same seeds).
   {
