@@ -6,9 +6,9 @@
 //   node scripts/test.mjs integration  integration tests only
 // Node 20's runner takes no globs, so the files are listed here.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const which = process.argv[2] ?? 'all';
@@ -73,8 +73,22 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`STARPO_TEST_CONCURRENCY must be a whole number ≥ 1, not "${process.env.STARPO_TEST_CONCURRENCY}"`);
   process.exit(2);
 }
+// Longest first: the runner starts files in the order given, so a long file started last would run on after the
+// others with one core idle. File times come from this machine's last run (.cache/test-times.json, written at the
+// end) over those of a committed run (test/file-times.json, for a fresh clone; refresh it by copying the cached one).
+const timesFile = join(root, '.cache', 'test-times.json');
+const readTimes = (path) => {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return {}; // none recorded: such files go last, in name order
+  }
+};
+const lastTimes = { ...readTimes(join(root, 'test', 'file-times.json')), ...readTimes(timesFile) };
+const longestFirst = (fs) =>
+  [...fs].sort((a, b) => (lastTimes[relative(root, b)] ?? 0) - (lastTimes[relative(root, a)] ?? 0));
 const alone = files.filter((f) => ALONE.has(relative(root, f)));
-const shared = files.filter((f) => !ALONE.has(relative(root, f)));
+const shared = longestFirst(files.filter((f) => !ALONE.has(relative(root, f))));
 // Trainer progress lines would drown the test report; STARPO_LOG_LEVEL=info brings them back.
 const timingsDir = mkdtempSync(join(tmpdir(), 'starpo-test-'));
 const t0 = Date.now();
@@ -100,16 +114,26 @@ for (const [i, [group, n]] of [
   );
   rc ||= status;
 }
-printSlowest(timingsDir, 10, Date.now() - t0);
+const rows = timingRows(timingsDir);
+printSlowest(rows, 10, Date.now() - t0);
+if (rows.length > 0) {
+  const times = { ...lastTimes, ...Object.fromEntries(rows.map((r) => [relative(root, r.file), r.spanMs])) };
+  mkdirSync(dirname(timesFile), { recursive: true });
+  writeFileSync(timesFile, `${JSON.stringify(times, null, 2)}\n`);
+}
 process.exit(rc);
 
-/** The slowest test files of the run, by wall-clock span (the timing reporter's JSON lines). */
-function printSlowest(dir, n, wallMs) {
-  const rows = readdirSync(dir)
+/** The timing reporter's JSON lines of every run in `dir`; none when the runner died before writing (it says why). */
+function timingRows(dir) {
+  return readdirSync(dir)
     .filter((f) => f.endsWith('.jsonl'))
     .flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n').filter(Boolean))
     .map((l) => JSON.parse(l));
-  if (rows.length === 0) return; // the runner died before the reporter wrote anything: its own output says why
+}
+
+/** The slowest test files of the run, by wall-clock span. */
+function printSlowest(rows, n, wallMs) {
+  if (rows.length === 0) return;
   const total = rows.reduce((s, r) => s + r.spanMs, 0);
   const minutes = (ms) => (ms / 60000).toFixed(1);
   console.log(
