@@ -4,7 +4,10 @@
  * learning rate the policy can turn deterministic with ever smaller gradients (measured: FrozenLake,
  * lr 3e-3, grad norm 1.0 → 0.07 while success fell from 0.45 to 0.13), so a fall in success confirms the
  * pattern too. Std and entropy also fall in a healthy run that converges, but there success stays at its
- * best, so it does not fire.
+ * best, so it does not fire; nor while this iteration's success is at least `saturatedSuccess`: when (nearly)
+ * every episode succeeds the in-group std and the entropy have nowhere to go but down, and a spike then is a
+ * step on the last few failures (measured: SmolLM2 BanditReversed under Dr. GRPO, 100% at both validations,
+ * fired at iteration 10 on a spike at 8, where one dip to 56% trained).
  *
  * Rule, evaluated after each iteration's observation:
  *   smoothed x      = mean of the last `window` finite values of x (one bad iteration moves it by 1/window)
@@ -14,7 +17,8 @@
  *                     norms (at least 3 of them), or a non-finite grad norm; it stays recent for
  *                     `spikeLookback` iterations because the spike need not land on the same iteration
  *   success falling = smoothed success < successDropFraction · running max of smoothed success
- *   fire            = armed ∧ observations ≥ warmup ∧ std falling ∧ entropy falling ∧ (recent spike ∨ success falling)
+ *   fire            = armed ∧ observations ≥ warmup ∧ success < saturatedSuccess ∧ std falling ∧ entropy falling
+ *                     ∧ (recent spike ∨ success falling)
  * After firing the detector disarms; it re-arms once smoothed std recovers to ≥ rearmFraction · its running
  * max, so one collapse gives one warning. The evidence names the first warning sign (firstSignIteration,
  * what onCollapse=fork rewinds before): the earliest of the spike, the oldest observation inside the
@@ -63,6 +67,8 @@ export interface EchoTrapConfig {
   readonly rearmFraction: number;
   /** Success counts as fallen below this fraction of its smoothed running max (0.7). */
   readonly successDropFraction: number;
+  /** An iteration whose success is at least this never fires (0.95): a run that solves nearly all is not trapped. */
+  readonly saturatedSuccess: number;
 }
 
 export const ECHO_TRAP_DEFAULTS: EchoTrapConfig = Object.freeze({
@@ -75,6 +81,7 @@ export const ECHO_TRAP_DEFAULTS: EchoTrapConfig = Object.freeze({
   spikeLookback: 5,
   rearmFraction: 0.8,
   successDropFraction: 0.7,
+  saturatedSuccess: 0.95,
 });
 
 export interface GradSpike {
@@ -121,7 +128,8 @@ export function resolveEchoTrapConfig(partial: Partial<EchoTrapConfig> = {}): Ec
   for (const k of ints) {
     if (!Number.isInteger(c[k]) || c[k] < 1) throw new ConfigError(`echoTrap.${k}`, 'must be an integer ≥ 1');
   }
-  for (const k of ['stdDropFraction', 'entropyDropFraction', 'rearmFraction', 'successDropFraction'] as const) {
+  const fractions = ['stdDropFraction', 'entropyDropFraction', 'rearmFraction', 'successDropFraction'] as const;
+  for (const k of [...fractions, 'saturatedSuccess'] as const) {
     if (!(c[k] > 0 && c[k] <= 1)) throw new ConfigError(`echoTrap.${k}`, 'must be in (0, 1]');
   }
   if (!(c.gradSpikeFactor > 1)) throw new ConfigError('echoTrap.gradSpikeFactor', 'must be > 1');
@@ -182,6 +190,7 @@ export function observeEchoTrap(
   const successFell = success < config.successDropFraction * (next.successSmoothedMax ?? 0);
   const fire =
     next.observations >= config.warmup &&
+    !(obs.successRate >= config.saturatedSuccess) &&
     std < config.stdDropFraction * next.stdMax &&
     entropy < config.entropyDropFraction * next.entropyMax &&
     (spike !== null || successFell);

@@ -170,12 +170,13 @@ test('when success fell, the first sign is no later than the last iteration at i
 test('iterations without an actor step are neither a spike nor part of the baseline', () => {
   // A converging run: std and entropy fall, success stays at its best, and from iteration 3 most steps are skipped
   // for lack of signal. Measured on SmolLM2's Bandit: with skipped steps counted as grad norm 0 the baseline
-  // median became 0 and the first real step after them (0.18) fired the detector at success 1.00.
+  // median became 0 and the first real step after them (0.18) fired the detector at success 1.00 (a success that
+  // high no longer fires at all: saturatedSuccess).
   const converging = (i: number): Row => [
     i <= 2 ? 0.13 : 0.002,
     i <= 2 ? 0.03 : 0.01,
     i <= 2 || i % 4 === 0 ? 0.15 + 0.01 * (i % 3) : null,
-    1,
+    0.9, // below saturatedSuccess, where the detector watches
   ];
   assert.deepEqual(run(series(30, converging)), []);
   const zeros = (i: number): Row => {
@@ -183,4 +184,36 @@ test('iterations without an actor step are neither a spike nor part of the basel
     return [std, entropy, grad ?? 0, success];
   };
   assert.equal(run(series(30, zeros)).length, 1, 'the old reading (no step = 0) fires on the same run');
+});
+
+test('a run that solves nearly every episode does not fire, even on a real spike with std and entropy falling', () => {
+  // SmolLM2 BanditReversed under Dr. GRPO (measured, 2026-12-06): [success, std, entropy, grad norm] per iteration,
+  // 100% at both validations. A dip at 8 (56%) trained with a spike, then std and entropy fell as it converged.
+  const measured: [number, number, number, number | null][] = [
+    [0.625, 0.1549, 0.1497, 0.2213],
+    [1, 0, 0.0194, null],
+    [0.96875, 0.0795, 0.0155, 0.0202],
+    [0.90625, 0.113, 0.0149, 0.0342],
+    [1, 0, 0.0208, null],
+    [1, 0, 0.0185, null],
+    [0.9375, 0.0134, 0.0217, 0.0149],
+    [0.5625, 0.2572, 0.1894, 0.1039],
+    [0.96875, 0.0088, 0.0753, 0.0271],
+    [1, 0, 0.0376, null],
+    [1, 0, 0.0286, null],
+    [0.96875, 0.0088, 0.0479, 0.0174],
+    [0.96875, 0.0972, 0.0331, 0.0818],
+    ...Array.from({ length: 7 }, (): [number, number, number, null] => [1, 0, 0.017, null]),
+  ];
+  const rows = (success: (s: number) => number) =>
+    series(measured.length, (i): Row => {
+      const [s, std, entropy, grad] = measured[i - 1];
+      return [std, entropy, grad, success(s)];
+    });
+  assert.deepEqual(run(rows((s) => s)), []);
+  // The same run with success held below saturation fires where it did before (iteration 10).
+  assert.deepEqual(
+    run(rows((s) => Math.min(s, 0.9))).map((w) => w.iteration),
+    [10],
+  );
 });
