@@ -135,50 +135,46 @@ let workDir: string | null = null;
 /** A child is ended when the machine's available memory falls below this (GB). */
 const KILL_BELOW_GB = Number(process.env.STARPO_BENCH_KILL_BELOW_GB ?? 0.75);
 
-function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string> {
-  const root = fileURLToPath(new URL('../../', import.meta.url));
-  let cmd: string;
-  let args: string[];
+type Side = 'starpo' | 'pytorch';
+
+/** The command that runs one side's child: starpo's own (scale-child.ts) or PyTorch's (scripts/torch_scale.py). */
+function childCommand(side: Side, spec: ChildSpec, root: string): [string, string[]] {
   if (side === 'starpo') {
-    [cmd, args] = [
-      process.execPath,
-      ['--import', 'tsx', fileURLToPath(new URL('./scale-child.ts', import.meta.url)), JSON.stringify(spec)],
-    ];
-  } else {
-    const python = torchPython();
-    if (!python)
-      throw new ConfigError(
-        'pytorch',
-        'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)',
-      );
-    workDir ??= mkdtempSync(path.join(os.tmpdir(), 'starpo-scale-'));
-    const cfgPath = path.join(workDir, 'config.json');
-    writeFileSync(cfgPath, JSON.stringify(spec.config));
-    const common = ['--config', cfgPath, '--threads', String(spec.threads)];
-    args = [path.join(root, 'scripts/torch_scale.py'), spec.mode, ...common];
-    if (spec.mode === 'train') {
-      args.push(
-        '--batch',
-        String(spec.batch),
-        '--seq',
-        String(spec.seq),
-        '--steps',
-        String(spec.steps ?? 3),
-        '--lora',
-        spec.lora ? String(LORA.rank) : '0',
-      );
-      if (spec.micro) args.push('--micro', String(spec.micro));
-    } else
-      args.push(
-        '--prompts',
-        String(GENERATE.prompts),
-        '--prompt-len',
-        String(GENERATE.promptLen),
-        '--new',
-        String(GENERATE.newTokens),
-      );
-    cmd = python;
+    const child = fileURLToPath(new URL('./scale-child.ts', import.meta.url));
+    return [process.execPath, ['--import', 'tsx', child, JSON.stringify(spec)]];
   }
+  const python = torchPython();
+  if (!python)
+    throw new ConfigError(
+      'pytorch',
+      'PyTorch is not installed here: run scripts/install-torch.sh (or set STARPO_TORCH_PYTHON)',
+    );
+  workDir ??= mkdtempSync(path.join(os.tmpdir(), 'starpo-scale-'));
+  const cfgPath = path.join(workDir, 'config.json');
+  writeFileSync(cfgPath, JSON.stringify(spec.config));
+  const args = [
+    path.join(root, 'scripts/torch_scale.py'),
+    spec.mode,
+    '--config',
+    cfgPath,
+    '--threads',
+    String(spec.threads),
+  ];
+  if (spec.mode === 'train') {
+    const lora = spec.lora ? String(LORA.rank) : '0';
+    args.push('--batch', String(spec.batch), '--seq', String(spec.seq), '--steps', String(spec.steps ?? 3));
+    args.push('--lora', lora, ...(spec.micro ? ['--micro', String(spec.micro)] : []));
+  } else {
+    const { prompts, promptLen, newTokens } = GENERATE;
+    args.push('--prompts', String(prompts), '--prompt-len', String(promptLen), '--new', String(newTokens));
+  }
+  return [python, args];
+}
+
+/** Runs one side's child and resolves with the last JSON line it printed. */
+function spawnJson(side: Side, spec: ChildSpec): Promise<string> {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const [cmd, args] = childCommand(side, spec, root);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
       cwd: root,
@@ -212,14 +208,11 @@ function spawnJson(side: 'starpo' | 'pytorch', spec: ChildSpec): Promise<string>
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .at(-1);
-      if (code === 0 && line) resolve(line);
-      else
-        reject(
-          new Error(
-            `${side} child (${spec.mode}) exited with ${code ?? signal}${killed ? ` (${killed})` : ''}: ` +
-              err.trim().split('\n').slice(-8).join('\n'),
-          ),
-        );
+      if (code === 0 && line) return resolve(line);
+      const why = `${code ?? signal}${killed ? ` (${killed})` : ''}`;
+      reject(
+        new Error(`${side} child (${spec.mode}) exited with ${why}: ${err.trim().split('\n').slice(-8).join('\n')}`),
+      );
     });
   });
 }
@@ -236,7 +229,149 @@ interface Options {
 const bestStep = (r: ChildResult): number =>
   Math.min(...(r.stepSeconds!.length > 1 ? r.stepSeconds!.slice(1) : r.stepSeconds!));
 
-export async function benchScale(opts: Options = {}): Promise<void> {
+type Measured = { result: ChildResult; machine: Machine };
+type SideRuns = Partial<Record<Side, Measured>>;
+
+/** What a case runs: generation, or train steps of `batch` × `seq` (full or LoRA: `4x512-lora`). */
+function childSpec(c: (typeof CASES)[number], config: Record<string, unknown>, threads: number, steps: number) {
+  if (c === 'generate') return { mode: 'generate', config, threads } satisfies ChildSpec;
+  const [batch, seq] = c.split('-')[0].split('x').map(Number);
+  return { mode: 'train', config, threads, batch, seq, steps, lora: c.endsWith('lora') } satisfies ChildSpec;
+}
+
+/**
+ * Runs each side of one case; a failure is emitted as an error line. When PyTorch's whole batch does not fit
+ * in one forward/backward, it runs again with gradient accumulation over single rows (named as a variant).
+ */
+async function runSides(
+  at: { model: string; case: string },
+  spec: ChildSpec,
+  sides: readonly Side[],
+  needGB: number,
+): Promise<{ runs: SideRuns; pytorchVariant: string | null }> {
+  const runs: SideRuns = {};
+  let pytorchVariant: string | null = null;
+  const failed = (side: Side, err: unknown, extra: Record<string, unknown> = {}) => {
+    const error = String((err as Error).message ?? err).slice(0, 2000);
+    emit({ bench: 'scale', ...at, side, ...extra, error });
+    return error;
+  };
+  for (const side of sides) {
+    try {
+      runs[side] = await runChild(side, spec, needGB);
+    } catch (err) {
+      const message = failed(side, err);
+      if (side !== 'pytorch' || spec.mode !== 'train' || spec.batch === 1) continue;
+      try {
+        runs.pytorch = await runChild('pytorch', { ...spec, micro: 1 }, needGB);
+        pytorchVariant =
+          'gradient accumulation, 1 row per forward/backward (the whole batch failed: ' +
+          `${message.split('\n')[0].slice(0, 200)})`;
+      } catch (err2) {
+        failed(side, err2, { micro: 1 });
+      }
+    }
+  }
+  return { runs, pytorchVariant };
+}
+
+/** One measurement line: both sides, their ratio (starpo / pytorch) and whether it meets `target` (`<=1`, `>=1`). */
+function lineEmitter(base: Record<string, unknown>, runs: SideRuns) {
+  const machine = { starpo: runs.starpo?.machine ?? null, pytorch: runs.pytorch?.machine ?? null };
+  return (
+    measurement: string,
+    unit: string,
+    better: 'lower' | 'higher',
+    [sv, pv]: [number | null, number | null],
+    target: string | null,
+    extra: Record<string, unknown> = {},
+  ) => {
+    const ratio = sv !== null && pv !== null && pv > 0 ? round(sv / pv, 3) : null;
+    const bound = target === null ? 0 : Number(target.slice(2));
+    const met = target === null || ratio === null ? null : target.startsWith('<=') ? ratio <= bound : ratio >= bound;
+    const starpo = sv === null ? null : round(sv, 3);
+    const pytorch = pv === null ? null : round(pv, 3);
+    emit({ ...base, measurement, unit, better, starpo, pytorch, ratio, target, met, ...extra, machine });
+  };
+}
+
+/** A measure of both sides, null for a side that did not run. */
+const both = <T>(runs: SideRuns, f: (r: ChildResult) => T): [T | null, T | null] => [
+  runs.starpo ? f(runs.starpo.result) : null,
+  runs.pytorch ? f(runs.pytorch.result) : null,
+];
+const perSide = <T>(runs: SideRuns, f: (r: ChildResult) => T) => {
+  const [starpo, pytorch] = both(runs, f);
+  return { starpo, pytorch };
+};
+
+/** A train case's lines: the best step, peak RSS, and LoRA's RSS against the same shape's full fine-tuning. */
+function emitTrain(
+  line: ReturnType<typeof lineEmitter>,
+  base: Record<string, unknown>,
+  runs: SideRuns,
+  c: string,
+  fullRss: Map<string, Partial<Record<Side, number>>>,
+): void {
+  line('train_step', 's', 'lower', both(runs, bestStep), '<=1', {
+    steps: perSide(runs, (r) => r.stepSeconds!.map((x) => round(x))),
+    cpuSeconds: perSide(runs, (r) => r.stepCpuSeconds!.map((x) => round(x))),
+    loss: perSide(runs, (r) => r.losses?.[0]),
+    trainedParams: perSide(runs, (r) => r.trainedParams),
+  });
+  line(
+    'peak_rss',
+    'bytes',
+    'lower',
+    both(runs, (r) => r.peakRssBytes),
+    '<=1',
+  );
+  const shape = c.split('-')[0];
+  if (!c.endsWith('lora')) {
+    fullRss.set(shape, { starpo: runs.starpo?.result.peakRssBytes, pytorch: runs.pytorch?.result.peakRssBytes });
+    return;
+  }
+  const full = fullRss.get(shape);
+  if (!full) return;
+  const frac = (side: Side) =>
+    runs[side] && full[side] ? round(runs[side]!.result.peakRssBytes / full[side]!, 3) : null;
+  const starpo = frac('starpo');
+  emit({
+    ...base,
+    measurement: 'lora_rss_vs_full',
+    unit: 'fraction',
+    better: 'lower',
+    starpo,
+    pytorch: frac('pytorch'),
+    target: 'starpo <= 0.6',
+    met: starpo === null ? null : starpo <= 0.6,
+  });
+}
+
+/** The generate case's lines: tokens per second and peak RSS. */
+function emitGenerate(line: ReturnType<typeof lineEmitter>, runs: SideRuns): void {
+  line(
+    'generate',
+    'tokens/s',
+    'higher',
+    both(runs, (r) => r.tokensPerSecond!),
+    '>=1',
+    {
+      seconds: perSide(runs, (r) => round(r.generateSeconds!)),
+      ...GENERATE,
+    },
+  );
+  line(
+    'peak_rss',
+    'bytes',
+    'lower',
+    both(runs, (r) => r.peakRssBytes),
+    '<=1',
+  );
+}
+
+/** The run's choices from the options and the environment, checked before anything runs. */
+function scaleOptions(opts: Options) {
   const quick = opts.quick ?? process.env.STARPO_BENCH_QUICK === '1';
   const picked = pickNames('cases', 'scale cases', opts.cases ?? process.env.STARPO_BENCH_CASES, CASES);
   const models =
@@ -244,174 +379,48 @@ export async function benchScale(opts: Options = {}): Promise<void> {
     (quick ? ['qwen2.5-quick', 'qwen3-quick'] : ['qwen2.5-0.5b', 'qwen3-0.6b']);
   const badModel = models.find((m) => !MODELS[m]);
   if (badModel) throw new ConfigError('models', `unknown model ${badModel}; known: ${Object.keys(MODELS).join(', ')}`);
-  const sides = (opts.sides?.split(',') ?? ['starpo', 'pytorch']) as ('starpo' | 'pytorch')[];
-  const steps = Number(opts.steps ?? 3);
-  const needGB = Number(process.env.STARPO_BENCH_MIN_AVAILABLE_GB ?? (quick ? 8 : 20));
-  const threads = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+  return {
+    picked,
+    models,
+    sides: (opts.sides?.split(',') ?? ['starpo', 'pytorch']) as Side[],
+    steps: Number(opts.steps ?? 3),
+    needGB: Number(process.env.STARPO_BENCH_MIN_AVAILABLE_GB ?? (quick ? 8 : 20)),
+    threads: Math.max(1, os.availableParallelism?.() ?? os.cpus().length),
+  };
+}
+
+export async function benchScale(opts: Options = {}): Promise<void> {
+  const { picked, models, sides, steps, needGB, threads } = scaleOptions(opts);
   for (const model of models) {
-    const config = MODELS[model];
-    const fullRss = new Map<string, Partial<Record<'starpo' | 'pytorch', number>>>();
+    const fullRss = new Map<string, Partial<Record<Side, number>>>();
     let initDone = false;
     for (const c of picked) {
-      const spec: ChildSpec =
-        c === 'generate'
-          ? { mode: 'generate', config, threads }
-          : {
-              mode: 'train',
-              config,
-              threads,
-              batch: Number(c.split('x')[0]),
-              seq: Number(c.split('x')[1].split('-')[0]),
-              steps,
-              lora: c.endsWith('lora'),
-            };
-      const runs: Partial<Record<'starpo' | 'pytorch', { result: ChildResult; machine: Machine }>> = {};
-      let pytorchVariant: string | null = null;
-      for (const side of sides) {
-        try {
-          runs[side] = await runChild(side, spec, needGB);
-        } catch (err) {
-          const message = String((err as Error).message ?? err).slice(0, 2000);
-          emit({ bench: 'scale', model, case: c, side, error: message });
-          if (side !== 'pytorch' || spec.mode !== 'train' || spec.batch === 1) continue;
-          // The whole batch did not fit in one forward/backward: the same step with gradient accumulation over rows.
-          try {
-            runs.pytorch = await runChild('pytorch', { ...spec, micro: 1 }, needGB);
-            pytorchVariant =
-              'gradient accumulation, 1 row per forward/backward (the whole batch failed: ' +
-              `${message.split('\n')[0].slice(0, 200)})`;
-          } catch (err2) {
-            emit({
-              bench: 'scale',
-              model,
-              case: c,
-              side,
-              micro: 1,
-              error: String((err2 as Error).message ?? err2).slice(0, 2000),
-            });
-          }
-        }
-      }
-      const [s, p] = [runs.starpo, runs.pytorch];
-      const base = {
-        bench: 'scale',
-        model,
-        params: s?.result.params ?? p?.result.params,
-        case: c,
-        ...(pytorchVariant ? { pytorchVariant } : {}),
-      };
-      const machine = { starpo: s?.machine ?? null, pytorch: p?.machine ?? null };
-      const line = (
-        measurement: string,
-        unit: string,
-        better: 'lower' | 'higher',
-        sv: number | null,
-        pv: number | null,
-        target: string | null,
-        extra: Record<string, unknown> = {},
-      ) => {
-        const ratio = sv !== null && pv !== null && pv > 0 ? round(sv / pv, 3) : null;
-        const met =
-          target === null || ratio === null
-            ? null
-            : target.startsWith('<=')
-              ? ratio <= Number(target.slice(2))
-              : ratio >= Number(target.slice(2));
-        emit({
-          ...base,
-          measurement,
-          unit,
-          better,
-          starpo: sv === null ? null : round(sv, 3),
-          pytorch: pv === null ? null : round(pv, 3),
-          ratio,
-          target,
-          met,
-          ...extra,
-          machine,
-        });
-      };
-      const val = <T>(r: { result: ChildResult } | undefined, f: (x: ChildResult) => T): T | null =>
-        r ? f(r.result) : null;
-      if (!initDone && (s || p)) {
+      const spec = childSpec(c, MODELS[model], threads, steps);
+      const { runs, pytorchVariant } = await runSides({ model, case: c }, spec, sides, needGB);
+      const params = runs.starpo?.result.params ?? runs.pytorch?.result.params;
+      const base = { bench: 'scale', model, params, case: c, ...(pytorchVariant ? { pytorchVariant } : {}) };
+      const line = lineEmitter(base, runs);
+      if (!initDone && (runs.starpo || runs.pytorch)) {
+        const s = runs.starpo?.result.initSeconds;
         line(
           'init',
           's',
           'lower',
-          val(s, (r) => r.initSeconds),
-          val(p, (r) => r.initSeconds),
+          both(runs, (r) => r.initSeconds),
           null,
-          { targetSeconds: 5, metSeconds: s ? s.result.initSeconds <= 5 : null },
+          {
+            targetSeconds: 5,
+            metSeconds: s === undefined ? null : s <= 5,
+          },
         );
         initDone = true;
       }
-      if (s)
-        line('compile', 's', 'lower', s.result.compileSeconds ?? null, p ? 0 : null, null, {
-          programs: (s.result.compiles as unknown[] | undefined) ?? [],
+      if (runs.starpo)
+        line('compile', 's', 'lower', [runs.starpo.result.compileSeconds ?? null, runs.pytorch ? 0 : null], null, {
+          programs: (runs.starpo.result.compiles as unknown[] | undefined) ?? [],
         });
-      if (spec.mode === 'train') {
-        line('train_step', 's', 'lower', val(s, bestStep), val(p, bestStep), '<=1', {
-          steps: {
-            starpo: val(s, (r) => r.stepSeconds!.map((x) => round(x))),
-            pytorch: val(p, (r) => r.stepSeconds!.map((x) => round(x))),
-          },
-          cpuSeconds: {
-            starpo: val(s, (r) => r.stepCpuSeconds!.map((x) => round(x))),
-            pytorch: val(p, (r) => r.stepCpuSeconds!.map((x) => round(x))),
-          },
-          loss: { starpo: val(s, (r) => r.losses?.[0]), pytorch: val(p, (r) => r.losses?.[0]) },
-          trainedParams: { starpo: val(s, (r) => r.trainedParams), pytorch: val(p, (r) => r.trainedParams) },
-        });
-        line(
-          'peak_rss',
-          'bytes',
-          'lower',
-          val(s, (r) => r.peakRssBytes),
-          val(p, (r) => r.peakRssBytes),
-          '<=1',
-        );
-        const shape = c.split('-')[0];
-        if (!spec.lora) fullRss.set(shape, { starpo: s?.result.peakRssBytes, pytorch: p?.result.peakRssBytes });
-        else if (fullRss.has(shape)) {
-          const full = fullRss.get(shape)!;
-          const frac = (side: 'starpo' | 'pytorch') =>
-            runs[side] && full[side] ? round(runs[side]!.result.peakRssBytes / full[side]!, 3) : null;
-          emit({
-            ...base,
-            measurement: 'lora_rss_vs_full',
-            unit: 'fraction',
-            better: 'lower',
-            starpo: frac('starpo'),
-            pytorch: frac('pytorch'),
-            target: 'starpo <= 0.6',
-            met: frac('starpo') === null ? null : frac('starpo')! <= 0.6,
-          });
-        }
-      } else {
-        line(
-          'generate',
-          'tokens/s',
-          'higher',
-          val(s, (r) => r.tokensPerSecond!),
-          val(p, (r) => r.tokensPerSecond!),
-          '>=1',
-          {
-            seconds: {
-              starpo: val(s, (r) => round(r.generateSeconds!)),
-              pytorch: val(p, (r) => round(r.generateSeconds!)),
-            },
-            ...GENERATE,
-          },
-        );
-        line(
-          'peak_rss',
-          'bytes',
-          'lower',
-          val(s, (r) => r.peakRssBytes),
-          val(p, (r) => r.peakRssBytes),
-          '<=1',
-        );
-      }
+      if (spec.mode === 'train') emitTrain(line, base, runs, c, fullRss);
+      else emitGenerate(line, runs);
     }
   }
 }
