@@ -250,11 +250,17 @@ export const LEARNING_CASES: LearningCase[] = [
     overrides: [
       ...SMOLLM2_RL,
       'env=frozenlake',
-      'envGroups=8',
+      'envGroups=4',
       'groupSize=8',
+      // The warm start writes `<think>I will take: Up, Down.</think><answer>Up || Down</answer>`: at 24 tokens 75% of
+      // its turns were cut before the answer closed (measured, 2026-12-06).
+      'maxResponseTokens=64',
       // RAGEN's own: no KL term (so no reference pass); the rollout's log-probs are the old ones (no actor pass).
       'klCoef=0',
       'oldLogprobs=behaviour',
+      // The probe scored 64 first turns after each of the 8 prompts: 254 s, a third of iteration 1 at 8 groups.
+      'collapseEvery=10',
+      'iterations=24',
     ],
   },
   // Learning from reward: format-only warm starts. Targets are the issue's (ratio to the oracle on the same seeds).
