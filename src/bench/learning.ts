@@ -7,7 +7,7 @@
  * benchmark, not a test (wall-clock varies with the machine's load). Cases: learning-cases.ts.
  */
 import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { envSpecId, oracleSuccess } from '../envs/index.ts';
@@ -21,10 +21,13 @@ import type { FormatRates } from '../rl/format-rates.ts';
 import { pickNames } from './name-list.ts';
 import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './learning-cases.ts';
 import {
+  ACTOR_NO_SIGNAL,
   COLLAPSE_MI_ESTIMATE,
   ENTROPY_MEAN,
   IN_GROUP_STD_ALL,
+  KEPT_TOKENS,
   SUCCESS_RATE,
+  TOKENS_GENERATED,
   VAL_SUCCESS_RATE,
 } from '../rl/metric-names.ts';
 
@@ -51,6 +54,8 @@ export interface TrainedCase {
   /** Seconds the shared warm-start took, when the case used one (counted once per bench run). */
   warmStartSeconds?: number;
   runDir: string;
+  /** The machine's 1-minute load average as each iteration ended. */
+  loads: number[];
   /** Where the policy before RL is: the shared warm start's checkpoint 0, else the run's own. */
   startCheckpoint: string;
 }
@@ -110,6 +115,7 @@ export async function trainCase(
   const root = mkdtempSync(join(tmpdir(), `starpo-bench-${k.name}-`));
   const curve: CasePoint[] = [];
   const reports: IterationReport[] = [];
+  const loads: number[] = [];
   const t0 = performance.now();
   await trainEmbedded({
     root,
@@ -119,6 +125,7 @@ export async function trainCase(
     onIteration: (r: IterationReport) => {
       const m = r.metrics;
       reports.push(r);
+      loads.push(loadavg()[0]);
       watch?.(r);
       curve.push({
         iteration: r.iteration,
@@ -139,6 +146,7 @@ export async function trainCase(
     reports,
     wallSeconds: (performance.now() - t0) / 1000,
     runDir,
+    loads,
     startCheckpoint: `${shared?.runDir ?? runDir}@0`,
     ...(shared ? { warmStartSeconds: shared.seconds } : {}),
   };
@@ -171,6 +179,20 @@ const formatLine = (f: FormatRates) => ({
   echo: round(f.echo),
 });
 
+/**
+ * Tokens the rollouts wrote (every trajectory's assistant tokens) and the actor trained on (the kept rows' ones, once
+ * per PPO epoch, in iterations whose actor step ran), summed over the run.
+ */
+export function tokenTotals(c: Pick<RlConfig, 'ppoEpochs'>, reports: readonly IterationReport[]) {
+  let generated = 0;
+  let trained = 0;
+  for (const { metrics: m } of reports) {
+    generated += m[TOKENS_GENERATED] ?? 0;
+    if (m[ACTOR_NO_SIGNAL] !== 1) trained += (m[KEPT_TOKENS] ?? 0) * c.ppoEpochs;
+  }
+  return { generated, trained };
+}
+
 /** The bench line of a trained case: before and after RL on the same seeds, beside the oracle. */
 export async function measureCase(k: LearningCase, trained: TrainedCase): Promise<Record<string, unknown>> {
   const { config, curve, wallSeconds, warmStartSeconds, runDir } = trained;
@@ -192,6 +214,13 @@ export async function measureCase(k: LearningCase, trained: TrainedCase): Promis
     groupSize: config.groupSize,
     lrActor: config.lrActor,
     wallSeconds: Math.round(wallSeconds),
+    load: trained.loads.length
+      ? {
+          mean: round(trained.loads.reduce((a, b) => a + b, 0) / trained.loads.length, 2),
+          max: round(Math.max(...trained.loads), 2),
+        }
+      : null,
+    tokens: tokenTotals(config, trained.reports),
     ...(warmStartSeconds !== undefined
       ? { warmStart: k.warmStart?.name, warmStartSeconds: Math.round(warmStartSeconds) }
       : {}),

@@ -20,6 +20,8 @@ export const IN_GROUP_STD_ALL = 'in_group_std/all';
 export const IN_GROUP_STD_KEPT = 'in_group_std/kept';
 export const ENTROPY_MEAN = 'entropy/mean';
 export const RESPONSE_LENGTH_MEAN = 'response_length/mean';
+export const TOKENS_GENERATED = 'tokens/generated';
+export const KEPT_TOKENS = 'kept/tokens';
 /** pass@k over the groups of at least k trajectories. */
 export const passAtKMetric = (k: number): `pass@${number}` => `pass@${k}`;
 

@@ -6,6 +6,7 @@
  *   return/mean, return/std trajectory returns (env rewards + format penalties), sample std
  *   in_group_std/all|kept   mean over groups (all / kept by the filter) of the sample std of returns
  *   response_length/*       assistant-written tokens per trajectory (the loss-mask row sum)
+ *   tokens/generated        assistant-written tokens of every trajectory; kept/tokens: of those the filter kept
  *   actions/valid_ratio     Σ valid actions / Σ proposed actions over all turns (0 when none proposed)
  *   actions/effective_ratio Σ state-changing actions / Σ proposed actions
  *   format_penalty_rate     fraction of turns that received a format penalty
@@ -22,10 +23,12 @@ import {
   ENTROPY_MEAN,
   IN_GROUP_STD_ALL,
   IN_GROUP_STD_KEPT,
+  KEPT_TOKENS,
   RESPONSE_LENGTH_MEAN,
   RETURN_MEAN,
   RETURN_STD,
   SUCCESS_RATE,
+  TOKENS_GENERATED,
   VALUES_EXPLAINED_VARIANCE,
   passAtKMetric,
 } from './metric-names.ts';
@@ -65,7 +68,7 @@ export function batchMetrics(input: BatchMetricsInput): Record<string, number> {
   const { batch, values, returns, entropy } = input;
   const metrics: Record<string, number> = {
     ...outcomeMetrics(input),
-    ...lengthMetrics(batch),
+    ...lengthMetrics(batch, input.keptGroupIds),
     ...actionMetrics(batch),
   };
   if (values && returns) metrics[VALUES_EXPLAINED_VARIANCE] = explainedVariance(values, returns, batch.lossMask);
@@ -108,10 +111,13 @@ function outcomeMetrics(input: BatchMetricsInput): Record<string, number> {
   return out;
 }
 
-function lengthMetrics(batch: Batch): Record<string, number> {
+function lengthMetrics(batch: Batch, keptGroupIds?: readonly string[]): Record<string, number> {
   const lengths: number[] = [];
   for (let b = 0; b < batch.B; b++) lengths.push(sum(batch.lossMask.subarray(b * batch.T, (b + 1) * batch.T)));
+  const kept = keptGroupIds && rowsOfGroups(batch.trajectories, keptGroupIds);
   return {
+    [TOKENS_GENERATED]: sum(lengths),
+    ...(kept ? { [KEPT_TOKENS]: sum(kept.map((r) => lengths[r])) } : {}),
     [RESPONSE_LENGTH_MEAN]: mean(lengths),
     'response_length/max': lengths.length === 0 ? 0 : Math.max(...lengths),
     'response_length/min': lengths.length === 0 ? 0 : Math.min(...lengths),

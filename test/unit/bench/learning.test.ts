@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { LEARNING_CASES, seedStudyCases, TINY } from '../../../src/bench/learning-cases.ts';
 import { benchLearningSeeds, collapsedAt } from '../../../src/bench/learning-seeds.ts';
-import { benchLearning, type CasePoint } from '../../../src/bench/learning.ts';
+import { benchLearning, tokenTotals, type CasePoint } from '../../../src/bench/learning.ts';
+import { ACTOR_NO_SIGNAL, KEPT_TOKENS, TOKENS_GENERATED } from '../../../src/rl/metric-names.ts';
 import { benchTools } from '../../../src/bench/tools.ts';
 
 test('every learning and seed-study case resolves to a valid config, at full size and tiny', () => {
@@ -158,4 +159,15 @@ test('an unknown case name is refused in one line naming the known ones, before 
   } finally {
     restore();
   }
+});
+
+test('token totals: every rollout token, and the kept ones once per epoch where the actor stepped', () => {
+  const report = (m: Record<string, number>) => ({ iteration: 1, iterations: 3, metrics: m, timingsMs: {} });
+  const metrics: Record<string, number>[] = [
+    { [TOKENS_GENERATED]: 100, [KEPT_TOKENS]: 40, [ACTOR_NO_SIGNAL]: 0 },
+    { [TOKENS_GENERATED]: 90, [KEPT_TOKENS]: 90, [ACTOR_NO_SIGNAL]: 1 }, // skipped: nothing trained
+    { [TOKENS_GENERATED]: 80, [KEPT_TOKENS]: 0 },
+  ];
+  const reports = metrics.map((m) => ({ ...report(m), warning: null, lineageId: 'main' }));
+  assert.deepEqual(tokenTotals({ ppoEpochs: 2 }, reports), { generated: 270, trained: 80 });
 });

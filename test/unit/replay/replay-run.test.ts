@@ -27,10 +27,10 @@ test('every trajectory metric of a GRPO run with a top-std filter is recomputed 
       [3, true, 16, 8],
     ],
   );
-  // 27 / 44 trajectory metrics plus the 28 collapse metrics, recomputed from the probe each event carries.
+  // 29 / 47 trajectory metrics plus the 28 collapse metrics, recomputed from the probe each event carries.
   assert.deepEqual(
     out.iterations.map((c) => c.checked),
-    [55, 72, 72],
+    [57, 75, 75],
   );
   // The update's own metrics are not recomputable; this tiny run's kept groups carry no advantage, so its
   // update is the skipped actor step (actor/no_signal) rather than a gradient.

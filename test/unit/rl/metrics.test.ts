@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { batchMetrics, explainedVariance, passAtK } from '../../../src/rl/metrics.ts';
 import { batchOf, outcomes, round, traj } from './fixtures.ts';
+import { KEPT_TOKENS, TOKENS_GENERATED } from '../../../src/rl/metric-names.ts';
 
 test('pass@k is the unbiased 1 − C(n−c, k)/C(n, k)', () => {
   assert.equal(passAtK(4, 1, 2), 0.5); // 1 − C(3,2)/C(4,2) = 1 − 3/6
@@ -36,6 +37,15 @@ test('valid and effective action ratios are over proposed actions; lengths count
     [0.75, 0.5, 0.5],
   );
   assert.deepEqual([m['response_length/mean'], m['turns/mean']], [3, 2]);
+});
+
+test("tokens: every trajectory's assistant tokens, and those of the kept groups", () => {
+  const rows = [traj('a', [[0, 1]]), traj('a', [[1, 1]]), traj('b', [[0, 1]])];
+  const batch = batchOf(rows, ['0110', '1111', '0001']);
+  const m = batchMetrics({ batch, keptGroupIds: ['b'] });
+  assert.deepEqual([m[TOKENS_GENERATED], m[KEPT_TOKENS]], [7, 1]);
+  // Without a filter's choice (validation) there is nothing kept to count.
+  assert.equal(KEPT_TOKENS in batchMetrics({ batch }), false);
 });
 
 test('explained variance is 1 for values off by a constant and ≈ 0 for constant values', () => {
