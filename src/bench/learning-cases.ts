@@ -77,6 +77,25 @@ const SMOLLM2_FROZENLAKE_FORMAT = {
 /** GRPO on 4 groups × 4: ~70 s an iteration on 2 cores (measured, load ~2). */
 const SMOLLM2_RL = ['iterations=30', 'envGroups=4', 'groupSize=4', 'miniBatchSize=8', 'lrActor=2e-4'];
 
+/** SmolLM2 on RAGEN's FrozenLake (slippery): GRPO on 4 groups × 8. */
+const SMOLLM2_FROZENLAKE_RL = [
+  ...SMOLLM2_RL,
+  'env=frozenlake',
+  'envGroups=4',
+  'groupSize=8',
+  // The warm start writes `<think>I will take: Up, Down.</think><answer>Up || Down</answer>`: at 24 tokens 75% of
+  // its turns were cut before the answer closed (measured, 2026-12-06).
+  'maxResponseTokens=64',
+  // RAGEN's own: no KL term (so no reference pass); the rollout's log-probs are the old ones (no actor pass).
+  'klCoef=0',
+  'oldLogprobs=behaviour',
+  // The probe scored 64 first turns after each of the 8 prompts: 254 s, a third of iteration 1 at 8 groups.
+  'collapseEvery=10',
+  // At Bandit's 2e-4 one update took the format penalty rate from 2% to 74% (the answers lost their `||`
+  // separators: most multi-action answers fall in a hole, so the separator sat mostly in failed trajectories).
+  'lrActor=5e-5',
+];
+
 /** Warm-starts on solver demonstrations. */
 const EXPERT = {
   // Measured (128 seeds, temperature 0.5): 1500 steps on 6000 episodes 43.0%, 3000 on 10000 45.3% (oracle 50.0%).
@@ -247,21 +266,7 @@ export const LEARNING_CASES: LearningCase[] = [
     target: 0,
     targetSuccess: 0.199,
     warmStart: SMOLLM2_FROZENLAKE_FORMAT,
-    overrides: [
-      ...SMOLLM2_RL,
-      'env=frozenlake',
-      'envGroups=4',
-      'groupSize=8',
-      // The warm start writes `<think>I will take: Up, Down.</think><answer>Up || Down</answer>`: at 24 tokens 75% of
-      // its turns were cut before the answer closed (measured, 2026-12-06).
-      'maxResponseTokens=64',
-      // RAGEN's own: no KL term (so no reference pass); the rollout's log-probs are the old ones (no actor pass).
-      'klCoef=0',
-      'oldLogprobs=behaviour',
-      // The probe scored 64 first turns after each of the 8 prompts: 254 s, a third of iteration 1 at 8 groups.
-      'collapseEvery=10',
-      'iterations=24',
-    ],
+    overrides: [...SMOLLM2_FROZENLAKE_RL, 'iterations=24'],
   },
   // Learning from reward: format-only warm starts. Targets are the issue's (ratio to the oracle on the same seeds).
   {
@@ -317,23 +322,34 @@ export const LEARNING_CASES: LearningCase[] = [
 ];
 
 /**
- * Item 4 of the issue: StarPO-S, vanilla StarPO and GRPO with 3 training seeds each, on Sokoban and
- * FrozenLake from each one's episode-target format-only warm start, the same budget for every algorithm: the RL
- * settings with which FrozenLake learned from reward. FrozenLake without slipping (RAGEN-2's main-table setting):
- * on the slippery v1 no algorithm moved from the warm start within this budget, which would compare three flat
- * lines. Sokoban at its smaller budget (SOKOBAN_RL): at the full one its 9 runs would take ~11 hours.
- * Case names: `seeds-<env>-<preset>-s<seed>`.
+ * Item 4 of the issue: StarPO-S, vanilla StarPO and GRPO with 3 training seeds each, the same budget for every
+ * algorithm of one environment. Models from scratch: Sokoban and FrozenLake from each one's episode-target
+ * format-only warm start, with the RL settings under which FrozenLake learned from reward. FrozenLake without
+ * slipping (RAGEN-2's main-table setting): on the slippery v1 no algorithm moved from the warm start within this
+ * budget, which would compare three flat lines. Sokoban at its smaller budget (SOKOBAN_RL): at the full one its 9
+ * runs would take ~11 hours. The pretrained SmolLM2 on the issue's three tasks, from the warm starts of their
+ * `bench learning` cases, at shorter budgets (Bandit was at 100% from iteration 2; 9 runs of FrozenLake at 24
+ * iterations would take ~10 hours here). Case names: `seeds-<env>-<preset>-s<seed>`.
  */
+const SEED_STUDY_ENV = {
+  sokoban: { warmStart: FORMAT_WARM_STARTS.sokoban, overrides: SOKOBAN_RL },
+  frozenlake: { warmStart: FORMAT_WARM_STARTS.frozenlake, overrides: [...FROM_REWARD_RL, 'env=frozenlake-noslip'] },
+  // 8 groups: StarPO-S keeps the top quarter, 2 groups = one mini-batch of 8.
+  'smollm2-bandit': { warmStart: SMOLLM2_FORMAT, overrides: [...SMOLLM2_RL, 'envGroups=8', 'iterations=10'] },
+  'smollm2-bandit-reversed': {
+    warmStart: SMOLLM2_FORMAT_OTHER_NAMES,
+    overrides: [...SMOLLM2_RL, 'env=bandit-reversed', 'groupSize=8', 'iterations=10'],
+  },
+  'smollm2-frozenlake': {
+    warmStart: SMOLLM2_FROZENLAKE_FORMAT,
+    overrides: [...SMOLLM2_FROZENLAKE_RL, 'iterations=12'],
+  },
+} as const satisfies Record<string, { warmStart: WarmStart; overrides: readonly string[] }>;
+
 export const SEED_STUDY = {
-  envs: ['sokoban', 'frozenlake'] as const,
+  envs: Object.keys(SEED_STUDY_ENV) as (keyof typeof SEED_STUDY_ENV)[],
   presets: ['starpo-s', 'starpo', 'grpo'] as const satisfies readonly PresetName[],
   seeds: [0, 1, 2],
-};
-type SeedStudyEnv = (typeof SEED_STUDY.envs)[number];
-
-const SEED_STUDY_ENV: Record<SeedStudyEnv, readonly string[]> = {
-  sokoban: SOKOBAN_RL,
-  frozenlake: [...FROM_REWARD_RL, 'env=frozenlake-noslip'],
 };
 
 export function seedStudyCases(): LearningCase[] {
@@ -343,8 +359,8 @@ export function seedStudyCases(): LearningCase[] {
         name: `seeds-${env}-${preset}-s${seed}`,
         preset,
         target: 0,
-        warmStart: FORMAT_WARM_STARTS[env],
-        overrides: [...SEED_STUDY_ENV[env], `seed=${seed}`],
+        warmStart: SEED_STUDY_ENV[env].warmStart,
+        overrides: [...SEED_STUDY_ENV[env].overrides, `seed=${seed}`],
       })),
     ),
   );

@@ -1,6 +1,7 @@
 /**
  * `starpo bench learning-seeds`: the issue's item 4 — StarPO-S, vanilla StarPO and GRPO with 3 training
- * seeds each on Sokoban and FrozenLake from the format-only warm start, same budget. One `learning` line
+ * seeds each, same budget: models from scratch on Sokoban and FrozenLake from the format-only warm start, and the
+ * pretrained SmolLM2 on Bandit, BanditReversed and FrozenLake (SEED_STUDY). One `learning` line
  * per run (learning.ts), then one `learning-seeds` summary line per (environment, algorithm): final
  * validation success mean ± std over the seeds, the runs that collapsed and when, and the Echo-Trap
  * firings, plus the `starpo report` command that draws them side by side.

@@ -86,7 +86,11 @@ export function registerBench(program: Command): void {
     .option('--models <list>', 'scale: comma-separated models')
     .option('--steps <n>', 'scale: train steps per process (the first compiles; default 3)')
     .option('--sides <list>', 'scale: starpo,pytorch (default both)')
-    .option('--envs <list>', 'learning-seeds: comma-separated environments (sokoban, frozenlake)')
+    .option(
+      '--envs <list>',
+      'learning-seeds: comma-separated environments (sokoban, frozenlake, smollm2-bandit, ' +
+        'smollm2-bandit-reversed, smollm2-frozenlake)',
+    )
     .option('--presets <list>', 'learning-seeds: comma-separated presets (starpo-s, starpo, grpo)')
     .action(async (name: string, opts: BenchOptions) => {
       const bench = Object.hasOwn(BENCHES, name) ? BENCHES[name] : undefined;

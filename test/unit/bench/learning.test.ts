@@ -12,7 +12,7 @@ import { benchTools } from '../../../src/bench/tools.ts';
 
 test('every learning and seed-study case resolves to a valid config, at full size and tiny', () => {
   const cases = [...LEARNING_CASES, ...seedStudyCases()];
-  assert.equal(seedStudyCases().length, 18);
+  assert.equal(seedStudyCases().length, 45);
   for (const k of cases) {
     const base = k.warmStart ? [...k.warmStart.overrides, 'sftSteps=0'] : [];
     for (const extra of [[], TINY])
