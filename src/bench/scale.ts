@@ -319,13 +319,7 @@ function emitTrain(
     loss: perSide(runs, (r) => r.losses?.[0]),
     trainedParams: perSide(runs, (r) => r.trainedParams),
   });
-  line(
-    'peak_rss',
-    'bytes',
-    'lower',
-    both(runs, (r) => r.peakRssBytes),
-    '<=1',
-  );
+  emitPeakRss(line, runs);
   const shape = c.split('-')[0];
   if (!c.endsWith('lora')) {
     fullRss.set(shape, { starpo: runs.starpo?.result.peakRssBytes, pytorch: runs.pytorch?.result.peakRssBytes });
@@ -348,6 +342,17 @@ function emitTrain(
   });
 }
 
+/** Both sides' peak resident memory. */
+function emitPeakRss(line: ReturnType<typeof lineEmitter>, runs: SideRuns): void {
+  line(
+    'peak_rss',
+    'bytes',
+    'lower',
+    both(runs, (r) => r.peakRssBytes),
+    '<=1',
+  );
+}
+
 /** The generate case's lines: tokens per second and peak RSS. */
 function emitGenerate(line: ReturnType<typeof lineEmitter>, runs: SideRuns): void {
   line(
@@ -361,13 +366,7 @@ function emitGenerate(line: ReturnType<typeof lineEmitter>, runs: SideRuns): voi
       ...GENERATE,
     },
   );
-  line(
-    'peak_rss',
-    'bytes',
-    'lower',
-    both(runs, (r) => r.peakRssBytes),
-    '<=1',
-  );
+  emitPeakRss(line, runs);
 }
 
 /** The run's choices from the options and the environment, checked before anything runs. */
