@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { withClient } from '../../durable/client.ts';
 import { SIGNALS, workflowIdOf } from '../../durable/protocol.ts';
 
 type SignalName = keyof typeof SIGNALS;
@@ -19,6 +18,7 @@ export function registerDurable(program: Command): void {
       .description(WHAT[name])
       .option('--address <host:port>', 'Temporal frontend (default: the local dev server)')
       .action(async (runId: string, flags: { address?: string }) => {
+        const { withClient } = await import('../../durable/client.ts'); // Temporal's client, only when asked
         await withClient({ address: flags.address }, (client) =>
           client.workflow.getHandle(workflowIdOf(runId)).signal(SIGNALS[name]),
         );

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { runStatus, type RunStatus } from '../../durable/index.ts';
-import { summaryLine } from '../../durable/train.ts';
+import type { RunStatus } from '../../durable/index.ts';
+import { summaryLine } from '../../durable/progress-lines.ts';
 
 /** Human lines for a durable run's status (the workflow's state, then its progress query). */
 export function statusLines(runId: string, s: RunStatus): string[] {
@@ -23,6 +23,7 @@ export function registerStatus(program: Command): void {
     .option('--json', 'one JSON object instead of text')
     .option('--address <host:port>', 'Temporal frontend (default: the local dev server)')
     .action(async (runId: string, flags: { json?: boolean; address?: string }) => {
+      const { runStatus } = await import('../../durable/index.ts'); // Temporal's client, only when asked
       const s = await runStatus(runId, { address: flags.address });
       for (const line of flags.json ? [JSON.stringify(s)] : statusLines(runId, s)) console.log(line);
     });
