@@ -48,6 +48,11 @@ export interface EvalOptions {
   seeds?: number;
   samples?: number;
   temperature?: number;
+  /**
+   * Tokens one turn may write; default: the run's. Compare two checkpoints under the same limit: a warm start run
+   * at 24 and the RL run that continued it at 64 differ in how many answers are cut, not only in their weights.
+   */
+  maxResponseTokens?: number;
 }
 
 export interface EvalResult {
@@ -70,13 +75,23 @@ export interface EvalResult {
   format: FormatRates;
 }
 
-/** The run's config with the evaluation's environment, seeds, samples and temperature, checked like any config. */
-function evalConfig(c: RlConfig, o: EvalOptions): RlConfig {
+/**
+ * The run's config with the evaluation's environment, seeds, samples, temperature and token limit, checked like any
+ * config.
+ */
+export function evalConfig(c: RlConfig, o: EvalOptions): RlConfig {
   const env = o.env ?? c.env;
   resolveEnvConfig(env); // unknown presets fail here, naming the known ones
   const valTemperature = o.temperature ?? c.valTemperature;
   return resolveConfig({
-    file: { ...c, env, valSeeds: o.seeds ?? c.valSeeds, valSamples: o.samples ?? 1, valTemperature },
+    file: {
+      ...c,
+      env,
+      valSeeds: o.seeds ?? c.valSeeds,
+      valSamples: o.samples ?? 1,
+      valTemperature,
+      maxResponseTokens: o.maxResponseTokens ?? c.maxResponseTokens,
+    },
   });
 }
 

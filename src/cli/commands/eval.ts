@@ -17,6 +17,7 @@ export interface EvalFlags {
   seeds?: string;
   samples?: string;
   temperature?: string;
+  maxResponseTokens?: string;
   json?: boolean;
 }
 
@@ -87,6 +88,7 @@ export async function evalCommand(flags: EvalFlags, say: (line: string) => void 
     seeds: numberFlag('--seeds', flags.seeds, true, 1),
     samples: numberFlag('--samples', flags.samples, true, 1),
     temperature: numberFlag('--temperature', flags.temperature, false, 0),
+    maxResponseTokens: numberFlag('--max-response-tokens', flags.maxResponseTokens, true, 1),
   });
   say(flags.json ? JSON.stringify({ type: 'eval', ...result }) : renderEval(result));
   return result;
@@ -112,6 +114,7 @@ export function registerEval(program: Command): void {
     .option('--seeds <n>', "validation seeds (default: the run's valSeeds)")
     .option('--samples <k>', 'samples per seed; pass@k is reported for k = 1 and k = samples', '1')
     .option('--temperature <t>', "sampling temperature, 0 = greedy (default: the run's valTemperature)")
+    .option('--max-response-tokens <n>', "tokens one turn may write (default: the run's maxResponseTokens)")
     .option('--runs-dir <dir>', 'where runs live, for a bare run id', 'runs')
     .option('--source <source>', "files (the run's directory) or s3 (a durable run's store)", 'files')
     .option('--store <uri>', "the durable runs' store for --source s3 (default: s3://starpo/runs/)")

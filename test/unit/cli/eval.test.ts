@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { evalCommand } from '../../../src/cli/commands/eval.ts';
+import { evalConfig } from '../../../src/replay/evaluate.ts';
+import { resolveConfig } from '../../../src/rl/config.ts';
 import { parseCheckpointRef } from '../../../src/run/checkpoint-ref.ts';
 import { tinyRun } from '../replay/tiny-run.ts';
 
@@ -28,6 +30,11 @@ test("eval reports a checkpoint's success and pass@k beside the oracle", { timeo
   // One turn per bandit episode: 4 seeds × 2 samples; each rate a share of those turns.
   assert.equal(r.format.turns, 8);
   for (const k of ['parsed', 'cut', 'echo'] as const) assert.ok(r.format[k] >= 0 && r.format[k] <= 1, k);
+  // The token limit is the evaluation's to choose (a warm start and its RL run compared under one limit).
+  const c = resolveConfig({ overrides: ['env=bandit', 'valSeeds=8'] });
+  assert.equal(evalConfig(c, { maxResponseTokens: 64 }).maxResponseTokens, 64);
+  assert.equal(evalConfig(c, {}).maxResponseTokens, c.maxResponseTokens);
+  await assert.rejects(evalCommand({ ...flags, maxResponseTokens: '0' }), /--max-response-tokens/);
   const table: string[] = [];
   await evalCommand(flags, (l) => table.push(l));
   assert.match(table[0]!, /parsed.*cut.*echo/s);
