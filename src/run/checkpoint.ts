@@ -20,6 +20,7 @@ import {
 } from '../storage/index.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { ConfigError } from '../errors.ts';
+import { BASE_MODEL_FILE } from '../rl/run-model.ts';
 import type { CollapseAction } from '../rl/collapse-action.ts';
 import { EchoTrapDetector } from '../rl/echo-trap.ts';
 
@@ -113,15 +114,32 @@ export async function saveRunCheckpoint(
 /**
  * Checks the files a checkpoint carries beside the actor against the run's (`expected`): a tokenizer,
  * template or LoRA base that changed since the checkpoint was written would silently train something else.
+ * The LoRA base is its weights' fingerprint: where the directory lies (a moved checkout, another cache) is not the
+ * model, so its path may differ.
  */
 export function checkAssets(saved: Readonly<Record<string, string>>, expected: Readonly<Record<string, string>>): void {
   for (const [name, text] of Object.entries(saved)) {
-    if (expected[name] !== undefined && expected[name] !== text) {
-      throw new ConfigError(
-        'model',
-        `${name} differs from the one the checkpoint was written with (the model directory changed since)`,
-      );
-    }
+    const want = expected[name];
+    if (want === undefined || want === text) continue;
+    const sha = name === BASE_MODEL_FILE ? baseWeights(want) : undefined;
+    if (sha !== undefined && sha === baseWeights(text)) continue;
+    throw new ConfigError(
+      'model',
+      name === BASE_MODEL_FILE
+        ? `the LoRA base's weights differ from those the checkpoint was trained on (${name}: sha256 ` +
+            `${baseWeights(text)} then, ${baseWeights(want)} now)`
+        : `${name} differs from the one the checkpoint was written with (the model directory changed since)`,
+    );
+  }
+}
+
+/** The weights' sha256 a base_model.json names (undefined when it names none). */
+function baseWeights(json: string): string | undefined {
+  try {
+    const sha = (JSON.parse(json) as { sha256?: unknown }).sha256;
+    return typeof sha === 'string' ? sha : undefined;
+  } catch {
+    return undefined; // damaged: never equal to a fingerprint, so the check refuses it
   }
 }
 

@@ -4,7 +4,7 @@
  * Hugging Face directory that scores exactly like the adapter model.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,7 +102,7 @@ test(
 );
 
 test(
-  'a LoRA run whose base directory changed since its checkpoint is refused on resume',
+  'a LoRA run whose base weights changed since its checkpoint is refused on resume; the same weights moved load',
   { timeout: 600_000 },
   async () => {
     await training;
@@ -115,8 +115,18 @@ test(
     const actor = new Policy({ config: run.modelConfig, lora: run.lora!, threads: 1 });
     await assert.rejects(
       loadRunCheckpoint(store, { runId: 'r', lineageId: 'main', iteration: 2 }, { actor }, run.assets),
-      (err: unknown) => err instanceof ConfigError && /base_model\.json differs/.test(err.message),
+      (err: unknown) => err instanceof ConfigError && /the LoRA base's weights differ .*sha256/.test(err.message),
     );
     await actor.close();
+    // A moved checkout or another cache: the same weights under another path are the same base.
+    const elsewhere = join(scratch, 'qwen3-moved');
+    cpSync(model, elsewhere, { recursive: true });
+    const c3 = paperConfig(elsewhere, ['loraRank=4', 'loraAlpha=8', 'iterations=3']);
+    const moved3 = await resolveRunModel(c3);
+    const again = new Policy({ config: moved3.modelConfig, lora: moved3.lora!, threads: 1 });
+    await loadPretrained({ actor: again, critic: null, ref: null }, moved3, c3, false);
+    const ids = { runId: 'r', lineageId: 'main', iteration: 2 };
+    assert.equal((await loadRunCheckpoint(store, ids, { actor: again }, moved3.assets)).iteration, 2);
+    await again.close();
   },
 );
