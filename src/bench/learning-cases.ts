@@ -259,7 +259,8 @@ export const LEARNING_CASES: LearningCase[] = [
     warmStart: SMOLLM2_FORMAT_OTHER_NAMES,
     overrides: [...SMOLLM2_RL, 'env=bandit-reversed', 'groupSize=8', 'groupNormByStd=false', 'iterations=20'],
   },
-  // RAGEN's FrozenLake (slippery) from a format-only warm start: 19.9% for Qwen2.5-0.5B.
+  // RAGEN's FrozenLake (slippery) from a format-only warm start: 19.9% for Qwen2.5-0.5B. Measured (2026-12-06): the
+  // warm start 23.4% at 64 tokens, after RL 18.75% (−4.7 pts, 95% CI [−17.4, 8.0]); 4,468 s of RL.
   {
     name: 'smollm2-frozenlake',
     preset: 'grpo',
