@@ -15,7 +15,7 @@ import { resolveConfig, type RlConfig } from '../rl/config.ts';
 import { trainEmbedded, type IterationReport } from '../embedded/driver.ts';
 import { validationSeeds } from '../rl/seeds.ts';
 import { runEnvConfig } from '../rl/run-env.ts';
-import { pairedDifference } from '../rl/stats.ts';
+import { mean, pairedDifference } from '../rl/stats.ts';
 import { evaluateCheckpoint } from '../replay/evaluate.ts';
 import type { FormatRates } from '../rl/format-rates.ts';
 import { pickNames } from './name-list.ts';
@@ -217,7 +217,7 @@ export async function measureCase(k: LearningCase, trained: TrainedCase): Promis
     wallSeconds: Math.round(wallSeconds),
     load: trained.loads.length
       ? {
-          mean: round(trained.loads.reduce((a, b) => a + b, 0) / trained.loads.length, 2),
+          mean: round(mean(trained.loads), 2),
           max: round(Math.max(...trained.loads), 2),
         }
       : null,
