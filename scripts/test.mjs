@@ -5,7 +5,7 @@
 //   node scripts/test.mjs unit         unit tests only (no services)
 //   node scripts/test.mjs integration  integration tests only
 // Node 20's runner takes no globs, so the files are listed here.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -58,14 +58,12 @@ if (which !== 'unit') {
   }
   files.push(...testFiles(join(root, 'test/integration')));
 }
-// Files that need the machine or the services to themselves: they stop, restart or kill services, or hold short
-// deadlines that a busy neighbour would stretch. They run one at a time after the rest.
-const ALONE = new Set([
-  'test/integration/services-cli.test.ts',
-  'test/integration/durable-faults.test.ts',
-  'test/integration/sandbox-escape.test.ts',
-  'test/integration/terminal.test.ts',
-]);
+// Files that stop, restart or kill the services: no other file that talks to them may run meanwhile. They run one
+// at a time after the shared files, beside a lane of unit files (which never touch the services) picked to fill
+// the same time, so the second core is not idle while a broker restarts.
+const SERVICE_FAULTS = new Set(['test/integration/services-cli.test.ts', 'test/integration/durable-faults.test.ts']);
+// Files that hold short deadlines a busy neighbour would stretch: they run last, alone.
+const ALONE = new Set(['test/integration/sandbox-escape.test.ts', 'test/integration/terminal.test.ts']);
 // The rest run STARPO_TEST_CONCURRENCY files at a time (2 on 2 cores): most files train one-thread models or wait on
 // a service or on module loading for much of their time, so a second file fills the other core.
 const concurrency = Number(process.env.STARPO_TEST_CONCURRENCY ?? 2);
@@ -85,34 +83,32 @@ const readTimes = (path) => {
   }
 };
 const lastTimes = { ...readTimes(join(root, 'test', 'file-times.json')), ...readTimes(timesFile) };
-const longestFirst = (fs) =>
-  [...fs].sort((a, b) => (lastTimes[relative(root, b)] ?? 0) - (lastTimes[relative(root, a)] ?? 0));
-const alone = files.filter((f) => ALONE.has(relative(root, f)));
-const shared = longestFirst(files.filter((f) => !ALONE.has(relative(root, f))));
+const timeOf = (f) => lastTimes[relative(root, f)] ?? 0;
+const longestFirst = (fs) => [...fs].sort((a, b) => timeOf(b) - timeOf(a));
+const named = (set) => files.filter((f) => set.has(relative(root, f)));
+const faults = named(SERVICE_FAULTS);
+const alone = named(ALONE);
+const beside = besideLane(
+  longestFirst(files.filter((f) => relative(root, f).startsWith('test/unit/'))),
+  faults.reduce((s, f) => s + timeOf(f), 0),
+);
+const shared = longestFirst(files.filter((f) => ![...faults, ...alone, ...beside].includes(f)));
 // Trainer progress lines would drown the test report; STARPO_LOG_LEVEL=info brings them back.
 const timingsDir = mkdtempSync(join(tmpdir(), 'starpo-test-'));
 const t0 = Date.now();
+const phases = [
+  [[shared, concurrency]],
+  [
+    [faults, 1],
+    [beside, 1],
+  ],
+  [[alone, 1]],
+];
 let rc = 0;
-for (const [i, [group, n]] of [
-  [shared, concurrency],
-  [alone, 1],
-].entries()) {
-  if (group.length === 0) continue;
-  const status = run(
-    [
-      '--import',
-      'tsx',
-      '--test',
-      `--test-concurrency=${n}`,
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      `--test-reporter=${join(root, 'scripts/test-timing-reporter.mjs')}`,
-      `--test-reporter-destination=${join(timingsDir, `timings-${i}.jsonl`)}`,
-      ...group,
-    ],
-    { STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' },
-  );
-  rc ||= status;
+let runs = 0;
+for (const lanes of phases) {
+  const statuses = await Promise.all(lanes.map(([group, n]) => (group.length ? runFiles(group, n, runs++) : 0)));
+  rc ||= statuses.find((s) => s !== 0) ?? 0;
 }
 const rows = timingRows(timingsDir);
 printSlowest(rows, 10, Date.now() - t0);
@@ -122,6 +118,40 @@ if (rows.length > 0) {
   writeFileSync(timesFile, `${JSON.stringify(times, null, 2)}\n`);
 }
 process.exit(rc);
+
+/** One runner over `group`, `n` files at a time, reporting to stdout and to the timing file `timings-<i>.jsonl`. */
+function runFiles(group, n, i) {
+  const args = [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${n}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(root, 'scripts/test-timing-reporter.mjs')}`,
+    `--test-reporter-destination=${join(timingsDir, `timings-${i}.jsonl`)}`,
+    ...group,
+  ];
+  const env = { ...process.env, STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' };
+  const child = spawn(process.execPath, args, { stdio: 'inherit', cwd: root, env });
+  return new Promise((done) => child.on('exit', (code) => done(code ?? 1)));
+}
+
+/**
+ * The unit files to run beside the service-fault files: the longest first while they fit in `budgetMs` (their
+ * last recorded times), and the longest one even if it does not (it would otherwise hold up the shared phase's end).
+ */
+function besideLane(unitsLongestFirst, budgetMs) {
+  if (budgetMs === 0) return [];
+  const lane = [];
+  let used = 0;
+  for (const f of unitsLongestFirst) {
+    if (lane.length > 0 && used + timeOf(f) > budgetMs) continue;
+    lane.push(f);
+    used += timeOf(f);
+  }
+  return lane;
+}
 
 /** The timing reporter's JSON lines of every run in `dir`; none when the runner died before writing (it says why). */
 function timingRows(dir) {
