@@ -8,6 +8,12 @@
  *   node --import tsx scripts/profile-decode.ts [model-dir] [rows,…] [new tokens] [threads]
  *   node --import tsx scripts/profile-decode.ts .cache/models/smollm2-135m-instruct/hf 1,8,32,128 32 2
  *
+ * First the machine's bounds, measured in the same run: memory bandwidth (`memory_bandwidth`, a 1 GiB read by
+ * onnxruntime and a JavaScript copy) and the fp32 MatMul peak (`matmul_peak`, bench engine's shapes). The total lines
+ * set each step against them: `boundMs`, the weights every step reads (each matrix once, the LM head included) at the
+ * read bandwidth, and `ratioToBound`; `gflops`, the step's FLOPs (every row's token, attention over the cache's slots)
+ * per second, and `ratioToMatmulPeak`.
+ *
  * Greedy, a 121-token prompt (the one scripts/decode-contention.ts uses), no stop token, so every row decodes every
  * step. Each row count runs twice in a fresh engine and the second run is the one summed (the first compiles the
  * programs and warms the arena).
@@ -27,6 +33,11 @@ const { readModelWeights } = await import('../src/policy/io/sharded.ts');
 const { Policy } = await import('../src/policy/engine/policy.ts');
 const { loadTokenizer } = await import('../src/policy/tokenizer/load.ts');
 const { importState } = await import('../src/policy/engine/state.ts');
+const { matmulPeak, memoryBandwidth } = await import('../src/bench/engine.ts');
+const { forwardFlopsPerToken } = await import('../src/policy/model/flops.ts');
+
+const bandwidth = await memoryBandwidth(threads);
+const peak = await matmulPeak(threads);
 
 const model = await openModelDirectory(dirArg);
 const tokenizer = loadTokenizer(model.assets);
@@ -100,6 +111,11 @@ for (const rows of rowCounts) {
     console.log(JSON.stringify({ bench: 'decode_profile', rows, op, ...perStep }));
   }
   const decodeWallMs = wallMs - prefillRunMs;
+  const msPerStep = decodeWallMs / steps;
+  // Weights a step reads: one multiply-add per weight of every matrix product at T = 0 (no attention term).
+  const boundMs = ((4 * forwardFlopsPerToken(model.config, 0)) / 2 / (bandwidth.read * 1e9)) * 1000;
+  const slots = Math.ceil((prompt.length + newTokens) / 32) * 32; // the cache's length (a multiple of 32)
+  const gflops = (rows * forwardFlopsPerToken(model.config, slots)) / (msPerStep / 1000) / 1e9;
   console.log(
     JSON.stringify({
       bench: 'decode_profile',
@@ -112,7 +128,11 @@ for (const rows of rowCounts) {
       wallMs: round(wallMs),
       prefillMs: round(prefillRunMs),
       decodeSteps: steps,
-      msPerStep: round(decodeWallMs / steps),
+      msPerStep: round(msPerStep),
+      boundMs: round(boundMs),
+      ratioToBound: round(msPerStep / boundMs),
+      gflops: round(gflops),
+      ratioToMatmulPeak: round(gflops / peak.wall),
       kernelMsPerStep: round(kernelMs / steps),
       runMsPerStep: round(runMs / steps),
       outsideProgramMsPerStep: round((decodeWallMs - runMs) / steps),

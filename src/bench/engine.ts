@@ -102,7 +102,7 @@ async function matmul([m, k, n]: readonly number[], form: Form, threads: number,
 }
 
 /** Best GFLOP/s over shapes and forms: wall clock with `threads`, and per CPU-second on one thread. */
-async function matmulPeak(threads: number): Promise<{ wall: number; perCore: number }> {
+export async function matmulPeak(threads: number): Promise<{ wall: number; perCore: number }> {
   let [wall, perCore] = [0, 0];
   for (const shape of MATMULS) {
     for (const form of FORMS) {
@@ -115,6 +115,28 @@ async function matmulPeak(threads: number): Promise<{ wall: number; perCore: num
   }
   emit({ bench: 'matmul_peak', threads, gflops: round(wall), gflopsPerCore: round(perCore) });
   return { wall, perCore };
+}
+
+/**
+ * This machine's memory bandwidth in GB/s, best of 5, over a 1 GiB buffer (far past any cache): `read`, onnxruntime
+ * summing it on `threads` threads (what a one-row decode step does to the weights), and `copy`, a memcpy in
+ * JavaScript (bytes read plus bytes written, per second).
+ */
+export async function memoryBandwidth(threads: number): Promise<{ read: number; copy: number }> {
+  const floats = 1 << 28;
+  const src = new Float32Array(floats).fill(1);
+  const dst = new Float32Array(floats);
+  const copy = await timeIt(async () => dst.set(src), 5, 1, 0);
+  const g = new Graph();
+  g.output('sum', o.reduceSum(g.input('x', 'float32', [floats / 1024, 1024]), [1]));
+  const session = await createSession(g, { threads });
+  const fetch = { sum: floatTensor(new Float32Array(floats / 1024), [floats / 1024, 1]) };
+  const read = await timeIt(() => session.run({ x: floatTensor(src, [floats / 1024, 1024]) }, fetch), 5, 1, 0);
+  await session.release();
+  const bytes = floats * 4;
+  const line = { read: round(bytes / read.best / 1e9), copy: round((2 * bytes) / copy.best / 1e9) };
+  emit({ bench: 'memory_bandwidth', threads, bytes, readGBs: line.read, copyGBs: line.copy });
+  return line;
 }
 
 /** The benchmark's batch (16 × 128 tokens, every token trained) and step options (SFT, lr 1e-3). */

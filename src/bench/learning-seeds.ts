@@ -59,34 +59,36 @@ function summary(study: string, preset: string, runs: readonly SeedRun[]): Recor
 }
 
 /**
- * `envs` / `presets` (comma-separated) run part of the study, e.g. one preset per process so that a machine's
- * cores run the presets side by side; every summary line still covers all three seeds of its (env, preset).
+ * `envs` / `presets` / `seeds` (comma-separated) run part of the study, e.g. one preset per process so that a
+ * machine's cores run the presets side by side, or one seed per session; a summary line covers the seeds run.
  * STARPO_BENCH_SET changes the budget of every run (e.g. `envGroups=128`), which the summary then names.
  */
 export async function benchLearningSeeds(
-  opts: { tiny?: boolean; envs?: string; presets?: string } = {},
+  opts: { tiny?: boolean; envs?: string; presets?: string; seeds?: string } = {},
   write = console.log,
 ): Promise<void> {
   useTinyMode(opts.tiny || process.env.STARPO_BENCH_TINY === '1');
   const cases = seedStudyCases();
   const envs = pickNames('envs', 'environments', opts.envs, SEED_STUDY.envs);
   const presets = pickNames('presets', 'presets', opts.presets, SEED_STUDY.presets);
+  const seedNames = pickNames('seeds', 'seeds', opts.seeds, SEED_STUDY.seeds.map(String));
+  const seeds = SEED_STUDY.seeds.filter((s) => seedNames.includes(String(s)));
   const caseOf = (env: string, preset: string, seed: number) =>
     cases.find((c) => c.name === `seeds-${env}-${preset}-s${seed}`)!;
   checkCases(
-    envs.flatMap((env) => presets.flatMap((preset) => SEED_STUDY.seeds.map((seed) => caseOf(env, preset, seed)))),
+    envs.flatMap((env) => presets.flatMap((preset) => seeds.map((seed) => caseOf(env, preset, seed)))),
     benchSetOverrides(),
   );
   for (const env of envs) {
     for (const preset of presets) {
       const runs: SeedRun[] = [];
-      for (const [i, seed] of SEED_STUDY.seeds.entries()) {
+      for (const seed of seeds) {
         const k = caseOf(env, preset, seed);
         const trained = await trainCase(k, benchSetOverrides());
         const line = await measureCase(k, trained);
         write(JSON.stringify(line));
         runs.push({
-          seed: SEED_STUDY.seeds[i] as number,
+          seed,
           budget: {
             iterations: line.iterations,
             envGroups: line.envGroups,

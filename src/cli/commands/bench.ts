@@ -14,6 +14,7 @@ interface BenchOptions {
   readonly sides?: string;
   readonly envs?: string;
   readonly presets?: string;
+  readonly seeds?: string;
 }
 
 const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) => Promise<void> }> = {
@@ -26,8 +27,9 @@ const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) =
   },
   'learning-seeds': {
     description:
-      'StarPO-S vs vanilla StarPO vs GRPO, 3 training seeds each, Sokoban and FrozenLake from a format-only start: ' +
-      'final success mean ± std, collapsed runs, Echo-Trap firings (--envs, --presets: part of it; --tiny: a dry run)',
+      'StarPO-S vs vanilla StarPO vs GRPO, 3 training seeds each, on Sokoban and FrozenLake from a format-only ' +
+      'start and on SmolLM2: final success mean ± std, collapsed runs, Echo-Trap firings (--envs, --presets, ' +
+      '--seeds: part of it; --tiny: a dry run)',
     run: async (opts) => (await import('../../bench/learning-seeds.ts')).benchLearningSeeds(opts),
   },
   pipeline: {
@@ -92,6 +94,7 @@ export function registerBench(program: Command): void {
         'smollm2-bandit-reversed, smollm2-frozenlake)',
     )
     .option('--presets <list>', 'learning-seeds: comma-separated presets (starpo-s, starpo, grpo)')
+    .option('--seeds <list>', 'learning-seeds: comma-separated training seeds (0, 1, 2)')
     .action(async (name: string, opts: BenchOptions) => {
       const bench = Object.hasOwn(BENCHES, name) ? BENCHES[name] : undefined;
       if (!bench)

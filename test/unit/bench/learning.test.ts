@@ -67,7 +67,7 @@ test('a run counts as collapsed when its validation success ends below half its 
   assert.equal(collapsedAt(curve([0.5, 0.4])), null);
 });
 
-test('bench learning-seeds refuses an unknown environment or preset before training anything', async () => {
+test('bench learning-seeds refuses an unknown environment, preset or seed before training anything', async () => {
   const lines: string[] = [];
   await assert.rejects(
     benchLearningSeeds({ envs: 'sokoban,chess' }, (l) => lines.push(l)),
@@ -76,6 +76,10 @@ test('bench learning-seeds refuses an unknown environment or preset before train
   await assert.rejects(
     benchLearningSeeds({ presets: 'ppo' }, (l) => lines.push(l)),
     /config presets: unknown presets ppo; known: starpo-s, starpo, grpo/,
+  );
+  await assert.rejects(
+    benchLearningSeeds({ seeds: '0,7' }, (l) => lines.push(l)),
+    /config seeds: unknown seeds 7; known: 0, 1, 2/,
   );
   assert.deepEqual(lines, []);
 });
