@@ -16,7 +16,7 @@ import { fromWire, type PublishInput } from '../src/durable/protocol.ts';
 import type { WorkerResources } from '../src/durable/resources.ts';
 import { CorruptDataError } from '../src/errors.ts';
 import { checkpointEvent, iterationEvents } from '../src/run/events.ts';
-import { retentionOf } from '../src/run/checkpoint.ts';
+import { keptForReference, retentionOf } from '../src/run/checkpoint.ts';
 import { applyRetention } from '../src/storage/index.ts';
 import { updateRecordKey, type UpdateRecord } from './update.ts';
 
@@ -56,7 +56,8 @@ export function publishActivity(r: WorkerResources) {
       checkpointEvent(saved),
     ]);
     await sealIteration(artifacts, input.run, input.iteration);
-    await applyRetention(await retentionView(store, artifacts, input.run.runId), input.run.runId, retentionOf(c));
+    const kept = keptForReference(c, input.run.runId);
+    await applyRetention(await retentionView(store, artifacts, input.run.runId, kept), input.run.runId, retentionOf(c));
     if (!input.keepArtifacts) {
       // The update's small record stays: a retry of this activity still finds what to publish.
       const base = iterationArtifacts({

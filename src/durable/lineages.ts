@@ -6,7 +6,7 @@
 import type { LineageStart } from '../events/index.ts';
 import { forkPoints } from '../events/lineage.ts';
 import { withoutForkPoints } from '../run/resume-plan.ts';
-import type { CheckpointStore } from '../storage/index.ts';
+import type { CheckpointId, CheckpointStore } from '../storage/index.ts';
 import { lineagesFolder, type ArtifactStore } from '../storage/artifacts.ts';
 import { parse } from './batch-io.ts';
 import { log } from '../log.ts';
@@ -42,11 +42,15 @@ export function chainOf(starts: readonly LineageStart[], lineageId: string): Lin
   return chain.reverse();
 }
 
-/** The store as retention must see it: without the checkpoints any saved lineage started from. */
+/**
+ * The store as retention must see it: without the checkpoints any saved lineage started from, nor `kept` (the
+ * reference checkpoint, run/checkpoint.ts keptForReference).
+ */
 export async function retentionView(
   store: CheckpointStore,
   artifacts: ArtifactStore,
   runId: string,
+  kept: readonly CheckpointId[] = [],
 ): Promise<CheckpointStore> {
-  return withoutForkPoints(store, forkPoints(runId, await savedLineageStarts(artifacts, runId)));
+  return withoutForkPoints(store, [...forkPoints(runId, await savedLineageStarts(artifacts, runId)), ...kept]);
 }

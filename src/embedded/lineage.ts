@@ -12,6 +12,7 @@ import {
   behaviourVersions,
   type CheckpointRef,
   detectorOf,
+  keptForReference,
   loadRunCheckpoint,
   saveRunCheckpoint,
   type Models,
@@ -95,7 +96,7 @@ export async function lineageFrom(
   echo: EchoTrapDetector,
 ): Promise<Lineage> {
   const ids = { runId: ctx.o.runId, lineageId: start.lineageId };
-  const retained = withoutForkPoints(ctx.store, forkPoints);
+  const retained = withoutForkPoints(ctx.store, [...forkPoints, ...keptForReference(ctx.c, ctx.o.runId)]);
   return { ids, forks: start.forks ?? 0, echo, retained, starts: [...starts, start] };
 }
 

@@ -10,7 +10,7 @@ import { ConfigError } from '../errors.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import type { LoraSpec } from '../policy/model/lora.ts';
 import { buildLayout, paramCount } from '../policy/model/layout.ts';
-import type { RlConfig } from './config.ts';
+import { hasReferenceModel, type RlConfig } from './config.ts';
 
 const FLOAT_BYTES = 4;
 /** A trained model keeps its weights and AdamW's two moments (gradients and the swap buffers come on top). */
@@ -42,7 +42,7 @@ export function memoryNeeds(
   const trained = paramCount(actor);
   const frozen = actor.frozen ? paramCount(actor.frozen) : 0;
   const training = o.training ?? true;
-  const copies = training ? TRAINED_COPIES * (1 + (c.critic ? 1 : 0)) + (c.klCoef > 0 ? 1 : 0) : 1;
+  const copies = training ? TRAINED_COPIES * (1 + (c.critic ? 1 : 0)) + (hasReferenceModel(c) ? 1 : 0) : 1;
   const modelBytes = FLOAT_BYTES * (trained * copies + frozen);
   const train = training ? c.envGroups * c.groupSize : 0;
   const val = c.valSeeds * c.valSamples;

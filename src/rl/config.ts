@@ -173,6 +173,9 @@ export function resolveConfig(input: ResolveConfigInput = {}): RlConfig {
   return Object.freeze(config) as RlConfig;
 }
 
+/** Whether the run has a frozen reference model: only a KL term to it needs one. */
+export const hasReferenceModel = (c: Pick<RlConfig, 'klCoef'>): boolean => c.klCoef > 0;
+
 /**
  * Trajectories trained per iteration when it is known before rollout: all of them (no filter, or DAPO
  * refilling to envGroups), or ⌈fraction·N⌉ groups for top/bottom-std; null when it depends on the data.

@@ -3,6 +3,11 @@
  * or engines alike) saved with io/checkpoint.ts into a scratch directory, then pushed to the checkpoint store
  * as flat files `<model>.<file>` plus `trainer.json` (iteration, echo-trap state). The store writes its
  * manifest last and verifies every hash on load, so a half-written or damaged checkpoint is never resumed from.
+ *
+ * The frozen reference model never changes, so a run stores it once, in its first checkpoint (the root lineage's
+ * iteration 0, which retention keeps while the run has one: `referenceCheckpoint`); later checkpoints leave it out
+ * and loading one reads the reference from there. A full SmolLM2 checkpoint is 0.54 GB smaller for it. A checkpoint
+ * that carries its own reference files (written before this rule, or where iteration 0 holds none) is read as is.
  */
 import { mkdtemp, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,9 +23,10 @@ import {
   type RetentionPolicy,
   type SavedCheckpoint,
 } from '../storage/index.ts';
-import type { RlConfig } from '../rl/config.ts';
-import { ConfigError } from '../errors.ts';
+import { hasReferenceModel, type RlConfig } from '../rl/config.ts';
+import { ConfigError, CorruptDataError } from '../errors.ts';
 import { BASE_MODEL_FILE } from '../rl/run-model.ts';
+import { ROOT_LINEAGE } from '../events/lineage.ts';
 import type { CollapseAction } from '../rl/collapse-action.ts';
 import { EchoTrapDetector } from '../rl/echo-trap.ts';
 
@@ -86,9 +92,36 @@ export async function withScratch<T>(fn: (dir: string) => Promise<T>): Promise<T
   }
 }
 
+/** Where a run keeps its frozen reference model: its first checkpoint (see the module comment). */
+export const referenceCheckpoint = (runId: string): CheckpointId => ({ runId, lineageId: ROOT_LINEAGE, iteration: 0 });
+
+/** What retention must keep for the reference model: the reference checkpoint, while the run has one. */
+export const keptForReference = (c: RlConfig, runId: string): CheckpointId[] =>
+  hasReferenceModel(c) ? [referenceCheckpoint(runId)] : [];
+
+const isReferenceCheckpoint = (id: CheckpointId): boolean =>
+  id.lineageId === ROOT_LINEAGE && id.iteration === referenceCheckpoint(id.runId).iteration;
+
+/** Whether a manifest lists files of model `name`. */
+const holdsModel = (files: readonly { name: string }[], name: ModelName): boolean =>
+  files.some((f) => f.name.startsWith(`${name}.`));
+
+/** Whether the run's reference checkpoint exists and holds the reference model's files. */
+async function referenceStored(store: CheckpointStore, runId: string): Promise<boolean> {
+  const at = referenceCheckpoint(runId);
+  try {
+    const { manifest } = await store.load(at.runId, at.lineageId, at.iteration, { only: [] });
+    return holdsModel(manifest.files, 'ref');
+  } catch (err) {
+    if (err instanceof CheckpointNotFoundError) return false;
+    throw err;
+  }
+}
+
 /**
- * Saves every model's state (the reference model without optimizer moments, one model at a time) and the
- * trainer state. `assets`: the tokenizer files (and chat template, generation config) saved beside the actor's weights.
+ * Saves every model's state (the reference model without optimizer moments, and only where the run's reference
+ * checkpoint does not already hold it; one model at a time) and the trainer state. `assets`: the tokenizer files
+ * (and chat template, generation config) saved beside the actor's weights.
  */
 export async function saveRunCheckpoint(
   store: CheckpointStore,
@@ -98,9 +131,12 @@ export async function saveRunCheckpoint(
   assets: Readonly<Record<string, string>>,
   state: TrainerState,
 ): Promise<SavedCheckpoint> {
+  const withRef =
+    models.ref !== undefined && (isReferenceCheckpoint(ids) || !(await referenceStored(store, ids.runId)));
   return withScratch(async (dir) => {
     const files: { name: string; path: string }[] = [];
     for (const [name, policy] of Object.entries(models) as [ModelName, PolicyHandle][]) {
+      if (name === 'ref' && !withRef) continue;
       const modelDir = join(dir, name);
       const state = await policy.getState(name !== 'ref');
       await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} });
@@ -195,19 +231,44 @@ async function readCheckpoint(
   use: (name: ModelName, ckpt: Awaited<ReturnType<typeof loadCheckpoint>>) => Promise<void>,
 ): Promise<TrainerState> {
   const { manifest } = await store.load(ids.runId, ids.lineageId, ids.iteration, { only: [] });
+  // A reference model left out here is kept in the run's reference checkpoint (the module comment).
+  const elsewhere = names.includes('ref') && !holdsModel(manifest.files, 'ref') && !isReferenceCheckpoint(ids);
+  const here = elsewhere ? names.filter((n) => n !== 'ref') : names;
   const only = manifest.files
     .map((f) => f.name)
-    .filter((f) => f === 'trainer.json' || names.some((n) => f.startsWith(`${n}.`)));
-  return withScratch(async (dir) => {
+    .filter((f) => f === 'trainer.json' || here.some((n) => f.startsWith(`${n}.`)));
+  const trainer = await withScratch(async (dir) => {
     const flat = join(dir, 'flat');
     await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat, only });
-    for (const name of names) {
+    for (const name of here) {
       const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
       await use(name, ckpt);
     }
     return JSON.parse(await readFile(join(flat, 'trainer.json'), 'utf8')) as TrainerState;
   });
+  if (elsewhere) await readReference(store, ids, use);
+  return trainer;
+}
+
+/** Loads the reference model that checkpoint `ids` left out from the run's reference checkpoint. */
+async function readReference(
+  store: CheckpointStore,
+  ids: CheckpointId,
+  use: (name: ModelName, ckpt: Awaited<ReturnType<typeof loadCheckpoint>>) => Promise<void>,
+): Promise<void> {
+  const at = referenceCheckpoint(ids.runId);
+  const missing = (why: string) =>
+    new CorruptDataError(
+      `checkpoint ${ids.lineageId}@${ids.iteration} of run ${ids.runId} keeps its reference model in the run's ` +
+        `checkpoint ${at.lineageId}@${at.iteration}, which ${why}`,
+      { details: { ...ids } },
+    );
+  const { manifest } = await store.load(at.runId, at.lineageId, at.iteration, { only: [] }).catch((err: unknown) => {
+    throw err instanceof CheckpointNotFoundError ? missing('is missing') : err;
+  });
+  if (!holdsModel(manifest.files, 'ref')) throw missing('holds no reference model');
+  await readCheckpoint(store, at, ['ref'], undefined, use);
 }
 
 /**
@@ -222,7 +283,6 @@ async function modelDirectory(flat: string, dir: string, name: ModelName): Promi
   return modelDir;
 }
 
-/** Whether the checkpoint is committed (its manifest is visible); store failures propagate. */
 /**
  * The older policy versions checkpoint `from` names for its next rollouts (asynchronous runs; none on-policy).
  * Each must still exist: retention or a fork from far back may have deleted one, which is said here, before
@@ -247,6 +307,7 @@ export async function behaviourVersions(
   return versions;
 }
 
+/** Whether the checkpoint is committed (its manifest is visible); store failures propagate. */
 export async function checkpointExists(store: CheckpointStore, id: CheckpointId): Promise<boolean> {
   return store.load(id.runId, id.lineageId, id.iteration, { only: [] }).then(
     () => true,

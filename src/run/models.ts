@@ -11,7 +11,7 @@ import type { Role } from '../policy/model/layout.ts';
 import { type Provider, probeProvider } from '../policy/engine/session.ts';
 import { ConfigError } from '../errors.ts';
 import type { Tokenizer } from '../policy/tokenizer/types.ts';
-import type { RlConfig } from '../rl/config.ts';
+import { hasReferenceModel, type RlConfig } from '../rl/config.ts';
 import type { IterationModels } from '../rl/stages/models.ts';
 import type { ModelName } from './checkpoint.ts';
 import { type RunModel, loraOf, pretrainedStates } from '../rl/run-model.ts';
@@ -44,7 +44,7 @@ export function modelInits(
   });
   const inits = [model('actor', 'actor', c.seed, true)];
   if (all && c.critic) inits.push(model('critic', 'critic', c.seed + 1));
-  if (all && c.klCoef > 0) inits.push(model('ref', 'actor', c.seed));
+  if (all && hasReferenceModel(c)) inits.push(model('ref', 'actor', c.seed));
   return inits;
 }
 
