@@ -18,6 +18,7 @@ import type { PolicyState } from '../policy/engine/state.ts';
 import type { PolicyHandle } from '../policy/engine/handle.ts';
 import {
   CheckpointNotFoundError,
+  type CheckpointFileInput,
   type CheckpointId,
   type CheckpointStore,
   type RetentionPolicy,
@@ -134,13 +135,15 @@ export async function saveRunCheckpoint(
   const withRef =
     models.ref !== undefined && (isReferenceCheckpoint(ids) || !(await referenceStored(store, ids.runId)));
   return withScratch(async (dir) => {
-    const files: { name: string; path: string }[] = [];
+    const files: CheckpointFileInput[] = [];
     for (const [name, policy] of Object.entries(models) as [ModelName, PolicyHandle][]) {
       if (name === 'ref' && !withRef) continue;
       const modelDir = join(dir, name);
       const state = await policy.getState(name !== 'ref');
       await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} });
-      for (const f of await readdir(modelDir)) files.push({ name: `${name}.${f}`, path: join(modelDir, f) });
+      // The scratch directory is removed afterwards: the store may move these files rather than copy them.
+      for (const f of await readdir(modelDir))
+        files.push({ name: `${name}.${f}`, path: join(modelDir, f), disposable: true });
     }
     const bytes = new TextEncoder().encode(JSON.stringify(state));
     return store.save(ids.runId, ids.lineageId, ids.iteration, [...files, { name: 'trainer.json', bytes }]);

@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { syncDirectory } from '../events/local-log.ts';
 import { CorruptDataError } from '../errors.ts';
 import { CheckpointConflictError, CheckpointNotFoundError, checkpointLabel } from './errors.ts';
-import { DigestCounter, digestBytes, type ContentDigest } from './hash.ts';
+import { DigestCounter, digestBytes, digestFile, type ContentDigest } from './hash.ts';
 import { checkpointPrefix, checkpointsPrefix, iterationDir, MANIFEST_NAME, assertFileNames } from './layout.ts';
 import { buildManifest, parseManifest, sameContent, selectFiles, serializeManifest, verifyDigest } from './manifest.ts';
 import { latestOf, savedCheckpoint } from './store-common.ts';
@@ -60,6 +60,23 @@ async function copyDurably(from: string, to: string): Promise<ContentDigest> {
   return counter.digest();
 }
 
+/**
+ * Moves `from` to `to` when both are on one filesystem, fsyncs it and returns its digest (one read instead of a
+ * copy's read and write); false when they are not (EXDEV), leaving `from` where it was.
+ */
+async function moveDurably(from: string, to: string): Promise<ContentDigest | false> {
+  try {
+    await rename(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
+    throw err;
+  }
+  const digest = await digestFile(to);
+  const file = await open(to, 'r+');
+  await file.sync().finally(() => file.close());
+  return digest;
+}
+
 /** Writes through a file handle or a stream fail without a path (ENOSPC, EIO); name the file they were writing. */
 function naming<T>(path: string, write: Promise<T>): Promise<T> {
   return write.catch((err: NodeJS.ErrnoException) => {
@@ -74,7 +91,8 @@ async function writeInput(dir: string, input: CheckpointFileInput): Promise<Mani
     await naming(target, writeDurably(target, input.bytes));
     return { name: input.name, key: input.name, ...digestBytes(input.bytes) };
   }
-  return { name: input.name, key: input.name, ...(await naming(target, copyDurably(input.path, target))) };
+  const moved = input.disposable === true && (await naming(target, moveDurably(input.path, target)));
+  return { name: input.name, key: input.name, ...(moved || (await naming(target, copyDurably(input.path, target)))) };
 }
 
 async function readManifestAt(dir: string, id: CheckpointId): Promise<CheckpointManifest | undefined> {

@@ -5,7 +5,12 @@
  */
 
 /** A file to save: its bytes in memory, or a path to stream it from (large weights). */
-export type CheckpointFileInput = { name: string; bytes: Uint8Array } | { name: string; path: string };
+/**
+ * A checkpoint file to save: bytes, or a file by path. `disposable`: the caller deletes the file afterwards, so a
+ * store on the same filesystem may move it into place instead of copying it (the local store does).
+ */
+export type CheckpointFileInput =
+  { name: string; bytes: Uint8Array } | { name: string; path: string; disposable?: boolean };
 
 export interface CheckpointId {
   runId: string;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalCheckpointStore } from '../../../src/storage/local-store.ts';
@@ -35,6 +35,34 @@ test('files saved from bytes and from a path load back verified', async () => {
     ['optimizer.bin', 3 << 20],
   ]);
   assert.deepEqual(loaded.files[0].bytes, weights);
+});
+
+test('a disposable file is moved into place, a kept one copied; both are hashed and load back verified', async () => {
+  const { root, store } = fresh();
+  const [moved, kept] = ['moved.bin', 'kept.bin'].map((f) => join(root, f));
+  writeFileSync(moved, Buffer.alloc(2 << 20, 3));
+  writeFileSync(kept, Buffer.alloc(1 << 20, 5));
+  const saved = await store.save('run-1', 'L0', 1, [
+    { name: 'a.bin', path: moved, disposable: true },
+    { name: 'b.bin', path: kept },
+  ]);
+  assert.ok(!existsSync(moved), 'a disposable file is moved, not copied');
+  assert.deepEqual(readFileSync(kept), Buffer.alloc(1 << 20, 5), 'a kept file stays where it was');
+  assert.deepEqual(
+    saved.files.map((f) => [f.name, f.sizeBytes]),
+    [
+      ['a.bin', 2 << 20],
+      ['b.bin', 1 << 20],
+    ],
+  );
+  const loaded = await store.load('run-1', 'L0', 1);
+  assert.deepEqual(loaded.files[0].bytes, Buffer.alloc(2 << 20, 3));
+  // The manifest's hash is the moved file's: one flipped byte is refused.
+  const placed = join(ckptDir(root, 'L0', 1), 'a.bin');
+  const bytes = readFileSync(placed);
+  bytes[7] ^= 1;
+  writeFileSync(placed, bytes);
+  await assert.rejects(store.load('run-1', 'L0', 1), CorruptDataError);
 });
 
 test('a load into a directory writes the verified files there', async () => {
