@@ -18,9 +18,10 @@
  * step. Each row count runs twice in a fresh engine and the second run is the one summed (the first compiles the
  * programs and warms the arena).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { kernelTimeByOp, laterHalfOfEachSession, runMs } from './ort-profile.ts';
 
 const [dirArg = '.cache/models/smollm2-135m-instruct/hf', rowsArg = '1,8,32,128', newArg = '32', threadArg = '2'] =
   process.argv.slice(2);
@@ -44,22 +45,6 @@ const tokenizer = loadTokenizer(model.assets);
 const weights = await readModelWeights(model.dir);
 const prompt = tokenizer.encode('The quick brown fox jumps over the lazy dog. '.repeat(12));
 
-interface ProfileEvent {
-  cat: string;
-  name: string;
-  ts: number;
-  dur: number;
-  args?: { op_name?: string };
-}
-
-/** One session's profile: its program runs (ts, dur) and kernel events, both from the second generate on. */
-function readProfile(file: string, from: number) {
-  const events = JSON.parse(readFileSync(file, 'utf8')) as ProfileEvent[];
-  const runs = events.filter((e) => e.cat === 'Session' && e.name === 'model_run' && e.ts >= from);
-  const kernels = events.filter((e) => e.cat === 'Node' && e.name.endsWith('_kernel_time') && e.ts >= from);
-  return { runs, kernels };
-}
-
 const round = (x: number) => Math.round(x * 100) / 100;
 
 for (const rows of rowCounts) {
@@ -68,45 +53,22 @@ for (const rows of rowCounts) {
   const policy = new Policy({ config: model.config, seed: 0, threads, tokenizer });
   importState(policy, { weights, optimizer: null, step: 0 });
   const req = { prompts: Array.from({ length: rows }, () => prompt), maxNewTokens: newTokens, stopTokenIds: [] };
-  const origin = performance.now();
   await policy.generate(req);
-  // Profile timestamps are µs since each session's start; the measured run is told apart by the wall clock.
   const t0 = performance.now();
   await policy.generate(req);
   const wallMs = performance.now() - t0;
   await policy.releasePrograms(); // writes the profiles
   await policy.close();
 
-  let decode: ReturnType<typeof readProfile> | null = null;
-  let prefillRunMs = 0;
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-    const all = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as ProfileEvent[];
-    const runs = all.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts);
-    if (runs.length === 0) continue;
-    // Every session ran in both generates: its later half of runs is the measured one.
-    const from = runs[Math.floor(runs.length / 2)]!.ts;
-    const p = readProfile(path.join(dir, file), from);
-    // The decode program runs once per new token after the first; the prefill (extend) a few times at most.
-    if (p.runs.length >= newTokens - 1 && (decode === null || p.runs.length > decode.runs.length)) {
-      if (decode) prefillRunMs += decode.runs.reduce((s, e) => s + e.dur / 1000, 0);
-      decode = p;
-    } else prefillRunMs += p.runs.reduce((s, e) => s + e.dur / 1000, 0);
-  }
+  // The decode program runs once per new token after the first; the prefill (extend) a few times at most.
+  const sessions = laterHalfOfEachSession(dir).sort((a, b) => b.runs.length - a.runs.length);
   rmSync(dir, { recursive: true, force: true });
-  if (!decode) throw new Error(`no decode program profile for ${rows} rows`);
+  const decode = sessions[0];
+  if (!decode || decode.runs.length < newTokens - 1) throw new Error(`no decode program profile for ${rows} rows`);
+  const prefillRunMs = sessions.slice(1).reduce((s, p) => s + runMs(p.runs), 0);
   const steps = decode.runs.length;
-  const byOp = new Map<string, { ms: number; nodes: number }>();
-  let kernelMs = 0;
-  for (const e of decode.kernels) {
-    const op = e.args?.op_name ?? '?';
-    const entry = byOp.get(op) ?? { ms: 0, nodes: 0 };
-    entry.ms += e.dur / 1000;
-    entry.nodes += 1;
-    byOp.set(op, entry);
-    kernelMs += e.dur / 1000;
-  }
-  const runMs = decode.runs.reduce((s, e) => s + e.dur / 1000, 0);
-  for (const [op, { ms, nodes }] of [...byOp].sort((a, b) => b[1].ms - a[1].ms)) {
+  const { byOp, kernelMs } = kernelTimeByOp(decode.kernels);
+  for (const [op, { ms, nodes }] of byOp) {
     const perStep = { msPerStep: round(ms / steps), share: round(ms / kernelMs), nodes: nodes / steps };
     console.log(JSON.stringify({ bench: 'decode_profile', rows, op, ...perStep }));
   }
@@ -134,10 +96,9 @@ for (const rows of rowCounts) {
       gflops: round(gflops),
       ratioToMatmulPeak: round(gflops / peak.wall),
       kernelMsPerStep: round(kernelMs / steps),
-      runMsPerStep: round(runMs / steps),
-      outsideProgramMsPerStep: round((decodeWallMs - runMs) / steps),
+      runMsPerStep: round(runMs(decode.runs) / steps),
+      outsideProgramMsPerStep: round((decodeWallMs - runMs(decode.runs)) / steps),
       load: os.loadavg().map(round),
-      startedAfterMs: round(t0 - origin),
     }),
   );
 }

@@ -11,9 +11,10 @@
  * events), summed over every session of the step (gradient programs, norm, optimizer chunks); the gap to
  * the wall-clock is time outside kernels (input copies, the host side, the session's scheduling).
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { kernelTimeByOp, laterHalfOfEachSession } from './ort-profile.ts';
 
 const [model = 'qwen2.5-quick', shape = '1x256', kind = 'full', threadArg = '2'] = process.argv.slice(2);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'starpo-profile-'));
@@ -43,34 +44,10 @@ await policy.trainStep(batch, opts);
 const stepMs = performance.now() - t0;
 await policy.releasePrograms(); // writes the profiles
 
-interface ProfileEvent {
-  cat: string;
-  name: string;
-  ts: number;
-  dur: number;
-  args?: { op_name?: string };
-}
-const byOp = new Map<string, { ms: number; nodes: number }>();
-let kernelMs = 0;
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-  const events = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as ProfileEvent[];
-  const runs = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts);
-  if (runs.length === 0) continue;
-  // Sessions run once per step (or once per micro-batch / optimizer chunk): the second step's runs are
-  // the later half of them.
-  const from = runs[Math.floor(runs.length / 2)].ts;
-  for (const e of events) {
-    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time') || e.ts < from) continue;
-    const op = e.args?.op_name ?? '?';
-    const entry = byOp.get(op) ?? { ms: 0, nodes: 0 };
-    entry.ms += e.dur / 1000;
-    entry.nodes += 1;
-    byOp.set(op, entry);
-    kernelMs += e.dur / 1000;
-  }
-}
+// Sessions run once per step (or once per micro-batch / optimizer chunk): the second step's runs are the later half.
+const { byOp, kernelMs } = kernelTimeByOp(laterHalfOfEachSession(dir).flatMap((p) => p.kernels));
 const round = (x: number) => Math.round(x * 10) / 10;
-for (const [op, { ms, nodes }] of [...byOp].sort((a, b) => b[1].ms - a[1].ms)) {
+for (const [op, { ms, nodes }] of byOp) {
   console.log(JSON.stringify({ op, ms: round(ms), share: Math.round((ms / kernelMs) * 1000) / 1000, nodes }));
 }
 console.log(
