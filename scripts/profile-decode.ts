@@ -5,8 +5,8 @@
  * them is onnxruntime's own work around the kernels: input binding, allocation, output copies), the time outside the
  * program (JavaScript: sampling, the cache slots, tensor wrapping), and the prefill.
  *
- *   node --import tsx scripts/profile-decode.ts [model-dir] [rows,…] [new tokens] [threads]
- *   node --import tsx scripts/profile-decode.ts .cache/models/smollm2-135m-instruct/hf 1,8,32,128 32 2
+ *   node --import tsx scripts/profile-decode.ts [model-dir] [rows,…] [new tokens] [threads] [temperature]
+ *   node --import tsx scripts/profile-decode.ts .cache/models/smollm2-135m-instruct/hf 1,8,32,128 32 2 0
  *
  * First the machine's bounds, measured in the same run: memory bandwidth (`memory_bandwidth`, a 1 GiB read by
  * onnxruntime and a JavaScript copy) and the fp32 MatMul peak (`matmul_peak`, bench engine's shapes). The total lines
@@ -14,7 +14,8 @@
  * read bandwidth, and `ratioToBound`; `gflops`, the step's FLOPs (every row's token, attention over the cache's slots)
  * per second, and `ratioToMatmulPeak`.
  *
- * Greedy, a 121-token prompt (the one scripts/decode-contention.ts uses), no stop token, so every row decodes every
+ * Greedy by default (temperature 0; 1 samples as rollouts do, in JavaScript over the whole vocabulary), a 121-token
+ * prompt (the one scripts/decode-contention.ts uses), no stop token, so every row decodes every
  * step. Each row count runs twice in a fresh engine and the second run is the one summed (the first compiles the
  * programs and warms the arena).
  */
@@ -23,8 +24,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { kernelTimeByOp, laterHalfOfEachSession, runMs } from './ort-profile.ts';
 
-const [dirArg = '.cache/models/smollm2-135m-instruct/hf', rowsArg = '1,8,32,128', newArg = '32', threadArg = '2'] =
-  process.argv.slice(2);
+const [
+  modelDir = '.cache/models/smollm2-135m-instruct/hf',
+  rowsArg = '1,8,32,128',
+  newArg = '32',
+  threadArg = '2',
+  tArg = '0',
+] = process.argv.slice(2);
+const temperature = Number(tArg);
 const rowCounts = rowsArg.split(',').map(Number);
 const newTokens = Number(newArg);
 const threads = Number(threadArg);
@@ -40,7 +47,7 @@ const { forwardFlopsPerToken } = await import('../src/policy/model/flops.ts');
 const bandwidth = await memoryBandwidth(threads);
 const peak = await matmulPeak(threads);
 
-const model = await openModelDirectory(dirArg);
+const model = await openModelDirectory(modelDir);
 const tokenizer = loadTokenizer(model.assets);
 const weights = await readModelWeights(model.dir);
 const prompt = tokenizer.encode('The quick brown fox jumps over the lazy dog. '.repeat(12));
@@ -52,7 +59,8 @@ for (const rows of rowCounts) {
   process.env.STARPO_ORT_PROFILE = path.join(dir, 'gen'); // read when each session is created
   const policy = new Policy({ config: model.config, seed: 0, threads, tokenizer });
   importState(policy, { weights, optimizer: null, step: 0 });
-  const req = { prompts: Array.from({ length: rows }, () => prompt), maxNewTokens: newTokens, stopTokenIds: [] };
+  const prompts = Array.from({ length: rows }, () => prompt);
+  const req = { prompts, maxNewTokens: newTokens, stopTokenIds: [], sampling: { temperature }, seed: 1 };
   await policy.generate(req);
   const t0 = performance.now();
   await policy.generate(req);
@@ -85,6 +93,7 @@ for (const rows of rowCounts) {
       rows,
       newTokens,
       threads,
+      temperature,
       promptTokens: prompt.length,
       tokensPerSecond: round((rows * newTokens) / (wallMs / 1000)),
       wallMs: round(wallMs),
