@@ -42,7 +42,7 @@ test("eval reports a checkpoint's success and pass@k beside the oracle", { timeo
   assert.deepEqual([newest.checkpoint.iteration, newest.env, newest.samples], [3, 'bandit', 1]);
   await assert.rejects(
     evalCommand({ ...flags, checkpoint: `${run}@9` }),
-    /no checkpoint main@9; available: main@1, main@2, main@3/,
+    /no checkpoint main@9; available: main@0, main@1, main@2, main@3/, // 0 holds the reference model (klCoef > 0)
   );
 });
 

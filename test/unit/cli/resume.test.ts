@@ -59,8 +59,9 @@ test(
     bytes[iteration2.at + 10] ^= 0xff;
     writeFileSync(segment, bytes);
     const dir = join(root, 'r');
+    // Checkpoint 0 is kept (it holds GRPO's reference model), so the run can resume from it too.
     const plain =
-      'iterations it can still resume from: 1; ' +
+      'iterations it can still resume from: 0, 1; ' +
       `continue with \`starpo resume ${dir} --from-iteration 1 --allow-partial\``;
     await assert.rejects(
       resumeCommand('r', { fromIteration: '1', runsDir: root }),
@@ -68,7 +69,7 @@ test(
     );
     await assert.rejects(
       resumeCommand('r', { fromIteration: '2', runsDir: root, allowPartial: true }),
-      /--from-iteration: 2 is past what the damaged log still records; resumable iterations: 1$/,
+      /--from-iteration: 2 is past what the damaged log still records; resumable iterations: 0, 1$/,
     );
     const lines: string[] = [];
     await resumeCommand('r', { fromIteration: '1', runsDir: root, allowPartial: true }, (l) => lines.push(l));
