@@ -4,14 +4,15 @@
  * at position p in slot p), so a row's numbers do not depend on the other rows of the batch or on how its
  * prompt was split between calls. Sampling runs here in TypeScript (temperature / top-k / top-p, one
  * seeded stream per row, so a row's tokens do not depend on its batch); greedy decoding (temperature 0)
- * reads the in-graph argmax instead and never copies the logits out. Rows stop at a stop token or string;
+ * reads the in-graph argmax instead and never copies the logits out, and plain sampling at temperature 1 (RL's
+ * rollouts) reads the in-graph weights exp(logit − max) and entropy, leaving only the draw to TypeScript. Rows stop at a stop token or string;
  * the batch runs until every row has stopped or hit maxNewTokens.
  */
 import { ConfigError } from '../../errors.ts';
 import type { ModelConfig } from '../io/config.ts';
 import { type DecodeShape, type ExtendShape, cacheName, stepName } from '../programs/generate.ts';
 import { SamplingRng } from '../sampling/rng.ts';
-import { type SamplingOptions, TokenSampler } from '../sampling/sampler.ts';
+import { drawFromWeights, type SamplingOptions, TokenSampler } from '../sampling/sampler.ts';
 import { StopMatcher } from '../sampling/stop.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import { extendShape } from './extend.ts';
@@ -258,14 +259,27 @@ class Stepper {
   get greedy(): boolean {
     return this.options.temperature === 0;
   }
+  /** Plain sampling at temperature 1: the program's weights and entropy are that distribution's. */
+  private get fromWeights(): boolean {
+    const { temperature, topK = 0, topP = 1 } = this.options;
+    return temperature === 1 && topK === 0 && topP === 1;
+  }
   /** The head outputs this mode needs. */
   get heads(): string[] {
-    return this.greedy ? ['greedy_token', 'greedy_logprob', 'greedy_entropy'] : ['logits'];
+    if (this.greedy) return ['greedy_token', 'greedy_logprob', 'greedy_entropy'];
+    return this.fromWeights ? ['sample_weights', 'greedy_entropy'] : ['logits'];
   }
   pick(out: Record<string, OrtTensor>): [ArrayLike<number | bigint>, ArrayLike<number>, ArrayLike<number>] {
-    if (this.greedy) {
-      const f32 = (name: string) => out[name].data as Float32Array;
-      return [out.greedy_token.data as BigInt64Array, f32('greedy_logprob'), f32('greedy_entropy')];
+    const f32 = (name: string) => out[name].data as Float32Array;
+    if (this.greedy) return [out.greedy_token.data as BigInt64Array, f32('greedy_logprob'), f32('greedy_entropy')];
+    if (this.fromWeights) {
+      const w = f32('sample_weights');
+      const V = w.length / this.tokens.length;
+      for (let b = 0; b < this.tokens.length; b++) {
+        const { token, logProb } = drawFromWeights(w, b * V, V, this.rngs[b]);
+        [this.tokens[b], this.logprobs[b]] = [token, logProb];
+      }
+      return [this.tokens, this.logprobs, f32('greedy_entropy')];
     }
     this.sampler.sampleBatch(
       out.logits.data as Float32Array,

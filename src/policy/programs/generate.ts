@@ -39,13 +39,19 @@ export const cacheName = (kind: 'k' | 'v', layer: number): string => `cache_${ki
 /** The decode step's own keys or values of a layer, [B, K, 1, E]. */
 export const stepName = (kind: 'k' | 'v', layer: number): string => `step_${kind}_${layer}`;
 
-/** Outputs of both graphs besides the caches: logits, and the greedy token with its log-prob and the entropy. */
+/**
+ * Outputs of both graphs besides the caches: logits; the greedy token with its log-prob and the entropy (at T = 1);
+ * and `sample_weights`, exp(logit − max) [B, V], the unnormalised distribution at T = 1 that sampling draws from
+ * (computed here on both threads instead of an exp per logit in JavaScript; engine/README.md).
+ */
 function heads(g: Graph, model: Model, last: Value): void {
   const B = last.shape[0];
   const logits = lmLogits(model, last); // [B, V]
   const max = o.reduceMax(logits, [1]); // [B, 1]
-  const lse = o.add(max, o.log(o.reduceSum(o.exp(o.sub(logits, max)), [1]))); // [B, 1]
+  const weights = o.exp(o.sub(logits, max)); // [B, V]
+  const lse = o.add(max, o.log(o.reduceSum(weights, [1]))); // [B, 1]
   g.output('logits', logits);
+  g.output('sample_weights', weights);
   g.output('greedy_token', o.argMax(logits, 1)); // [B] int64
   g.output('greedy_logprob', o.reshape(o.sub(max, lse), [B])); // [B]
   const meanLogit = o.reduceSum(o.mul(o.exp(o.sub(logits, lse)), logits), [1]); // Σ p·x, [B, 1]

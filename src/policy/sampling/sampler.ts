@@ -264,6 +264,33 @@ function checkOptions(o: SamplingOptions): void {
     throw new ConfigError('top_k', `${o.topK} must be an integer >= 0`);
 }
 
+/**
+ * Plain sampling at temperature 1 from unnormalised weights exp(logit − max) (the programs' `sample_weights`,
+ * float32) of row `w[offset … offset + V)`: the token whose cumulative weight first exceeds u·Σw (u from the
+ * row's generator, one draw as TokenSampler's plain sampling takes), and its log-prob log(w / Σw). The sum and the
+ * scan run in float64 over the float32 weights; a token of weight 0 is never drawn.
+ */
+export function drawFromWeights(
+  w: Float32Array,
+  offset: number,
+  V: number,
+  rng: SamplingRng,
+): { token: number; logProb: number } {
+  let sum = 0;
+  for (let i = offset; i < offset + V; i++) sum += w[i];
+  if (!(sum >= 1 && sum < Infinity)) throw new StarpoError(`the sampling weights sum to ${sum} (NaN or ±∞ logits)`);
+  const u = rng.next() * sum;
+  let acc = 0;
+  let last = offset;
+  for (let i = offset; i < offset + V; i++) {
+    if (w[i] === 0) continue;
+    acc += w[i];
+    last = i;
+    if (u < acc) break;
+  }
+  return { token: last - offset, logProb: Math.log(w[last]) - Math.log(sum) };
+}
+
 let cached: TokenSampler | undefined;
 
 /** One-off sampling of a whole logits row; reuses one sampler's buffers across calls of the same vocab size. */

@@ -37,8 +37,9 @@ test('greedy generation with the KV cache returns the tokens and log-probs of fu
   }
 });
 
-test('score agrees with the log-probs and entropies generate reports (greedy and sampled at temperature 0.7)', async () => {
-  for (const sampling of [{ temperature: 0 }, { temperature: 0.7, topK: 10 }]) {
+test('score agrees with the log-probs and entropies generate reports (greedy, and sampled at 0.7 and 1)', async () => {
+  // Temperature 1 draws from the program's weights (drawFromWeights), 0.7 with top-k in TypeScript (TokenSampler).
+  for (const sampling of [{ temperature: 0 }, { temperature: 0.7, topK: 10 }, { temperature: 1 }]) {
     const gens = await policy.generate({ prompts: PROMPTS, maxNewTokens: 6, sampling, seed: 11, stopTokenIds: [] });
     const T = Math.max(...PROMPTS.map((p, b) => p.length + gens[b].tokens.length));
     const tokens = new Int32Array(PROMPTS.length * T);

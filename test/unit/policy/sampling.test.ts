@@ -2,7 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors.ts';
 import { SamplingRng } from '../../../src/policy/sampling/rng.ts';
-import { TokenSampler, sampleToken, tokenLogProb, type SamplingOptions } from '../../../src/policy/sampling/sampler.ts';
+import {
+  TokenSampler,
+  drawFromWeights,
+  sampleToken,
+  tokenLogProb,
+  type SamplingOptions,
+} from '../../../src/policy/sampling/sampler.ts';
 
 const LOGITS = new Float32Array([0.5, 2, -1, 1.5, 0, -3]);
 
@@ -150,4 +156,44 @@ test('the entropy reported is that of softmax(logits / T), the distribution samp
   assert.ok(Math.abs(sampleToken(logits, { temperature: 1 }, rng).entropy - h) < 1e-7);
   assert.ok(Math.abs(sampleToken(logits, { temperature: 0 }, rng).entropy - h) < 1e-7);
   assert.ok(Math.abs(sampleToken(Float32Array.of(0, 2 * Math.log(3)), { temperature: 2 }, rng).entropy - h) < 1e-7);
+});
+
+/** exp(logit − max) in float32, as the programs' `sample_weights`, for `rows` copies of LOGITS. */
+function weightsOf(logits: Float32Array, rows = 1): Float32Array {
+  const max = Math.max(...logits);
+  const row = Float32Array.from(logits, (x) => Math.exp(x - max));
+  const out = new Float32Array(rows * row.length);
+  for (let r = 0; r < rows; r++) out.set(row, r * row.length);
+  return out;
+}
+
+test('drawing from the in-program weights: frequencies of softmax(logits), log-probs of w / Σw, one draw a row', () => {
+  const V = LOGITS.length;
+  const w = weightsOf(LOGITS, 2);
+  const rng = SamplingRng.fromSeed(5);
+  const counts = new Array(V).fill(0);
+  for (let i = 0; i < 40_000; i++) {
+    const { token, logProb } = drawFromWeights(w, V, V, rng); // the second row
+    counts[token]++;
+    assert.ok(Math.abs(logProb - tokenLogProb(LOGITS, token, 1)) < 1e-6, `${logProb} for token ${token}`);
+  }
+  assertClose(
+    counts.map((c) => c / 40_000),
+    softmax(LOGITS, 1),
+    0.01,
+  );
+  // One draw from the row's generator, as TokenSampler's plain sampling: the same generator state after either.
+  const [a, b] = [SamplingRng.fromSeed(9), SamplingRng.fromSeed(9)];
+  drawFromWeights(w, 0, V, a);
+  new TokenSampler(V).sample(LOGITS, { temperature: 1 }, b);
+  assert.equal(a.next(), b.next());
+});
+
+test('drawing from weights never picks a weight of 0 and refuses weights of NaN logits', () => {
+  const w = new Float32Array([0, 1, 0, 0.5, 0]);
+  const rng = SamplingRng.fromSeed(2);
+  for (let i = 0; i < 2000; i++) assert.ok([1, 3].includes(drawFromWeights(w, 0, 5, rng).token));
+  const top = { next: () => 0.999999999999 } as SamplingRng; // u at the very top: the last drawable token
+  assert.equal(drawFromWeights(w, 0, 5, top).token, 3);
+  assert.throws(() => drawFromWeights(new Float32Array([1, NaN]), 0, 2, rng), /sampling weights sum to NaN/);
 });
