@@ -5,8 +5,8 @@
  * prompt was split between calls. Sampling runs here in TypeScript (temperature / top-k / top-p, one
  * seeded stream per row, so a row's tokens do not depend on its batch); greedy decoding (temperature 0)
  * reads the in-graph argmax instead and never copies the logits out, and plain sampling at temperature 1 (RL's
- * rollouts) reads the in-graph weights exp(logit − max) and entropy, leaving only the draw to TypeScript. Rows stop at a stop token or string;
- * the batch runs until every row has stopped or hit maxNewTokens.
+ * rollouts) reads the in-graph weights exp(logit − max) and entropy, leaving only the draw to TypeScript.
+ * Rows stop at a stop token or string; the batch runs until every row has stopped or hit maxNewTokens.
  */
 import { ConfigError } from '../../errors.ts';
 import type { ModelConfig } from '../io/config.ts';
