@@ -1,7 +1,7 @@
 /**
  * The TypeScript side of sampling one token per row at temperature 1, side by side in one process: TokenSampler over
- * the logits (an exp per logit, in float64) and drawFromWeights over the program's weights exp(logit − max) (a sum
- * and a scan). Rows of SmolLM2's vocabulary (49,152); milliseconds per row, three rounds, with the load average.
+ * the logits (an exp per logit, in float64) and drawFromWeights over the program's weights exp(logit − max) and the
+ * logits (a max, two sums and a scan: no exp). Rows of SmolLM2's vocabulary (49,152); milliseconds per row, three rounds, with the load average.
  *
  *   node --import tsx scripts/bench-sampling.ts [rows] [vocab]
  */
@@ -31,7 +31,7 @@ for (let round = 0; round < 3; round++) {
     sampler.sampleBatch(logits, { temperature: 1 }, rngs, tokens, logProbs, entropies),
   );
   const fromWeights = msPerRow(() => {
-    for (let b = 0; b < B; b++) drawFromWeights(weights, b * V, V, rngs[b]!);
+    for (let b = 0; b < B; b++) drawFromWeights(weights, logits, b * V, V, rngs[b]!);
   });
   console.log(JSON.stringify({ bench: 'sampling', rows: B, vocab: V, tokenSampler, fromWeights, load1 }));
 }

@@ -5,7 +5,7 @@
  * prompt was split between calls. Sampling runs here in TypeScript (temperature / top-k / top-p, one
  * seeded stream per row, so a row's tokens do not depend on its batch); greedy decoding (temperature 0)
  * reads the in-graph argmax instead and never copies the logits out, and plain sampling at temperature 1 (RL's
- * rollouts) reads the in-graph weights exp(logit − max) and entropy, leaving only the draw to TypeScript.
+ * rollouts) reads the in-graph weights exp(logit − max), leaving TypeScript the sums and the draw.
  * Rows stop at a stop token or string; the batch runs until every row has stopped or hit maxNewTokens.
  */
 import { ConfigError } from '../../errors.ts';
@@ -259,7 +259,7 @@ class Stepper {
   get greedy(): boolean {
     return this.options.temperature === 0;
   }
-  /** Plain sampling at temperature 1: the program's weights and entropy are that distribution's. */
+  /** Plain sampling at temperature 1: the program's weights are that distribution's, unnormalised. */
   private get fromWeights(): boolean {
     const { temperature, topK = 0, topP = 1 } = this.options;
     return temperature === 1 && topK === 0 && topP === 1;
@@ -267,19 +267,19 @@ class Stepper {
   /** The head outputs this mode needs. */
   get heads(): string[] {
     if (this.greedy) return ['greedy_token', 'greedy_logprob', 'greedy_entropy'];
-    return this.fromWeights ? ['sample_weights', 'greedy_entropy'] : ['logits'];
+    return this.fromWeights ? ['sample_weights', 'logits'] : ['logits'];
   }
   pick(out: Record<string, OrtTensor>): [ArrayLike<number | bigint>, ArrayLike<number>, ArrayLike<number>] {
     const f32 = (name: string) => out[name].data as Float32Array;
     if (this.greedy) return [out.greedy_token.data as BigInt64Array, f32('greedy_logprob'), f32('greedy_entropy')];
     if (this.fromWeights) {
-      const w = f32('sample_weights');
+      const [w, logits] = [f32('sample_weights'), f32('logits')];
       const V = w.length / this.tokens.length;
       for (let b = 0; b < this.tokens.length; b++) {
-        const { token, logProb } = drawFromWeights(w, b * V, V, this.rngs[b]);
-        [this.tokens[b], this.logprobs[b]] = [token, logProb];
+        const r = drawFromWeights(w, logits, b * V, V, this.rngs[b]);
+        [this.tokens[b], this.logprobs[b], this.entropies[b]] = [r.token, r.logProb, r.entropy];
       }
-      return [this.tokens, this.logprobs, f32('greedy_entropy')];
+      return [this.tokens, this.logprobs, this.entropies];
     }
     this.sampler.sampleBatch(
       out.logits.data as Float32Array,

@@ -265,30 +265,42 @@ function checkOptions(o: SamplingOptions): void {
 }
 
 /**
- * Plain sampling at temperature 1 from unnormalised weights exp(logit − max) (the programs' `sample_weights`,
- * float32) of row `w[offset … offset + V)`: the token whose cumulative weight first exceeds u·Σw (u from the
- * row's generator, one draw as TokenSampler's plain sampling takes), and its log-prob log(w / Σw). The sum and the
- * scan run in float64 over the float32 weights; a token of weight 0 is never drawn.
+ * Plain sampling at temperature 1 from the program's unnormalised weights exp(logit − max) (`sample_weights`,
+ * float32) of row `w[offset … offset + V)`, with that row's logits: the token whose cumulative weight first exceeds
+ * u·Σw (u from the row's generator: one draw, as TokenSampler's plain sampling takes), its log-prob z − log Σw and
+ * the distribution's entropy log Σw − Σ w·z / Σw (z = logit − max). Sums and scan run here in float64, row by row,
+ * so a row's numbers do not depend on its batch (onnxruntime may split a reduction over the vocabulary differently
+ * for another batch size); what the program saves is the exp per logit. A token of weight 0 is never drawn.
  */
 export function drawFromWeights(
   w: Float32Array,
+  logits: Float32Array,
   offset: number,
   V: number,
   rng: SamplingRng,
-): { token: number; logProb: number } {
+): SampleResult {
+  const end = offset + V;
+  let max = -Infinity;
+  for (let i = offset; i < end; i++) if (logits[i] > max) max = logits[i];
   let sum = 0;
-  for (let i = offset; i < offset + V; i++) sum += w[i];
+  let weighted = 0;
+  for (let i = offset; i < end; i++) {
+    if (w[i] === 0) continue; // a masked (−∞) token adds nothing, not 0·−∞
+    sum += w[i];
+    weighted += w[i] * (logits[i] - max);
+  }
   if (!(sum >= 1 && sum < Infinity)) throw new StarpoError(`the sampling weights sum to ${sum} (NaN or ±∞ logits)`);
   const u = rng.next() * sum;
   let acc = 0;
   let last = offset;
-  for (let i = offset; i < offset + V; i++) {
+  for (let i = offset; i < end; i++) {
     if (w[i] === 0) continue;
     acc += w[i];
     last = i;
     if (u < acc) break;
   }
-  return { token: last - offset, logProb: Math.log(w[last]) - Math.log(sum) };
+  const logSum = Math.log(sum);
+  return { token: last - offset, logProb: logits[last] - max - logSum, entropy: logSum - weighted / sum };
 }
 
 let cached: TokenSampler | undefined;

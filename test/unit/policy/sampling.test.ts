@@ -170,12 +170,15 @@ function weightsOf(logits: Float32Array, rows = 1): Float32Array {
 test('drawing from the in-program weights: frequencies of softmax(logits), log-probs of w / Σw, one draw a row', () => {
   const V = LOGITS.length;
   const w = weightsOf(LOGITS, 2);
+  const rows2 = Float32Array.from([...LOGITS, ...LOGITS]);
+  const reference = new TokenSampler(V).sample(LOGITS, { temperature: 1 }, SamplingRng.fromSeed(1));
   const rng = SamplingRng.fromSeed(5);
   const counts = new Array(V).fill(0);
   for (let i = 0; i < 40_000; i++) {
-    const { token, logProb } = drawFromWeights(w, V, V, rng); // the second row
+    const { token, logProb, entropy } = drawFromWeights(w, rows2, V, V, rng); // the second row
     counts[token]++;
     assert.ok(Math.abs(logProb - tokenLogProb(LOGITS, token, 1)) < 1e-6, `${logProb} for token ${token}`);
+    assert.ok(Math.abs(entropy - reference.entropy) < 1e-6, `${entropy} vs ${reference.entropy}`);
   }
   assertClose(
     counts.map((c) => c / 40_000),
@@ -184,16 +187,20 @@ test('drawing from the in-program weights: frequencies of softmax(logits), log-p
   );
   // One draw from the row's generator, as TokenSampler's plain sampling: the same generator state after either.
   const [a, b] = [SamplingRng.fromSeed(9), SamplingRng.fromSeed(9)];
-  drawFromWeights(w, 0, V, a);
+  drawFromWeights(w, rows2, 0, V, a);
   new TokenSampler(V).sample(LOGITS, { temperature: 1 }, b);
   assert.equal(a.next(), b.next());
 });
 
 test('drawing from weights never picks a weight of 0 and refuses weights of NaN logits', () => {
   const w = new Float32Array([0, 1, 0, 0.5, 0]);
+  const logits = new Float32Array([-Infinity, 0, -Infinity, Math.log(0.5), -Infinity]);
   const rng = SamplingRng.fromSeed(2);
-  for (let i = 0; i < 2000; i++) assert.ok([1, 3].includes(drawFromWeights(w, 0, 5, rng).token));
+  for (let i = 0; i < 2000; i++) assert.ok([1, 3].includes(drawFromWeights(w, logits, 0, 5, rng).token));
   const top = { next: () => 0.999999999999 } as SamplingRng; // u at the very top: the last drawable token
-  assert.equal(drawFromWeights(w, 0, 5, top).token, 3);
-  assert.throws(() => drawFromWeights(new Float32Array([1, NaN]), 0, 2, rng), /sampling weights sum to NaN/);
+  const drawn = drawFromWeights(w, logits, 0, 5, top);
+  assert.equal(drawn.token, 3);
+  assert.ok(Number.isFinite(drawn.entropy), 'masked tokens add nothing to the entropy');
+  const nan = new Float32Array([1, NaN]);
+  assert.throws(() => drawFromWeights(nan, nan, 0, 2, rng), /sampling weights sum to NaN/);
 });
