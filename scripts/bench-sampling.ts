@@ -1,7 +1,8 @@
 /**
  * The TypeScript side of sampling one token per row at temperature 1, side by side in one process: TokenSampler over
  * the logits (an exp per logit, in float64) and drawFromWeights over the program's weights exp(logit − max) and the
- * logits (a max, two sums and a scan: no exp). Rows of SmolLM2's vocabulary (49,152); milliseconds per row, three rounds, with the load average.
+ * logits (a max, two sums and a scan: no exp). Rows of SmolLM2's vocabulary (49,152); milliseconds per row, three
+ * rounds, with the load average.
  *
  *   node --import tsx scripts/bench-sampling.ts [rows] [vocab]
  */
