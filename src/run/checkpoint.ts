@@ -20,6 +20,7 @@ import {
   CheckpointNotFoundError,
   type CheckpointFileInput,
   type CheckpointId,
+  type CheckpointManifest,
   type CheckpointStore,
   type RetentionPolicy,
   type SavedCheckpoint,
@@ -109,14 +110,8 @@ const holdsModel = (files: readonly { name: string }[], name: ModelName): boolea
 
 /** Whether the run's reference checkpoint exists and holds the reference model's files. */
 async function referenceStored(store: CheckpointStore, runId: string): Promise<boolean> {
-  const at = referenceCheckpoint(runId);
-  try {
-    const { manifest } = await store.load(at.runId, at.lineageId, at.iteration, { only: [] });
-    return holdsModel(manifest.files, 'ref');
-  } catch (err) {
-    if (err instanceof CheckpointNotFoundError) return false;
-    throw err;
-  }
+  const manifest = await committedManifest(store, referenceCheckpoint(runId));
+  return manifest !== undefined && holdsModel(manifest.files, 'ref');
 }
 
 /**
@@ -267,9 +262,8 @@ async function readReference(
         `checkpoint ${at.lineageId}@${at.iteration}, which ${why}`,
       { details: { ...ids } },
     );
-  const { manifest } = await store.load(at.runId, at.lineageId, at.iteration, { only: [] }).catch((err: unknown) => {
-    throw err instanceof CheckpointNotFoundError ? missing('is missing') : err;
-  });
+  const manifest = await committedManifest(store, at);
+  if (!manifest) throw missing('is missing');
   if (!holdsModel(manifest.files, 'ref')) throw missing('holds no reference model');
   await readCheckpoint(store, at, ['ref'], undefined, use);
 }
@@ -312,11 +306,15 @@ export async function behaviourVersions(
 
 /** Whether the checkpoint is committed (its manifest is visible); store failures propagate. */
 export async function checkpointExists(store: CheckpointStore, id: CheckpointId): Promise<boolean> {
-  return store.load(id.runId, id.lineageId, id.iteration, { only: [] }).then(
-    () => true,
-    (err: unknown) => {
-      if (err instanceof CheckpointNotFoundError) return false;
-      throw err;
-    },
-  );
+  return (await committedManifest(store, id)) !== undefined;
+}
+
+/** The checkpoint's manifest, or undefined when it is not committed; store failures propagate. */
+async function committedManifest(store: CheckpointStore, id: CheckpointId): Promise<CheckpointManifest | undefined> {
+  try {
+    return (await store.load(id.runId, id.lineageId, id.iteration, { only: [] })).manifest;
+  } catch (err) {
+    if (err instanceof CheckpointNotFoundError) return undefined;
+    throw err;
+  }
 }

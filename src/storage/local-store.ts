@@ -45,6 +45,12 @@ async function writeDurably(path: string, bytes: Uint8Array): Promise<void> {
   }
 }
 
+/** Flushes a file written through a stream or moved into place to the disk. */
+async function syncFile(path: string): Promise<void> {
+  const file = await open(path, 'r+');
+  await file.sync().finally(() => file.close());
+}
+
 /** Streams `from` to `to` (fsynced), returning the digest of what was copied. */
 async function copyDurably(from: string, to: string): Promise<ContentDigest> {
   const counter = new DigestCounter();
@@ -55,8 +61,7 @@ async function copyDurably(from: string, to: string): Promise<ContentDigest> {
     },
   });
   await pipeline(createReadStream(from, { highWaterMark: 1 << 20 }), tap, createWriteStream(to, { flags: 'wx' }));
-  const file = await open(to, 'r+');
-  await file.sync().finally(() => file.close());
+  await syncFile(to);
   return counter.digest();
 }
 
@@ -72,8 +77,7 @@ async function moveDurably(from: string, to: string): Promise<ContentDigest | fa
     throw err;
   }
   const digest = await digestFile(to);
-  const file = await open(to, 'r+');
-  await file.sync().finally(() => file.close());
+  await syncFile(to);
   return digest;
 }
 
