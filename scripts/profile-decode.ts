@@ -44,10 +44,11 @@ const { importState } = await import('../src/policy/engine/state.ts');
 const { matmulPeak, memoryBandwidth } = await import('../src/bench/engine.ts');
 const { forwardFlopsPerToken } = await import('../src/policy/model/flops.ts');
 
+// The model first: a wrong directory is refused before the bounds take their minute.
+const model = await openModelDirectory(modelDir);
 const bandwidth = await memoryBandwidth(threads);
 const peak = await matmulPeak(threads);
 
-const model = await openModelDirectory(modelDir);
 const tokenizer = loadTokenizer(model.assets);
 const weights = await readModelWeights(model.dir);
 const prompt = tokenizer.encode('The quick brown fox jumps over the lazy dog. '.repeat(12));
