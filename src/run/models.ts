@@ -40,7 +40,7 @@ export function modelInits(
   const model = (name: ModelName, role: Role, seed: number, samples = false): ModelInit => ({
     name,
     samples,
-    options: { ...base, role, seed, ...(samples && { kvCacheBytes }) },
+    options: { ...base, role, seed, ...(samples && { kvCacheBytes, rolloutWeights: c.rolloutWeights }) },
   });
   const inits = [model('actor', 'actor', c.seed, true)];
   if (all && c.critic) inits.push(model('critic', 'critic', c.seed + 1));

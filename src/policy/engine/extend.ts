@@ -6,7 +6,7 @@
  */
 import { cacheName, newName } from '../programs/generate.ts';
 import type { BatchCache } from './kv-cache.ts';
-import type { ProgramCache } from './programs.ts';
+import type { GenerationPrograms } from './programs.ts';
 import { type OrtTensor, tensor } from './session.ts';
 
 export interface ExtendRows {
@@ -28,7 +28,7 @@ export function extendShape(rows: ExtendRows, heads: number, slots: number, mult
 }
 
 export async function extend(
-  programs: ProgramCache,
+  programs: GenerationPrograms,
   params: Record<string, OrtTensor>,
   cache: BatchCache,
   rows: ExtendRows,

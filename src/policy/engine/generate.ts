@@ -26,7 +26,7 @@ import {
   sharePrefixes,
 } from './prefill.ts';
 import type { PrefixCache } from './prefix-cache.ts';
-import type { ProgramCache } from './programs.ts';
+import type { GenerationPrograms } from './programs.ts';
 import { type OrtTensor, floatTensor, int64Tensor } from './session.ts';
 
 export { batchBucket } from './prefill.ts';
@@ -125,7 +125,7 @@ export interface GenerationMemory {
 }
 
 export async function generate(
-  programs: ProgramCache,
+  programs: GenerationPrograms,
   params: Record<string, OrtTensor>,
   req: GenerateRequest,
   tokenizer?: Tokenizer,
@@ -183,7 +183,7 @@ function cacheSlots(req: GenerateRequest): number {
 
 /** One decode step per token until every row is done; each step's keys and values go into the row's next slot. */
 async function decode(
-  programs: ProgramCache,
+  programs: GenerationPrograms,
   params: Record<string, OrtTensor>,
   cache: BatchCache,
   prompts: readonly (readonly number[])[],
@@ -194,6 +194,7 @@ async function decode(
   const { numLayers: L, numKvHeads: K, headDim: E } = programs.layout.config;
   const [B, S] = [cache.batch, cache.slots];
   const session = await programs.decode({ batch: B, cacheLen: S });
+  const weights = Object.fromEntries(session.inputNames.filter((n) => n in params).map((n) => [n, params[n]]));
   const positions = prompts.map((p) => p.length - 1); // of the token fed next, once incremented
   const slotMask = new Float32Array(B * S);
   prompts.forEach((p, b) => slotMask.fill(1, b * S, b * S + p.length));
@@ -207,7 +208,7 @@ async function decode(
     for (let b = 0; b < B; b++) positions[b]++;
     const tokens = rows.out.map((r) => (r.done ? 0 : r.tokens[r.tokens.length - 1]));
     const feeds = {
-      ...params,
+      ...weights,
       ...cache.tensors(),
       tokens: int64Tensor(tokens, [B, 1]),
       positions: int64Tensor(positions, [B, 1]),

@@ -31,7 +31,8 @@ import { type GenerateRequest, type Generation, generate, generationShapes } fro
 import type { PolicyHandle, ScoreResult, TrainMetrics, TrainStepOptions } from './handle.ts';
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
-import { ProgramCache } from './programs.ts';
+import { type GenerationPrograms, ProgramCache } from './programs.ts';
+import { Int8Decode } from './int8-decode.ts';
 import { type Provider, defaultThreads } from './session.ts';
 import { type ImportOptions, type PolicyState, exportState, importState } from './state.ts';
 import { type OptimizerBuffers, type TrainContext, trainStep, trainStepInPlace } from './train.ts';
@@ -90,7 +91,16 @@ export interface PolicyOptions {
    * false to measure the gain).
    */
   readonly prefixSharing?: boolean;
+  /**
+   * Weights the decode step of `generate` reads: 'float32' (default: the trained weights, fed) or 'int8' (every
+   * projection and the LM head in blocks of 32, baked into sessions made once per weight version; model/quantize.ts).
+   * Prefill, scoring and training stay float32. CPU only.
+   */
+  readonly rolloutWeights?: RolloutWeights;
 }
+
+export type RolloutWeights = 'float32' | 'int8';
+export const ROLLOUT_WEIGHTS: readonly RolloutWeights[] = ['float32', 'int8'];
 
 /**
  * 2^24 floats = 64 MB per layer's scores or per logits tensor: long-context batches and 150k-token
@@ -122,6 +132,8 @@ export class Policy implements PolicyHandle {
   private lock: Promise<unknown> = Promise.resolve();
   /** Prefixes' keys and values under the current weights (cleared whenever they change); null = none kept. */
   private readonly prefixes: PrefixCache | null;
+  /** With rolloutWeights 'int8': the decode sessions of the current weights (released whenever they change). */
+  readonly int8Decode: Int8Decode | null;
   /** Token counts of every generate call so far. */
   readonly generationStats: GenerationStats = emptyStats();
   /** Optimizer steps taken (skipped steps do not count). */
@@ -140,6 +152,19 @@ export class Policy implements PolicyHandle {
     this.programs = new ProgramCache(this.layout, session, options.maxPrograms, programOptions(options.program));
     const kvBytes = options.kvCacheBytes ?? 0;
     this.prefixes = kvBytes > 0 ? new PrefixCache(Math.floor(kvBytes / 4)) : null;
+    const int8 = options.rolloutWeights === 'int8';
+    if (int8 && (options.provider ?? 'cpu') !== 'cpu')
+      throw new ConfigError('rolloutWeights', 'int8 rollouts run on the CPU provider only');
+    this.int8Decode = int8 ? new Int8Decode(this.programs) : null;
+  }
+
+  /**
+   * The weights may have changed: keys and values kept between calls are stale, and so are the int8 decode's
+   * sessions when the changed weights are the ones it quantized (the whole model; under LoRA only the base).
+   */
+  private weightsChanged(base: boolean): void {
+    this.prefixes?.clear();
+    if (base || !this.layout.frozen) void this.int8Decode?.invalidate();
   }
 
   get role(): Role {
@@ -157,7 +182,7 @@ export class Policy implements PolicyHandle {
 
   private set params(p: Packed) {
     this.packed = p;
-    this.prefixes?.clear();
+    this.weightsChanged(false);
   }
 
   /**
@@ -209,7 +234,7 @@ export class Policy implements PolicyHandle {
       weights instanceof Map ? Object.fromEntries(weights) : (weights as Record<string, Tensor>),
     );
     this.frozenBase = packed;
-    this.prefixes?.clear();
+    this.weightsChanged(true);
     return { unused };
   }
 
@@ -247,7 +272,7 @@ export class Policy implements PolicyHandle {
 
   private async runTrainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics> {
     await this.initialize();
-    this.prefixes?.clear(); // the step may change the weights in place
+    this.weightsChanged(false); // the step may change the weights in place
     const def = lossDef(opts.loss);
     if ((def.head === 'value') !== (this.role === 'critic')) {
       throw new ConfigError('loss.kind', `${opts.loss.kind} does not fit a ${this.role}`);
@@ -338,7 +363,7 @@ export class Policy implements PolicyHandle {
       await this.initialize();
       const memory = { store: this.prefixes, stats: this.generationStats, share: this.options.prefixSharing ?? true };
       return generate(
-        this.programs,
+        this.generationPrograms(),
         weightFeeds(this.layout, this.params, this.getBase()),
         req,
         this.options.tokenizer,
@@ -351,9 +376,23 @@ export class Policy implements PolicyHandle {
   /** Compiles the programs `generate(req)` would run without a PrefixCache (extend and decode) without running them. */
   compileGenerate(req: GenerateRequest): Promise<void> {
     const shapes = generationShapes(this.layout.config, req, this.options.attentionBudget ?? ATTENTION_BUDGET);
-    return this.exclusive(
-      async () => void (await Promise.all([this.programs.extend(shapes.extend), this.programs.decode(shapes.decode)])),
-    );
+    return this.exclusive(async () => {
+      await this.initialize();
+      const programs = this.generationPrograms();
+      await Promise.all([programs.extend(shapes.extend), programs.decode(shapes.decode)]);
+    });
+  }
+
+  /** The policy's programs, with the int8 decode in place of the float32 one under rolloutWeights 'int8'. */
+  private generationPrograms(): GenerationPrograms {
+    const int8 = this.int8Decode;
+    if (!int8) return this.programs;
+    const base = () => (this.layout.frozen ? this.getBase()! : this.params);
+    return {
+      layout: this.layout,
+      extend: (shape) => this.programs.extend(shape),
+      decode: (shape) => int8.decode(shape, base),
+    };
   }
 
   /** Drops the keys and values kept between generate calls (they are dropped anyway when the weights change). */
@@ -363,7 +402,10 @@ export class Policy implements PolicyHandle {
 
   /** Frees every compiled program and its onnxruntime memory; later calls compile what they need again. */
   releasePrograms(): Promise<void> {
-    return this.exclusive(() => this.programs.release());
+    return this.exclusive(async () => {
+      await this.int8Decode?.invalidate();
+      await this.programs.release();
+    });
   }
 
   close(): Promise<void> {

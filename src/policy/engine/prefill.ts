@@ -8,7 +8,7 @@
 import { BatchCache } from './kv-cache.ts';
 import { extend } from './extend.ts';
 import { type PrefixCache, commonPrefix } from './prefix-cache.ts';
-import type { ProgramCache } from './programs.ts';
+import type { GenerationPrograms } from './programs.ts';
 import type { OrtTensor } from './session.ts';
 
 /** Token counts of a policy's generate calls (cumulative; benchmarks read them). */
@@ -39,7 +39,7 @@ export const emptyStats = (): GenerationStats => ({
 });
 
 export interface PrefillContext {
-  readonly programs: ProgramCache;
+  readonly programs: GenerationPrograms;
   readonly params: Record<string, OrtTensor>;
   /** New tokens per row are padded to a multiple of this, so programs are reused. */
   readonly multiple: number;

@@ -6,7 +6,7 @@
  * with other options is another program.
  */
 import { log } from '../../log.ts';
-import type { Graph } from '../graph/graph.ts';
+import type { Graph, TensorData } from '../graph/graph.ts';
 import { toOnnx } from '../graph/onnx.ts';
 import { DEFAULT_PROGRAM_OPTIONS, type ProgramOptions, programOptionsKey } from '../graph/program-options.ts';
 import type { Layout } from '../model/layout.ts';
@@ -29,6 +29,9 @@ export interface TrainProgram {
   readonly lossInputs: readonly string[];
   readonly metricNames: readonly string[];
 }
+
+/** What generation runs: the policy's own programs, or with `rolloutWeights` int8 another decode (engine/policy.ts). */
+export type GenerationPrograms = Pick<ProgramCache, 'layout' | 'extend' | 'decode'>;
 
 /** Programs kept per policy: each session holds its onnxruntime memory arena at its peak size. */
 export const MAX_PROGRAMS = 24;
@@ -160,11 +163,15 @@ export class ProgramCache {
     return { session, lossInputs: t!.lossInputs, metricNames: t!.metricNames };
   }
 
-  /** Builds the graph (autodiff included), serialises it and creates its session, recording the time of each part. */
-  private async compile(kind: string, build: () => Graph): Promise<Session> {
+  /**
+   * Builds the graph (autodiff included), serialises it and creates its session, recording the time of each part.
+   * `bake` turns the named inputs into initializers holding that data: such a session is tied to those values and is
+   * the caller's to keep and release (engine/int8-decode.ts), never cached here.
+   */
+  async compile(kind: string, build: () => Graph, bake?: ReadonlyMap<string, TensorData>): Promise<Session> {
     const t0 = performance.now();
     const graph = build();
-    const bytes = toOnnx(graph);
+    const bytes = toOnnx(graph, 'starpo', bake);
     const t1 = performance.now();
     const session = await createSession(bytes, this.options);
     const record = {

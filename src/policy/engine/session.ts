@@ -96,6 +96,7 @@ const ORT_TYPE: Record<DType, ort.Tensor.Type> = {
   float64: 'float64',
   int64: 'int64',
   int32: 'int32',
+  uint8: 'uint8',
   bool: 'bool',
 };
 

@@ -10,7 +10,7 @@ import { StarpoError } from '../../errors.ts';
 import { DEFAULT_PROGRAM_OPTIONS, type ProgramOptions } from './program-options.ts';
 
 export type FloatDType = 'float32' | 'float64';
-export type DType = FloatDType | 'int64' | 'int32' | 'bool';
+export type DType = FloatDType | 'int64' | 'int32' | 'uint8' | 'bool';
 export type Shape = readonly number[];
 
 /** An ONNX attribute: numbers are INT, number arrays INTS, strings STRING; floats must be wrapped. */
@@ -191,6 +191,8 @@ export function typedArray(dtype: DType, values: ArrayLike<number>): TensorData 
       return BigInt64Array.from(Array.from(values, (x) => BigInt(x)));
     case 'int32':
       return Int32Array.from(values);
+    case 'uint8':
+      return Uint8Array.from(values);
     case 'bool':
       return Uint8Array.from(values, (x) => (x ? 1 : 0));
   }

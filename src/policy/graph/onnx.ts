@@ -1,10 +1,12 @@
 /**
  * Serialises a Graph to ONNX ModelProto bytes with onnx-proto (the old onnx.proto: attribute strings
  * are Uint8Array). Only nodes and initializers that outputs depend on are written; graph inputs are
- * all kept because callers feed them by name. Node order is creation order, which is topological.
+ * all kept because callers feed them by name, except those `bake` gives data for, which are written as
+ * initializers (onnxruntime then prepacks them once per session). Node order is creation order, which is
+ * topological.
  */
 import onnxProto from 'onnx-proto';
-import { type AttrValue, type Graph, GraphError, type Node, type TensorData, type Value } from './graph.ts';
+import { type AttrValue, type Graph, GraphError, type Node, type TensorData, type Value, sizeOf } from './graph.ts';
 import { ONNX_DTYPE } from './ops.ts';
 
 const { onnx } = onnxProto;
@@ -44,20 +46,36 @@ export function liveNodes(graph: Graph): Node[] {
   return graph.nodes.filter((n) => live.has(n));
 }
 
-export function toOnnx(graph: Graph, name = 'starpo'): Uint8Array {
+/** Version of onnxruntime's own operator domain (MatMulNBits). */
+const MICROSOFT_OPSET = 1;
+
+export function toOnnx(graph: Graph, name = 'starpo', bake: ReadonlyMap<string, TensorData> = new Map()): Uint8Array {
   if (graph.outputs.length === 0) throw new GraphError('graph has no outputs');
   const nodes = liveNodes(graph);
   const used = new Set<Value>(graph.outputs);
   for (const n of nodes) for (const x of n.inputs) if (x) used.add(x);
+  for (const key of bake.keys())
+    if (!graph.inputs.some((v) => v.name === key)) throw new GraphError(`bake: ${key} is not an input of the graph`);
+  const baked = graph.inputs.filter((v) => bake.has(v.name));
+  for (const v of baked)
+    if (bake.get(v.name)!.length !== sizeOf(v.shape))
+      throw new GraphError(`bake: ${bake.get(v.name)!.length} values for ${v.name} [${v.shape}]`);
+  const domains = new Set(nodes.map((n) => n.domain).filter((d) => d !== ''));
   const proto = onnx.ModelProto.create({
     irVersion: 10,
     producerName: 'starpo',
-    opsetImport: [{ domain: '', version: OPSET }],
+    opsetImport: [
+      { domain: '', version: OPSET },
+      ...[...domains].map((domain) => ({ domain, version: MICROSOFT_OPSET })),
+    ],
     graph: {
       name,
-      input: graph.inputs.map(valueInfo),
+      input: graph.inputs.filter((v) => !bake.has(v.name)).map(valueInfo),
       output: graph.outputs.map(valueInfo),
-      initializer: graph.initializers.filter((i) => used.has(i.value)).map((i) => tensorProto(i.value, i.data)),
+      initializer: [
+        ...graph.initializers.filter((i) => used.has(i.value)).map((i) => tensorProto(i.value, i.data)),
+        ...baked.map((v) => tensorProto(v, bake.get(v.name)!)),
+      ],
       node: nodes.map((n) => ({
         name: n.name,
         opType: ONNX_OP[n.op] ?? n.op,

@@ -82,7 +82,7 @@ export const identity = (x: Value): Value => one(x, 'Identity');
 /** Identity in ONNX; the autodiff does not propagate through it. */
 export const stopGradient = (x: Value): Value => one(x, 'StopGradient');
 
-const ONNX_DTYPE: Record<DType, number> = { float32: 1, float64: 11, int64: 7, int32: 6, bool: 9 };
+const ONNX_DTYPE: Record<DType, number> = { float32: 1, float64: 11, int64: 7, int32: 6, uint8: 2, bool: 9 };
 export function cast(x: Value, dtype: DType): Value {
   if (x.dtype === dtype) return x;
   return x.graph.node('Cast', [x], { to: ONNX_DTYPE[dtype] }, [{ dtype, shape: x.shape }])[0];
@@ -233,6 +233,38 @@ export function gemm(a: Value, b: Value, transA = 0, transB = 0): Value {
   const [k2, n] = transB ? [b.shape[1], b.shape[0]] : b.shape;
   if (k !== k2) fail('Gemm', 'inner dimensions differ', a, b);
   return a.graph.node('Gemm', [a, b], { transA, transB }, [{ dtype: a.dtype, shape: [m, n] }])[0];
+}
+
+/** Block-quantized weights of a product x·Wᵀ, W [N, K]: com.microsoft MatMulNBits' B and scales inputs. */
+export interface QuantizedWeight {
+  /** [N, ⌈K / blockSize⌉, blockSize · bits / 8] codes, uint8. */
+  readonly codes: Value;
+  /** [N · ⌈K / blockSize⌉] per-block scales. */
+  readonly scales: Value;
+  readonly bits: number;
+  readonly blockSize: number;
+}
+
+/**
+ * x [M, K] · dequant(W)ᵀ → [M, N] with onnxruntime's com.microsoft MatMulNBits (no zero points: the code's
+ * midpoint 2^(bits−1) is zero). `accuracyLevel` 4 lets onnxruntime quantize x to int8 per block and use its integer
+ * kernels; onnxruntime only runs it fast when the weights are initializers (engine/README.md).
+ */
+export function matMulNBits(x: Value, w: QuantizedWeight, accuracyLevel: number): Value {
+  const [M, K] = x.shape;
+  const [N, blocks, blob] = w.codes.shape;
+  if (x.rank !== 2 || w.codes.rank !== 3)
+    fail('MatMulNBits', 'x must be [M, K] and codes [N, blocks, blob]', x, w.codes);
+  if (blocks !== Math.ceil(K / w.blockSize) || blob !== (w.blockSize * w.bits) / 8)
+    fail('MatMulNBits', `codes do not hold ${K} inputs in blocks of ${w.blockSize}`, x, w.codes);
+  const attrs = { K, N, bits: w.bits, block_size: w.blockSize, accuracy_level: accuracyLevel };
+  return x.graph.node(
+    'MatMulNBits',
+    [x, w.codes, w.scales],
+    attrs,
+    [{ dtype: x.dtype, shape: [M, N] }],
+    'com.microsoft',
+  )[0];
 }
 
 /**

@@ -12,8 +12,9 @@ import type { KernelOptions } from '../graph/program-options.ts';
 import type { ModelConfig } from '../io/config.ts';
 import { inverseFrequencies } from '../io/rope-scaling.ts';
 import * as composite from './composite.ts';
-import type { Layout } from './layout.ts';
+import type { Layout, ParamView } from './layout.ts';
 import { loraScale } from './lora.ts';
+import { QUANT_ACCURACY, QUANT_BITS, QUANT_BLOCK, codesName, scalesName } from './quantize.ts';
 
 /**
  * Additive bias of a blocked key: exp(score - 1e9 - max) is exactly 0 in float32 and float64.
@@ -28,6 +29,8 @@ export interface Model {
   readonly w: Readonly<Record<string, Value>>;
   /** LoRA's alpha / r; projections with adapter views (`<key>.lora_A`) add the scaled low-rank term. */
   readonly lora?: { readonly scale: number };
+  /** Projections (and the LM head) read as int8 blocks instead of `w` (model/quantize.ts), by view key. */
+  readonly q?: Readonly<Record<string, o.QuantizedWeight>>;
 }
 
 /**
@@ -70,10 +73,29 @@ interface Ctx {
  * buffers: splitting the packed vector in-graph would copy every parameter on every call, which
  * dominates decoding a large model one token at a time.
  */
-export function weightInputs(g: Graph, layout: Layout): Model {
-  const views = [...(layout.frozen?.views ?? []), ...layout.views];
+export function weightInputs(g: Graph, layout: Layout, quantized: readonly ParamView[] = []): Model {
+  if (quantized.length > 0 && g.float !== 'float32') throw new GraphError('int8 weights need a float32 graph');
+  const q = Object.fromEntries(quantized.map((v) => [v.key, int8Inputs(g, v)]));
+  const views = [...(layout.frozen?.views ?? []), ...layout.views].filter((v) => !q[v.key] || v.key === 'embed');
   const w = Object.fromEntries(views.map((v) => [v.key, g.input(`w.${v.key}`, g.float, v.shape)]));
-  return { cfg: layout.config, w, ...(layout.lora ? { lora: { scale: loraScale(layout.lora) } } : {}) };
+  return {
+    cfg: layout.config,
+    w,
+    ...(layout.lora ? { lora: { scale: loraScale(layout.lora) } } : {}),
+    ...(quantized.length > 0 ? { q } : {}),
+  };
+}
+
+/** A view's int8 codes and scales as graph inputs (`q8.<key>.codes`, `q8.<key>.scales`). */
+function int8Inputs(g: Graph, v: ParamView): o.QuantizedWeight {
+  const [rows, cols] = v.shape;
+  const blocks = Math.ceil(cols / QUANT_BLOCK);
+  return {
+    codes: g.input(codesName(v.key), 'uint8', [rows, blocks, QUANT_BLOCK]),
+    scales: g.input(scalesName(v.key), 'float32', [rows * blocks]),
+    bits: QUANT_BITS,
+    blockSize: QUANT_BLOCK,
+  };
 }
 
 /** HF's rotary tables for positions 0..P-1: cos/sin of cat(freqs, freqs), computed in float32 like HF. */
@@ -95,7 +117,8 @@ export function ropeTables(cfg: ModelConfig, P: number): { cos: Float32Array; si
 
 /** x · Wᵀ (+ b) for an HF [out, in] weight: one Gemm with transB, no transposed copy; plus LoRA's term. */
 function linear(m: Model, x: Value, key: string): Value {
-  const y = o.gemm(x, m.w[key], 0, 1); // [N, out]
+  const q = m.q?.[key];
+  const y = q ? o.matMulNBits(x, q, QUANT_ACCURACY) : o.gemm(x, m.w[key], 0, 1); // [N, out]
   const biased = m.w[`${key}_bias`] ? o.add(y, m.w[`${key}_bias`]) : y;
   const delta = loraDelta(m, x, key);
   return delta ? o.add(biased, delta) : biased;
@@ -112,14 +135,14 @@ function loraDelta(m: Model, x: Value, key: string): Value | null {
   if (!m.lora || !a) return null;
   const u = o.mul(o.gemm(x, a, 0, 1), m.lora.scale); // [N, n·r]
   const [layer, proj] = key.split('.');
-  const b = proj === 'qkv' ? blockDiagonal(m, layer, a.shape[0]) : m.w[`${key}.lora_B`];
+  const b = proj === 'qkv' ? blockDiagonal(m, layer, a) : m.w[`${key}.lora_B`];
   return o.gemm(u, b, 0, 1); // [N, out]
 }
 
 /** [(H + 2K)·E, n·r]: each adapted projection's B in its own rows and its own r columns, zeros elsewhere. */
-function blockDiagonal(m: Model, layer: string, width: number): Value {
+function blockDiagonal(m: Model, layer: string, a: Value): Value {
   const { numHeads: H, numKvHeads: K, headDim: E } = m.cfg;
-  const g = m.w[`${layer}.qkv`].graph;
+  const [g, width] = [a.graph, a.shape[0]];
   const zeros = (rows: number, cols: number) => o.expand(g.scalar(0), [rows, cols]);
   let col = 0;
   const blocks = (['q', 'k', 'v'] as const).map((t, j) => {
@@ -278,7 +301,8 @@ export function forward(m: Model, inp: Inputs): Value {
 export const headWeight = (m: Model): Value => m.w.lm_head ?? m.w.embed;
 
 export function lmLogits(m: Model, h: Value): Value {
-  return o.gemm(h, headWeight(m), 0, 1); // [N, V]
+  const q = m.q?.lm_head ?? m.q?.embed;
+  return q ? o.matMulNBits(h, q, QUANT_ACCURACY) : o.gemm(h, headWeight(m), 0, 1); // [N, V]
 }
 
 export function values(m: Model, h: Value): Value {

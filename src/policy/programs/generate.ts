@@ -19,7 +19,7 @@
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { ProgramOptions } from '../graph/program-options.ts';
-import type { Layout } from '../model/layout.ts';
+import type { Layout, ParamView } from '../model/layout.ts';
 import { type Model, forward, lmLogits, weightInputs } from '../model/transformer.ts';
 import { slotAllowed } from './common.ts';
 
@@ -100,16 +100,18 @@ export function buildExtendGraph(
   return g;
 }
 
+/** `quantized`: views read as int8 blocks (model/quantize.ts), for the rollout engine that bakes them into sessions. */
 export function buildDecodeGraph(
   layout: Layout,
   s: DecodeShape,
   float: FloatDType = 'float32',
   options?: ProgramOptions,
+  quantized: readonly ParamView[] = [],
 ): Graph {
   const g = new Graph(float, options);
   const { batch: B, cacheLen: S } = s;
   const { numKvHeads: K, headDim: E, numLayers: L } = layout.config;
-  const model = weightInputs(g, layout);
+  const model = weightInputs(g, layout, quantized);
   const tokens = g.input('tokens', 'int64', [B, 1]);
   const positions = g.input('positions', 'int64', [B, 1]);
   const valid = g.input('slot_mask', g.float, [B, S]); // slots holding earlier tokens (not this step's)
