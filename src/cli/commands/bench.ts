@@ -32,6 +32,13 @@ const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) =
       '--seeds: part of it; --tiny: a dry run)',
     run: async (opts) => (await import('../../bench/learning-seeds.ts')).benchLearningSeeds(opts),
   },
+  iteration: {
+    description:
+      'one SmolLM2 RL iteration at 8 groups x 16 (StarPO-S, 2 threads), every stage, against the targets: Bandit ' +
+      '<= 30 s LoRA, <= 60 s full, Sokoban 5 turns <= 3 min (--cases bandit-lora,bandit-full,sokoban-lora,' +
+      'sokoban-full; STARPO_BENCH_SET overrides the config)',
+    run: async (opts) => (await import('../../bench/iteration.ts')).benchIteration(opts),
+  },
   pipeline: {
     description:
       'durable (Temporal + Kafka + S3) vs embedded per-iteration overhead, trajectory events/s to Kafka ' +
@@ -84,7 +91,7 @@ export function registerBench(program: Command): void {
       '--tiny',
       'learning, learning-seeds: every case at 2 iterations of a tiny model (checks the benchmark end to end)',
     )
-    .option('--cases <list>', 'scale, learning, tools: comma-separated cases (as STARPO_BENCH_CASES)')
+    .option('--cases <list>', 'scale, learning, tools, iteration: comma-separated cases (as STARPO_BENCH_CASES)')
     .option('--models <list>', 'scale: comma-separated models')
     .option('--steps <n>', 'scale: train steps per process (the first compiles; default 3)')
     .option('--sides <list>', 'scale: starpo,pytorch (default both)')

@@ -1,0 +1,93 @@
+/**
+ * `starpo bench iteration`: one RL iteration of a real model (SmolLM2-135M-Instruct) at RAGEN's batch, 8 groups ×
+ * 16, as a user's run makes it: embedded driver, StarPO-S, the environment's default prompt, 2 threads, the
+ * collapse metrics on their default schedule, a checkpoint after the iteration. Per case, two iterations: the first
+ * compiles and fills the caches and is reported apart; the second's wall-clock (from the first's report to its own,
+ * so its checkpoint and everything between count, validation excepted) is compared with the target, with its stage
+ * split and the load average before and after. Targets: Bandit ≤ 30 s with LoRA and ≤ 60 s full, Sokoban (5 turns)
+ * ≤ 3 min. STARPO_BENCH_SET overrides every case's config (e.g. `rolloutWeights=int8,offPolicyCorrection=tis`).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { trainEmbedded } from '../embedded/driver.ts';
+import { resolveConfig } from '../rl/config.ts';
+import { KEPT_TOKENS, TOKENS_GENERATED } from '../rl/metric-names.ts';
+import { benchSetOverrides } from './learning.ts';
+import { pickNames } from './name-list.ts';
+
+interface IterationCase {
+  readonly overrides: readonly string[];
+  readonly targetSeconds: number;
+}
+
+const LORA = ['loraRank=16', 'loraAlpha=32'];
+export const ITERATION_CASES: Readonly<Record<string, IterationCase>> = {
+  'bandit-lora': { overrides: ['env=bandit', ...LORA], targetSeconds: 30 },
+  'bandit-full': { overrides: ['env=bandit'], targetSeconds: 60 },
+  'sokoban-lora': { overrides: ['env=sokoban', 'maxTurns=5', ...LORA], targetSeconds: 180 },
+  'sokoban-full': { overrides: ['env=sokoban', 'maxTurns=5'], targetSeconds: 180 },
+};
+const DEFAULT_CASES = ['bandit-lora', 'bandit-full', 'sokoban-lora'];
+
+const round = (x: number, d = 10) => Math.round(x * d) / d;
+const load = () => round(loadavg()[0], 100);
+
+export async function benchIteration(opts: { cases?: string } = {}, write = console.log): Promise<void> {
+  const names = opts.cases
+    ? pickNames('cases', 'iteration cases', opts.cases, Object.keys(ITERATION_CASES))
+    : DEFAULT_CASES;
+  const extra = benchSetOverrides();
+  const configs = names.map((name) =>
+    resolveConfig({
+      preset: 'starpo-s',
+      overrides: [
+        'model=smollm2-135m-instruct',
+        'envGroups=8',
+        'groupSize=16',
+        'iterations=2',
+        'threads=2',
+        'valEvery=0',
+        ...ITERATION_CASES[name].overrides,
+        ...extra,
+      ],
+    }),
+  ); // every case's config checked before the first runs
+  for (const [i, name] of names.entries()) {
+    const root = mkdtempSync(join(tmpdir(), `starpo-bench-iteration-${name}-`));
+    const loads = [load()];
+    const reports: { at: number; timingsMs: Record<string, number>; metrics: Record<string, number> }[] = [];
+    const start = performance.now();
+    try {
+      await trainEmbedded({
+        root,
+        runId: name,
+        config: configs[i],
+        onIteration: (r) => reports.push({ at: performance.now(), timingsMs: r.timingsMs, metrics: r.metrics }),
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+    loads.push(load());
+    const [first, second] = reports;
+    const validateMs = second.timingsMs.validate ?? 0;
+    const seconds = (second.at - first.at - validateMs) / 1000;
+    write(
+      JSON.stringify({
+        bench: 'iteration',
+        case: name,
+        model: configs[i].model,
+        batch: `${configs[i].envGroups}x${configs[i].groupSize}`,
+        overrides: extra,
+        seconds: round(seconds),
+        targetSeconds: ITERATION_CASES[name].targetSeconds,
+        reached: seconds <= ITERATION_CASES[name].targetSeconds,
+        firstIterationSeconds: round((first.at - start) / 1000),
+        stagesSeconds: Object.fromEntries(Object.entries(second.timingsMs).map(([k, v]) => [k, round(v / 1000)])),
+        tokensGenerated: second.metrics[TOKENS_GENERATED] ?? null,
+        tokensTrained: second.metrics[KEPT_TOKENS] ?? null,
+        load: loads,
+      }),
+    );
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * `bench iteration` end to end on a tiny random-init model (STARPO_BENCH_SET swaps SmolLM2 for it and shrinks the
+ * batch): one line per case, the second iteration's wall-clock against the case's target, its stage split, the load.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { benchIteration } from '../../../src/bench/iteration.ts';
+import { writeTinyModel } from '../rl/tiny-hf-model.ts';
+
+const scratch = mkdtempSync(join(tmpdir(), 'starpo-bench-iteration-test-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+test('bench iteration: a line per case with the second iteration against its target and the stage split', async () => {
+  const model = await writeTinyModel(join(scratch, 'qwen3'), 'qwen3');
+  process.env.STARPO_BENCH_SET = `model=${model},envGroups=2,groupSize=2,maxResponseTokens=4,threads=1,miniBatchSize=2`;
+  const lines: Record<string, unknown>[] = [];
+  try {
+    await benchIteration({ cases: 'bandit-lora' }, (l) => lines.push(JSON.parse(l)));
+  } finally {
+    delete process.env.STARPO_BENCH_SET;
+  }
+  assert.deepEqual(
+    lines.map((l) => [l.bench, l.case, l.batch, l.targetSeconds]),
+    [['iteration', 'bandit-lora', '2x2', 30]],
+  );
+  for (const l of lines) {
+    const stages = l.stagesSeconds as Record<string, number>;
+    assert.ok((l.seconds as number) > 0 && l.reached === true, JSON.stringify(l));
+    assert.ok('rollout' in stages && 'update' in stages, JSON.stringify(stages));
+    assert.equal((l.load as number[]).length, 2);
+    assert.ok((l.tokensGenerated as number) > 0);
+  }
+});
+
+test('bench iteration: an unknown case is refused before any run starts', async () => {
+  await assert.rejects(
+    benchIteration({ cases: 'bandit-lora,chess' }),
+    /unknown iteration cases chess; known: bandit-lora/,
+  );
+});
