@@ -170,6 +170,12 @@ export const FIELDS = {
       'rows 1.1x). The prompt prefill, scoring and training stay float32. The sampled log-probs then differ from the ' +
       "trainer's (|gap| 0.04-0.06 mean on SmolLM2): pair with offPolicyCorrection tis. CPU only.",
   ),
+  packPrefixes: bool(
+    false,
+    "Score and train a group's rows with their shared prompt computed once (one packed row: the prompt, then each " +
+      "row's own tokens, attending only the prompt and themselves). The same log-probs and gradients to float " +
+      'rounding; token-mean losses only (others train the rows apart).',
+  ),
   topP: num(1, { ...positive, max: 1 }, 'Nucleus sampling mass for rollouts; 1 = off (published).'),
   topK: int(0, 0, 'Top-k sampling for rollouts; 0 = off (published).', 1 << 20),
   valEvery: int(5, 0, 'Validate every this many iterations (and at the end); 0 = only at the end.'),

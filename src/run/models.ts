@@ -34,7 +34,13 @@ export function modelInits(
   provider: Provider,
   roles: 'actor' | 'all' = 'all',
 ): ModelInit[] {
-  const base = { config, threads: c.threads > 0 ? c.threads : undefined, provider, lora: loraOf(c) ?? undefined };
+  const base = {
+    config,
+    threads: c.threads > 0 ? c.threads : undefined,
+    provider,
+    lora: loraOf(c) ?? undefined,
+    packPrefixes: c.packPrefixes,
+  };
   const all = roles === 'all';
   const kvCacheBytes = c.kvCacheMb * 2 ** 20;
   const model = (name: ModelName, role: Role, seed: number, samples = false): ModelInit => ({

@@ -6,6 +6,7 @@ import { ConfigError } from '../../errors.ts';
 import { GROUPS, type Layout } from '../model/layout.ts';
 import type { Packed } from '../model/params.ts';
 import { type Bucket, type SequenceBatch, place, placeInt, positionsOf } from '../programs/batch.ts';
+import { isPacked } from '../programs/prefix-pack.ts';
 import { type Session, type OrtTensor, floatTensor, scalarTensor, tensor } from './session.ts';
 
 export type Feeds = Record<string, OrtTensor>;
@@ -28,14 +29,23 @@ export function packedFeeds(prefix: string, p: Packed): Feeds {
   );
 }
 
-/** tokens, targets (next tokens), positions, attention mask and 1/T for a batch padded to `bucket`. */
+/**
+ * tokens, targets (next tokens), positions, attention mask and 1/T for a batch padded to `bucket`; a packed batch
+ * (programs/prefix-pack.ts) brings its own targets (`described`), positions and segments.
+ */
 export function sequenceFeeds(batch: SequenceBatch, bucket: Bucket, temperature = 1): Feeds {
   const shape = [bucket.batch, bucket.seqLen];
   const mask = place(batch.attentionMask, batch, bucket, 0, 'float32');
+  const packed = isPacked(batch) ? batch : null;
   return {
     tokens: tensor('int64', shape, placeInt(batch.tokens, batch, bucket, 0)),
-    targets: tensor('int64', shape, placeInt(batch.tokens, batch, bucket, 1)),
-    positions: tensor('int64', shape, positionsOf(mask, bucket.batch, bucket.seqLen)),
+    targets: tensor('int64', shape, placeInt(packed?.described ?? batch.tokens, batch, bucket, 1)),
+    positions: tensor(
+      'int64',
+      shape,
+      packed ? placeInt(packed.positions, batch, bucket, 0) : positionsOf(mask, bucket.batch, bucket.seqLen),
+    ),
+    ...(packed ? { segments: tensor('int64', shape, placeInt(packed.segments, batch, bucket, 0)) } : {}),
     attention_mask: floatTensor(mask, shape),
     inv_temperature: scalarTensor(1 / temperature, 'float32'),
   };

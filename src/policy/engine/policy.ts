@@ -32,6 +32,7 @@ import type { PolicyHandle, ScoreResult, TrainMetrics, TrainStepOptions } from '
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { type GenerationPrograms, ProgramCache } from './programs.ts';
+import { packSharedPrefixes, unpack } from '../programs/prefix-pack.ts';
 import { Int8Decode } from './int8-decode.ts';
 import { type Provider, defaultThreads } from './session.ts';
 import { type ImportOptions, type PolicyState, exportState, importState } from './state.ts';
@@ -97,6 +98,13 @@ export interface PolicyOptions {
    * Prefill, scoring and training stay float32. CPU only.
    */
   readonly rolloutWeights?: RolloutWeights;
+  /**
+   * Score and train rows that share a prompt with the prompt computed once (programs/prefix-pack.ts): a group's
+   * rows become one packed row, its prompt then each row's own tokens. The same log-probs, values and gradients up
+   * to float rounding. Training packs only with token-mean losses (per-sequence means need the rows apart).
+   * Default false.
+   */
+  readonly packPrefixes?: boolean;
 }
 
 export type RolloutWeights = 'float32' | 'int8';
@@ -279,7 +287,9 @@ export class Policy implements PolicyHandle {
     }
     const fields = def.inputs(opts.loss).map((n) => LOSS_FIELDS[n as keyof typeof LOSS_FIELDS]);
     checkBatch(batch, ['lossMask', ...fields]);
-    const bucket = this.bucket(batch);
+    const pack = this.options.packPrefixes && opts.loss.aggregation === 'token-mean' ? packSharedPrefixes(batch) : null;
+    if (pack) batch = pack.batch;
+    const bucket = { ...this.bucket(batch), ...(pack ? { packed: true } : {}) };
     this.moments ??= { m: zerosLike(this.layout), v: zerosLike(this.layout) };
     const ctx = {
       layout: this.layout,
@@ -336,9 +346,16 @@ export class Policy implements PolicyHandle {
   private async runScore(batch: SequenceBatch, temperature: number): Promise<ScoreResult> {
     await this.initialize();
     checkBatch(batch);
-    const bucket = this.bucket(batch);
+    const pack = this.options.packPrefixes ? packSharedPrefixes(batch) : null;
+    if (!pack) return this.scoreRows(batch, this.bucket(batch), temperature);
+    const packed = await this.scoreRows(pack.batch, { ...this.bucket(pack.batch), packed: true }, temperature);
+    return Object.fromEntries(Object.entries(packed).map(([n, v]) => [n, unpack(v!, pack.toPacked)])) as ScoreResult;
+  }
+
+  /** Scores the batch's rows (packed ones when the bucket says so) in calls that fit the attention budget. */
+  private async scoreRows(batch: SequenceBatch, bucket: Bucket, temperature: number): Promise<ScoreResult> {
     const rows = this.rowsPerCall(bucket);
-    const chunk = { batch: rows, seqLen: bucket.seqLen };
+    const chunk = { ...bucket, batch: rows };
     const session = await this.programs.score(chunk);
     const names = this.role === 'critic' ? ['values'] : ['logprobs', 'entropy'];
     const result = Object.fromEntries(names.map((n) => [n, new Float32Array(batch.batch * batch.seqLen)]));

@@ -116,7 +116,7 @@ async function accumulate(
   opts: TrainStepOptions,
   norm: { tokens: number; sequences: number },
 ): Promise<{ grads: Packed; metrics: TrainMetrics }> {
-  const micro = { batch: ctx.rows, seqLen: bucket.seqLen };
+  const micro = { ...bucket, batch: ctx.rows };
   const prog = await ctx.programs.grad(micro, opts.loss);
   let [acc, next] = (ctx.scratch.acc ??= [zerosLike(ctx.layout), zerosLike(ctx.layout)]);
   for (const g of GROUPS) acc[g].fill(0);
@@ -191,7 +191,7 @@ export async function trainStepInPlace(
   const optim = opts.optim ?? DEFAULT_ADAMW;
   const norm = trainNorm(batch);
   const rows = Math.min(ctx.rows, bucket.batch);
-  const micro = { batch: rows, seqLen: bucket.seqLen };
+  const micro = { ...bucket, batch: rows };
   const weights = weightFeeds(ctx.layout, state.params, ctx.frozen);
   const metrics: TrainMetrics = {};
   const views = viewTensors(ctx.layout, grads, 'grad');

@@ -41,6 +41,8 @@ export const LOSS_FIELDS = {
 export interface Bucket {
   readonly batch: number;
   readonly seqLen: number;
+  /** Rows are packed prefixes and segments (prefix-pack.ts): programs take a `segments` input. */
+  readonly packed?: boolean;
 }
 
 export function bucketFor(b: SequenceBatch, seqMultiple: number, batchMultiple: number): Bucket {

@@ -20,21 +20,26 @@ export interface SequenceInputs {
   readonly tokens: Value; // [B, T] int64
   readonly positions: Value; // [B, T] int64
   readonly mask: Value; // [B, T] float, 1 for real tokens (left or right padding)
+  /** [B, T] int64 in a packed batch (programs/prefix-pack.ts): 0 for the shared prefix, i for segment i. */
+  readonly segments?: Value;
 }
 
-export function sequenceInputs(g: Graph, B: number, T: number): SequenceInputs {
+/** `packed`: rows are packed prefixes and segments (programs/prefix-pack.ts), with a `segments` input. */
+export function sequenceInputs(g: Graph, B: number, T: number, packed = false): SequenceInputs {
   return {
     tokens: g.input('tokens', 'int64', [B, T]),
     positions: g.input('positions', 'int64', [B, T]),
     mask: g.input('attention_mask', g.float, [B, T]),
+    ...(packed ? { segments: g.input('segments', 'int64', [B, T]) } : {}),
   };
 }
 
 /**
- * Causal attention over real tokens: [B, 1, 1, T, T] bool (query t sees real keys s <= t).
- * Every query also sees itself, so padding queries are not all-blocked (see BLOCKED).
+ * Causal attention over real tokens: [B, 1, 1, T, T] bool (query t sees real keys s <= t); with `segments`, only
+ * keys of the shared prefix (segment 0) or of the query's own segment. Every query also sees itself, so padding
+ * queries are not all-blocked (see BLOCKED).
  */
-export function causalAllowed(mask: Value): Value {
+export function causalAllowed(mask: Value, segments?: Value): Value {
   const [B, T] = mask.shape;
   const g = mask.graph;
   const tri = (keep: (q: number, k: number) => boolean) =>
@@ -43,7 +48,14 @@ export function causalAllowed(mask: Value): Value {
       'bool',
       [1, 1, 1, T, T],
     );
-  const real = o.greater(o.reshape(mask, [B, 1, 1, 1, T]), 0.5);
+  let real = o.greater(o.reshape(mask, [B, 1, 1, 1, T]), 0.5);
+  if (segments) {
+    const key = o.reshape(segments, [B, 1, 1, 1, T]);
+    real = o.and(
+      real,
+      o.or(o.equal(key, o.reshape(segments, [B, 1, 1, T, 1])), o.equal(key, g.constant([0], 'int64', []))),
+    );
+  }
   return o.or(
     o.and(
       tri((q, k) => k <= q),
@@ -62,7 +74,8 @@ export function slotAllowed(valid: Value): Value {
 /** Hidden states [B·T, D] of full sequences (training and scoring). */
 export function encode(model: Model, s: SequenceInputs): Value {
   const T = s.tokens.shape[1];
-  return forward(model, { tokens: s.tokens, positions: s.positions, allowed: causalAllowed(s.mask), maxPosition: T });
+  const allowed = causalAllowed(s.mask, s.segments);
+  return forward(model, { tokens: s.tokens, positions: s.positions, allowed, maxPosition: T });
 }
 
 /**

@@ -20,7 +20,7 @@ export function buildScoreGraph(
   const g = new Graph(float, options);
   const { batch: B, seqLen: T } = s;
   const model = weightInputs(g, layout);
-  const hidden = encode(model, sequenceInputs(g, B, T));
+  const hidden = encode(model, sequenceInputs(g, B, T, s.packed === true));
   if (layout.role === 'critic') {
     g.output('values', o.reshape(values(model, hidden), [B, T]));
     return g;

@@ -23,6 +23,8 @@ import { type LossSpec, entropyInLoss, lossDef } from './loss.ts';
 export interface TrainShape {
   readonly batch: number;
   readonly seqLen: number;
+  /** Rows are packed prefixes and segments (programs/prefix-pack.ts). */
+  readonly packed?: boolean;
 }
 
 export interface TrainProgramSpec extends TrainShape {
@@ -45,7 +47,7 @@ export interface TrainGraph {
 export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const { batch: B, seqLen: T } = spec;
   const def = lossDef(spec.loss);
-  const seq = sequenceInputs(g, B, T);
+  const seq = sequenceInputs(g, B, T, spec.packed === true);
   const targets = g.input('targets', 'int64', [B, T]);
   const mask = g.input('loss_mask', g.float, [B, T]);
   const lossInputs = def.inputs(spec.loss);

@@ -1,0 +1,153 @@
+/**
+ * Rows sharing a prompt packed into one row (packPrefixes): the layout (programs/prefix-pack.ts), and a policy that
+ * scores and trains packed batches as it does the rows apart, to float rounding.
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { Policy } from '../../../src/policy/engine/policy.ts';
+import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import type { TrainBatch } from '../../../src/policy/programs/batch.ts';
+import { DEFAULT_VALUE_LOSS, STARPO_S_PPO } from '../../../src/policy/programs/loss.ts';
+import { MIN_SHARED_PREFIX, packSharedPrefixes, unpack } from '../../../src/policy/programs/prefix-pack.ts';
+
+const PROMPT = Array.from({ length: 24 }, (_, i) => (i * 37 + 5) % 300);
+/** Three rows of one prompt (answers of 6, 9 and 4 tokens), one row of another, right-padded to 34. */
+const ROWS = [
+  [...PROMPT, 11, 12, 13, 14, 15, 16],
+  [...PROMPT, 21, 22, 23, 24, 25, 26, 27, 28, 29],
+  [...PROMPT, 31, 32, 33, 34],
+  Array.from({ length: 30 }, (_, i) => (i * 11 + 1) % 300),
+];
+const T = 34;
+const flat = (f: (row: number[], r: number, t: number) => number) =>
+  ROWS.flatMap((row, r) => Array.from({ length: T }, (_, t) => (t < row.length ? f(row, r, t) : 0)));
+const batch: TrainBatch = {
+  batch: ROWS.length,
+  seqLen: T,
+  tokens: Int32Array.from(flat((row, _r, t) => row[t])),
+  attentionMask: Float32Array.from(flat(() => 1)),
+  lossMask: Float32Array.from(flat((_row, r, t) => (r === 3 ? (t >= 20 ? 1 : 0) : t >= 24 ? 1 : 0))),
+  advantages: Float32Array.from(flat((_row, r, t) => Math.sin(r + t))),
+  oldLogprobs: Float32Array.from(flat((_row, r, t) => -2 - 0.1 * Math.cos(r * t))),
+  returns: Float32Array.from(flat((_row, r, t) => Math.cos(r - t))),
+  oldValues: Float32Array.from(flat((_row, r, t) => 0.1 * Math.sin(r * t))),
+};
+
+test('a group sharing a prompt becomes one row: the prefix once, then each member; the others stay rows', () => {
+  const pack = packSharedPrefixes(batch)!;
+  const b = pack.batch;
+  // The prefix stops one token before the first trained token (24): 23 tokens, then 7 + 10 + 5 of the members.
+  assert.equal(b.batch, 2);
+  assert.equal(b.seqLen, 23 + 7 + 10 + 5);
+  const row0 = Array.from(b.tokens.subarray(0, b.seqLen));
+  assert.deepEqual(row0, [
+    ...PROMPT,
+    ...ROWS[0].slice(24),
+    PROMPT[23],
+    ...ROWS[1].slice(24),
+    PROMPT[23],
+    ...ROWS[2].slice(24),
+  ]);
+  assert.deepEqual(Array.from(b.segments.subarray(0, b.seqLen)), [
+    ...Array(23).fill(0),
+    ...Array(7).fill(1),
+    ...Array(10).fill(2),
+    ...Array(5).fill(3),
+  ]);
+  assert.deepEqual(Array.from(b.positions.subarray(23, 23 + 7 + 2)), [23, 24, 25, 26, 27, 28, 29, 23, 24]);
+  // described: what the position before predicts; the second member's first index follows the first's end.
+  assert.equal(b.described[23], PROMPT[23]);
+  assert.equal(b.described[30], 0);
+  assert.equal(b.described[31], ROWS[1][24]);
+  // Every original token maps to the index that computes it: the shared ones to the prefix, the rest to segments.
+  for (let r = 0; r < ROWS.length; r++)
+    for (let t = 1; t < ROWS[r].length; t++) {
+      const j = pack.toPacked[r * T + t];
+      assert.equal(b.described[j], ROWS[r][t], `row ${r} token ${t}`);
+      assert.equal(b.lossMask[j], batch.lossMask[r * T + t]);
+      // Per-token inputs come from the row the index describes; in the prefix (never trained) from the first member.
+      if (batch.lossMask[r * T + t] > 0) assert.equal(b.advantages![j], batch.advantages![r * T + t]);
+    }
+  assert.equal(pack.toPacked[0], -1);
+  assert.equal(pack.toPacked[30], -1, 'padding');
+  // The lone row is a row of its own: one segment, its own positions, nothing shared.
+  assert.deepEqual(Array.from(b.tokens.subarray(b.seqLen, b.seqLen + 30)), ROWS[3]);
+  assert.ok(b.segments.subarray(b.seqLen, b.seqLen + 30).every((s) => s === 1));
+});
+
+test('nothing is packed when no group shares MIN_SHARED_PREFIX tokens before its first trained token', () => {
+  const early = { ...batch, lossMask: Float32Array.from(flat((_row, _r, t) => (t >= MIN_SHARED_PREFIX ? 1 : 0))) };
+  assert.equal(packSharedPrefixes(early), null);
+  assert.equal(packSharedPrefixes({ ...batch, batch: 1 }), null, 'one row');
+  const left = { ...batch, attentionMask: Float32Array.from(flat((_row, _r, t) => (t === 0 ? 0 : 1))) };
+  assert.equal(packSharedPrefixes(left), null, 'left padding is not packed');
+  assert.deepEqual(Array.from(unpack(Float32Array.of(5, 6, 7), Int32Array.of(2, -1, 0))), [7, 0, 5]);
+});
+
+const config = parseModelConfig({
+  model_type: 'qwen2',
+  vocab_size: 300,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  initializer_range: 0.05,
+});
+const policies: Policy[] = [];
+const make = (role: 'actor' | 'critic', packPrefixes: boolean, lora = false) => {
+  const p = new Policy({
+    config,
+    role,
+    seed: 5,
+    threads: 1,
+    packPrefixes,
+    ...(lora ? { lora: { rank: 2, alpha: 4, dropout: 0, targets: ['q', 'v', 'up'] } } : {}),
+  });
+  policies.push(p);
+  return p;
+};
+after(() => Promise.all(policies.map((p) => p.close())));
+
+const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol: number, what: string) => {
+  assert.equal(a.length, b.length);
+  for (let i = 0; i < a.length; i++)
+    assert.ok(Math.abs(a[i] - b[i]) <= tol * Math.max(1, Math.abs(b[i])), `${what}[${i}]: ${a[i]} vs ${b[i]}`);
+};
+
+test('packed scoring gives the rows-apart log-probs, entropies and values to float rounding', async () => {
+  for (const role of ['actor', 'critic'] as const) {
+    const [apart, packed] = [make(role, false), make(role, true)];
+    const [a, p] = [await apart.score(batch), await packed.score(batch)];
+    const real = (x: Float32Array) => x.filter((_, i) => batch.attentionMask[i] > 0 && i % T > 0);
+    for (const n of Object.keys(a) as (keyof typeof a)[]) close(real(p[n]!), real(a[n]!), 1e-5, `${role} ${n}`);
+  }
+});
+
+test('a packed train step moves the weights as the rows-apart step does (actor PPO, critic, LoRA)', async () => {
+  const cases = [
+    { role: 'actor', loss: STARPO_S_PPO, lora: false },
+    { role: 'critic', loss: DEFAULT_VALUE_LOSS, lora: false },
+    { role: 'actor', loss: STARPO_S_PPO, lora: true },
+  ] as const;
+  for (const c of cases) {
+    const [apart, packed] = [make(c.role, false, c.lora), make(c.role, true, c.lora)];
+    const opts = { loss: c.loss, lr: 1e-2 };
+    const [ma, mp] = [await apart.trainStep(batch, opts), await packed.trainStep(batch, opts)];
+    const what = `${c.role}${c.lora ? ' LoRA' : ''}`;
+    close([mp.loss, mp.grad_norm, mp.tokens], [ma.loss, ma.grad_norm, ma.tokens], 1e-4, `${what} metrics`);
+    const [pa, pp] = [apart.getParams(), packed.getParams()];
+    close(pp.matrices, pa.matrices, 1e-4, `${what} matrices`);
+    assert.ok(
+      !pa.matrices.every((x, i) => x === pp.matrices[i]) || c.lora,
+      'the two paths are not the same arithmetic',
+    );
+  }
+});
+
+test('seq-mean losses train the rows apart (a packed row holds several sequences)', async () => {
+  const [apart, packed] = [make('actor', false), make('actor', true)];
+  const opts = { loss: { ...STARPO_S_PPO, aggregation: 'seq-mean-token-mean' }, lr: 1e-2 } as const;
+  assert.deepEqual(await packed.trainStep(batch, opts), await apart.trainStep(batch, opts));
+  assert.deepEqual(packed.getParams().matrices, apart.getParams().matrices);
+});
