@@ -51,52 +51,70 @@ function rowLengths(b: SequenceBatch): number[] | null {
 }
 
 /**
- * Rows grouped by their first MIN_SHARED_PREFIX tokens; a group's prefix is its members' common prefix, cut one
- * token short of its end and before every member's first trained token (`lossMask`), and of the shortest member.
+ * A packed row holds at most this many tokens, or twice the longest row: a packed row's attention is quadratic in
+ * its length (every segment's queries meet every key, most of them masked), so rows that share only a system prompt
+ * are not all packed into one.
+ */
+export const PACKED_ROW_TOKENS = 1024;
+
+function commonPrefix(b: SequenceBatch, x: number, y: number, lengths: number[]): number {
+  const T = b.seqLen;
+  const n = Math.min(lengths[x], lengths[y]);
+  let k = 0;
+  while (k < n && b.tokens[x * T + k] === b.tokens[y * T + k]) k++;
+  return k;
+}
+
+/**
+ * Rows in token order (so rows with the longest common prefixes are neighbours), cut into runs that share a prefix
+ * of ≥ MIN_SHARED_PREFIX tokens: a row joins the run before it when that keeps the run's prefix as long (a row that
+ * shares less starts its own run) and the packed row within its cap. A prefix ends one token short of the members'
+ * common prefix (that token is described once for all of them) and before every member's first trained token.
  */
 function groupRows(b: SequenceBatch & { lossMask?: Float32Array }, lengths: number[]): Group[] {
   const T = b.seqLen;
-  const byHead = new Map<string, number[]>();
-  for (let r = 0; r < b.batch; r++) {
-    const key =
-      lengths[r] > MIN_SHARED_PREFIX ? b.tokens.subarray(r * T, r * T + MIN_SHARED_PREFIX).join(',') : `#${r}`;
-    byHead.set(key, [...(byHead.get(key) ?? []), r]);
-  }
-  return [...byHead.values()].map((rows) => {
-    if (rows.length < 2) return { rows, shared: 0 };
-    const first = rows[0];
-    let common = Math.min(...rows.map((r) => lengths[r]));
-    for (const r of rows.slice(1)) {
-      let n = 0;
-      while (n < common && b.tokens[r * T + n] === b.tokens[first * T + n]) n++;
-      common = n;
-    }
-    let shared = common - 1; // token `shared` itself must be common: one slot describes it for every member
-    if (b.lossMask)
-      for (const r of rows) {
-        let t = 1;
-        while (t < shared + 1 && !(b.lossMask[r * T + t] > 0)) t++;
-        shared = Math.min(shared, t - 1); // lossMask is 0 at every index ≤ shared
-      }
-    return shared >= MIN_SHARED_PREFIX ? { rows, shared } : { rows, shared: 0 };
+  const cap = Math.max(PACKED_ROW_TOKENS, 2 * Math.max(...lengths));
+  const limit = lengths.map((n, r) => {
+    let t = 1;
+    while (t < n && !((b.lossMask?.[r * T + t] ?? 0) > 0)) t++;
+    return t - 1; // lossMask is 0 at every index ≤ limit
   });
+  const order = [...lengths.keys()].sort((x, y) => {
+    const k = commonPrefix(b, x, y, lengths);
+    const [a, c] = [k < lengths[x] ? b.tokens[x * T + k] : -1, k < lengths[y] ? b.tokens[y * T + k] : -1];
+    return a - c || x - y;
+  });
+  const groups: { rows: number[]; shared: number }[] = [];
+  for (const r of order) {
+    const run = groups.at(-1);
+    if (run) {
+      const last = run.rows[run.rows.length - 1];
+      const alone = run.rows.length === 1;
+      const shared = Math.min(alone ? limit[last] : run.shared, commonPrefix(b, last, r, lengths) - 1, limit[r]);
+      const size = shared + [...run.rows, r].reduce((n, m) => n + lengths[m] - shared, 0);
+      if (shared >= MIN_SHARED_PREFIX && (alone || shared >= run.shared) && size <= cap) {
+        run.rows.push(r);
+        run.shared = shared;
+        continue;
+      }
+    }
+    groups.push({ rows: [r], shared: 0 });
+  }
+  return groups;
 }
 
 /**
  * The batch with every group of ≥ 2 rows sharing a prefix of ≥ MIN_SHARED_PREFIX tokens packed into one row (other
  * rows stay rows of their own), or null when no group shares one (or rows are left-padded): nothing to gain.
  */
-export function packSharedPrefixes<B extends SequenceBatch>(
-  b: B,
-  seqMultiple = 1,
-): { batch: Packed<B>; toPacked: Int32Array } | null {
+export function packSharedPrefixes<B extends SequenceBatch>(b: B): { batch: Packed<B>; toPacked: Int32Array } | null {
   const lengths = rowLengths(b);
   if (!lengths) return null;
   const groups = groupRows(b as B & { lossMask?: Float32Array }, lengths);
   if (!groups.some((g) => g.shared > 0)) return null;
   const T = b.seqLen;
   const packedLength = (g: Group) => g.shared + g.rows.reduce((n, r) => n + lengths[r] - g.shared, 0);
-  const P = Math.ceil(Math.max(...groups.map(packedLength)) / seqMultiple) * seqMultiple;
+  const P = Math.max(...groups.map(packedLength));
   const n = groups.length * P;
   const [tokens, described, positions, segments] = [0, 1, 2, 3].map(() => new Int32Array(n));
   const attentionMask = new Float32Array(n);
