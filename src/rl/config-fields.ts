@@ -171,10 +171,11 @@ export const FIELDS = {
       "trainer's (|gap| 0.04-0.06 mean on SmolLM2): pair with offPolicyCorrection tis. CPU only.",
   ),
   packPrefixes: bool(
-    false,
+    true,
     "Score and train a group's rows with their shared prompt computed once (one packed row: the prompt, then each " +
       "row's own tokens, attending only the prompt and themselves). The same log-probs and gradients to float " +
-      'rounding; token-mean losses only (others train the rows apart).',
+      'rounding; SmolLM2 Bandit 8x16 LoRA: score 17.1 -> 5.1 s, update 43.6 -> 14.7 s. Token-mean losses only ' +
+      '(others train the rows apart); false = every row whole.',
   ),
   topP: num(1, { ...positive, max: 1 }, 'Nucleus sampling mass for rollouts; 1 = off (published).'),
   topK: int(0, 0, 'Top-k sampling for rollouts; 0 = off (published).', 1 << 20),

@@ -23,14 +23,24 @@ async function played(c = resolveConfig({ overrides: TINY })) {
 }
 
 test('scoring only the trained rows gives each of them the numbers scoring every row gives it', async () => {
-  const { models, all } = await played();
-  const rows = [1, 3, 4];
-  const [kept, every] = [await scoreStage(c, all, rows, models), await scoreStage(c, all, [0, 1, 2, 3, 4, 5], models)];
-  for (const k of ['logprobs', 'values', 'refLogprobs'] as const)
-    assert.deepEqual(kept[k], takeRows(every[k]!, all.batch.T, rows), k);
-  // sampled by the same weights
-  assert.ok(kept.metrics['logprobs/behaviour_gap_max'] < 1e-4, JSON.stringify(kept.metrics));
-  await closeModels(models);
+  // Filters keep whole groups: a group's rows are packed alike (one prompt, computed once) either way. Rows apart
+  // (packPrefixes false) a row's numbers do not depend on any other row of the call.
+  for (const [packPrefixes, rows] of [
+    [true, [3, 4, 5]],
+    [false, [1, 3, 4]],
+  ] as const) {
+    const cfg = { ...c, packPrefixes };
+    const { models, all } = await played(cfg);
+    const [kept, every] = [
+      await scoreStage(cfg, all, [...rows], models),
+      await scoreStage(cfg, all, [0, 1, 2, 3, 4, 5], models),
+    ];
+    for (const k of ['logprobs', 'values', 'refLogprobs'] as const)
+      assert.deepEqual(kept[k], takeRows(every[k]!, all.batch.T, [...rows]), `${k}, packPrefixes ${packPrefixes}`);
+    // sampled by the same weights
+    assert.ok(kept.metrics['logprobs/behaviour_gap_max'] < 1e-4, JSON.stringify(kept.metrics));
+    await closeModels(models);
+  }
 });
 
 test('with oldLogprobs = behaviour the old log-probs are those the rollout sampled with', async () => {
