@@ -5,13 +5,14 @@
  *   node --import tsx scripts/profile-step.ts [model] [batch]x[seq] [full|lora] [threads]
  *   node --import tsx scripts/profile-step.ts qwen2.5-0.5b 1x1024 full 2
  *
- * Models are `bench scale`'s (qwen2.5-0.5b, qwen3-0.6b, and their -quick shapes). The step is bench scale's
- * (SFT token-mean cross-entropy, AdamW): two steps run and the second is the one summed, so the first
+ * Models are `bench scale`'s (qwen2.5-0.5b, qwen3-0.6b, and their -quick shapes) or a model directory's shape
+ * (e.g. .cache/models/smollm2-135m-instruct/hf; its weights are not read: random init, same arithmetic). The step
+ * is bench scale's (SFT token-mean cross-entropy, AdamW): two steps run and the second is the one summed, so the first
  * run's allocations and kernel selection are left out. Kernel time is onnxruntime's own (`*_kernel_time`
  * events), summed over every session of the step (gradient programs, norm, optimizer chunks); the gap to
  * the wall-clock is time outside kernels (input copies, the host side, the session's scheduling).
  */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { kernelTimeByOp, laterHalfOfEachSession } from './ort-profile.ts';
@@ -24,9 +25,12 @@ const { MODELS } = await import('../src/bench/scale.ts');
 const { parseModelConfig } = await import('../src/policy/io/config.ts');
 const { Policy } = await import('../src/policy/engine/policy.ts');
 const { LORA } = await import('../src/bench/scale-child.ts');
-if (!MODELS[model]) throw new Error(`unknown model ${model} (one of ${Object.keys(MODELS).join(', ')})`);
+const { openModelDirectory } = await import('../src/policy/io/model-dir.ts');
+const isDir = existsSync(path.join(model, 'config.json'));
+if (!MODELS[model] && !isDir)
+  throw new Error(`unknown model ${model} (one of ${Object.keys(MODELS).join(', ')}, or a model directory)`);
 const [B, T] = shape.split('x').map(Number);
-const config = parseModelConfig(MODELS[model]);
+const config = isDir ? (await openModelDirectory(model)).config : parseModelConfig(MODELS[model]);
 const policy = new Policy({ config, seed: 1, threads: Number(threadArg), ...(kind === 'lora' ? { lora: LORA } : {}) });
 await policy.initialize();
 const n = B * T;
