@@ -48,6 +48,7 @@ export async function benchIteration(opts: { cases?: string } = {}, write = cons
         'iterations=2',
         'threads=2',
         'valEvery=0',
+        'valSeeds=8', // a run validates at its end; the measurement leaves validation out, so keep it short
         ...ITERATION_CASES[name].overrides,
         ...extra,
       ],

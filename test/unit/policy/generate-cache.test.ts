@@ -1,19 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Policy } from '../../../src/policy/engine/policy.ts';
-import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import { tinyConfig } from './tiny-config.ts';
 
-const config = parseModelConfig({
-  model_type: 'qwen3',
-  vocab_size: 300,
-  hidden_size: 64,
-  intermediate_size: 128,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 16,
-  initializer_range: 0.35,
-});
+const config = tinyConfig('qwen3', 0.35);
 const plain = new Policy({ config, seed: 3, threads: 1 });
 const cached = new Policy({ config, seed: 3, threads: 1, kvCacheBytes: 1 << 24 });
 after(() => Promise.all([plain.close(), cached.close()]));

@@ -10,7 +10,7 @@ import { createSession } from '../../../src/policy/engine/session.ts';
 import { Graph } from '../../../src/policy/graph/graph.ts';
 import { matMulNBits } from '../../../src/policy/graph/ops.ts';
 import { toOnnx } from '../../../src/policy/graph/onnx.ts';
-import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import { tinyConfig } from './tiny-config.ts';
 import {
   QUANT_ACCURACY,
   QUANT_BLOCK,
@@ -82,16 +82,7 @@ test('onnxruntime MatMulNBits reads the codes as written: (code − 128) · scal
     }
 });
 
-const config = parseModelConfig({
-  model_type: 'qwen2',
-  vocab_size: 300,
-  hidden_size: 64,
-  intermediate_size: 128,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  initializer_range: 0.05,
-});
+const config = tinyConfig('qwen2', 0.05);
 const PROMPTS = Array.from({ length: 5 }, (_, r) =>
   Array.from({ length: 9 + 3 * r }, (_, i) => (i * 31 + 7 * r) % 300),
 );

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Policy } from '../../../src/policy/engine/policy.ts';
-import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import { tinyConfig } from './tiny-config.ts';
 import type { TrainBatch } from '../../../src/policy/programs/batch.ts';
 import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
 import { DEFAULT_VALUE_LOSS, STARPO_S_PPO } from '../../../src/policy/programs/loss.ts';
@@ -116,16 +116,7 @@ test('groups that share only a system prompt pack apart, each with its whole pro
   assert.ok(cut.seqLen <= PACKED_ROW_TOKENS && cut.batch === 3, `${cut.batch} rows of ${cut.seqLen}`);
 });
 
-const config = parseModelConfig({
-  model_type: 'qwen2',
-  vocab_size: 300,
-  hidden_size: 64,
-  intermediate_size: 128,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  initializer_range: 0.05,
-});
+const config = tinyConfig('qwen2', 0.05);
 const policies: Policy[] = [];
 const make = (role: 'actor' | 'critic', packPrefixes: boolean, lora = false) => {
   const p = new Policy({
