@@ -108,7 +108,6 @@ export interface PolicyOptions {
 }
 
 export type RolloutWeights = 'float32' | 'int8';
-export const ROLLOUT_WEIGHTS: readonly RolloutWeights[] = ['float32', 'int8'];
 
 /**
  * 2^24 floats = 64 MB per layer's scores or per logits tensor: long-context batches and 150k-token
