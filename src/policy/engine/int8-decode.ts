@@ -10,7 +10,7 @@ import type { TensorData } from '../graph/graph.ts';
 import type { Packed } from '../model/params.ts';
 import { quantizeViews, quantizedViews } from '../model/quantize.ts';
 import { type DecodeShape, buildDecodeGraph } from '../programs/generate.ts';
-import type { ProgramCache } from './programs.ts';
+import { type ProgramCache, releaseProgram } from './programs.ts';
 import type { Session } from './session.ts';
 
 /** Decode shapes kept per weight version: each session holds its own prepacked copy (~150 MB for SmolLM2-135M). */
@@ -44,7 +44,7 @@ export class Int8Decode {
     while (this.sessions.size > MAX_SESSIONS) {
       const [oldest, s] = this.sessions.entries().next().value as [string, Promise<Session>];
       this.sessions.delete(oldest);
-      void release(s);
+      void releaseProgram(s);
     }
     return session;
   }
@@ -54,10 +54,6 @@ export class Int8Decode {
     this.weights = null;
     const all = [...this.sessions.values()];
     this.sessions.clear();
-    await Promise.all(all.map(release));
+    await Promise.all(all.map(releaseProgram));
   }
-}
-
-async function release(s: Promise<Session>): Promise<void> {
-  await (await s.catch(() => null))?.release();
 }

@@ -36,7 +36,8 @@ export type GenerationPrograms = Pick<ProgramCache, 'layout' | 'extend' | 'decod
 /** Programs kept per policy: each session holds its onnxruntime memory arena at its peak size. */
 export const MAX_PROGRAMS = 24;
 
-async function releaseProgram(p: Promise<unknown>): Promise<void> {
+/** Releases a compiled program's session once its compile settles (a failed compile has nothing to release). */
+export async function releaseProgram(p: Promise<unknown>): Promise<void> {
   const v = (await p.catch(() => null)) as { session?: Session } | Session | null;
   const s = v && 'release' in v ? v : (v as { session?: Session } | null)?.session;
   await s?.release();

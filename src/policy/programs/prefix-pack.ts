@@ -129,7 +129,8 @@ export function packSharedPrefixes<B extends SequenceBatch>(b: B): { batch: Pack
     }
     let j = base + g.shared;
     g.rows.forEach((r, i) => {
-      for (let t = 1; t <= g.shared; t++) toPacked[r * T + t] = t === g.shared ? base + g.shared : base + t;
+      // Tokens 1 … shared-1 are the prefix's; token `shared` is described at the first segment's start, base + shared.
+      for (let t = 1; t <= g.shared; t++) toPacked[r * T + t] = base + t;
       for (let t = g.shared; t < lengths[r]; t++, j++) {
         [tokens[j], positions[j], segments[j], attentionMask[j]] = [b.tokens[r * T + t], t, i + 1, 1];
         // A segment's first index follows the previous segment's end, which predicts nothing; the first segment's
