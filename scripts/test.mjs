@@ -6,7 +6,7 @@
 //   node scripts/test.mjs integration  integration tests only
 // Node 20's runner takes no globs, so the files are listed here.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 
@@ -43,6 +43,10 @@ for (const { bin, args, fix } of checks) {
   const rc = run([join(root, 'node_modules', bin), ...args]);
   if (rc !== 0) {
     console.error(`${bin.split('/')[0]} failed: ${fix}`);
+    const leftMb = bytesUnder(scratchDir) / 2 ** 20;
+    if (process.env.STARPO_KEEP_TEST_TMP === '1') console.log(`test temporary files kept: ${scratchDir}`);
+    else rmSync(timingsDir, { recursive: true, force: true });
+    console.log(`the tests left ${leftMb.toFixed(0)} MB in their temporary directories`);
     process.exit(rc);
   }
 }
@@ -95,6 +99,10 @@ const beside = besideLane(
 const shared = longestFirst(files.filter((f) => ![...faults, ...alone, ...beside].includes(f)));
 // Trainer progress lines would drown the test report; STARPO_LOG_LEVEL=info brings them back.
 const timingsDir = mkdtempSync(join(tmpdir(), 'starpo-test-'));
+// The test processes' TMPDIR: what a test leaves in its temporary directories (models, runs, checkpoints: gigabytes
+// over a suite) goes when the suite ends, passed or failed. STARPO_KEEP_TEST_TMP=1 keeps it to look at.
+const scratchDir = join(timingsDir, 'tmp');
+mkdirSync(scratchDir);
 const t0 = Date.now();
 const phases = [
   [[shared, concurrency]],
@@ -132,7 +140,7 @@ function runFiles(group, n, i) {
     `--test-reporter-destination=${join(timingsDir, `timings-${i}.jsonl`)}`,
     ...group,
   ];
-  const env = { ...process.env, STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' };
+  const env = { ...process.env, TMPDIR: scratchDir, STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' };
   const child = spawn(process.execPath, args, { stdio: 'inherit', cwd: root, env });
   return new Promise((done) => child.on('exit', (code) => done(code ?? 1)));
 }
@@ -174,4 +182,15 @@ function printSlowest(rows, n, wallMs) {
     const s = (r.spanMs / 1000).toFixed(1).padStart(7);
     console.log(`${s} s  ${String(r.tests).padStart(3)} tests  ${relative(root, r.file)}`);
   }
+}
+
+/** Bytes in the files under `dir` (links not followed). */
+function bytesUnder(dir) {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += bytesUnder(path);
+    else if (entry.isFile()) total += lstatSync(path).size;
+  }
+  return total;
 }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
+import { openSync, closeSync, readFileSync } from 'node:fs';
 import { ServiceError } from '../errors.ts';
 
 /** True when `command` is on PATH. */
@@ -25,7 +25,26 @@ export function runToLog(
     child.once('exit', (code) => {
       closeSync(fd);
       if (code === 0) resolve();
-      else reject(new ServiceError(service, `\`${command} ${args.join(' ')}\` exited with ${code}; see ${logPath}`));
+      else {
+        const tail = logTail(logPath, 12);
+        reject(
+          new ServiceError(service, `\`${command} ${args.join(' ')}\` exited with ${code}; ${logPath} ends:\n${tail}`),
+        );
+      }
     });
   });
+}
+
+/** The last `lines` lines of a log, indented, so a CI transcript shows why an install failed without the file. */
+function logTail(path: string, lines: number): string {
+  try {
+    const text = readFileSync(path, 'utf8').trimEnd();
+    return text
+      .split('\n')
+      .slice(-lines)
+      .map((l) => `    ${l}`)
+      .join('\n');
+  } catch {
+    return '    (the log could not be read)';
+  }
 }

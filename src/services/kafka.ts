@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import type { ServiceSpec } from './service.ts';
-import { CACHE_DIR, REPO_ROOT, serviceDir } from './paths.ts';
+import { CACHE_DIR, REPO_ROOT, serviceDir, serviceTmpDir } from './paths.ts';
 import { endpoints } from '../endpoints.ts';
 import { runToLog } from './exec.ts';
 import { ServiceError } from '../errors.ts';
@@ -78,6 +78,7 @@ export const kafkaService: ServiceSpec = {
         '-Xmx768m',
         '-XX:+UseG1GC',
         '-Djava.awt.headless=true',
+        `-Djava.io.tmpdir=${serviceTmpDir('kafka')}`,
         `-Dlog4j.configuration=file:${join(REPO_ROOT, 'infra/kafka/log4j.properties')}`,
         '-cp',
         classpath,

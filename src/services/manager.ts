@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import type { ServiceSpec } from './service.ts';
 import { checkDataBeforeStart, recordData } from './data.ts';
-import { logFile, pidFile, serviceDir } from './paths.ts';
+import { logFile, pidFile, serviceDir, serviceTmpDir } from './paths.ts';
 import { portIsFree, waitFor } from './ports.ts';
 import { hasCommand } from './exec.ts';
 import { temporalService } from './temporal.ts';
@@ -68,9 +68,16 @@ async function checkStartable(spec: ServiceSpec): Promise<void> {
 
 function launch(spec: ServiceSpec, command: string, args: string[], env: Record<string, string> = {}): number {
   mkdirSync(serviceDir(spec.name), { recursive: true });
+  const tmp = serviceTmpDir(spec.name);
+  rmSync(tmp, { recursive: true, force: true }); // a stopped service's leftovers
+  mkdirSync(tmp);
   const fd = openSync(logFile(spec.name), 'a');
   writeSync(fd, `\n=== starpo: starting ${spec.name} at ${new Date().toISOString()}: ${command} ${args.join(' ')}\n`);
-  const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
+  const child = spawn(command, args, {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, TMPDIR: tmp, ...env },
+  });
   closeSync(fd);
   if (child.pid === undefined) throw new ServiceError(spec.name, `could not spawn ${command}`);
   child.unref();

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServiceSpec } from './service.ts';
-import { CACHE_DIR, serviceDir } from './paths.ts';
+import { CACHE_DIR, serviceDir, serviceTmpDir } from './paths.ts';
 import { endpoints } from '../endpoints.ts';
 import { runToLog } from './exec.ts';
 
@@ -44,6 +44,7 @@ export const s3Service: ServiceSpec = {
         '-Xms128m',
         '-Xmx512m',
         '-Djava.awt.headless=true',
+        `-Djava.io.tmpdir=${serviceTmpDir('s3')}`,
         '-jar',
         jar,
         // Plain HTTP on the loopback-bound main connector; S3Mock cannot bind its extra connector to one address.
