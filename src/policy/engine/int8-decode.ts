@@ -10,7 +10,8 @@ import type { TensorData } from '../graph/graph.ts';
 import type { Packed } from '../model/params.ts';
 import { quantizeViews, quantizedViews } from '../model/quantize.ts';
 import { type DecodeShape, buildDecodeGraph } from '../programs/generate.ts';
-import { type ProgramCache, releaseProgram } from './programs.ts';
+import { ProgramLru } from './program-lru.ts';
+import type { ProgramCache } from './programs.ts';
 import type { Session } from './session.ts';
 
 /** Decode shapes kept per weight version: each session holds its own prepacked copy (~150 MB for SmolLM2-135M). */
@@ -18,8 +19,7 @@ const MAX_SESSIONS = 6;
 
 export class Int8Decode {
   private weights: Map<string, TensorData> | null = null;
-  /** By shape; insertion order = recency, so the first key is the least recently used. */
-  private readonly sessions = new Map<string, Promise<Session>>();
+  private readonly sessions = new ProgramLru(MAX_SESSIONS);
   /** Weight versions quantized so far (a benchmark reads it; one per version that generated). */
   quantizations = 0;
 
@@ -27,33 +27,20 @@ export class Int8Decode {
 
   /** The int8 decode session for `shape` under `base`: the whole model's weights, or a LoRA policy's frozen base. */
   decode(shape: DecodeShape, base: () => Packed): Promise<Session> {
-    const key = `${shape.batch}x${shape.cacheLen}`;
-    let session = this.sessions.get(key);
-    if (session) this.sessions.delete(key);
-    else {
+    return this.sessions.get(`${shape.batch}x${shape.cacheLen}`, () => {
       const layout = this.programs.layout;
       if (!this.weights) {
         this.weights = quantizeViews(layout, base());
         this.quantizations++;
       }
       const build = () => buildDecodeGraph(layout, shape, 'float32', this.programs.build, quantizedViews(layout));
-      session = this.programs.compile('decode-int8', build, this.weights);
-      session.catch(() => this.sessions.delete(key)); // a failed compile is retried next time
-    }
-    this.sessions.set(key, session);
-    while (this.sessions.size > MAX_SESSIONS) {
-      const [oldest, s] = this.sessions.entries().next().value as [string, Promise<Session>];
-      this.sessions.delete(oldest);
-      void releaseProgram(s);
-    }
-    return session;
+      return this.programs.compile('decode-int8', build, this.weights);
+    });
   }
 
   /** The quantized weights changed: every session is released and the next decode quantizes again. */
-  async invalidate(): Promise<void> {
+  invalidate(): Promise<void> {
     this.weights = null;
-    const all = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.all(all.map(releaseProgram));
+    return this.sessions.clear();
   }
 }

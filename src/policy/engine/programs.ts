@@ -22,6 +22,7 @@ import {
   buildTrainGraph,
   buildViewGradGraph,
 } from '../programs/train.ts';
+import { ProgramLru } from './program-lru.ts';
 import { type Session, type SessionOptions, createSession } from './session.ts';
 
 export interface TrainProgram {
@@ -35,13 +36,6 @@ export type GenerationPrograms = Pick<ProgramCache, 'layout' | 'extend' | 'decod
 
 /** Programs kept per policy: each session holds its onnxruntime memory arena at its peak size. */
 export const MAX_PROGRAMS = 24;
-
-/** Releases a compiled program's session once its compile settles (a failed compile has nothing to release). */
-export async function releaseProgram(p: Promise<unknown>): Promise<void> {
-  const v = (await p.catch(() => null)) as { session?: Session } | Session | null;
-  const s = v && 'release' in v ? v : (v as { session?: Session } | null)?.session;
-  await s?.release();
-}
 
 /**
  * One compile: what was built, its live node count, and seconds to build + serialise the graph and create the session.
@@ -59,8 +53,7 @@ export function programKey(options: ProgramOptions, parts: readonly unknown[]): 
 }
 
 export class ProgramCache {
-  /** Insertion order = recency (a hit moves its key to the end), so the first key is the LRU one. */
-  private readonly programs = new Map<string, Promise<unknown>>();
+  private readonly programs: ProgramLru;
   /** Every compile so far, in order (benchmarks report compile time from it). */
   readonly compiles: CompileRecord[] = [];
 
@@ -70,7 +63,9 @@ export class ProgramCache {
     readonly maxPrograms = MAX_PROGRAMS,
     /** Kernel and gradient choices every program of this cache is built with. */
     readonly build: ProgramOptions = DEFAULT_PROGRAM_OPTIONS,
-  ) {}
+  ) {
+    this.programs = new ProgramLru(maxPrograms);
+  }
 
   get size(): number {
     return this.programs.size;
@@ -130,32 +125,13 @@ export class ProgramCache {
   }
 
   /** Releases every session (onnxruntime frees their memory). */
-  async release(): Promise<void> {
-    const all = [...this.programs.values()];
-    this.programs.clear();
-    for (const p of all) await releaseProgram(p);
+  release(): Promise<void> {
+    return this.programs.clear();
   }
 
-  /**
-   * The cached program for `key`, compiled on a miss. Beyond maxPrograms the least recently used
-   * one is released; Policy runs one operation at a time and each operation fetches a program
-   * right before using it, so an evicted session is never in use.
-   */
+  /** The cached program for `key` (kind, shape, …), compiled on a miss. */
   private get<T>(key: unknown[], make: () => Promise<T>): Promise<T> {
-    const k = programKey(this.build, key);
-    let p = this.programs.get(k) as Promise<T> | undefined;
-    if (p) this.programs.delete(k);
-    else {
-      p = make();
-      p.catch(() => this.programs.delete(k)); // a failed compile is retried next time
-    }
-    this.programs.set(k, p);
-    while (this.programs.size > this.maxPrograms) {
-      const [oldest, program] = this.programs.entries().next().value as [string, Promise<unknown>];
-      this.programs.delete(oldest);
-      void releaseProgram(program);
-    }
-    return p;
+    return this.programs.get(programKey(this.build, key), make);
   }
 
   private async compileTrain(kind: string, build: () => TrainGraph): Promise<TrainProgram> {
