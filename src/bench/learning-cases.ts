@@ -74,6 +74,27 @@ const SMOLLM2_FROZENLAKE_FORMAT = {
   name: 'smollm2-frozenlake-format',
   overrides: SMOLLM2_FORMAT.overrides.map((o) => (o === 'env=bandit' ? 'env=frozenlake' : o)),
 } as const satisfies WarmStart;
+/** The same format warm start on Sokoban (RAGEN's levels): random legal moves. */
+const SMOLLM2_SOKOBAN_FORMAT = {
+  name: 'smollm2-sokoban-format',
+  overrides: SMOLLM2_FORMAT.overrides.map((o) => (o === 'env=bandit' ? 'env=sokoban' : o)),
+} as const satisfies WarmStart;
+/**
+ * RAGEN's SFT baseline on SmolLM2: the solver's moves on 3,200 levels, one pass in batches of 8. A demonstration is
+ * short (median 274 tokens: RAGEN's levels take 1–2 turns of up to 5 moves), ~190 of them the shared prompt.
+ */
+const SMOLLM2_SOKOBAN_SOLVER = {
+  name: 'smollm2-sokoban-solver',
+  overrides: [
+    ...SMOLLM2,
+    'env=sokoban',
+    'sftSteps=400',
+    'sftPolicy=expert',
+    'sftEpisodes=3200',
+    'sftBatchSize=8',
+    'sftLr=5e-4',
+  ],
+} as const satisfies WarmStart;
 /** GRPO on 4 groups × 4: ~70 s an iteration on 2 cores (measured, load ~2). */
 const SMOLLM2_RL = ['iterations=30', 'envGroups=4', 'groupSize=4', 'miniBatchSize=8', 'lrActor=2e-4'];
 
@@ -93,6 +114,19 @@ const SMOLLM2_FROZENLAKE_RL = [
   'collapseEvery=10',
   // At Bandit's 2e-4 one update took the format penalty rate from 2% to 74% (the answers lost their `||`
   // separators: most multi-action answers fall in a hole, so the separator sat mostly in failed trajectories).
+  'lrActor=5e-5',
+];
+
+/** SmolLM2 on RAGEN's Sokoban: StarPO-S on 8 groups × 8 (it keeps the top quarter: 2 groups, one mini-batch). */
+const SMOLLM2_SOKOBAN_RL = [
+  ...SMOLLM2_RL,
+  'env=sokoban',
+  'envGroups=8',
+  'groupSize=8',
+  'iterations=20',
+  // As FrozenLake's: a warm start's `<think>…</think><answer>…</answer>` with several moves outgrows 24 tokens.
+  'maxResponseTokens=64',
+  'collapseEvery=10',
   'lrActor=5e-5',
 ];
 
@@ -268,6 +302,23 @@ export const LEARNING_CASES: LearningCase[] = [
     targetSuccess: 0.199,
     warmStart: SMOLLM2_FROZENLAKE_FORMAT,
     overrides: [...SMOLLM2_FROZENLAKE_RL, 'iterations=24'],
+  },
+  // RAGEN's Sokoban (its levels, 10 moves): StarPO-S 21.5% from reward and 74.6% after solver SFT for Qwen2.5-0.5B.
+  {
+    name: 'smollm2-sokoban',
+    preset: 'starpo-s',
+    target: 0,
+    targetSuccess: 0.215,
+    warmStart: SMOLLM2_SOKOBAN_FORMAT,
+    overrides: SMOLLM2_SOKOBAN_RL,
+  },
+  {
+    name: 'smollm2-sokoban-solver',
+    preset: 'starpo-s',
+    target: 0,
+    targetSuccess: 0.746,
+    warmStart: SMOLLM2_SOKOBAN_SOLVER,
+    overrides: SMOLLM2_SOKOBAN_RL,
   },
   // Learning from reward: format-only warm starts. Targets are the issue's (ratio to the oracle on the same seeds).
   {
