@@ -43,10 +43,6 @@ for (const { bin, args, fix } of checks) {
   const rc = run([join(root, 'node_modules', bin), ...args]);
   if (rc !== 0) {
     console.error(`${bin.split('/')[0]} failed: ${fix}`);
-    const leftMb = bytesUnder(scratchDir) / 2 ** 20;
-    if (process.env.STARPO_KEEP_TEST_TMP === '1') console.log(`test temporary files kept: ${scratchDir}`);
-    else rmSync(timingsDir, { recursive: true, force: true });
-    console.log(`the tests left ${leftMb.toFixed(0)} MB in their temporary directories`);
     process.exit(rc);
   }
 }
@@ -125,6 +121,10 @@ if (rows.length > 0) {
   mkdirSync(dirname(timesFile), { recursive: true });
   writeFileSync(timesFile, `${JSON.stringify(times, null, 2)}\n`);
 }
+const leftMb = bytesUnder(scratchDir) / 2 ** 20;
+if (process.env.STARPO_KEEP_TEST_TMP === '1') console.log(`test temporary files kept: ${scratchDir}`);
+else rmSync(timingsDir, { recursive: true, force: true });
+console.log(`the tests left ${leftMb.toFixed(0)} MB in their temporary directories`);
 process.exit(rc);
 
 /** One runner over `group`, `n` files at a time, reporting to stdout and to the timing file `timings-<i>.jsonl`. */
