@@ -20,6 +20,7 @@ import { evaluateCheckpoint } from '../replay/evaluate.ts';
 import type { FormatRates } from '../rl/format-rates.ts';
 import { pickNames } from './name-list.ts';
 import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './learning-cases.ts';
+import { type CaseStart, caseStart, earlierSeconds, storedReports } from './stored-case.ts';
 import {
   ACTOR_NO_SIGNAL,
   COLLAPSE_MI_ESTIMATE,
@@ -54,8 +55,13 @@ export interface TrainedCase {
   /** Seconds the shared warm-start took, when the case used one (counted once per bench run). */
   warmStartSeconds?: number;
   runDir: string;
-  /** The machine's 1-minute load average as each iteration ended. */
+  /** The machine's 1-minute load average as each iteration of this process ended. */
   loads: number[];
+  /**
+   * Set when this process resumed the case's run (STARPO_BENCH_RUNS_DIR): from which checkpoint, and the seconds
+   * the iterations before it took (in wallSeconds too).
+   */
+  resumed?: { fromIteration: number; earlierSeconds: number };
   /** Where the policy before RL is: the shared warm start's checkpoint 0, else the run's own. */
   startCheckpoint: string;
 }
@@ -68,19 +74,22 @@ const warmStarted = new Map<string, Promise<{ runDir: string; seconds: number }>
 
 /**
  * The warm start's run directory: trained once per process, or once per STARPO_BENCH_WARM_DIR (a directory
- * whose `sft-<name>` run is reused by later bench processes, so each case can run in a process of its own).
+ * whose `sft-<name>` run is reused by later bench processes, so each case can run in a process of its own; by
+ * default STARPO_BENCH_RUNS_DIR). A warm start that stopped before its checkpoint is trained again.
  */
 function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string; seconds: number }> {
   let run = warmStarted.get(name);
   if (!run) {
     run = (async () => {
-      const kept = process.env.STARPO_BENCH_WARM_DIR;
-      if (kept && existsSync(join(kept, `sft-${name}`, 'checkpoints', 'main', '00000000')))
-        return { runDir: join(kept, `sft-${name}`), seconds: 0 };
+      const kept = process.env.STARPO_BENCH_WARM_DIR ?? process.env.STARPO_BENCH_RUNS_DIR;
+      const runId = `sft-${name}`;
+      if (kept && existsSync(join(kept, runId, 'checkpoints', 'main', '00000000')))
+        return { runDir: join(kept, runId), seconds: 0 };
       const root = kept ?? mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
       const t0 = performance.now();
       const config = resolveConfig({ overrides: [...overrides, ...extraOverrides] });
-      await trainEmbedded({ root, runId: `sft-${name}`, config, stopAfter: 0 });
+      const restart = existsSync(join(root, runId, 'config.json'));
+      await trainEmbedded({ root, runId, config, stopAfter: 0, restart });
       return { runDir: join(root, `sft-${name}`), seconds: (performance.now() - t0) / 1000 };
     })();
     warmStarted.set(name, run);
@@ -111,44 +120,59 @@ export async function trainCase(
   watch?: (r: IterationReport) => void,
 ): Promise<TrainedCase> {
   const config = caseConfig(k, extra);
+  const kept = process.env.STARPO_BENCH_RUNS_DIR;
+  const root = kept ?? mkdtempSync(join(tmpdir(), `starpo-bench-${k.name}-`));
+  const start: CaseStart = kept ? await caseStart(root, k.name, config) : { kind: 'fresh' };
   const shared = k.warmStart ? await warmStartRun(k.warmStart) : undefined;
-  const root = mkdtempSync(join(tmpdir(), `starpo-bench-${k.name}-`));
-  const curve: CasePoint[] = [];
-  const reports: IterationReport[] = [];
+  let reports: IterationReport[] = [];
   const loads: number[] = [];
   const t0 = performance.now();
   await trainEmbedded({
     root,
     runId: k.name,
-    config,
-    initFrom: shared?.runDir,
+    ...(start.kind === 'resume' ? { resume: true } : { config, initFrom: shared?.runDir }),
+    restart: start.kind === 'restart',
     onIteration: (r: IterationReport) => {
-      const m = r.metrics;
       reports.push(r);
       loads.push(loadavg()[0]);
       watch?.(r);
-      curve.push({
-        iteration: r.iteration,
-        lineageId: r.lineageId,
-        success: m[SUCCESS_RATE],
-        val: m[VAL_SUCCESS_RATE],
-        std: m[IN_GROUP_STD_ALL],
-        entropy: m[ENTROPY_MEAN],
-        mi: m[COLLAPSE_MI_ESTIMATE],
-        ...(r.warning ? { warning: r.warning } : {}),
-      });
     },
   });
+  let wallSeconds = (performance.now() - t0) / 1000;
+  let resumed: TrainedCase['resumed'];
+  if (start.kind === 'resume') {
+    // The whole run's curve, the iterations of the processes before this one included.
+    reports = await storedReports(root, k.name, config.iterations);
+    const before = await earlierSeconds(root, k.name, start.fromIteration);
+    resumed = { fromIteration: start.fromIteration, earlierSeconds: Math.round(before) };
+    wallSeconds += before;
+  }
   const runDir = join(root, k.name);
   return {
     config,
-    curve,
+    curve: reports.map(casePoint),
     reports,
-    wallSeconds: (performance.now() - t0) / 1000,
+    wallSeconds,
     runDir,
     loads,
     startCheckpoint: `${shared?.runDir ?? runDir}@0`,
     ...(shared ? { warmStartSeconds: shared.seconds } : {}),
+    ...(resumed ? { resumed } : {}),
+  };
+}
+
+/** An iteration's point on a case's curve. */
+function casePoint(r: IterationReport): CasePoint {
+  const m = r.metrics;
+  return {
+    iteration: r.iteration,
+    lineageId: r.lineageId,
+    success: m[SUCCESS_RATE],
+    val: m[VAL_SUCCESS_RATE],
+    std: m[IN_GROUP_STD_ALL],
+    entropy: m[ENTROPY_MEAN],
+    mi: m[COLLAPSE_MI_ESTIMATE],
+    ...(r.warning ? { warning: r.warning } : {}),
   };
 }
 
@@ -222,6 +246,7 @@ export async function measureCase(k: LearningCase, trained: TrainedCase): Promis
         }
       : null,
     tokens: tokenTotals(config, trained.reports),
+    ...(trained.resumed ? { resumed: trained.resumed } : {}),
     ...(warmStartSeconds !== undefined
       ? { warmStart: k.warmStart?.name, warmStartSeconds: Math.round(warmStartSeconds) }
       : {}),

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { LEARNING_CASES, seedStudyCases, TINY } from '../../../src/bench/learning-cases.ts';
 import { benchLearningSeeds, collapsedAt } from '../../../src/bench/learning-seeds.ts';
-import { benchLearning, tokenTotals, type CasePoint } from '../../../src/bench/learning.ts';
+import { benchLearning, tokenTotals, trainCase, useTinyMode, type CasePoint } from '../../../src/bench/learning.ts';
 import { ACTOR_NO_SIGNAL, KEPT_TOKENS, TOKENS_GENERATED } from '../../../src/rl/metric-names.ts';
 import { benchTools } from '../../../src/bench/tools.ts';
 
@@ -164,6 +164,47 @@ test('an unknown case name is refused in one line naming the known ones, before 
     restore();
   }
 });
+
+test(
+  'a case kept in STARPO_BENCH_RUNS_DIR that stopped resumes there: its curve is the whole run, as an unstopped one',
+  { timeout: 600_000 },
+  async () => {
+    const bandit = LEARNING_CASES.find((k) => k.name === 'bandit')!;
+    const straightDir = mkdtempSync(join(tmpdir(), 'starpo-bench-runs-'));
+    const crashedDir = mkdtempSync(join(tmpdir(), 'starpo-bench-runs-'));
+    useTinyMode(true);
+    const restore = benchEnv({ STARPO_BENCH_RUNS_DIR: straightDir });
+    try {
+      const straight = await trainCase(bandit);
+      assert.equal(straight.resumed, undefined);
+      assert.equal(straight.runDir, join(straightDir, 'bandit'));
+      process.env.STARPO_BENCH_RUNS_DIR = crashedDir;
+      const crash = (r: { iteration: number }) => {
+        if (r.iteration === 2) throw new Error('killed');
+      };
+      await assert.rejects(trainCase(bandit, [], crash), /killed/);
+      const resumed = await trainCase(bandit);
+      assert.deepEqual(resumed.resumed && { fromIteration: resumed.resumed.fromIteration }, { fromIteration: 1 });
+      assert.ok(resumed.resumed!.earlierSeconds >= 0);
+      assert.equal(resumed.loads.length, 1, 'this process trained iteration 2 only');
+      assert.deepEqual(
+        resumed.reports.map((r) => [r.iteration, r.metrics]),
+        straight.reports.map((r) => [r.iteration, r.metrics]),
+      );
+      assert.deepEqual(resumed.curve, straight.curve);
+      // Another config under the same runs directory is refused in one line, before anything trains.
+      await assert.rejects(
+        trainCase(bandit, ['lrActor=1e-3']),
+        /config STARPO_BENCH_RUNS_DIR: .*bandit was started with other settings \(lrActor .* there, 0\.001 here\)/,
+      );
+    } finally {
+      restore();
+      useTinyMode(false);
+      rmSync(straightDir, { recursive: true, force: true });
+      rmSync(crashedDir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('token totals: every rollout token, and the kept ones once per epoch where the actor stepped', () => {
   const report = (m: Record<string, number>) => ({ iteration: 1, iterations: 3, metrics: m, timingsMs: {} });
