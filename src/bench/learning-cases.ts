@@ -80,17 +80,19 @@ const SMOLLM2_SOKOBAN_FORMAT = {
   overrides: SMOLLM2_FORMAT.overrides.map((o) => (o === 'env=bandit' ? 'env=sokoban' : o)),
 } as const satisfies WarmStart;
 /**
- * RAGEN's SFT baseline on SmolLM2: the solver's moves on 3,200 levels, one pass in batches of 8. A demonstration is
- * short (median 274 tokens: RAGEN's levels take 1–2 turns of up to 5 moves), ~190 of them the shared prompt.
+ * RAGEN's SFT baseline on SmolLM2: the solver's moves on 1,600 levels, one pass in batches of 8. A demonstration is
+ * short (median 274 tokens: RAGEN's levels take 1–2 turns of up to 5 moves), ~190 of them the shared prompt; a step
+ * of 8 took 7–11 s here with LoRA (a quiet machine, prefixes packed; 10–13 s apart), 30 s or more beside two other
+ * runs, so 200 steps fit a session.
  */
 const SMOLLM2_SOKOBAN_SOLVER = {
   name: 'smollm2-sokoban-solver',
   overrides: [
     ...SMOLLM2,
     'env=sokoban',
-    'sftSteps=400',
+    'sftSteps=200',
     'sftPolicy=expert',
-    'sftEpisodes=3200',
+    'sftEpisodes=1600',
     'sftBatchSize=8',
     'sftLr=5e-4',
   ],
