@@ -72,7 +72,7 @@ export interface PolicyOptions {
   /**
    * Largest activation (floats) one program call may hold: a layer's attention scores (rows · heads · T²)
    * or an actor's logits (rows · T · vocab); larger batches are scored and trained in micro-batches
-   * (default ATTENTION_BUDGET).
+   * (default ATTENTION_BUDGET). Within a call the LM head goes in chunks of the program options' headChunkElements.
    */
   readonly attentionBudget?: number;
   /**
@@ -332,6 +332,9 @@ export class Policy implements PolicyHandle {
   private rowsPerCall(bucket: Bucket): number {
     const { numHeads, vocabSize } = this.layout.config;
     const T = bucket.seqLen;
+    // Rows multiply every layer's activations too, not only the scores and logits: with the head in chunks
+    // (headChunkElements) and rows by the scores alone, SmolLM2's 4 × 512 step ran as one call and peaked at 6.4 GB
+    // against 3.6 as four (engine/README.md), so a row's whole logits count here whatever the chunks.
     const perRow = Math.max(numHeads * T * T, this.role === 'actor' ? T * vocabSize : 0);
     let rows = 1;
     while (rows < bucket.batch && 2 * rows * perRow <= (this.options.attentionBudget ?? ATTENTION_BUDGET)) rows *= 2;

@@ -25,11 +25,19 @@ export interface ProgramOptions {
    * (autodiff/rules.ts says why; Infinity: always the Gemm, 0: always the scatter).
    */
   readonly onehotMaxElements: number;
+  /**
+   * The LM head, log-softmax and entropy run over row chunks of at most this many logits (rows · vocabulary), each
+   * chunk's backward recomputing its logits (model/composite.ts headStats): a program never holds more than one
+   * chunk's [rows, V] tensors. Infinity (the default): one chunk, logits kept for the backward. Off until it
+   * measures better: at SmolLM2's 4 × 512, 2^24 saved no memory and no time (engine/README.md).
+   */
+  readonly headChunkElements: number;
 }
 
 export const DEFAULT_PROGRAM_OPTIONS: ProgramOptions = Object.freeze({
   kernels: Object.freeze({ softmax: true, rmsNorm: true, silu: true, rope: true, recompute: true }),
   onehotMaxElements: 1 << 19,
+  headChunkElements: Infinity,
 });
 
 /** Options to build with: the defaults, with `overrides` (a kernel at a time) on top. */
@@ -37,12 +45,14 @@ export function programOptions(overrides: ProgramOverrides = {}): ProgramOptions
   return Object.freeze({
     kernels: Object.freeze({ ...DEFAULT_PROGRAM_OPTIONS.kernels, ...overrides.kernels }),
     onehotMaxElements: overrides.onehotMaxElements ?? DEFAULT_PROGRAM_OPTIONS.onehotMaxElements,
+    headChunkElements: overrides.headChunkElements ?? DEFAULT_PROGRAM_OPTIONS.headChunkElements,
   });
 }
 
 export interface ProgramOverrides {
   readonly kernels?: Partial<KernelOptions>;
   readonly onehotMaxElements?: number;
+  readonly headChunkElements?: number;
 }
 
 /**

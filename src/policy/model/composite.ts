@@ -123,10 +123,30 @@ export function logSoftmax(x: Value): Value {
  * is dx = p·(−gl) + onehot·gl: two [N, V] buffers at any time (x and p in the forward, p and dx in the
  * backward). With it, x and p both cross to the backward and its three passes hold one more.
  * dx is then two Gemms (dh = dx·w, dw = dxᵀ·h).
+ *
+ * Over `maxLogits` (rows · vocabulary) the rows go in chunks of at most that many logits, and each chunk's
+ * backward recomputes its x and p from h (kept anyway) and w: one more Gemm per chunk for a program that never holds
+ * more than a chunk's [rows, V] tensors (the issue at a 150k vocabulary: one 512-token row's logits are 311 MB, and
+ * the loss holds several). The recompute's h is h · oneAfter(g), so it runs in the backward and x is bit for bit the
+ * forward's; dw sums the chunks' dxᵀ·h in a chain, so two [V, D] terms at most are alive.
  */
-export function headStats(h: Value, w: Value, targets: Value, entropyGrad: boolean): Value {
+export function headStats(h: Value, w: Value, targets: Value, entropyGrad: boolean, maxLogits = Infinity): Value {
   const [N, V] = [h.shape[0], w.shape[0]];
-  const x = o.gemm(h, w, 0, 1); // [N, V]
+  if (N * V <= maxLogits) return headChunk(h, w, targets, entropyGrad, false);
+  const rows = Math.max(1, Math.floor(maxLogits / V));
+  const sizes = Array.from({ length: Math.ceil(N / rows) }, (_, i) => Math.min(rows, N - i * rows));
+  const [hs, ts] = [o.split(h, sizes, 0), o.split(targets, sizes, 0)];
+  return o.concat(
+    hs.map((hc, i) => headChunk(hc, w, ts[i], entropyGrad, true)),
+    0,
+  );
+}
+
+/** headStats over one chunk of rows; `recompute`: the backward forms x and p again from h and w, not kept. */
+function headChunk(h: Value, w: Value, targets: Value, entropyGrad: boolean, recompute: boolean): Value {
+  const [N, V] = [h.shape[0], w.shape[0]];
+  const logits = (hh: Value) => o.gemm(hh, w, 0, 1); // [N, V]
+  const x = logits(h);
   const p = o.softmax(x);
   const lse = o.sub(o.reduceMax(x, [1]), o.log(o.reduceMax(p, [1]))); // [N, 1]
   const dot = o.reshape(o.matmul(o.reshape(p, [N, 1, V]), o.reshape(x, [N, V, 1])), [N, 1]); // Σ p·x
@@ -134,10 +154,12 @@ export function headStats(h: Value, w: Value, targets: Value, entropyGrad: boole
   const logp = o.sub(o.gatherElements(x, targets, 1), lse); // [N, 1]
   const out = o.concat([logp, entropy], 1);
   return h.graph.defineGradient(out, [h, w], (g) => {
+    const xb = recompute ? logits(o.mul(h, oneAfter(g))) : x;
+    const pb = recompute ? o.softmax(xb) : p;
     const [gl, gH] = o.split(g, [1, 1], 1); // [N, 1] each
     const perRow = entropyGrad ? o.sub(o.mul(gH, o.sub(lse, entropy)), gl) : o.neg(gl); // gH·(lse − H) − gl
-    const coefficient = entropyGrad ? o.add(o.mul(x, o.neg(gH)), perRow) : perRow;
-    const dx = o.scatterElementsAdd(o.mul(p, coefficient), targets, gl, 1); // [N, V]
+    const coefficient = entropyGrad ? o.add(o.mul(xb, o.neg(gH)), perRow) : perRow;
+    const dx = o.scatterElementsAdd(o.mul(pb, coefficient), targets, gl, 1); // [N, V]
     return [o.gemm(dx, w), o.gemm(dx, h, 1, 0)];
   });
 }

@@ -83,7 +83,8 @@ export function encode(model: Model, s: SequenceInputs): Value {
  * 1/T fed as the scalar input `inv_temperature` (log-probs must be those of the distribution tokens were
  * sampled from; verl divides by the rollout temperature too). 1/T scales the hidden states [N, D]
  * rather than the logits [N, V] (at T = 1 the two are the same numbers), and the LM head, log-softmax
- * and entropy are one composite (composite.headStats). `entropyGrad` false drops the entropy's gradient
+ * and entropy are one composite (composite.headStats), in row chunks of at most the program options'
+ * headChunkElements logits. `entropyGrad` false drops the entropy's gradient
  * (a loss that reads the entropy only as a metric), which saves one [N, V] tensor across the backward.
  */
 export function tokenStats(
@@ -95,7 +96,8 @@ export function tokenStats(
   const [B, T] = targets.shape;
   const g = hidden.graph;
   const scaled = o.mul(hidden, g.input('inv_temperature', hidden.dtype, []));
-  const stats = headStats(scaled, headWeight(model), o.reshape(targets, [B * T, 1]), entropyGrad); // [N, 2]
+  const maxLogits = g.options.headChunkElements;
+  const stats = headStats(scaled, headWeight(model), o.reshape(targets, [B * T, 1]), entropyGrad, maxLogits); // [N, 2]
   const [logp, entropy] = o.split(stats, [1, 1], 1).map((s) => o.reshape(s, [B, T]));
   return { logp, entropy };
 }

@@ -10,6 +10,7 @@ import { parseModelConfig } from '../../../src/policy/io/config.ts';
 import * as composite from '../../../src/policy/model/composite.ts';
 import { buildLayout } from '../../../src/policy/model/layout.ts';
 import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
+import { programOptions } from '../../../src/policy/graph/program-options.ts';
 import { buildViewGradGraph } from '../../../src/policy/programs/train.ts';
 import { rand } from './gradcheck.ts';
 
@@ -97,7 +98,73 @@ test('the LM-head composite equals log-softmax + gather + entropy by the chain r
       (v) => onlyLogp(reference(v, t(v.h.graph))),
       ['h', 'w'],
     ],
+    // In chunks of 2, 2 and 1 rows (18 logits at most), each chunk's backward recomputing its logits.
+    [(v) => composite.headStats(v.h, v.w, t(v.h.graph), true, 18), (v) => reference(v, t(v.h.graph)), ['h', 'w']],
+    [
+      (v) => onlyLogp(composite.headStats(v.h, v.w, t(v.h.graph), false, 18)),
+      (v) => onlyLogp(reference(v, t(v.h.graph))),
+      ['h', 'w'],
+    ],
   ]);
+});
+
+test('over headChunkElements the LM head runs in row chunks: no [rows, V] tensor wider than a chunk, same training', async () => {
+  const V = 300;
+  const config = parseModelConfig({
+    model_type: 'llama',
+    vocab_size: V,
+    hidden_size: 8,
+    intermediate_size: 16,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    max_position_embeddings: 32,
+    tie_word_embeddings: true,
+  });
+  const [B, T] = [3, 16];
+  const loss = { kind: 'sft', aggregation: 'token-mean' } as const;
+  const headOf = (headChunkElements: number) => {
+    const spec = {
+      batch: B,
+      seqLen: T,
+      loss,
+      optim: DEFAULT_ADAMW,
+      options: programOptions({ headChunkElements, onehotMaxElements: 0 }),
+    };
+    const nodes = liveNodes(buildViewGradGraph(buildLayout(config, 'actor'), spec, false).graph);
+    const rows = nodes.flatMap((n) => n.outputs.filter((v) => v.rank === 2 && v.shape[1] === V).map((v) => v.shape[0]));
+    const logitGemms = nodes.filter((n) => n.op === 'Gemm' && n.outputs[0]!.shape[1] === V).length;
+    return { rows: Math.max(...rows), logitGemms };
+  };
+  assert.deepEqual(headOf(Infinity), { rows: B * T, logitGemms: 1 });
+  // 48 rows in 10 chunks (9 of 5, one of 3), each chunk's logits formed again in the backward, not kept.
+  assert.deepEqual(headOf(5 * V), { rows: 5, logitGemms: 20 });
+  const batch = {
+    batch: B,
+    seqLen: T,
+    tokens: Int32Array.from({ length: B * T }, (_, i) => (i * 37) % V),
+    attentionMask: new Float32Array(B * T).fill(1),
+    lossMask: new Float32Array(B * T).fill(1),
+  };
+  const run = async (headChunkElements: number) => {
+    const policy = new Policy({ config, seed: 2, threads: 1, program: { headChunkElements, onehotMaxElements: 0 } });
+    const metrics = [];
+    for (let i = 0; i < 2; i++) metrics.push(await policy.trainStep(batch, { loss, lr: 1e-2 }));
+    const scores = await policy.score(batch);
+    const m = policy.getMoments()!.m.matrices.slice();
+    await policy.close();
+    return { metrics, m, scores };
+  };
+  const [a, b] = [await run(5 * V), await run(Infinity)];
+  a.metrics.forEach((m, s) =>
+    Object.keys(m).forEach((k) =>
+      assert.ok(Math.abs(m[k] - b.metrics[s][k]) <= 1e-5 * Math.max(1, Math.abs(m[k])), `step ${s} ${k}`),
+    ),
+  );
+  const mMax = b.m.reduce((x, y) => Math.max(x, Math.abs(y)), 0);
+  a.m.forEach((x, i) => assert.ok(Math.abs(x - b.m[i]) <= 1e-4 * mMax, `m ${i}: ${x} vs ${b.m[i]}`));
+  // A Gemm over 5 rows need not round as one over 48 does.
+  a.scores.logprobs!.forEach((x, i) => assert.ok(Math.abs(x - b.scores.logprobs![i]) <= 1e-5, `logprob ${i}`));
 });
 
 test("a tied embedding's gradient is scattered into the LM head's: no [V, D] zeros and no [V, D] sum in the program", () => {
