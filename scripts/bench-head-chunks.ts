@@ -25,7 +25,7 @@ if (process.env.STARPO_HEAD_CHUNK_SIDE) {
   const side = process.env.STARPO_HEAD_CHUNK_SIDE as keyof typeof SIDES;
   const { openModelDirectory } = await import('../src/policy/io/model-dir.ts');
   const { Policy } = await import('../src/policy/engine/policy.ts');
-  const { LORA } = await import('../src/bench/scale-child.ts');
+  const { LORA, syntheticSftBatch } = await import('../src/bench/scale-child.ts');
   const { MODELS } = await import('../src/bench/scale.ts');
   const { parseModelConfig } = await import('../src/policy/io/config.ts');
   const config = MODELS[modelDir] ? parseModelConfig(MODELS[modelDir]) : (await openModelDirectory(modelDir)).config;
@@ -37,14 +37,7 @@ if (process.env.STARPO_HEAD_CHUNK_SIDE) {
     program: { headChunkElements: SIDES[side] },
     ...(kind === 'lora' ? { lora: LORA } : {}),
   });
-  const n = B * T;
-  const batch = {
-    batch: B,
-    seqLen: T,
-    tokens: Int32Array.from({ length: n }, (_, i) => (i * 7919) % config.vocabSize),
-    attentionMask: new Float32Array(n).fill(1),
-    lossMask: new Float32Array(n).fill(1),
-  };
+  const batch = syntheticSftBatch(B, T, config.vocabSize);
   const step = () => policy.trainStep(batch, { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 });
   await step();
   const compiles = policy.programs.compiles.length;

@@ -24,7 +24,7 @@ process.env.STARPO_ORT_PROFILE = path.join(dir, 'step'); // read when each sessi
 const { MODELS } = await import('../src/bench/scale.ts');
 const { parseModelConfig } = await import('../src/policy/io/config.ts');
 const { Policy } = await import('../src/policy/engine/policy.ts');
-const { LORA } = await import('../src/bench/scale-child.ts');
+const { LORA, syntheticSftBatch } = await import('../src/bench/scale-child.ts');
 const { openModelDirectory } = await import('../src/policy/io/model-dir.ts');
 const isDir = existsSync(path.join(model, 'config.json'));
 if (!MODELS[model] && !isDir)
@@ -33,14 +33,7 @@ const [B, T] = shape.split('x').map(Number);
 const config = isDir ? (await openModelDirectory(model)).config : parseModelConfig(MODELS[model]);
 const policy = new Policy({ config, seed: 1, threads: Number(threadArg), ...(kind === 'lora' ? { lora: LORA } : {}) });
 await policy.initialize();
-const n = B * T;
-const batch = {
-  batch: B,
-  seqLen: T,
-  tokens: Int32Array.from({ length: n }, (_, i) => (i * 7919) % config.vocabSize),
-  attentionMask: new Float32Array(n).fill(1),
-  lossMask: new Float32Array(n).fill(1),
-};
+const batch = syntheticSftBatch(B, T, config.vocabSize);
 const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
 await policy.trainStep(batch, opts);
 const t0 = performance.now();

@@ -48,6 +48,18 @@ function peakRss(): number {
 const tokensFor = (n: number, V: number, salt = 0) =>
   Int32Array.from({ length: n }, (_, i) => (i * 7919 + salt * 104729) % V);
 
+/** The train step every scale measurement runs: B × T spread-out token ids, every position trained (SFT). */
+export function syntheticSftBatch(B: number, T: number, V: number) {
+  const n = B * T;
+  return {
+    batch: B,
+    seqLen: T,
+    tokens: tokensFor(n, V),
+    attentionMask: new Float32Array(n).fill(1),
+    lossMask: new Float32Array(n).fill(1),
+  };
+}
+
 /** The starpo side of one measurement, in this (child) process. */
 async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
   const config = parseModelConfig(spec.config);
@@ -59,15 +71,7 @@ async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
     paramCount(policy.layout.frozen ?? policy.layout) + (policy.layout.frozen ? paramCount(policy.layout) : 0);
   const compileSeconds = () => policy.programs.compiles.reduce((s, c) => s + c.buildSeconds + c.sessionSeconds, 0);
   if (spec.mode === 'train') {
-    const [B, T] = [spec.batch!, spec.seq!];
-    const n = B * T;
-    const batch = {
-      batch: B,
-      seqLen: T,
-      tokens: tokensFor(n, config.vocabSize),
-      attentionMask: new Float32Array(n).fill(1),
-      lossMask: new Float32Array(n).fill(1),
-    };
+    const batch = syntheticSftBatch(spec.batch!, spec.seq!, config.vocabSize);
     const opts = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-5 } as const;
     const stepSeconds: number[] = [];
     const stepCpuSeconds: number[] = [];
