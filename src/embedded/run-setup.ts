@@ -4,7 +4,7 @@
  * bad input fails before the run exists (`starpo train --dry-run` stops there). `openRun` then takes the
  * run's lock and, for a new run, writes its config.json: the first writes.
  */
-import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
 import { checkCapacity } from '../rl/capacity.ts';
@@ -16,6 +16,7 @@ import { chooseCheckpoint, parseCheckpointRef } from '../run/checkpoint-ref.ts';
 import { checkRunId, readRunConfig, type RunLocation } from '../run/location.ts';
 import { createLocalCheckpointStore, type CheckpointId } from '../storage/index.ts';
 import { acquireRunLock, type RunLock } from '../storage/run-lock.ts';
+import { writeBytesAtomic } from '../storage/atomic-file.ts';
 
 export interface RunStart extends RunLocation {
   /** New run: the resolved config. Resume: omitted (read from the run directory). */
@@ -160,11 +161,11 @@ async function writeConfig(o: RunStart, dir: string, c: RlConfig): Promise<void>
   const text = `${canonicalConfigJSON(c)}\n`;
   if (o.restart) {
     await checkFresh(o, true); // again, now that the lock is held
-    await writeFile(`${path}.tmp`, text);
-    await rename(`${path}.tmp`, path);
+    await writeBytesAtomic(path, text);
     return;
   }
-  await writeFile(path, text, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+  // Whole or absent: a run killed as it starts must not leave an empty config.json that --resume cannot read.
+  await writeBytesAtomic(path, text, { exclusive: true }).catch((err: NodeJS.ErrnoException) => {
     throw err.code === 'EEXIST' ? alreadyExists(o) : err;
   });
 }

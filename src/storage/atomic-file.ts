@@ -5,14 +5,21 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
  * Runs `write` against a temporary file handle, then fsyncs, closes and renames it to `path`, and fsyncs the
- * directory so the rename itself survives a power loss. On any error the temporary file is removed.
+ * directory so the rename itself survives a power loss. On any error the temporary file is removed. With
+ * `exclusive`, a `path` that exists is left alone and the call fails with EEXIST (the complete file is linked
+ * under its name, which link refuses where rename would replace): a create-once file that a kill can never leave
+ * empty, as one opened with 'wx' and then written can be.
  */
-export async function writeFileAtomic(path: string, write: (fh: FileHandle) => Promise<void>): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  write: (fh: FileHandle) => Promise<void>,
+  { exclusive = false } = {},
+): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fh = await open(tmp, 'wx');
   try {
@@ -25,19 +32,29 @@ export async function writeFileAtomic(path: string, write: (fh: FileHandle) => P
   }
   await fh.close();
   try {
-    await rename(tmp, path);
+    if (exclusive) await link(tmp, path);
+    else await rename(tmp, path);
   } catch (err) {
     await unlink(tmp).catch(() => undefined);
     throw err;
   }
+  if (exclusive) await unlink(tmp);
   await syncDirectory(dirname(path));
 }
 
-/** Writes a whole string or byte array atomically. */
-export async function writeBytesAtomic(path: string, bytes: string | Uint8Array): Promise<void> {
-  await writeFileAtomic(path, async (fh) => {
-    await fh.writeFile(bytes);
-  });
+/** Writes a whole string or byte array atomically (`exclusive`: see writeFileAtomic). */
+export async function writeBytesAtomic(
+  path: string,
+  bytes: string | Uint8Array,
+  options: { exclusive?: boolean } = {},
+): Promise<void> {
+  await writeFileAtomic(
+    path,
+    async (fh) => {
+      await fh.writeFile(bytes);
+    },
+    options,
+  );
 }
 
 /** Writes all of `bytes` at the handle's current position (FileHandle.write may write less than asked). */
