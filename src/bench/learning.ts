@@ -6,7 +6,7 @@
  * model, the warm start and the result, the environment-spec id and the wall-clock. JSON lines, one per run; a
  * benchmark, not a test (wall-clock varies with the machine's load). Cases: learning-cases.ts.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -75,7 +75,8 @@ const warmStarted = new Map<string, Promise<{ runDir: string; seconds: number }>
 /**
  * The warm start's run directory: trained once per process, or once per STARPO_BENCH_WARM_DIR (a directory
  * whose `sft-<name>` run is reused by later bench processes, so each case can run in a process of its own; by
- * default STARPO_BENCH_RUNS_DIR). A warm start that stopped before its checkpoint is trained again.
+ * default STARPO_BENCH_RUNS_DIR). A warm start that stopped before its checkpoint is trained again; a kept one with
+ * other settings is refused.
  */
 function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string; seconds: number }> {
   let run = warmStarted.get(name);
@@ -83,14 +84,14 @@ function warmStartRun({ name, overrides }: WarmStart): Promise<{ runDir: string;
     run = (async () => {
       const kept = process.env.STARPO_BENCH_WARM_DIR ?? process.env.STARPO_BENCH_RUNS_DIR;
       const runId = `sft-${name}`;
-      if (kept && existsSync(join(kept, runId, 'checkpoints', 'main', '00000000')))
-        return { runDir: join(kept, runId), seconds: 0 };
-      const root = kept ?? mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
-      const t0 = performance.now();
       const config = resolveConfig({ overrides: [...overrides, ...extraOverrides] });
-      const restart = existsSync(join(root, runId, 'config.json'));
-      await trainEmbedded({ root, runId, config, stopAfter: 0, restart });
-      return { runDir: join(root, `sft-${name}`), seconds: (performance.now() - t0) / 1000 };
+      const root = kept ?? mkdtempSync(join(tmpdir(), `starpo-bench-sft-${name}-`));
+      // A kept warm start trained with other settings is refused, not reused.
+      const start: CaseStart = kept ? await caseStart(root, runId, config) : { kind: 'fresh' };
+      if (start.kind === 'resume') return { runDir: join(root, runId), seconds: 0 };
+      const t0 = performance.now();
+      await trainEmbedded({ root, runId, config, stopAfter: 0, restart: start.kind === 'restart' });
+      return { runDir: join(root, runId), seconds: (performance.now() - t0) / 1000 };
     })();
     warmStarted.set(name, run);
   }
