@@ -20,7 +20,7 @@ import { evaluateCheckpoint } from '../replay/evaluate.ts';
 import type { FormatRates } from '../rl/format-rates.ts';
 import { pickNames } from './name-list.ts';
 import { LEARNING_CASES, TINY, type LearningCase, type WarmStart } from './learning-cases.ts';
-import { type CaseStart, caseStart, earlierSeconds, storedReports } from './stored-case.ts';
+import { type CaseStart, caseStart, storedRun } from './stored-case.ts';
 import {
   ACTOR_NO_SIGNAL,
   COLLAPSE_MI_ESTIMATE,
@@ -143,8 +143,12 @@ export async function trainCase(
   let resumed: TrainedCase['resumed'];
   if (start.kind === 'resume') {
     // The whole run's curve, the iterations of the processes before this one included.
-    reports = await storedReports(root, k.name, config.iterations);
-    const before = await earlierSeconds(root, k.name, start.fromIteration);
+    const stored = await storedRun(root, k.name, config.iterations);
+    reports = stored.reports;
+    const before = stored.seconds.reduce(
+      (sum, s, i) => (reports[i].iteration <= start.fromIteration ? sum + s : sum),
+      0,
+    );
     resumed = { fromIteration: start.fromIteration, earlierSeconds: Math.round(before) };
     wallSeconds += before;
   }

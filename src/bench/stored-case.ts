@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IterationReport } from '../embedded/driver.ts';
 import { ConfigError } from '../errors.ts';
-import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
+import { configDifferences, type RlConfig } from '../rl/config.ts';
 import { localRunEvents, readRunConfig } from '../run/location.ts';
 import { createLocalCheckpointStore } from '../storage/index.ts';
 
@@ -28,16 +28,11 @@ export type CaseStart =
  */
 export async function caseStart(root: string, runId: string, config: RlConfig): Promise<CaseStart> {
   if (!existsSync(join(root, runId, 'config.json'))) return { kind: 'fresh' };
-  const stored = await readRunConfig({ root, runId });
-  if (canonicalConfigJSON(stored) !== canonicalConfigJSON(config)) {
-    const differ = (Object.keys(config) as (keyof RlConfig)[]).filter(
-      (k) => JSON.stringify(stored[k]) !== JSON.stringify(config[k]),
-    );
-    const what = differ.map((k) => `${k} ${JSON.stringify(stored[k])} there, ${JSON.stringify(config[k])} here`);
+  const what = configDifferences(await readRunConfig({ root, runId }), config);
+  if (what) {
     throw new ConfigError(
       'STARPO_BENCH_RUNS_DIR',
-      `${join(root, runId)} was started with other settings (${what.join('; ')}); ` +
-        'move it aside or use another runs directory',
+      `${join(root, runId)} was started with other settings (${what}); move it aside or use another runs directory`,
     );
   }
   const checkpoints = await createLocalCheckpointStore({ root }).list(runId);
@@ -46,9 +41,16 @@ export async function caseStart(root: string, runId: string, config: RlConfig): 
 }
 
 /** The run's iterations as its events record them, in log order (a fork's lineage after its parent's). */
-export async function storedReports(root: string, runId: string, iterations: number): Promise<IterationReport[]> {
+export interface StoredRun {
+  reports: IterationReport[];
+  /** Seconds each report's iteration took, from its event's start and end. */
+  seconds: number[];
+}
+
+/** One read of the run's log: its iterations (a replayed one where it last ran) with Echo-Trap warnings and spans. */
+export async function storedRun(root: string, runId: string, iterations: number): Promise<StoredRun> {
   const reader = localRunEvents(root);
-  const byKey = new Map<string, IterationReport>();
+  const byKey = new Map<string, { report: IterationReport; seconds: number }>();
   const warnings = new Map<string, string>();
   try {
     for await (const e of reader.read(runId)) {
@@ -56,32 +58,22 @@ export async function storedReports(root: string, runId: string, iterations: num
       if (e.kind !== 'iteration') continue;
       const key = `${e.lineageId}@${e.iteration}`;
       byKey.delete(key); // a replayed iteration is recorded where it last ran
-      byKey.set(key, {
+      const report = {
         iteration: e.iteration,
         iterations,
         metrics: e.metrics,
         timingsMs: e.stageTimingsMs,
         warning: null,
         lineageId: e.lineageId,
-      });
+      };
+      byKey.set(key, { report, seconds: (e.finishedAt.getTime() - e.startedAt.getTime()) / 1000 });
     }
   } finally {
     await reader.close();
   }
-  return [...byKey].map(([key, r]) => ({ ...r, warning: warnings.get(key) ?? null }));
-}
-
-/** Seconds the run's iterations took before `fromIteration`'s checkpoint, from their events' start and end. */
-export async function earlierSeconds(root: string, runId: string, throughIteration: number): Promise<number> {
-  const reader = localRunEvents(root);
-  const spans = new Map<string, number>();
-  try {
-    for await (const e of reader.read(runId)) {
-      if (e.kind !== 'iteration' || e.iteration > throughIteration) continue;
-      spans.set(`${e.lineageId}@${e.iteration}`, (e.finishedAt.getTime() - e.startedAt.getTime()) / 1000);
-    }
-  } finally {
-    await reader.close();
-  }
-  return [...spans.values()].reduce((a, b) => a + b, 0);
+  const entries = [...byKey];
+  return {
+    reports: entries.map(([key, { report }]) => ({ ...report, warning: warnings.get(key) ?? null })),
+    seconds: entries.map(([, { seconds }]) => seconds),
+  };
 }

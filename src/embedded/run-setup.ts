@@ -6,7 +6,7 @@
  */
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
+import { canonicalConfigJSON, configDifferences, type RlConfig } from '../rl/config.ts';
 import { checkCapacity } from '../rl/capacity.ts';
 import { checkEmbeddedProvider } from '../run/models.ts';
 import { type RunModel, resolveRunModel } from '../rl/run-model.ts';
@@ -118,11 +118,8 @@ const MODEL_FIELDS = [
 async function initSource(ref: string, c: RlConfig): Promise<CheckpointSource> {
   const loc = parseCheckpointRef(ref);
   const source = await readRunConfig(loc);
-  const differ = MODEL_FIELDS.filter((k) => source[k] !== c[k]);
-  if (differ.length > 0) {
-    const what = differ.map((k) => `${k} ${String(source[k])} there, ${String(c[k])} here`).join('; ');
-    throw new ConfigError('--init-from', `${ref}: the model differs (${what})`);
-  }
+  const what = configDifferences(source, c, MODEL_FIELDS);
+  if (what) throw new ConfigError('--init-from', `${ref}: the model differs (${what})`);
   return { root: loc.root, id: await chooseCheckpoint(loc, await checkpointsOf(loc), loc.iteration) };
 }
 

@@ -248,6 +248,17 @@ function validateAsyncConfig(c: RlConfig): void {
   }
 }
 
+/**
+ * The fields among `fields` (default every one) where config `there` (a stored run's) and `here` differ, as
+ * "<field> <there's> there, <here's> here" joined by "; "; '' when they agree.
+ */
+export function configDifferences(there: RlConfig, here: RlConfig, fields: readonly FieldName[] = FIELD_NAMES): string {
+  return fields
+    .filter((k) => JSON.stringify(there[k]) !== JSON.stringify(here[k]))
+    .map((k) => `${k} ${String(there[k])} there, ${String(here[k])} here`)
+    .join('; ');
+}
+
 /** Sorted-key, compact JSON of a resolved config: equal configs give equal strings (save it with the run). */
 export function canonicalConfigJSON(c: RlConfig): string {
   return JSON.stringify(Object.fromEntries([...FIELD_NAMES].sort().map((k) => [k, c[k]])));

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors.ts';
 import {
   canonicalConfigJSON,
+  configDifferences,
   configFromJSON,
   DEFAULTS,
   FIELDS,
@@ -168,4 +169,12 @@ test('LoRA settings: targets as a list or a comma string, dropout only 0, unknow
     /loraTargets: "lm_head" is not one of q, k, v, o, gate, up, down/,
   );
   assert.throws(() => resolveConfig({ overrides: ['loraTargets=q,q'] }), /loraTargets: must list distinct items/);
+});
+
+test('configDifferences names each differing field with both values, over the given fields only', () => {
+  const a = resolveConfig({ overrides: ['lrActor=2e-4', 'loraRank=16'] });
+  const b = resolveConfig({ overrides: ['lrActor=1e-3', 'loraRank=8'] });
+  assert.equal(configDifferences(a, a), '');
+  assert.equal(configDifferences(a, b), 'loraRank 16 there, 8 here; lrActor 0.0002 there, 0.001 here'); // field order
+  assert.equal(configDifferences(a, b, ['loraRank', 'env']), 'loraRank 16 there, 8 here');
 });
