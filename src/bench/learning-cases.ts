@@ -82,8 +82,8 @@ const SMOLLM2_SOKOBAN_FORMAT = {
 /**
  * RAGEN's SFT baseline on SmolLM2: the solver's moves on 1,600 levels, one pass in batches of 8. A demonstration is
  * short (median 274 tokens: RAGEN's levels take 1–2 turns of up to 5 moves), ~190 of them the shared prompt; a step
- * of 8 took 7–11 s here with LoRA (a quiet machine, prefixes packed; 10–13 s apart), 30 s or more beside two other
- * runs, so 200 steps fit a session.
+ * of 8 took 7–11 s here with LoRA (other runs paused, load 4.6 falling to 2.7, prefixes packed; 10–13 s apart),
+ * 30 s or more beside two other runs, so 200 steps fit a session.
  */
 const SMOLLM2_SOKOBAN_SOLVER = {
   name: 'smollm2-sokoban-solver',
