@@ -74,7 +74,7 @@ async function checkProviders(): Promise<Check[]> {
 }
 
 function checkTools(): Check[] {
-  return ['go', 'java', 'mvn'].map((tool) => ({
+  return [...new Set(SERVICES.flatMap((s) => s.prerequisites))].map((tool) => ({
     name: tool,
     ok: hasCommand(tool),
     required: false,
