@@ -80,6 +80,14 @@ const SMOLLM2_SOKOBAN_FORMAT = {
   overrides: SMOLLM2_FORMAT.overrides.map((o) => (o === 'env=bandit' ? 'env=sokoban' : o)),
 } as const satisfies WarmStart;
 /**
+ * The same format warm start on Countdown: random expressions over the given numbers (the right numbers, so RAGEN's
+ * 0.1 for them, and a random value).
+ */
+const SMOLLM2_COUNTDOWN_FORMAT = {
+  name: 'smollm2-countdown-format',
+  overrides: SMOLLM2_FORMAT.overrides.map((o) => (o === 'env=bandit' ? 'env=countdown' : o)),
+} as const satisfies WarmStart;
+/**
  * RAGEN's SFT baseline on SmolLM2: the solver's moves on 1,600 levels, one pass in batches of 8. A demonstration is
  * short (median 274 tokens: RAGEN's levels take 1–2 turns of up to 5 moves), ~190 of them the shared prompt; a step
  * of 8 took 7–11 s here with LoRA (other runs paused, load 4.6 falling to 2.7, prefixes packed; 10–13 s apart),
@@ -130,6 +138,25 @@ const SMOLLM2_SOKOBAN_RL = [
   'maxResponseTokens=64',
   'collapseEvery=10',
   'lrActor=5e-5',
+];
+
+/**
+ * SmolLM2 on Countdown (one turn): GRPO on 8 groups × 8, four mini-batches of 16. As FrozenLake's, no KL term and
+ * the rollout's log-probs as the old ones (RAGEN's own).
+ */
+const SMOLLM2_COUNTDOWN_RL = [
+  ...SMOLLM2_RL,
+  'env=countdown',
+  'envGroups=8',
+  'groupSize=8',
+  'miniBatchSize=16',
+  'iterations=40',
+  // `<think>I will take: 3*5-2.</think><answer>3*5-2</answer>` is ~30 tokens; room for a longer expression.
+  'maxResponseTokens=64',
+  'klCoef=0',
+  'oldLogprobs=behaviour',
+  'collapseEvery=10',
+  'lrActor=1e-4',
 ];
 
 /** Warm-starts on solver demonstrations. */
@@ -321,6 +348,15 @@ export const LEARNING_CASES: LearningCase[] = [
     targetSuccess: 0.746,
     warmStart: SMOLLM2_SOKOBAN_SOLVER,
     overrides: SMOLLM2_SOKOBAN_RL,
+  },
+  // RAGEN-2's Countdown: 23% for Qwen2.5-0.5B (base) from reward.
+  {
+    name: 'smollm2-countdown',
+    preset: 'grpo',
+    target: 0,
+    targetSuccess: 0.23,
+    warmStart: SMOLLM2_COUNTDOWN_FORMAT,
+    overrides: SMOLLM2_COUNTDOWN_RL,
   },
   // Learning from reward: format-only warm starts. Targets are the issue's (ratio to the oracle on the same seeds).
   {
