@@ -1,0 +1,161 @@
+/**
+ * starpo's decode against llama.cpp's (node-llama-cpp, CPU build) on the same model: the model directory
+ * (SmolLM2-135M-Instruct by default) exported by starpo as F32 and Q8_0 GGUF files, the same prompt token ids fed
+ * to every side, greedy, no stop token (every row writes exactly `new-tokens`), `rows` sequences at once (llama.cpp
+ * batches a context's sequences into one decode call per step, as starpo batches rows; each llama.cpp run in a
+ * process of its own, scripts/llama-cpp-child.ts says why). Per row count, one JSON line: each side's decode
+ * tokens/s (rows × (new − 1) tokens after the first, best of `rounds` interleaved rounds, after a first call that
+ * compiles or warms up), prefill seconds, the ratios to starpo's float32, the share of each row's greedy answer
+ * (through its end of turn) before its first difference from starpo's, and the load average around it.
+ *
+ * node-llama-cpp is a peer, not a dependency (732 MB with its prebuilt binaries); install it once with
+ *   npm i --prefix .cache/peers/llama-cpp -E node-llama-cpp@3.21.1
+ * then
+ *   node --import tsx scripts/bench-llama-cpp.ts [model-dir] [rows,…] [new-tokens] [threads] [rounds]
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+const [
+  modelDir = '.cache/models/smollm2-135m-instruct/hf',
+  rowsArg = '1,8,32',
+  newArg = '64',
+  threadArg = '2',
+  roundsArg = '3',
+] = process.argv.slice(2);
+
+const PEER = resolve('.cache/peers/llama-cpp/node_modules/node-llama-cpp/dist/index.js');
+if (!existsSync(PEER)) {
+  console.error(
+    'bench-llama-cpp: node-llama-cpp is not installed: run ' +
+      '`npm i --prefix .cache/peers/llama-cpp -E node-llama-cpp@3.21.1` first',
+  );
+  process.exit(1);
+}
+
+const { openModelDirectory } = await import('../src/policy/io/model-dir.ts');
+const { readModelWeights } = await import('../src/policy/io/sharded.ts');
+const { Policy } = await import('../src/policy/engine/policy.ts');
+const { loadTokenizer } = await import('../src/policy/tokenizer/load.ts');
+const { importState } = await import('../src/policy/engine/state.ts');
+const { exportModelGguf } = await import('../src/models/gguf/export.ts');
+
+const model = await openModelDirectory(modelDir);
+const tokenizer = loadTokenizer(model.assets);
+const threads = Number(threadArg);
+const newTokens = Number(newArg);
+const rounds = Number(roundsArg);
+const round = (x: number, d = 100) => Math.round(x * d) / d;
+const load = () => round(os.loadavg()[0]);
+
+const QUESTIONS = ['Write a short poem about the sea.', 'What is the capital of France?', 'Name three colours.'];
+const prompts = QUESTIONS.map((q) => tokenizer.encode(`<|im_start|>user\n${q}<|im_end|>\n<|im_start|>assistant\n`));
+
+// The GGUF files, exported once by starpo's own exporter.
+const ggufDir = resolve('.cache/peers/gguf');
+mkdirSync(ggufDir, { recursive: true });
+const ggufTypes = ['F32', 'Q8_0'] as const;
+const ggufPaths = Object.fromEntries(
+  ggufTypes.map((t) => [t, join(ggufDir, `${basename(resolve(modelDir, '..'))}-${t.toLowerCase()}.gguf`)]),
+) as Record<(typeof ggufTypes)[number], string>;
+for (const t of ggufTypes) if (!existsSync(ggufPaths[t])) await exportModelGguf(model.dir, ggufPaths[t], { dtype: t });
+
+const policy = new Policy({ config: model.config, seed: 0, threads, tokenizer });
+importState(policy, { weights: await readModelWeights(model.dir), optimizer: null, step: 0 });
+
+const scratch = mkdtempSync(join(os.tmpdir(), 'bench-llama-cpp-'));
+
+interface SideRun {
+  decodeSeconds: number;
+  prefillSeconds: number;
+  tokens: number[][];
+}
+
+async function starpoRun(rowPrompts: number[][]): Promise<SideRun> {
+  const stats = policy.generationStats;
+  const [d0, p0] = [stats.decodeSeconds, stats.prefillSeconds];
+  const out = await policy.generate({ prompts: rowPrompts, maxNewTokens: newTokens, stopTokenIds: [] });
+  return {
+    decodeSeconds: stats.decodeSeconds - d0,
+    prefillSeconds: stats.prefillSeconds - p0,
+    tokens: out.map((g) => g.tokens),
+  };
+}
+
+/** One llama.cpp run in a fresh process (scripts/llama-cpp-child.ts says why). */
+async function llamaRun(type: (typeof ggufTypes)[number], rowPrompts: number[][]): Promise<SideRun> {
+  const job = join(scratch, 'job.json');
+  writeFileSync(
+    job,
+    JSON.stringify({ peer: PEER, modelPath: ggufPaths[type], prompts: rowPrompts, newTokens, threads }),
+  );
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('llama-cpp-child.ts', import.meta.url)), job],
+    { maxBuffer: 64 << 20 },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as SideRun;
+}
+
+const sides = ['starpo-f32', 'llama.cpp-F32', 'llama.cpp-Q8_0'] as const;
+const runSide = (side: (typeof sides)[number], rowPrompts: number[][]) =>
+  side === 'starpo-f32' ? starpoRun(rowPrompts) : llamaRun(side === 'llama.cpp-F32' ? 'F32' : 'Q8_0', rowPrompts);
+
+for (const rows of rowsArg.split(',').map(Number)) {
+  const rowPrompts = Array.from({ length: rows }, (_, r) => prompts[r % prompts.length]!);
+  const loads = [load()];
+  for (const side of sides) await runSide(side, rowPrompts); // compile / warm up
+  const best: Record<string, SideRun> = {};
+  for (let r = 0; r < rounds; r++) {
+    for (const side of sides) {
+      const run = await runSide(side, rowPrompts);
+      if (!best[side] || run.decodeSeconds < best[side].decodeSeconds) best[side] = run;
+    }
+    loads.push(load());
+  }
+  const decodeTokens = rows * (newTokens - 1);
+  const tokensPerSecond = (s: string) => round(decodeTokens / best[s]!.decodeSeconds, 10);
+  // Greedy rows agree until their first different token (float sums in another order, or Q8_0's rounding, can flip
+  // a near tie; everything after follows another text): the mean share of each row's answer before it, the answer
+  // being starpo's tokens through its first end-of-turn (past it the model writes near ties, and llama.cpp's batches
+  // mix prefill and decode rows in varying ways).
+  const eos = new Set(model.config.eosTokenIds);
+  const sameTokens = (s: string) => {
+    const shared = best['starpo-f32']!.tokens.map((all, r) => {
+      const end = all.findIndex((t) => eos.has(t));
+      const a = end === -1 ? all : all.slice(0, end + 1);
+      const b = best[s]!.tokens[r]!;
+      const first = a.findIndex((t, i) => t !== b[i]);
+      return (first === -1 ? a.length : first) / a.length;
+    });
+    return round(shared.reduce((x, y) => x + y, 0) / shared.length, 1000);
+  };
+  console.log(
+    JSON.stringify({
+      bench: 'decode-llama-cpp',
+      model: basename(resolve(modelDir, '..')),
+      rows,
+      newTokens,
+      threads,
+      rounds,
+      tokensPerSecond: Object.fromEntries(sides.map((s) => [s, tokensPerSecond(s)])),
+      prefillSeconds: Object.fromEntries(sides.map((s) => [s, round(best[s]!.prefillSeconds, 1000)])),
+      starpoVs: {
+        'llama.cpp-F32': round(tokensPerSecond('starpo-f32') / tokensPerSecond('llama.cpp-F32')),
+        'llama.cpp-Q8_0': round(tokensPerSecond('starpo-f32') / tokensPerSecond('llama.cpp-Q8_0')),
+      },
+      greedyPrefixSharedWithStarpo: {
+        'llama.cpp-F32': sameTokens('llama.cpp-F32'),
+        'llama.cpp-Q8_0': sameTokens('llama.cpp-Q8_0'),
+      },
+      load: { before: loads[0], max: Math.max(...loads), after: loads.at(-1) },
+    }),
+  );
+}
+rmSync(scratch, { recursive: true, force: true });
