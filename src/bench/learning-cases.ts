@@ -341,6 +341,8 @@ export const LEARNING_CASES: LearningCase[] = [
     warmStart: SMOLLM2_SOKOBAN_FORMAT,
     overrides: SMOLLM2_SOKOBAN_RL,
   },
+  // Measured (2026-12-06, resumed from its checkpoint 6): the solver SFT 26.6%, after 20 iterations 32.8% (+6.3 pts,
+  // 95% CI [-4.3, 16.8]); the SFT, a third of RAGEN's 74.6%, sets the level.
   {
     name: 'smollm2-sokoban-solver',
     preset: 'starpo-s',
