@@ -31,13 +31,9 @@ const [
 ] = process.argv.slice(2);
 
 const PEER = resolve('.cache/peers/llama-cpp/node_modules/node-llama-cpp/dist/index.js');
-if (!existsSync(PEER)) {
-  console.error(
-    'bench-llama-cpp: node-llama-cpp is not installed: run ' +
-      '`npm i --prefix .cache/peers/llama-cpp -E node-llama-cpp@3.21.1` first',
-  );
-  process.exit(1);
-}
+
+if (!existsSync(PEER))
+  fail('node-llama-cpp is not installed: run `npm i --prefix .cache/peers/llama-cpp -E node-llama-cpp@3.21.1` first');
 
 const { openModelDirectory } = await import('../src/policy/io/model-dir.ts');
 const { readModelWeights } = await import('../src/policy/io/sharded.ts');
@@ -46,11 +42,22 @@ const { loadTokenizer } = await import('../src/policy/tokenizer/load.ts');
 const { importState } = await import('../src/policy/engine/state.ts');
 const { exportModelGguf } = await import('../src/models/gguf/export.ts');
 
-const model = await openModelDirectory(modelDir);
+/** A bad argument is one line, not a stack trace. */
+function fail(message: string): never {
+  console.error(`bench-llama-cpp: ${message}`);
+  process.exit(1);
+}
+const counts = (arg: string, name: string): number[] => {
+  const xs = arg.split(',').map(Number);
+  if (!xs.every((x) => Number.isInteger(x) && x >= 1)) fail(`${name} must be whole numbers ≥ 1, not "${arg}"`);
+  return xs;
+};
+const rowCounts = counts(rowsArg, 'rows');
+const [newTokens] = counts(newArg, 'new-tokens');
+const [threads] = counts(threadArg, 'threads');
+const [rounds] = counts(roundsArg, 'rounds');
+const model = await openModelDirectory(modelDir).catch((err: Error) => fail(err.message));
 const tokenizer = loadTokenizer(model.assets);
-const threads = Number(threadArg);
-const newTokens = Number(newArg);
-const rounds = Number(roundsArg);
 const round = (x: number, d = 100) => Math.round(x * d) / d;
 const load = () => round(os.loadavg()[0]);
 
@@ -107,7 +114,7 @@ const sides = ['starpo-f32', 'llama.cpp-F32', 'llama.cpp-Q8_0'] as const;
 const runSide = (side: (typeof sides)[number], rowPrompts: number[][]) =>
   side === 'starpo-f32' ? starpoRun(rowPrompts) : llamaRun(side === 'llama.cpp-F32' ? 'F32' : 'Q8_0', rowPrompts);
 
-for (const rows of rowsArg.split(',').map(Number)) {
+for (const rows of rowCounts) {
   const rowPrompts = Array.from({ length: rows }, (_, r) => prompts[r % prompts.length]!);
   const loads = [load()];
   for (const side of sides) await runSide(side, rowPrompts); // compile / warm up
