@@ -97,6 +97,8 @@ function checkValue(name: FieldName, value: unknown): RlConfig[FieldName] {
   if (f.kind === 'bool') return typeof value === 'boolean' ? value : bad();
   if (f.kind === 'string') return checkString(name, f, value);
   if (f.kind === 'enum') {
+    const truth = value === true || value === 'true' ? 1 : value === false || value === 'false' ? 0 : null;
+    if (f.fromBoolean && truth !== null) return f.fromBoolean[truth] as RlConfig[FieldName];
     return typeof value === 'string' && f.values.includes(value) ? (value as RlConfig[FieldName]) : bad();
   }
   if (typeof value !== 'number' || !Number.isFinite(value)) return bad();

@@ -39,7 +39,7 @@ export function modelInits(
     threads: c.threads > 0 ? c.threads : undefined,
     provider,
     lora: loraOf(c) ?? undefined,
-    packPrefixes: c.packPrefixes,
+    packPrefixes: c.packPrefixes === 'auto' ? undefined : c.packPrefixes === 'on',
   };
   const all = roles === 'all';
   const kvCacheBytes = c.kvCacheMb * 2 ** 20;

@@ -44,11 +44,13 @@ const TINY = [
   'lrActor=1e-3',
   'maxResponseTokens=8',
 ];
-// Tiny but complete: warm-start, critic, KL reference, top-std filter, two mini-batches, validation.
+// Tiny but complete: warm-start, critic, KL reference, top-std filter, two mini-batches, validation, each group's
+// prompt packed (a tiny model would not pack by default).
 const config = resolveConfig({
   preset: 'starpo-s',
   overrides: [
     ...TINY,
+    'packPrefixes=on',
     'filterFraction=0.5',
     'miniBatchSize=4',
     'lrCritic=1e-3',

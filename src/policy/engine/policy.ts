@@ -102,7 +102,7 @@ export interface PolicyOptions {
    * Score and train rows that share a prompt with the prompt computed once (programs/prefix-pack.ts): a group's
    * rows become one packed row, its prompt then each row's own tokens. The same log-probs, values and gradients up
    * to float rounding. Training packs only with token-mean losses (per-sequence means need the rows apart).
-   * Default false.
+   * Default: for models of PACK_MIN_PARAMS or more (base included).
    */
   readonly packPrefixes?: boolean;
 }
@@ -127,6 +127,14 @@ export const ARENA_MAX_PARAMS = 1 << 25;
  */
 export const IN_PLACE_MIN_PARAMS = 1 << 24;
 
+/**
+ * 2^25 parameters (base included): from here on packing a group's shared prompt pays. What packing saves is the
+ * prompt's per-token work (with a real vocabulary the LM head is most of it); what it costs is fixed (the packed
+ * row's masks, more programs to compile). Measured on Bandit groups of 8 (docs/benchmarks.md): from-scratch models
+ * of 0.1M, 3M and 25M parameters ran 4.9x, 1.9x and 1.06x slower packed; SmolLM2-135M 2.3x faster.
+ */
+export const PACK_MIN_PARAMS = 1 << 25;
+
 export class Policy implements PolicyHandle {
   readonly layout: Layout;
   readonly programs: ProgramCache;
@@ -141,6 +149,8 @@ export class Policy implements PolicyHandle {
   private readonly prefixes: PrefixCache | null;
   /** With rolloutWeights 'int8': the decode sessions of the current weights (released whenever they change). */
   readonly int8Decode: Int8Decode | null;
+  /** Whether scoring and training pack rows that share a prompt (PolicyOptions.packPrefixes). */
+  private readonly packs: boolean;
   /** Token counts of every generate call so far. */
   readonly generationStats: GenerationStats = emptyStats();
   /** Optimizer steps taken (skipped steps do not count). */
@@ -150,6 +160,7 @@ export class Policy implements PolicyHandle {
     this.layout = buildLayout(options.config, options.role ?? 'actor', options.lora ?? null);
     const params = paramCount(this.layout) + (this.layout.frozen ? paramCount(this.layout.frozen) : 0);
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
+    this.packs = options.packPrefixes ?? params >= PACK_MIN_PARAMS;
     const session = {
       threads: options.threads ?? defaultThreads(),
       provider: options.provider,
@@ -286,7 +297,7 @@ export class Policy implements PolicyHandle {
     }
     const fields = def.inputs(opts.loss).map((n) => LOSS_FIELDS[n as keyof typeof LOSS_FIELDS]);
     checkBatch(batch, ['lossMask', ...fields]);
-    const pack = this.options.packPrefixes && opts.loss.aggregation === 'token-mean' ? packSharedPrefixes(batch) : null;
+    const pack = this.packs && opts.loss.aggregation === 'token-mean' ? packSharedPrefixes(batch) : null;
     if (pack) batch = pack.batch;
     const bucket = { ...this.bucket(batch), ...(pack ? { packed: true } : {}) };
     this.moments ??= { m: zerosLike(this.layout), v: zerosLike(this.layout) };
@@ -348,7 +359,7 @@ export class Policy implements PolicyHandle {
   private async runScore(batch: SequenceBatch, temperature: number): Promise<ScoreResult> {
     await this.initialize();
     checkBatch(batch);
-    const pack = this.options.packPrefixes ? packSharedPrefixes(batch) : null;
+    const pack = this.packs ? packSharedPrefixes(batch) : null;
     if (!pack) return this.scoreRows(batch, this.bucket(batch), temperature);
     const packed = await this.scoreRows(pack.batch, { ...this.bucket(pack.batch), packed: true }, temperature);
     return Object.fromEntries(Object.entries(packed).map(([n, v]) => [n, unpack(v!, pack.toPacked)])) as ScoreResult;

@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { Policy } from '../../../src/policy/engine/policy.ts';
+import { PACK_MIN_PARAMS, Policy } from '../../../src/policy/engine/policy.ts';
+import { paramCount } from '../../../src/policy/model/layout.ts';
+import { parseModelConfig } from '../../../src/policy/io/config.ts';
 import { tinyConfig } from './tiny-config.ts';
 import type { TrainBatch } from '../../../src/policy/programs/batch.ts';
 import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
@@ -177,4 +179,37 @@ test('seq-mean losses train the rows apart (a packed row holds several sequences
   const opts = { loss: { ...STARPO_S_PPO, aggregation: 'seq-mean-token-mean' }, lr: 1e-2 } as const;
   assert.deepEqual(await packed.trainStep(batch, opts), await apart.trainStep(batch, opts));
   assert.deepEqual(packed.getParams().matrices, apart.getParams().matrices);
+});
+
+test('by default only models of PACK_MIN_PARAMS or more pack: a tiny one scores as rows apart, a 36M one packed', async () => {
+  const large = parseModelConfig({
+    model_type: 'qwen2',
+    vocab_size: 300,
+    hidden_size: 1024,
+    intermediate_size: 10240,
+    num_hidden_layers: 1,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    initializer_range: 0.02,
+  });
+  for (const [cfg, packs] of [
+    [config, false],
+    [large, true],
+  ] as const) {
+    const [auto, on, off] = [undefined, true, false].map((packPrefixes) => {
+      const p = new Policy({
+        config: cfg,
+        seed: 5,
+        threads: 1,
+        ...(packPrefixes === undefined ? {} : { packPrefixes }),
+      });
+      policies.push(p);
+      return p;
+    });
+    const params = paramCount(auto.layout);
+    assert.equal(params >= PACK_MIN_PARAMS, packs, `${params} parameters`);
+    const [a, same, other] = await Promise.all((packs ? [auto, on, off] : [auto, off, on]).map((p) => p.score(batch)));
+    assert.deepEqual(a.logprobs, same.logprobs, `${params} parameters: auto is not ${packs ? 'packed' : 'apart'}`);
+    assert.notDeepEqual(a.logprobs, other.logprobs, `${params} parameters: packed and apart gave the same bits`);
+  }
 });

@@ -73,6 +73,16 @@ test('wrong types and out-of-range values name the field', () => {
   throwsField(() => resolveConfig({ overrides: ['formatPenalty=0.1'] }), 'formatPenalty', /≤ 0/);
 });
 
+test('packPrefixes: auto by default; true and false, as configs stored before it had three values, mean on and off', () => {
+  assert.equal(DEFAULTS.packPrefixes, 'auto');
+  assert.equal(resolveConfig({ file: { packPrefixes: true } }).packPrefixes, 'on');
+  assert.equal(resolveConfig({ file: { packPrefixes: false } }).packPrefixes, 'off');
+  assert.equal(resolveConfig({ overrides: ['packPrefixes=false'] }).packPrefixes, 'off');
+  assert.equal(resolveConfig({ overrides: ['packPrefixes=on'] }).packPrefixes, 'on');
+  throwsField(() => resolveConfig({ overrides: ['packPrefixes=yes'] }), 'packPrefixes', /one of "auto", "on", "off"/);
+  throwsField(() => resolveConfig({ overrides: ['filter=true'] }), 'filter', /one of "top-std"/);
+});
+
 test('a number that is not one is quoted as typed: ten, NaN and 1e400 are never reported as null', () => {
   for (const text of ['ten', 'NaN', '1e400', '-Infinity']) {
     const c = () => resolveConfig({ overrides: [`iterations=${text}`] });

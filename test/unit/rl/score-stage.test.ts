@@ -24,10 +24,10 @@ async function played(c = resolveConfig({ overrides: TINY })) {
 
 test('scoring only the trained rows gives each of them the numbers scoring every row gives it', async () => {
   // Filters keep whole groups: a group's rows are packed alike (one prompt, computed once) either way. Rows apart
-  // (packPrefixes false) a row's numbers do not depend on any other row of the call.
+  // (packPrefixes off) a row's numbers do not depend on any other row of the call.
   for (const [packPrefixes, rows] of [
-    [true, [3, 4, 5]],
-    [false, [1, 3, 4]],
+    ['on', [3, 4, 5]],
+    ['off', [1, 3, 4]],
   ] as const) {
     const cfg = { ...c, packPrefixes };
     const { models, all } = await played(cfg);
