@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
-import { sha256File } from '../storage/atomic-file.ts';
+import { sha256File } from '../storage/hash.ts';
 import { CACHE_DIR } from '../services/paths.ts';
 import { importGguf } from './gguf/import.ts';
 import { NAMED_MODELS, getNamedModel, isNamedModel } from './named.ts';

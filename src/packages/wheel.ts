@@ -8,7 +8,7 @@ import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:f
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PackageError } from '../errors.ts';
-import { sha256File } from '../storage/atomic-file.ts';
+import { sha256File } from '../storage/hash.ts';
 
 /** One exact wheel file: what pip must fetch and how to know it is the pinned one. */
 export interface PinnedWheel {

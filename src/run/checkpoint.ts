@@ -3,6 +3,8 @@
  * or engines alike) saved with io/checkpoint.ts into a scratch directory, then pushed to the checkpoint store
  * as flat files `<model>.<file>` plus `trainer.json` (iteration, echo-trap state). The store writes its
  * manifest last and verifies every hash on load, so a half-written or damaged checkpoint is never resumed from.
+ * Each byte is hashed once a save and once a load: the model's manifest digests go to the store with the files,
+ * and the digests the store verified spare the model's own check a second pass (scripts/bench-checkpoint.ts).
  *
  * The frozen reference model never changes, so a run stores it once, in its first checkpoint (the root lineage's
  * iteration 0, which retention keeps while the run has one: `referenceCheckpoint`); later checkpoints leave it out
@@ -135,10 +137,12 @@ export async function saveRunCheckpoint(
       if (name === 'ref' && !withRef) continue;
       const modelDir = join(dir, name);
       const state = await policy.getState(name !== 'ref');
-      await saveCheckpoint(modelDir, { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} });
-      // The scratch directory is removed afterwards: the store may move these files rather than copy them.
+      const checkpoint = { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} };
+      const digests = await saveCheckpoint(modelDir, checkpoint);
+      // The scratch directory is removed afterwards: the store may move these files rather than copy them. Their
+      // digests are known (the model's manifest lists them), so the store does not hash a gigabyte again.
       for (const f of await readdir(modelDir))
-        files.push({ name: `${name}.${f}`, path: join(modelDir, f), disposable: true });
+        files.push({ name: `${name}.${f}`, path: join(modelDir, f), disposable: true, sha256: digests.get(f) });
     }
     const bytes = new TextEncoder().encode(JSON.stringify(state));
     return store.save(ids.runId, ids.lineageId, ids.iteration, [...files, { name: 'trainer.json', bytes }]);
@@ -237,9 +241,13 @@ async function readCheckpoint(
     .filter((f) => f === 'trainer.json' || here.some((n) => f.startsWith(`${n}.`)));
   const trainer = await withScratch(async (dir) => {
     const flat = join(dir, 'flat');
-    await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat, only });
+    // The store checks every file it hands over against its manifest: the model's own check need not hash it again.
+    const loaded = await store.load(ids.runId, ids.lineageId, ids.iteration, { toDirectory: flat, only });
     for (const name of here) {
-      const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name));
+      const verified = new Map(
+        loaded.files.filter((f) => f.name.startsWith(`${name}.`)).map((f) => [f.name.slice(name.length + 1), f.sha256]),
+      );
+      const ckpt = await loadCheckpoint(await modelDirectory(flat, dir, name), verified);
       if (expectedAssets) checkAssets(ckpt.tokenizerFiles, expectedAssets);
       await use(name, ckpt);
     }

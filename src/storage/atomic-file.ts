@@ -3,8 +3,7 @@
  * renamed over the target (rename is atomic within a file system). A crash therefore leaves either the old
  * file or the complete new one, never a half-written file under the real name.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -77,13 +76,6 @@ export async function readFully(fh: FileHandle, position: number, length: number
     done += bytesRead;
   }
   return out;
-}
-
-/** Hex sha256 of a file, streamed so that multi-gigabyte weights do not need to fit in memory. */
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 async function syncDirectory(dir: string): Promise<void> {

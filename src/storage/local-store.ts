@@ -4,15 +4,13 @@
  * place: the checkpoint appears whole or not at all, and a crash leaves only a hidden temp dir.
  */
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { syncDirectory } from '../events/local-log.ts';
 import { CorruptDataError } from '../errors.ts';
 import { CheckpointConflictError, CheckpointNotFoundError, checkpointLabel } from './errors.ts';
-import { DigestCounter, digestBytes, digestFile, type ContentDigest } from './hash.ts';
+import { DigestCounter, digestBytes, FILE_CHUNK_BYTES, fileDigest, type ContentDigest } from './hash.ts';
+import { writeFully } from './atomic-file.ts';
 import { checkpointPrefix, checkpointsPrefix, iterationDir, MANIFEST_NAME, assertFileNames } from './layout.ts';
 import { buildManifest, parseManifest, sameContent, selectFiles, serializeManifest, verifyDigest } from './manifest.ts';
 import { latestOf, savedCheckpoint } from './store-common.ts';
@@ -51,32 +49,47 @@ async function syncFile(path: string): Promise<void> {
   await file.sync().finally(() => file.close());
 }
 
-/** Streams `from` to `to` (fsynced), returning the digest of what was copied. */
-async function copyDurably(from: string, to: string): Promise<ContentDigest> {
+/**
+ * Copies `from` to `to` through one reused buffer, returning the digest of what was copied; `durable` fsyncs the copy
+ * (a save's: a load's copy is scratch its reader uses at once, and a crash discards it).
+ */
+async function copyFile(from: string, to: string, durable: boolean): Promise<ContentDigest> {
   const counter = new DigestCounter();
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      counter.update(chunk);
-      done(null, chunk);
-    },
-  });
-  await pipeline(createReadStream(from, { highWaterMark: 1 << 20 }), tap, createWriteStream(to, { flags: 'wx' }));
-  await syncFile(to);
+  const source = await open(from, 'r');
+  try {
+    const target = await open(to, 'wx');
+    try {
+      const buffer = Buffer.allocUnsafe(FILE_CHUNK_BYTES);
+      for (;;) {
+        const { bytesRead } = await source.read(buffer, 0, buffer.length, null);
+        if (bytesRead === 0) break;
+        const chunk = buffer.subarray(0, bytesRead);
+        counter.update(chunk);
+        await writeFully(target, chunk);
+      }
+      if (durable) await target.sync();
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await source.close();
+  }
   return counter.digest();
 }
 
 /**
- * Moves `from` to `to` when both are on one filesystem, fsyncs it and returns its digest (one read instead of a
- * copy's read and write); false when they are not (EXDEV), leaving `from` where it was.
+ * Moves `from` to `to` when both are on one filesystem, fsyncs it and returns its digest (`sha256` where the caller
+ * knows it, else one read instead of a copy's read and write); false when they are not (EXDEV), leaving `from` where
+ * it was.
  */
-async function moveDurably(from: string, to: string): Promise<ContentDigest | false> {
+async function moveDurably(from: string, to: string, sha256?: string): Promise<ContentDigest | false> {
   try {
     await rename(from, to);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
     throw err;
   }
-  const digest = await digestFile(to);
+  const digest = await fileDigest(to, sha256);
   await syncFile(to);
   return digest;
 }
@@ -95,8 +108,12 @@ async function writeInput(dir: string, input: CheckpointFileInput): Promise<Mani
     await naming(target, writeDurably(target, input.bytes));
     return { name: input.name, key: input.name, ...digestBytes(input.bytes) };
   }
-  const moved = input.disposable === true && (await naming(target, moveDurably(input.path, target)));
-  return { name: input.name, key: input.name, ...(moved || (await naming(target, copyDurably(input.path, target)))) };
+  const moved = input.disposable === true && (await naming(target, moveDurably(input.path, target, input.sha256)));
+  return {
+    name: input.name,
+    key: input.name,
+    ...(moved || (await naming(target, copyFile(input.path, target, true)))),
+  };
 }
 
 async function readManifestAt(dir: string, id: CheckpointId): Promise<CheckpointManifest | undefined> {
@@ -212,7 +229,7 @@ class LocalCheckpointStore implements CheckpointStore {
     const path = resolve(toDirectory, entry.name);
     await rm(path, { force: true });
     try {
-      verifyDigest(id, entry, await copyDurably(source, path));
+      verifyDigest(id, entry, await copyFile(source, path, false));
     } catch (err) {
       await rm(path, { force: true });
       throw err;

@@ -20,7 +20,7 @@ import {
 import { ConfigError, StarpoError } from '../errors.ts';
 import { endpoints } from '../endpoints.ts';
 import { CheckpointConflictError, CheckpointNotFoundError, checkpointLabel } from './errors.ts';
-import { digestBytes, digestFile, type ContentDigest } from './hash.ts';
+import { digestBytes, fileDigest, type ContentDigest } from './hash.ts';
 import { assertFileNames, checkpointPrefix, checkpointsPrefix, MANIFEST_NAME, parseManifestPath } from './layout.ts';
 import { buildManifest, parseManifest, sameContent, selectFiles, serializeManifest, verifyDigest } from './manifest.ts';
 import { downloadFile, uploadFile, type S3Target, type TransferLimits } from './s3-transfer.ts';
@@ -172,7 +172,7 @@ class S3CheckpointStore implements CheckpointStore {
     try {
       await this.ensureBucket();
       const digests: ContentDigest[] = [];
-      for (const f of files) digests.push('bytes' in f ? digestBytes(f.bytes) : await digestFile(f.path));
+      for (const f of files) digests.push('bytes' in f ? digestBytes(f.bytes) : await fileDigest(f.path, f.sha256));
       const entries = files.map((f, i): ManifestFile => ({
         name: f.name,
         key: `data/${digests[i].sha256}/${f.name}`,

@@ -10,7 +10,14 @@
  * store on the same filesystem may move it into place instead of copying it (the local store does).
  */
 export type CheckpointFileInput =
-  { name: string; bytes: Uint8Array } | { name: string; path: string; disposable?: boolean };
+  | { name: string; bytes: Uint8Array }
+  | {
+      name: string;
+      path: string;
+      disposable?: boolean;
+      /** The file's SHA-256 (hex) as its writer computed it: the store then does not read the file to hash it. */
+      sha256?: string;
+    };
 
 export interface CheckpointId {
   runId: string;
@@ -63,7 +70,7 @@ export interface LoadedCheckpoint {
 }
 
 export interface LoadOptions {
-  /** Write the files into this directory (streamed, verified) instead of returning their bytes. */
+  /** Write the files into this directory (verified, not fsynced: a copy to read) instead of returning their bytes. */
   toDirectory?: string;
   /** Load only these file names (default: all). */
   only?: readonly string[];

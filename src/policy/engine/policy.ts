@@ -261,8 +261,9 @@ export class Policy implements PolicyHandle {
     return this.moments;
   }
 
-  setMoments(moments: { m: Packed; v: Packed } | null, step: number): void {
-    this.moments = moments && { m: clonePacked(moments.m), v: clonePacked(moments.v) };
+  /** Replaces the moments with copies (or the given ones with copy = false: the policy then owns them) and the step. */
+  setMoments(moments: { m: Packed; v: Packed } | null, step: number, copy = true): void {
+    this.moments = moments && (copy ? { m: clonePacked(moments.m), v: clonePacked(moments.v) } : moments);
     this.step = step;
     this.spare = null;
   }

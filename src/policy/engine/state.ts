@@ -33,7 +33,7 @@ export interface PackedPolicy {
   getParams(): Packed;
   setParams(p: Packed, copy?: boolean): void;
   getMoments(): { m: Packed; v: Packed } | null;
-  setMoments(moments: { m: Packed; v: Packed } | null, step: number): void;
+  setMoments(moments: { m: Packed; v: Packed } | null, step: number, copy?: boolean): void;
 }
 
 const named = (policy: PackedPolicy, p: Packed): Map<string, Tensor> =>
@@ -66,7 +66,7 @@ export function importState(policy: PackedPolicy, state: PolicyState, opts: Impo
   if (state.optimizer) {
     const m = fromNamed(policy.layout, Object.fromEntries(state.optimizer.m)).packed;
     const v = fromNamed(policy.layout, Object.fromEntries(state.optimizer.v)).packed;
-    policy.setMoments({ m, v }, state.step);
+    policy.setMoments({ m, v }, state.step, false); // packed just now: nothing else holds them
   } else {
     policy.setMoments(null, state.step);
   }

@@ -11,7 +11,8 @@
 import { mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CorruptDataError, StarpoError } from '../../errors.ts';
-import { sha256File, writeBytesAtomic } from '../../storage/atomic-file.ts';
+import { writeBytesAtomic } from '../../storage/atomic-file.ts';
+import { sha256File } from '../../storage/hash.ts';
 import { parseModelConfig, writeModelConfig, type ModelConfig } from './config.ts';
 import type { Tensor } from './dtype.ts';
 import { readSafetensors, writeSafetensors } from './safetensors.ts';
@@ -53,13 +54,23 @@ interface Manifest {
   files: Record<string, { sha256: string; bytes: number }>;
 }
 
+/** Each saved file's SHA-256 (hex) by file name, as the checkpoint's manifest lists it. */
+export type FileDigests = ReadonlyMap<string, string>;
+
 export interface SaveOptions {
   /** Passed to writeModelWeights; weights beyond it are sharded. */
   readonly maxShardBytes?: number;
 }
 
-/** Saves a checkpoint into `dir` (created if needed); an existing checkpoint there is replaced. */
-export async function saveCheckpoint(dir: string, ckpt: TrainingCheckpoint, options: SaveOptions = {}): Promise<void> {
+/**
+ * Saves a checkpoint into `dir` (created if needed); an existing checkpoint there is replaced. Returns the digests
+ * its manifest lists, so a store the files then go to need not read them again to hash them.
+ */
+export async function saveCheckpoint(
+  dir: string,
+  ckpt: TrainingCheckpoint,
+  options: SaveOptions = {},
+): Promise<FileDigests> {
   if (!Number.isSafeInteger(ckpt.step) || ckpt.step < 0)
     throw new StarpoError(`checkpoint step ${ckpt.step} is not a count`);
   const tokenizerNames = Object.keys(ckpt.tokenizerFiles);
@@ -85,11 +96,16 @@ export async function saveCheckpoint(dir: string, ckpt: TrainingCheckpoint, opti
     manifest.files[name] = { sha256: await sha256File(join(dir, name)), bytes: (await stat(join(dir, name))).size };
   }
   await writeBytesAtomic(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  return new Map(Object.entries(manifest.files).map(([name, f]) => [name, f.sha256]));
 }
 
-/** Loads a checkpoint after verifying every file against the manifest. */
-export async function loadCheckpoint(dir: string): Promise<TrainingCheckpoint> {
-  const manifest = await verifyCheckpoint(dir);
+/**
+ * Loads a checkpoint after verifying every file against the manifest. `verified`: files whose bytes the caller has
+ * just checked against these digests (a store's download); each is hashed again only where its digest differs from
+ * the manifest's.
+ */
+export async function loadCheckpoint(dir: string, verified?: FileDigests): Promise<TrainingCheckpoint> {
+  const manifest = await verifyCheckpoint(dir, verified);
   const config = parseModelConfig(await readFile(join(dir, CONFIG_FILE), 'utf8'));
   const weights = await readModelWeights(dir);
   const state = await readSafetensors(join(dir, TRAINING_STATE_FILE));
@@ -101,8 +117,8 @@ export async function loadCheckpoint(dir: string): Promise<TrainingCheckpoint> {
   return { config, weights, optimizer: splitOptimizer(state.tensors), step, rng, tokenizerFiles, metadata };
 }
 
-/** Checks the manifest and every file's size and sha256; returns the manifest. */
-export async function verifyCheckpoint(dir: string): Promise<Manifest> {
+/** Checks the manifest and every file's size and sha256 (see loadCheckpoint's `verified`); returns the manifest. */
+export async function verifyCheckpoint(dir: string, verified?: FileDigests): Promise<Manifest> {
   let text: string;
   try {
     text = await readFile(join(dir, MANIFEST_FILE), 'utf8');
@@ -120,6 +136,7 @@ export async function verifyCheckpoint(dir: string): Promise<Manifest> {
     }
     if (bytes !== expected.bytes)
       throw new CorruptDataError(`${dir}: ${name} is ${bytes} bytes, manifest says ${expected.bytes}`);
+    if (verified?.get(name) === expected.sha256) continue;
     if ((await sha256File(path)) !== expected.sha256)
       throw new CorruptDataError(`${dir}: ${name} fails its sha256 check`);
   }

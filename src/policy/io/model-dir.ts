@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../../errors.ts';
-import { sha256File } from '../../storage/atomic-file.ts';
+import { sha256File } from '../../storage/hash.ts';
 import { hfParameterNames, type ModelConfig, parseModelConfig } from './config.ts';
 import type { Tensor } from './dtype.ts';
 import { SafetensorsReader } from './safetensors.ts';

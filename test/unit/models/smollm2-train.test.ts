@@ -5,7 +5,6 @@
  * that `--model` loads again.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { openModelDirectory } from '../../../src/policy/io/model-dir.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { trainEmbedded } from '../../../src/embedded/driver.ts';
 import { exportCheckpoint } from '../../../src/run/export.ts';
+import type { CheckpointManifest } from '../../../src/storage/types.ts';
 
 await getNamedModel('smollm2-135m-instruct');
 const scratch = mkdtempSync(join(tmpdir(), 'starpo-smollm2-'));
@@ -48,10 +48,12 @@ const SMALL = [
 const WEIGHTS = 'actor.model.safetensors';
 const STATE = 'actor.training_state.safetensors';
 
-const digest = (root: string, iteration: number, name: string) =>
-  createHash('sha256')
-    .update(readFileSync(join(root, 'r', 'checkpoints', 'main', String(iteration).padStart(8, '0'), name)))
-    .digest('hex');
+/** A checkpoint file's sha256 as the store's manifest lists it (hashed when saved, checked whenever loaded). */
+const digest = (root: string, iteration: number, name: string): string => {
+  const dir = join(root, 'r', 'checkpoints', 'main', String(iteration).padStart(8, '0'));
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as CheckpointManifest;
+  return manifest.files.find((f) => f.name === name)!.sha256;
+};
 
 for (const [name, extra] of [
   ['full fine-tuning', []],

@@ -18,7 +18,7 @@ import { weightFeeds } from '../../../src/policy/engine/feeds.ts';
 import { createSession, floatTensor, int64Tensor } from '../../../src/policy/engine/session.ts';
 import { Graph } from '../../../src/policy/graph/graph.ts';
 import { openModelDirectory } from '../../../src/policy/io/model-dir.ts';
-import { sha256File } from '../../../src/storage/atomic-file.ts';
+import { sha256File } from '../../../src/storage/hash.ts';
 import { buildLayout } from '../../../src/policy/model/layout.ts';
 import { fromNamed } from '../../../src/policy/model/params.ts';
 import { lmLogits, weightInputs } from '../../../src/policy/model/transformer.ts';

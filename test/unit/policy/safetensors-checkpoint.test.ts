@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -94,6 +95,28 @@ test('a flipped byte in any file is refused', async () => {
       await writeFile(path, original);
     }
     assert.equal((await loadCheckpoint(dir)).step, 42);
+  });
+});
+
+test("save returns the manifest's digests; a load told a file was verified against another digest still hashes it", async () => {
+  await withDir(async (dir) => {
+    const digests = await saveCheckpoint(dir, checkpoint());
+    const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as {
+      files: Record<string, { sha256: string }>;
+    };
+    assert.deepEqual(
+      Object.fromEntries(digests),
+      Object.fromEntries(Object.entries(manifest.files).map(([n, f]) => [n, f.sha256])),
+    );
+    const path = join(dir, 'model.safetensors');
+    const flipped = await readFile(path);
+    flipped[flipped.length - 1] ^= 0x01;
+    await writeFile(path, flipped);
+    const stale = new Map([['model.safetensors', createHash('sha256').update(flipped).digest('hex')]]);
+    await assert.rejects(loadCheckpoint(dir, stale), /model\.safetensors fails its sha256 check/);
+    // A digest equal to the manifest's is the caller's word that these bytes were checked (a store's download).
+    const vouched = new Map([['model.safetensors', digests.get('model.safetensors')!]]);
+    assert.equal((await loadCheckpoint(dir, vouched)).step, 42);
   });
 });
 

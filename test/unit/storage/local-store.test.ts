@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,6 +64,30 @@ test('a disposable file is moved into place, a kept one copied; both are hashed 
   bytes[7] ^= 1;
   writeFileSync(placed, bytes);
   await assert.rejects(store.load('run-1', 'L0', 1), CorruptDataError);
+});
+
+test("a moved file's digest its writer gives is listed as given (not read again) and checked on load", async () => {
+  const { root, store } = fresh();
+  const [right, wrong] = ['right.bin', 'wrong.bin'].map((f) => join(root, f));
+  writeFileSync(right, weights);
+  writeFileSync(wrong, weights);
+  const sha256 = createHash('sha256').update(weights).digest('hex');
+  const saved = await store.save('run-1', 'L0', 1, [
+    { name: 'a.bin', path: right, disposable: true, sha256 },
+    { name: 'b.bin', path: wrong, disposable: true, sha256: '0'.repeat(64) },
+  ]);
+  assert.deepEqual(
+    saved.files.map((f) => [f.sha256, f.sizeBytes]),
+    [
+      [sha256, weights.length],
+      ['0'.repeat(64), weights.length],
+    ],
+  );
+  assert.deepEqual((await store.load('run-1', 'L0', 1, { only: ['a.bin'] })).files[0].bytes, weights);
+  await assert.rejects(
+    store.load('run-1', 'L0', 1, { only: ['b.bin'] }),
+    (err: unknown) => err instanceof CorruptDataError && /file b\.bin fails its integrity check/.test(err.message),
+  );
 });
 
 test('a load into a directory writes the verified files there', async () => {
