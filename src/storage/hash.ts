@@ -28,25 +28,31 @@ export function digestBytes(bytes: Uint8Array): ContentDigest {
 }
 
 /** Bytes read per call when hashing or copying a file. */
-export const FILE_CHUNK_BYTES = 4 << 20;
+const FILE_CHUNK_BYTES = 4 << 20;
 
 /**
- * SHA-256 and size of a file, read through one buffer: a stream's fresh chunk per megabyte made V8 collect garbage
- * every ~100 ms (a 1.6 GB checkpoint spent a third of its hashing in the collector), so the buffer is reused.
+ * Reads the file at `path` from start to end through one reused buffer, handing each chunk to `use` (valid until it
+ * returns): a stream's fresh chunk per megabyte made V8 collect garbage every ~100 ms (a 1.6 GB checkpoint spent a
+ * third of its hashing in the collector).
  */
-export async function digestFile(path: string): Promise<ContentDigest> {
-  const counter = new DigestCounter();
+export async function eachChunk(path: string, use: (chunk: Buffer) => void | Promise<void>): Promise<void> {
   const fh = await open(path, 'r');
   try {
     const buffer = Buffer.allocUnsafe(FILE_CHUNK_BYTES);
     for (;;) {
       const { bytesRead } = await fh.read(buffer, 0, buffer.length, null);
       if (bytesRead === 0) break;
-      counter.update(buffer.subarray(0, bytesRead));
+      await use(buffer.subarray(0, bytesRead));
     }
   } finally {
     await fh.close();
   }
+}
+
+/** SHA-256 and size of a file. */
+export async function digestFile(path: string): Promise<ContentDigest> {
+  const counter = new DigestCounter();
+  await eachChunk(path, (chunk) => counter.update(chunk));
   return counter.digest();
 }
 

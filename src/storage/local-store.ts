@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { syncDirectory } from '../events/local-log.ts';
 import { CorruptDataError } from '../errors.ts';
 import { CheckpointConflictError, CheckpointNotFoundError, checkpointLabel } from './errors.ts';
-import { DigestCounter, digestBytes, FILE_CHUNK_BYTES, fileDigest, type ContentDigest } from './hash.ts';
+import { DigestCounter, digestBytes, eachChunk, fileDigest, type ContentDigest } from './hash.ts';
 import { writeFully } from './atomic-file.ts';
 import { checkpointPrefix, checkpointsPrefix, iterationDir, MANIFEST_NAME, assertFileNames } from './layout.ts';
 import { buildManifest, parseManifest, sameContent, selectFiles, serializeManifest, verifyDigest } from './manifest.ts';
@@ -55,24 +55,15 @@ async function syncFile(path: string): Promise<void> {
  */
 async function copyFile(from: string, to: string, durable: boolean): Promise<ContentDigest> {
   const counter = new DigestCounter();
-  const source = await open(from, 'r');
+  const target = await open(to, 'wx');
   try {
-    const target = await open(to, 'wx');
-    try {
-      const buffer = Buffer.allocUnsafe(FILE_CHUNK_BYTES);
-      for (;;) {
-        const { bytesRead } = await source.read(buffer, 0, buffer.length, null);
-        if (bytesRead === 0) break;
-        const chunk = buffer.subarray(0, bytesRead);
-        counter.update(chunk);
-        await writeFully(target, chunk);
-      }
-      if (durable) await target.sync();
-    } finally {
-      await target.close();
-    }
+    await eachChunk(from, async (chunk) => {
+      counter.update(chunk);
+      await writeFully(target, chunk);
+    });
+    if (durable) await target.sync();
   } finally {
-    await source.close();
+    await target.close();
   }
   return counter.digest();
 }
