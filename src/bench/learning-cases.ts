@@ -351,7 +351,9 @@ export const LEARNING_CASES: LearningCase[] = [
     warmStart: SMOLLM2_SOKOBAN_SOLVER,
     overrides: SMOLLM2_SOKOBAN_RL,
   },
-  // RAGEN-2's Countdown: 23% for Qwen2.5-0.5B (base) from reward.
+  // RAGEN-2's Countdown: 23% for Qwen2.5-0.5B (base) from reward. Measured (2026-12-06, resumed from its checkpoint
+  // 4): the format warm start 3.1%, after 40 iterations 18.75% (+15.6 pts, 95% CI [4.7, 26.5]; 23.4% at iteration 10),
+  // the entropy down to 0.006-0.01 a token from iteration 26.
   {
     name: 'smollm2-countdown',
     preset: 'grpo',
