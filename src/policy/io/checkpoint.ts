@@ -12,7 +12,7 @@ import { mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CorruptDataError, StarpoError } from '../../errors.ts';
 import { writeBytesAtomic } from '../../storage/atomic-file.ts';
-import { sha256File } from '../../storage/hash.ts';
+import { digestFile, sha256File } from '../../storage/hash.ts';
 import { parseModelConfig, writeModelConfig, type ModelConfig } from './config.ts';
 import type { Tensor } from './dtype.ts';
 import { readSafetensors, writeSafetensors } from './safetensors.ts';
@@ -93,7 +93,8 @@ export async function saveCheckpoint(
   files.push(TRAINING_STATE_FILE, CONFIG_FILE, ...tokenizerNames);
   const manifest: Manifest = { format: FORMAT, version: 1, step: ckpt.step, tokenizerFiles: tokenizerNames, files: {} };
   for (const name of files) {
-    manifest.files[name] = { sha256: await sha256File(join(dir, name)), bytes: (await stat(join(dir, name))).size };
+    const { sha256, sizeBytes } = await digestFile(join(dir, name)); // one read gives both
+    manifest.files[name] = { sha256, bytes: sizeBytes };
   }
   await writeBytesAtomic(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return new Map(Object.entries(manifest.files).map(([name, f]) => [name, f.sha256]));
