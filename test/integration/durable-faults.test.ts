@@ -1,111 +1,35 @@
-// Fault tests of the durable driver against the real local services. Restarting a shared service disturbs
-// whatever else uses it at that moment, so each restart is kept short and happens only here.
+// Fault tests of the durable driver that stop or restart the real local services. Restarting a shared service
+// disturbs whatever else uses it at that moment, so each restart is kept short and happens only here, and the test
+// runner runs this file beside no other service user. Faults that leave the services alone are in
+// durable-worker-faults.test.ts.
 import { test } from 'node:test';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { resolveConfig, type RlConfig } from '../../src/rl/config.ts';
-import { createEventReader, eventKey, type EventReader, type StarpoEvent } from '../../src/events/index.ts';
-import { createSealedRunReader } from '../../src/run/stored-run.ts';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
 import { createCheckpointStore, parseStorageUri, type CheckpointStore } from '../../src/storage/index.ts';
 import { serviceByName, startService, stopService } from '../../src/services/manager.ts';
 import { loopbackS3Client } from '../../src/storage/s3-store.ts';
-import { mergeOptions, startResume, submitRun, type SubmitOptions } from '../../src/durable/client.ts';
-import { spawnWorker, startLocalStack, uniqueId, type LocalStack } from '../../src/durable/harness.ts';
-import {
-  PROGRESS_QUERY,
-  WORKFLOW_TYPE,
-  type DurableOptions,
-  type Progress,
-  type RunOutcome,
-} from '../../src/durable/protocol.ts';
+import { startResume } from '../../src/durable/client.ts';
+import { startLocalStack, type LocalStack } from '../../src/durable/harness.ts';
+import { PROGRESS_QUERY, type Progress, type RunOutcome } from '../../src/durable/protocol.ts';
 import { createResources } from '../../src/durable/resources.ts';
-import { createArtifactStore, configKey } from '../../src/storage/artifacts.ts';
+import { activityFailure, assertEveryTrajectoryOnce, submitTiny, tinyConfig } from './fixtures/durable-run.ts';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 
-const GROUPS = 4;
-const SIZE = 2;
-const VAL = 2;
-const tiny = (iterations: number, extra: string[] = []): RlConfig =>
-  resolveConfig({
-    overrides: [
-      'env=sokoban',
-      'maxTurns=2',
-      `envGroups=${GROUPS}`,
-      `groupSize=${SIZE}`,
-      'filter=none',
-      'miniBatchSize=4',
-      `iterations=${iterations}`,
-      'threads=1',
-      `valSeeds=${VAL}`,
-      'valEvery=0',
-      'modelLayers=1',
-      'modelHidden=16',
-      'modelFfn=32',
-      'maxResponseTokens=6',
-      ...extra,
-    ],
-  });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = () => undefined;
-
-function submit(stack: LocalStack, config: RlConfig, options: Partial<DurableOptions> = {}, extra: SubmitOptions = {}) {
-  return submitRun(config, {
-    client: stack.client,
-    runId: uniqueId('fault'),
-    storeUri: stack.storeUri,
-    events: stack.events,
-    options: { queues: stack.queues, heartbeatTimeoutMs: 3000, rolloutShards: 2, chunkGroups: 1, ...options },
-    ...extra,
-  });
-}
 
 async function until(handle: WorkflowHandle, ok: (p: Progress) => boolean): Promise<void> {
   for (;;) {
     if (await handle.query<Progress>(PROGRESS_QUERY).then(ok, () => false)) return;
     await sleep(100);
   }
-}
-
-type Copy = 'kafka' | 's3';
-const readerOf = (stack: LocalStack, copy: Copy): EventReader =>
-  copy === 'kafka' ? createEventReader({ kind: 'kafka', ...stack.events }) : createSealedRunReader(stack.storeUri);
-
-/** Raw trajectory events of the run (before any dedup) in one copy of its log, and their distinct keys. */
-async function trajectoryKeys(
-  stack: LocalStack,
-  runId: string,
-  copy: Copy = 'kafka',
-): Promise<{ total: number; keys: Set<string> }> {
-  const reader = readerOf(stack, copy);
-  const events: StarpoEvent[] = [];
-  for await (const e of reader.read(runId)) if (e.kind === 'trajectory') events.push(e);
-  await reader.close();
-  return { total: events.length, keys: new Set(events.map(eventKey)) };
-}
-
-/** Every (iteration, group, rollout) of training plus the final validation, each exactly once on the topic. */
-async function assertEveryTrajectoryOnce(
-  stack: LocalStack,
-  runId: string,
-  iterations: number,
-  copy: Copy = 'kafka',
-): Promise<void> {
-  const { total, keys } = await trajectoryKeys(stack, runId, copy);
-  const expected = new Set<string>();
-  for (let i = 1; i <= iterations; i++) {
-    for (let g = 0; g < GROUPS; g++)
-      for (let k = 0; k < SIZE; k++) expected.add(`${runId}/main/${i}/trajectory/train/${g}/${k}`);
-  }
-  for (let k = 0; k < VAL; k++) expected.add(`${runId}/main/${iterations}/trajectory/val/${k}/0`);
-  assert.deepEqual([...keys].sort(), [...expected].sort());
-  assert.equal(total, expected.size, `${total} trajectory events for ${expected.size} trajectories`);
 }
 
 const execFileAsync = promisify(execFile);
@@ -120,44 +44,6 @@ async function restart(name: 'temporal' | 'kafka' | 's3', downMs = 500): Promise
   await starpo('start'); // every service keeps its data across a restart
 }
 
-test(
-  'a rollout worker killed with SIGKILL mid-activity: retried on the other worker within 15 s, every trajectory once',
-  { timeout: 180_000 },
-  async (t) => {
-    const stack = await startLocalStack({ label: 'kill', role: 'update' });
-    const children = [spawnWorker('rollout', stack.queues), spawnWorker('rollout', stack.queues)];
-    try {
-      await Promise.all(children.map((c) => c.ready));
-      // The config's default heartbeat timeout, not the short one the other fault tests use: this is the measurement.
-      const config = tiny(2);
-      const { handle, run } = await submit(stack, config, { heartbeatTimeoutMs: config.heartbeatTimeoutMs });
-      const started = (l: Record<string, unknown>) => l.msg === 'rollout chunk started' && l.iteration === 1;
-      const victim = await Promise.race(children.map((c) => c.waitFor(started).then(() => c)));
-      victim.process.kill('SIGKILL');
-      const killedAt = Date.now();
-      const survivor = children.find((c) => c !== victim)!;
-      // An attempt heartbeats as it starts, just before this line (boundary.ts): SIGKILL → the retry's first heartbeat.
-      const retried = (l: Record<string, unknown>) =>
-        l.activity === 'rolloutShard' && Number(l.attempt) >= 2 && l.msg === 'activity started';
-      const recoveryMs = Number((await survivor.waitFor(retried)).time) - killedAt;
-      t.diagnostic(`the killed shard was retried ${recoveryMs} ms after SIGKILL`);
-      assert.ok(recoveryMs < 15_000, `the killed shard was retried ${recoveryMs} ms after SIGKILL`);
-      const outcome = (await handle.result()) as RunOutcome;
-      assert.equal(outcome.lastIteration, 2);
-      assert.ok(
-        survivor.lines.some(
-          (l) => l.activity === 'rolloutShard' && Number(l.attempt) >= 2 && l.msg === 'activity finished',
-        ),
-        'the killed shard was retried on the surviving worker',
-      );
-      await assertEveryTrajectoryOnce(stack, run.runId, 2);
-    } finally {
-      for (const c of children) c.process.kill('SIGKILL');
-      await stack.close();
-    }
-  },
-);
-
 const RESTARTS = [
   ['temporal', 'the Temporal server restarted mid-run: the run continues to completion'],
   ['kafka', 'the Kafka broker restarted mid-run: no trajectory event is lost'],
@@ -168,7 +54,7 @@ for (const [service, title] of RESTARTS) {
   test(`${title}; it replays completely from Kafka and from S3`, { timeout: 240_000 }, async () => {
     const stack = await startLocalStack({ label: service });
     try {
-      const { handle, run } = await submit(stack, tiny(3));
+      const { handle, run } = await submitTiny(stack, tinyConfig(3));
       await until(handle, (p) => p.iteration >= 1);
       await restart(service);
       const outcome = (await handle.result()) as RunOutcome;
@@ -196,40 +82,6 @@ for (const [service, title] of RESTARTS) {
     }
   });
 }
-
-/** The failure an activity attempt ended with, as the workflow saw it. */
-async function activityFailure(handle: WorkflowHandle): Promise<ApplicationFailure> {
-  const err = await handle.result().then(
-    () => assert.fail('the run should fail'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ActivityFailure, String(err));
-  assert.ok(err.cause.cause instanceof ApplicationFailure, String(err.cause.cause));
-  return err.cause.cause;
-}
-
-test(
-  'a Kafka broker that stays down fails the activity retryably, with a clear error, in bounded time',
-  { timeout: 120_000 },
-  async () => {
-    const stack = await startLocalStack({ label: 'nokafka' });
-    try {
-      const t0 = Date.now();
-      // nothing listens there: a broker that never comes back
-      const down = { ...stack.events, brokers: ['127.0.0.1:1'] };
-      const { handle } = await submit(stack, tiny(1), { maxAttempts: 2 }, { events: down });
-      const failure = await activityFailure(handle);
-      assert.equal(failure.nonRetryable, false);
-      assert.match(
-        failure.message,
-        /kafka event log: could not append \d+ events to topic .* at 127\.0\.0\.1:1 after 5 retries/,
-      );
-      assert.ok(Date.now() - t0 < 90_000, `took ${Date.now() - t0} ms`);
-    } finally {
-      await stack.close();
-    }
-  },
-);
 
 /** Waits until the test's trip has stopped S3, then starts it again a second later. */
 async function s3BackAfter(stopping: () => Promise<unknown> | undefined): Promise<void> {
@@ -264,7 +116,7 @@ test(
     };
     const stack = await startLocalStack({ label: 'lost', resources });
     try {
-      const { handle, run } = await submit(stack, tiny(3));
+      const { handle, run } = await submitTiny(stack, tinyConfig(3));
       await s3BackAfter(() => stopping);
       const outcome = (await handle.result()) as RunOutcome;
       assert.equal(outcome.lastIteration, 3);
@@ -303,7 +155,7 @@ test(
     };
     resources.store = (uri) => ({ uri, store: failingDuringSave(store(uri).store, 2, trip) });
     const stack = await startLocalStack({ label: 's3', resources });
-    const { handle, run } = await submit(stack, tiny(3));
+    const { handle, run } = await submitTiny(stack, tinyConfig(3));
     try {
       await s3BackAfter(() => stopping);
       const outcome = (await handle.result()) as RunOutcome;
@@ -350,27 +202,3 @@ test(
     }
   },
 );
-
-test('a malformed config is rejected before anything starts, naming the field', { timeout: 120_000 }, async () => {
-  assert.throws(() => tiny(1, ['modelHeads=3']), /config modelHeads: must divide modelHidden/);
-  const stack = await startLocalStack({ label: 'badcfg' });
-  try {
-    // A config that bypassed the client's check still stops at startRun, once, with the field named.
-    const runId = uniqueId('badcfg');
-    const run = { runId, lineageId: 'main', storeUri: stack.storeUri, events: stack.events };
-    const options = mergeOptions({ queues: stack.queues });
-    const handle = await stack.client.workflow.start(WORKFLOW_TYPE, {
-      taskQueue: stack.queues.update,
-      workflowId: `starpo-${runId}`,
-      args: [{ run, options, configJson: '{"envGroups": 0}' }],
-    });
-    const failure = await activityFailure(handle);
-    assert.equal(failure.type, 'ConfigError');
-    assert.equal(failure.nonRetryable, true);
-    assert.match(failure.message, /config envGroups: must be an integer in \[1, 65536\], got 0/);
-    assert.equal(await createArtifactStore(stack.storeUri).has(configKey(runId)), false);
-    assert.deepEqual(await createCheckpointStore(stack.storeUri).list(runId), []);
-  } finally {
-    await stack.close();
-  }
-});

@@ -1,7 +1,7 @@
 /**
  * The heartbeat timeout travels from the run's config into the workflow input and from there into every
  * activity's options; the worker heartbeats often enough within it. (The time a killed worker costs is measured
- * against real services in test/integration/durable-faults.test.ts.)
+ * against real services in test/integration/durable-worker-faults.test.ts.)
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
