@@ -10,11 +10,11 @@ import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { envSpecId, oracleSuccess } from '../envs/index.ts';
+import { oracleSuccess } from '../envs/index.ts';
 import { resolveConfig, type RlConfig } from '../rl/config.ts';
 import { trainEmbedded, type IterationReport } from '../embedded/driver.ts';
 import { validationSeeds } from '../rl/seeds.ts';
-import { runEnvConfig } from '../rl/run-env.ts';
+import { runEnvConfig, runEnvSpecId } from '../rl/run-env.ts';
 import { mean, pairedDifference } from '../rl/stats.ts';
 import { evaluateCheckpoint } from '../replay/evaluate.ts';
 import type { FormatRates } from '../rl/format-rates.ts';
@@ -237,7 +237,7 @@ export async function measureCase(k: LearningCase, trained: TrainedCase): Promis
     bench: 'learning',
     case: k.name,
     env: config.env,
-    envSpecId: envSpecId(runEnvConfig(config)),
+    envSpecId: runEnvSpecId(config),
     preset: k.preset,
     iterations: config.iterations,
     envGroups: config.envGroups,

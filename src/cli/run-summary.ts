@@ -4,10 +4,9 @@
  * config is saved with the run, and printed only with --print-config.
  */
 import { basename } from 'node:path';
-import { envSpecId } from '../envs/index.ts';
 import type { RlConfig } from '../rl/config.ts';
 import { formatCount, memoryNeeds } from '../rl/capacity.ts';
-import { runEnvConfig } from '../rl/run-env.ts';
+import { runEnvSpecId } from '../rl/run-env.ts';
 import type { RunModel } from '../rl/run-model.ts';
 
 /**
@@ -17,7 +16,7 @@ import type { RunModel } from '../rl/run-model.ts';
 export function trainingLine(c: RlConfig, preset: string | undefined): string {
   const who = preset ?? 'resumed run';
   return (
-    `${who} on ${c.env} (env spec ${envSpecId(runEnvConfig(c))}): ${c.iterations} iterations of ` +
+    `${who} on ${c.env} (env spec ${runEnvSpecId(c)}): ${c.iterations} iterations of ` +
     `${c.envGroups} groups × ${c.groupSize}`
   );
 }

@@ -21,9 +21,8 @@ import {
   type Lineage,
   type RunContext,
 } from './lineage.ts';
-import { runEnvConfig } from '../rl/run-env.ts';
+import { runEnvSpecId } from '../rl/run-env.ts';
 import { validatesAt } from '../rl/val-schedule.ts';
-import { envSpecId } from '../envs/index.ts';
 import { runIteration } from './iteration.ts';
 import { runValidation } from '../rl/stages/validate.ts';
 import { type IterationModels } from '../rl/stages/models.ts';
@@ -224,7 +223,7 @@ async function oneIteration(
       runId: ids.runId,
       lineageId: ids.lineageId,
       iteration: i,
-      envSpecId: envSpecId(runEnvConfig(c)),
+      envSpecId: runEnvSpecId(c),
       ...headlineMetrics(metrics),
       ms: Math.round(Object.values(result.timingsMs).reduce((a, b) => a + b, 0)),
     },

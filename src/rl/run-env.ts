@@ -1,4 +1,4 @@
-import { resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
+import { envSpecId, resolveEnvConfig, type EnvConfig } from '../envs/index.ts';
 import type { RlConfig } from './config-fields.ts';
 import { withBudget } from './rollout.ts';
 
@@ -11,4 +11,9 @@ export function runEnvConfig(c: Pick<RlConfig, 'env'> & Budget): EnvConfig {
     maxActionsPerTurn: c.maxActionsPerTurn,
     maxActionsPerTrajectory: c.maxActionsPerTrajectory,
   });
+}
+
+/** The spec id of the environment a run plays (success figures compare only under equal ones). */
+export function runEnvSpecId(c: Pick<RlConfig, 'env'> & Budget): string {
+  return envSpecId(runEnvConfig(c));
 }

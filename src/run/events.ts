@@ -12,8 +12,7 @@ import type { SavedCheckpoint } from '../storage/index.ts';
 import { canonicalConfigJSON, type RlConfig } from '../rl/config.ts';
 import type { EchoTrapWarning as Warning } from '../rl/echo-trap.ts';
 import type { Trajectory } from '../rl/rollout.ts';
-import { runEnvConfig } from '../rl/run-env.ts';
-import { envSpecId } from '../envs/index.ts';
+import { runEnvSpecId } from '../rl/run-env.ts';
 import { toolCallEvents } from '../tools/events.ts';
 import {
   ACTOR_GRAD_NORM,
@@ -115,7 +114,7 @@ export interface FinishedIteration {
 
 /** The iteration's IterationEvent and, when the detector fired, its warning: what both drivers publish. */
 export function iterationEvents(c: RlConfig, ids: Ids, r: FinishedIteration): (IterationEvent | EchoTrapWarning)[] {
-  const extras = { envSpecId: envSpecId(runEnvConfig(c)), collapse: r.collapse };
+  const extras = { envSpecId: runEnvSpecId(c), collapse: r.collapse };
   return [
     iterationEvent(ids, r.iteration, r.metrics, r.timingsMs, r.startedAt, extras),
     ...(r.warning ? [warningEvent(ids, r.warning)] : []),

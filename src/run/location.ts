@@ -7,7 +7,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError, StarpoError } from '../errors.ts';
 import { assertSafeId } from '../events/ids.ts';
-import { createLocalEventReader, type EventReader } from '../events/index.ts';
+import { createLocalEventReader } from '../events/local-reader.ts';
+import type { EventReader } from '../events/types.ts';
 import { configFromJSON, type RlConfig } from '../rl/config.ts';
 
 export interface RunLocation {

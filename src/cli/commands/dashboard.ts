@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { startDashboard } from '../../report/index.ts';
 import type { ProgressSource } from '../../report/dashboard.ts';
 import { nonNegativeInt, sourceFor } from './report.ts';
 
@@ -25,7 +24,8 @@ const temporalProgress: ProgressSource = {
 };
 
 async function dashboard(flags: DashboardFlags): Promise<void> {
-  const source = sourceFor(flags.run, flags);
+  const source = await sourceFor(flags.run, flags);
+  const { startDashboard } = await import('../../report/index.ts');
   const served = await startDashboard({
     source,
     port: nonNegativeInt('--port', flags.port),

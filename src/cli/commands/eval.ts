@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
 import { DEFAULT_STORE_URI } from '../../durable/protocol.ts';
-import { evaluateCheckpoint, type EvalResult } from '../../replay/evaluate.ts';
+import type { EvalResult } from '../../replay/evaluate.ts';
 import { newTable } from '../../terminal.ts';
 import { MODEL_HELP } from './train.ts';
 
@@ -78,6 +78,7 @@ function storeOf(flags: EvalFlags): string | undefined {
 }
 
 export async function evalCommand(flags: EvalFlags, say: (line: string) => void = console.log): Promise<EvalResult> {
+  const { evaluateCheckpoint } = await import('../../replay/evaluate.ts');
   const result = await evaluateCheckpoint({
     checkpoint: flags.checkpoint,
     model: flags.model,

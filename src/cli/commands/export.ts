@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
-import { exportGguf } from '../../run/export-gguf.ts';
 import { EXPORT_TYPES, type ExportType } from '../../models/gguf/quantize.ts';
-import { exportCheckpoint } from '../../run/export.ts';
 
 interface ExportFlags {
   out?: string;
@@ -34,6 +32,7 @@ export function registerExport(program: Command): void {
           throw new ConfigError('--peft', 'writes a PEFT adapter directory; use it with --out, not --gguf');
         if (!(EXPORT_TYPES as readonly string[]).includes(dtype))
           throw new ConfigError('--dtype', `must be f32, f16 or q8_0 for --gguf, got "${flags.dtype}"`);
+        const { exportGguf } = await import('../../run/export-gguf.ts');
         const r = await exportGguf({ checkpoint, runsDir: flags.runsDir, out: flags.gguf, dtype: dtype as ExportType });
         const { lineageId, iteration } = r.checkpoint;
         const types = Object.entries(r.storedTypes).map(([t, n]) => `${n} ${t}`);
@@ -45,6 +44,7 @@ export function registerExport(program: Command): void {
       }
       if (dtype !== 'F32' && dtype !== 'BF16')
         throw new ConfigError('--dtype', `must be f32 or bf16, got "${flags.dtype}"`);
+      const { exportCheckpoint } = await import('../../run/export.ts');
       const r = await exportCheckpoint({
         checkpoint,
         runsDir: flags.runsDir,

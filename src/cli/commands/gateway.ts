@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
-import { serveGateway } from '../../gateway/serve.ts';
 import { MODEL_HELP } from './train.ts';
 
 interface GatewayFlags {
@@ -22,6 +21,7 @@ function intFlag(name: string, text: string, min: number): number {
 }
 
 async function gateway(flags: GatewayFlags): Promise<void> {
+  const { serveGateway } = await import('../../gateway/serve.ts');
   const served = await serveGateway({
     model: flags.model,
     checkpoint: flags.checkpoint,

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { installGpu } from '../../gpu/install.ts';
-import { gpuPaths } from '../../gpu/paths.ts';
 import { log } from '../../log.ts';
 
 const MB = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 
 async function install(flags: { withCudnn?: boolean }): Promise<void> {
+  const { gpuPaths } = await import('../../gpu/paths.ts');
+  const { installGpu } = await import('../../gpu/install.ts');
   const paths = gpuPaths();
   const r = await installGpu({
     withCudnn: flags.withCudnn,

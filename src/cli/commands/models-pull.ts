@@ -9,7 +9,7 @@ import { Presets, SingleBar } from 'cli-progress';
 import { ConfigError } from '../../errors.ts';
 import { log } from '../../log.ts';
 import { parseHubId } from '../../models/hub/cache.ts';
-import { pullHubModel, type PullProgress } from '../../models/hub/pull.ts';
+import type { PullProgress } from '../../models/hub/pull.ts';
 
 const MB = (bytes: number): string => (bytes / 1e6).toFixed(1);
 
@@ -62,6 +62,7 @@ export function registerModelsPull(models: Command): void {
       const progress = progressFor(process.stderr);
       let dir: string;
       try {
+        const { pullHubModel } = await import('../../models/hub/pull.ts');
         dir = await pullHubModel({ ...id, onProgress: progress.onProgress });
       } finally {
         progress.stop();

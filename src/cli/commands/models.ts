@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { log } from '../../log.ts';
-import { importGguf } from '../../models/gguf/import.ts';
-import { listCachedModels } from '../../models/list.ts';
-import { NAMED_MODELS, getNamedModel } from '../../models/named.ts';
+import { NAMED_MODELS } from '../../models/named.ts';
 import { registerModelsPull } from './models-pull.ts';
 
 const GB = (bytes: number): string => `${(bytes / 1e9).toFixed(2)} GB`;
@@ -20,6 +18,7 @@ export function registerModels(program: Command): void {
     .argument('<file.gguf>')
     .requiredOption('--out <dir>', 'directory to create (must not exist or be empty)')
     .action(async (file: string, flags: { out: string }) => {
+      const { importGguf } = await import('../../models/gguf/import.ts');
       const r = await importGguf(file, flags.out, {
         onTensor: (done, total) => {
           if (done % 50 === 0 || done === total) log.info(`models import: ${done}/${total} tensors`);
@@ -37,6 +36,7 @@ export function registerModels(program: Command): void {
     )
     .argument('<name>')
     .action(async (name: string) => {
+      const { getNamedModel } = await import('../../models/named.ts');
       console.log(await getNamedModel(name, { say: (line) => log.info(`models get: ${line}`) }));
     });
   registerModelsPull(models);
@@ -44,6 +44,7 @@ export function registerModels(program: Command): void {
     .command('list')
     .description('What the caches hold: packaged models, imported GGUFs, Hugging Face hub snapshots, with sizes')
     .action(async () => {
+      const { listCachedModels } = await import('../../models/list.ts');
       const entries = await listCachedModels();
       if (entries.length === 0) console.log('no models cached');
       for (const e of entries)

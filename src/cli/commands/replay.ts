@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { ConfigError, StarpoError } from '../../errors.ts';
-import { createKafkaEventReader, type EventReader, type TrajectoryEvent } from '../../events/index.ts';
+import type { EventReader, TrajectoryEvent } from '../../events/types.ts';
 import { DEFAULT_TOPIC } from '../../events/kafka-common.ts';
 import { DEFAULT_STORE_URI } from '../../durable/protocol.ts';
-import { createSealedRunReader } from '../../run/stored-run.ts';
-import { openTrajectoryExport, type TrajectorySink } from '../../replay/export.ts';
+import type { TrajectorySink } from '../../replay/export.ts';
 import {
   iterationFlag,
   localRunEvents,
@@ -14,8 +13,7 @@ import {
   type RunLocation,
 } from '../../run/location.ts';
 import { jsonLines, failedIterations, renderNotes, renderTable } from '../../replay/report.ts';
-import { replayRun, type ReplayOutcome } from '../../replay/run.ts';
-import { openSftDataset, parseSelection } from '../../replay/sft-dataset.ts';
+import type { ReplayOutcome } from '../../replay/run.ts';
 
 export interface ReplayFlags {
   source: string;
@@ -42,13 +40,16 @@ const SOURCES: Record<string, (loc: RunLocation, flags: ReplayFlags) => Promise<
     await requireRun(loc);
     return localRunEvents(loc.root);
   },
-  kafka: async (_, flags) =>
-    nonEmpty(
+  kafka: async (_, flags) => {
+    const { createKafkaEventReader } = await import('../../events/kafka-reader.ts');
+    return nonEmpty(
       createKafkaEventReader({ brokers: flags.brokers?.split(','), topic: flags.topic }),
       `Kafka topic ${flags.topic ?? DEFAULT_TOPIC}`,
-    ),
+    );
+  },
   s3: async (_, flags) => {
     const store = flags.store ?? DEFAULT_STORE_URI;
+    const { createSealedRunReader } = await import('../../run/stored-run.ts');
     return nonEmpty(createSealedRunReader(store), `the sealed segments of ${store}`);
   },
 };
@@ -73,8 +74,11 @@ const SPLITS = ['train', 'val', 'all'];
 async function openSinks(flags: ReplayFlags): Promise<TrajectorySink[]> {
   if (!SPLITS.includes(flags.split)) throw new ConfigError('--split', `"${flags.split}": one of ${SPLITS.join(', ')}`);
   const sinks: TrajectorySink[] = [];
-  if (flags.export) sinks.push(await openTrajectoryExport(flags.export));
-  if (flags.sftDataset) sinks.push(await openSftDataset(flags.sftDataset, parseSelection(flags.select)));
+  if (flags.export) sinks.push(await (await import('../../replay/export.ts')).openTrajectoryExport(flags.export));
+  if (flags.sftDataset) {
+    const { openSftDataset, parseSelection } = await import('../../replay/sft-dataset.ts');
+    sinks.push(await openSftDataset(flags.sftDataset, parseSelection(flags.select)));
+  }
   return sinks;
 }
 
@@ -116,6 +120,7 @@ export async function replayCommand(
   let sinks: TrajectorySink[] = [];
   try {
     sinks = await openSinks(flags);
+    const { replayRun } = await import('../../replay/run.ts');
     const outcome = await replayRun({
       reader,
       runId: loc.runId,

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { join, relative } from 'node:path';
 import { ConfigError } from '../../errors.ts';
-import { openSource, writeReport, type SourceKind } from '../../report/index.ts';
-import type { ReportSource } from '../../report/source.ts';
+import type { ReportSource, SourceKind } from '../../report/source.ts';
 import { requireRun } from '../../run/location.ts';
 import { describeProblem } from '../../events/problems.ts';
 import type { ReadProblem } from '../../events/types.ts';
@@ -29,11 +28,12 @@ export function sourceKind(value: string): SourceKind {
 
 type SourceFlags = Pick<ReportFlags, 'source' | 'runsDir' | 'brokers' | 'topic' | 'store' | 'allowPartial'>;
 
-export function sourceFor(
+export async function sourceFor(
   runs: readonly string[],
   flags: SourceFlags,
   onProblem?: (problem: ReadProblem) => void,
-): ReportSource {
+): Promise<ReportSource> {
+  const { openSource } = await import('../../report/source.ts');
   const kafka = {
     ...(flags.brokers && { brokers: flags.brokers.split(',') }),
     ...(flags.topic && { topic: flags.topic }),
@@ -63,8 +63,9 @@ export async function reportCommand(
 ): Promise<void> {
   // Each run's log is read more than once (charts, trajectories): a problem is said once.
   const problems = new Map<string, ReadProblem>();
-  const source = sourceFor(runs, flags, (p) => problems.set(`${p.kind}|${p.where}`, p));
+  const source = await sourceFor(runs, flags, (p) => problems.set(`${p.kind}|${p.where}`, p));
   try {
+    const { writeReport } = await import('../../report/index.ts');
     for (const ref of source.refs) if (ref.root) await requireRun({ root: ref.root, runId: ref.runId });
     const out = flags.out ?? defaultOut(source);
     const pngDir = flags.png === true ? out.replace(/\.html?$/i, '') + '-charts' : flags.png || undefined;

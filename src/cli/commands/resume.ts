@@ -1,8 +1,6 @@
-import { envSpecId } from '../../envs/index.ts';
-import { runEnvConfig } from '../../rl/run-env.ts';
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
-import { trainEmbedded, type IterationReport } from '../../embedded/driver.ts';
+import type { IterationReport } from '../../embedded/driver.ts';
 import { iterationFlag, readRunConfig, runLocation } from '../../run/location.ts';
 import { headlineMetrics } from '../../rl/metric-names.ts';
 
@@ -55,6 +53,8 @@ export async function resumeCommand(
   const onSigint = () => controller.abort();
   process.once('SIGINT', onSigint);
   try {
+    const { trainEmbedded } = await import('../../embedded/driver.ts');
+    const { runEnvSpecId } = await import('../../rl/run-env.ts');
     const out = await trainEmbedded({
       root: loc.root,
       runId: loc.runId,
@@ -65,7 +65,7 @@ export async function resumeCommand(
     });
     say(
       `run ${loc.runId}: lineage ${out.lineageId} continued from iteration ${k} to ${out.lastIteration} ` +
-        `(environment spec ${envSpecId(runEnvConfig(out.config))}); ` +
+        `(environment spec ${runEnvSpecId(out.config)}); ` +
         `replay now reads iterations ≤ ${k} from the old lineage and later ones from ${out.lineageId}`,
     );
   } finally {

@@ -1,12 +1,7 @@
 import type { Command } from 'commander';
 import { resolveConfig } from '../../rl/config.ts';
-import { trainEmbedded } from '../../embedded/driver.ts';
 import { validationSeeds } from '../../rl/seeds.ts';
-import { demonstrations } from '../../rl/sft.ts';
-import { openSandbox } from '../../rl/tool-use.ts';
-import { prepareRun } from '../../embedded/run-setup.ts';
 import { checkRunId } from '../../run/location.ts';
-import { writeRecords } from '../../agent/index.ts';
 import { MODEL_HELP, modelOverride } from './train.ts';
 
 interface SftFlags {
@@ -38,8 +33,12 @@ async function sft(flags: SftFlags): Promise<void> {
   });
   const runId = checkRunId(flags.runId ?? `sft-${new Date().toISOString().replace(/[:.]/g, '-')}`, '--run-id');
   const start = { root: flags.runsDir, runId, config, stopAfter: 0, command: 'starpo sft' };
+  const { prepareRun } = await import('../../embedded/run-setup.ts');
   const prepared = await prepareRun(start); // everything is checked before the dataset or the run is written
   if (flags.dataset) {
+    const { openSandbox } = await import('../../rl/tool-use.ts');
+    const { demonstrations } = await import('../../rl/sft.ts');
+    const { writeRecords } = await import('../../agent/index.ts');
     const sandbox = openSandbox(config);
     const demos = await demonstrations(config, prepared.run, sandbox).finally(() => sandbox?.close());
     await writeRecords(
@@ -51,6 +50,7 @@ async function sft(flags: SftFlags): Promise<void> {
         'without one skipped)',
     );
   }
+  const { trainEmbedded } = await import('../../embedded/driver.ts');
   await trainEmbedded(start, prepared);
   console.log(
     `run ${runId}: warm-started policy saved as checkpoint 0 in ${flags.runsDir}/${runId}/ (validation seeds: ` +

@@ -3,16 +3,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalConfigJSON, resolveConfig, type RlConfig } from '../../rl/config.ts';
 import { PRESET_NAMES, type PresetName } from '../../rl/presets.ts';
-import { trainEmbedded } from '../../embedded/driver.ts';
-import { resolveRunModel } from '../../rl/run-model.ts';
-import { prepareRun, type PreparedRun } from '../../embedded/run-setup.ts';
+import type { PreparedRun } from '../../embedded/run-setup.ts';
 import { checkRunId, runLocation, type RunLocation } from '../../run/location.ts';
-import { runEnvConfig } from '../../rl/run-env.ts';
-import { envSpecId } from '../../envs/index.ts';
 import { ConfigError } from '../../errors.ts';
 import { forTerminal, logToFile } from '../../log.ts';
 import { progressBar, type ProgressBar } from '../progress.ts';
-import { modelLine, trainingLine, whereLine } from '../run-summary.ts';
 import { modelSpec } from '../../models/resolve.ts';
 
 interface TrainFlags {
@@ -81,7 +76,8 @@ function checkCombinations(flags: TrainFlags): void {
 }
 
 /** What trains and on which model, and the whole config with --print-config. */
-function describe(c: RlConfig, prepared: Pick<PreparedRun, 'run'>, flags: TrainFlags, resume: boolean): void {
+async function describe(c: RlConfig, prepared: Pick<PreparedRun, 'run'>, flags: TrainFlags, resume: boolean) {
+  const { modelLine, trainingLine } = await import('../run-summary.ts');
   console.log(trainingLine(c, resume ? undefined : flags.preset));
   console.log(modelLine(c, prepared.run));
   if (flags.printConfig) console.log(canonicalConfigJSON(c));
@@ -129,15 +125,17 @@ async function train(flags: TrainFlags): Promise<void> {
     ? undefined
     : resolveConfig({ preset: flags.preset as PresetName, file: await readConfigFile(flags.config), overrides });
   if (flags.durable) {
-    describe(config!, { run: await resolveRunModel(config!) }, flags, false);
+    const { resolveRunModel } = await import('../../rl/run-model.ts');
+    await describe(config!, { run: await resolveRunModel(config!) }, flags, false);
     if (flags.printConfig) return; // a look at the config must never submit a run
     await (await import('../../durable/train.ts')).trainDurable(config!, { runId });
     return;
   }
   const start = { root, runId, config, resume, initFrom: flags.initFrom, restart: flags.restart };
+  const { prepareRun } = await import('../../embedded/run-setup.ts');
   const prepared = await prepareRun(start);
   const dir = join(root, runId);
-  describe(prepared.c, prepared, flags, resume);
+  await describe(prepared.c, prepared, flags, resume);
   if (flags.printConfig && !flags.dryRun) return; // a user who only wanted to look must not start a run
   if (flags.dryRun) {
     console.log(
@@ -146,6 +144,7 @@ async function train(flags: TrainFlags): Promise<void> {
     return;
   }
   const screen = terminalFor(dir, Boolean(flags.verbose));
+  const { whereLine } = await import('../run-summary.ts');
   console.log(whereLine(dir, screen.logFile !== null));
   const warmStart = resume || flags.initFrom ? 0 : prepared.c.sftSteps; // the bar starts after it
   if (warmStart > 0 && !flags.verbose) screen.bar?.note(`supervised warm-start: ${warmStart} steps before iteration 1`);
@@ -155,12 +154,14 @@ async function train(flags: TrainFlags): Promise<void> {
     controller.abort();
     process.once('SIGINT', () => process.exit(130));
   });
+  const { trainEmbedded } = await import('../../embedded/driver.ts');
   const out = await trainEmbedded(
     { ...start, onIteration: screen.bar?.update, signal: controller.signal },
     prepared,
   ).finally(screen.end);
   const { iterations } = out.config;
-  const where = `lineage ${out.lineageId}, environment spec ${envSpecId(runEnvConfig(out.config))}`;
+  const { runEnvSpecId } = await import('../../rl/run-env.ts');
+  const where = `lineage ${out.lineageId}, environment spec ${runEnvSpecId(out.config)}`;
   if (out.lastIteration < iterations) {
     console.log(
       `run ${runId}: stopped after iteration ${out.lastIteration} of ${iterations} (${where}; checkpointed); ` +
