@@ -77,6 +77,7 @@ export const kafkaService: ServiceSpec = {
         '-Xms256m',
         '-Xmx768m',
         '-XX:+UseG1GC',
+        '-XX:TieredStopAtLevel=1',
         '-Djava.awt.headless=true',
         `-Djava.io.tmpdir=${serviceTmpDir('kafka')}`,
         `-Dlog4j.configuration=file:${join(REPO_ROOT, 'infra/kafka/log4j.properties')}`,

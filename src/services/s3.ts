@@ -43,6 +43,8 @@ export const s3Service: ServiceSpec = {
       args: [
         '-Xms128m',
         '-Xmx512m',
+        '-XX:TieredStopAtLevel=1',
+        '-XX:+UseSerialGC',
         '-Djava.awt.headless=true',
         `-Djava.io.tmpdir=${serviceTmpDir('s3')}`,
         '-jar',
