@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const root = new URL('..', import.meta.url).pathname;
 const which = process.argv[2] ?? 'all';
@@ -67,6 +68,8 @@ const ALONE = new Set(['test/integration/sandbox-escape.test.ts', 'test/integrat
 // The rest run STARPO_TEST_CONCURRENCY files at a time, by default one more than the cores: most files train
 // one-thread models or wait on a service or on module loading for much of their time, so two files at a time on 2
 // cores kept them 76% busy (17.3 CPU-minutes in 11.4 minutes); a third file fills the gaps (10.6 → 9.5 minutes).
+const BATCH_MS = 3000;
+const PROCESS_STATE = /process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete process\.env|process\.chdir\(|Runtime\.install\(/;
 const concurrency = Number(process.env.STARPO_TEST_CONCURRENCY ?? availableParallelism() + 1);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`STARPO_TEST_CONCURRENCY must be a whole number ≥ 1, not "${process.env.STARPO_TEST_CONCURRENCY}"`);
@@ -83,7 +86,8 @@ const readTimes = (path) => {
     return {}; // none recorded: such files go last, in name order
   }
 };
-const lastTimes = { ...readTimes(join(root, 'test', 'file-times.json')), ...readTimes(timesFile) };
+const committedAndCached = { ...readTimes(join(root, 'test', 'file-times.json')), ...readTimes(timesFile) };
+const lastTimes = { ...committedAndCached };
 const timeOf = (f) => lastTimes[relative(root, f)] ?? 0;
 const longestFirst = (fs) => [...fs].sort((a, b) => timeOf(b) - timeOf(a));
 const named = (set) => files.filter((f) => set.has(relative(root, f)));
@@ -93,9 +97,14 @@ const beside = besideLane(
   longestFirst(files.filter((f) => relative(root, f).startsWith('test/unit/'))),
   faults.reduce((s, f) => s + timeOf(f), 0),
 );
-const shared = longestFirst(files.filter((f) => ![...faults, ...alone, ...beside].includes(f)));
 // Trainer progress lines would drown the test report; STARPO_LOG_LEVEL=info brings them back.
 const timingsDir = mkdtempSync(join(tmpdir(), 'starpo-test-'));
+const rest = files.filter((f) => ![...faults, ...alone, ...beside].includes(f));
+const batched = rest.filter(batchable);
+const shared = longestFirst([
+  ...rest.filter((f) => !batched.includes(f)),
+  ...writeBatches(longestFirst(batched), Math.min(concurrency, Math.ceil(batched.length / 20)), timingsDir),
+]);
 // The test processes' TMPDIR: what a test leaves in its temporary directories (models, runs, checkpoints: gigabytes
 // over a suite) goes when the suite ends, passed or failed. STARPO_KEEP_TEST_TMP=1 keeps it to look at.
 const scratchDir = join(timingsDir, 'tmp');
@@ -118,7 +127,8 @@ for (const lanes of phases) {
 const rows = timingRows(timingsDir);
 printSlowest(rows, 10, Date.now() - t0);
 if (rows.length > 0) {
-  const times = { ...lastTimes, ...Object.fromEntries(rows.map((r) => [relative(root, r.file), r.spanMs])) };
+  const measured = rows.filter((r) => !r.batch).map((r) => [relative(root, r.file), r.spanMs]);
+  const times = { ...committedAndCached, ...Object.fromEntries(measured) };
   mkdirSync(dirname(timesFile), { recursive: true });
   writeFileSync(timesFile, `${JSON.stringify(times, null, 2)}\n`);
 }
@@ -144,6 +154,36 @@ function runFiles(group, n, i) {
   const env = { ...process.env, TMPDIR: scratchDir, STARPO_LOG_LEVEL: process.env.STARPO_LOG_LEVEL ?? 'warn' };
   const child = spawn(process.execPath, args, { stdio: 'inherit', cwd: root, env });
   return new Promise((done) => child.on('exit', (code) => done(code ?? 1)));
+}
+
+/**
+ * Unit files that took under BATCH_MS last time are mostly module loading (~1 s of tsx and imports each: 145 of them
+ * took 158 s one process each, 31 s in one), so they share processes: `n` batches, each an entry file that imports its
+ * files one after the other, each inside a suite named by its path (the report groups its tests under it, and the
+ * timing reporter times it). A file that changes process-wide state (environment variables, the working directory,
+ * Temporal's runtime) keeps a process of its own; so does a file with no recorded time, until it has one.
+ */
+function batchable(f) {
+  const t = timeOf(f);
+  return (
+    relative(root, f).startsWith('test/unit/') && t > 0 && t < BATCH_MS && !PROCESS_STATE.test(readFileSync(f, 'utf8'))
+  );
+}
+
+/** Writes `n` batch entry files under `dir`, the files dealt out longest first; returns their paths. */
+function writeBatches(filesLongestFirst, n, dir) {
+  const batches = Array.from({ length: n }, () => []);
+  filesLongestFirst.forEach((f, i) => batches[i % n].push(f));
+  return batches.map((members, i) => {
+    const entry = join(dir, `unit-batch-${i + 1}-of-${n}.test.mjs`);
+    const suites = members.map((f) => {
+      const [name, url] = [relative(root, f), pathToFileURL(f).href].map((x) => JSON.stringify(x));
+      return `describe(${name}, async () => { await import(${url}); });`;
+    });
+    writeFileSync(entry, [`import { describe } from 'node:test';`, ...suites, ''].join('\n'));
+    lastTimes[relative(root, entry)] = members.reduce((s, f) => s + timeOf(f), 0);
+    return entry;
+  });
 }
 
 /**
@@ -173,13 +213,15 @@ function timingRows(dir) {
 /** The slowest test files of the run, by wall-clock span. */
 function printSlowest(rows, n, wallMs) {
   if (rows.length === 0) return;
-  const total = rows.reduce((s, r) => s + r.spanMs, 0);
+  // A batch's span is its process's; the files in it are listed by their suites' times.
+  const total = rows.filter((r) => !r.batched).reduce((s, r) => s + r.spanMs, 0);
+  const listed = rows.filter((r) => !r.batch);
   const minutes = (ms) => (ms / 60000).toFixed(1);
   console.log(
-    `\nslowest ${Math.min(n, rows.length)} of ${rows.length} test files ` +
+    `\nslowest ${Math.min(n, listed.length)} of ${listed.length} test files ` +
       `(${minutes(total)} min of file time in ${minutes(wallMs)} min of wall clock):`,
   );
-  for (const r of rows.sort((a, b) => b.spanMs - a.spanMs).slice(0, n)) {
+  for (const r of listed.sort((a, b) => b.spanMs - a.spanMs).slice(0, n)) {
     const s = (r.spanMs / 1000).toFixed(1).padStart(7);
     console.log(`${s} s  ${String(r.tests).padStart(3)} tests  ${relative(root, r.file)}`);
   }
