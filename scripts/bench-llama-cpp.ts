@@ -8,19 +8,11 @@
  * compiles or warms up), prefill seconds, the ratios to starpo's float32, the share of each row's greedy answer
  * (through its end of turn) before its first difference from starpo's, and the load average around it.
  *
- * node-llama-cpp is a peer, not a dependency (732 MB with its prebuilt binaries); install it once with
- *   npm i --prefix .cache/peers/llama-cpp -E node-llama-cpp@3.21.1
- * then
+ * node-llama-cpp is a peer, not a dependency; install it once (src/bench/llama-cpp-peer.ts says how), then
  *   node --import tsx scripts/bench-llama-cpp.ts [model-dir] [rows,…] [new-tokens] [threads] [rounds]
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-
-const execFileAsync = promisify(execFile);
+import { basename, resolve } from 'node:path';
 
 const [
   modelDir = '.cache/models/smollm2-135m-instruct/hf',
@@ -30,17 +22,14 @@ const [
   roundsArg = '3',
 ] = process.argv.slice(2);
 
-const PEER = resolve('.cache/peers/llama-cpp/node_modules/node-llama-cpp/dist/index.js');
-
-if (!existsSync(PEER))
-  fail('node-llama-cpp is not installed: run `npm i --prefix .cache/peers/llama-cpp -E node-llama-cpp@3.21.1` first');
+const peer = await import('../src/bench/llama-cpp-peer.ts');
+if (!peer.llamaCppInstalled()) fail(`node-llama-cpp is not installed: run \`${peer.LLAMA_CPP_INSTALL}\` first`);
 
 const { openModelDirectory } = await import('../src/policy/io/model-dir.ts');
 const { readModelWeights } = await import('../src/policy/io/sharded.ts');
 const { Policy } = await import('../src/policy/engine/policy.ts');
 const { loadTokenizer } = await import('../src/policy/tokenizer/load.ts');
 const { importState } = await import('../src/policy/engine/state.ts');
-const { exportModelGguf } = await import('../src/models/gguf/export.ts');
 
 /** A bad argument is one line, not a stack trace. */
 function fail(message: string): never {
@@ -65,18 +54,13 @@ const QUESTIONS = ['Write a short poem about the sea.', 'What is the capital of 
 const prompts = QUESTIONS.map((q) => tokenizer.encode(`<|im_start|>user\n${q}<|im_end|>\n<|im_start|>assistant\n`));
 
 // The GGUF files, exported once by starpo's own exporter.
-const ggufDir = resolve('.cache/peers/gguf');
-mkdirSync(ggufDir, { recursive: true });
-const ggufTypes = ['F32', 'Q8_0'] as const;
+const ggufTypes = peer.GGUF_TYPES;
 const ggufPaths = Object.fromEntries(
-  ggufTypes.map((t) => [t, join(ggufDir, `${basename(resolve(modelDir, '..'))}-${t.toLowerCase()}.gguf`)]),
+  await Promise.all(ggufTypes.map(async (t) => [t, await peer.ggufFor(model.dir, t)])),
 ) as Record<(typeof ggufTypes)[number], string>;
-for (const t of ggufTypes) if (!existsSync(ggufPaths[t])) await exportModelGguf(model.dir, ggufPaths[t], { dtype: t });
 
 const policy = new Policy({ config: model.config, seed: 0, threads, tokenizer });
 importState(policy, { weights: await readModelWeights(model.dir), optimizer: null, step: 0 });
-
-const scratch = mkdtempSync(join(os.tmpdir(), 'bench-llama-cpp-'));
 
 interface SideRun {
   decodeSeconds: number;
@@ -96,19 +80,8 @@ async function starpoRun(rowPrompts: number[][]): Promise<SideRun> {
 }
 
 /** One llama.cpp run in a fresh process (scripts/llama-cpp-child.ts says why). */
-async function llamaRun(type: (typeof ggufTypes)[number], rowPrompts: number[][]): Promise<SideRun> {
-  const job = join(scratch, 'job.json');
-  writeFileSync(
-    job,
-    JSON.stringify({ peer: PEER, modelPath: ggufPaths[type], prompts: rowPrompts, newTokens, threads }),
-  );
-  const { stdout } = await execFileAsync(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('llama-cpp-child.ts', import.meta.url)), job],
-    { maxBuffer: 64 << 20 },
-  );
-  return JSON.parse(stdout.trim().split('\n').at(-1)!) as SideRun;
-}
+const llamaRun = (type: (typeof ggufTypes)[number], rowPrompts: number[][]): Promise<SideRun> =>
+  peer.runLlamaCpp({ modelPath: ggufPaths[type], prompts: rowPrompts, newTokens, threads });
 
 const sides = ['starpo-f32', 'llama.cpp-F32', 'llama.cpp-Q8_0'] as const;
 const runSide = (side: (typeof sides)[number], rowPrompts: number[][]) =>
@@ -165,4 +138,3 @@ for (const rows of rowCounts) {
     }),
   );
 }
-rmSync(scratch, { recursive: true, force: true });

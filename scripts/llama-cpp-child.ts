@@ -45,8 +45,15 @@ const tokens = await Promise.all(
 );
 const end = performance.now();
 const prefillEnd = Math.max(...firstAt);
+const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+const peakRssBytes = hwm ? Number(hwm[1]) * 1024 : process.resourceUsage().maxRSS * 1024;
 console.log(
-  JSON.stringify({ decodeSeconds: (end - prefillEnd) / 1000, prefillSeconds: (prefillEnd - t0) / 1000, tokens }),
+  JSON.stringify({
+    decodeSeconds: (end - prefillEnd) / 1000,
+    prefillSeconds: (prefillEnd - t0) / 1000,
+    tokens,
+    peakRssBytes,
+  }),
 );
 await context.dispose();
 await model.dispose();

@@ -1,7 +1,8 @@
 """PyTorch side of `starpo bench scale`: one measurement per process (RSS is per process), one JSON line out.
 
 The model is transformers' Qwen2ForCausalLM / Qwen3ForCausalLM built from a config.json (random init, no
-hub: HF_HUB_OFFLINE=1), float32, eager attention, on the CPU with --threads intra-op threads.
+hub: HF_HUB_OFFLINE=1), float32, eager attention, on the CPU with --threads intra-op threads; with --model-dir DIR
+the same class loads DIR's weights instead (from_pretrained, float32; init = the load).
 
     train     init (model construction = allocation + HF's normal init), then --steps train steps of
               --batch x --seq tokens: token-mean cross-entropy over every next token (labels = inputs),
@@ -43,12 +44,17 @@ def vm_hwm_bytes():
     return None
 
 
-def build(config_path):
+def build(config_path, model_dir=None):
     with open(config_path) as f:
         raw = json.load(f)
     arch = raw['architectures'][0]
     cls = {'Qwen2ForCausalLM': transformers.Qwen2ForCausalLM, 'Qwen3ForCausalLM': transformers.Qwen3ForCausalLM,
            'LlamaForCausalLM': transformers.LlamaForCausalLM}[arch]
+    if model_dir:
+        t0 = time.perf_counter()
+        model = cls.from_pretrained(model_dir, torch_dtype=torch.float32, attn_implementation='eager')
+        model.config.use_cache = True
+        return model, model.config, time.perf_counter() - t0
     config = cls.config_class(**{k: v for k, v in raw.items() if k not in ('architectures', 'torch_dtype', 'transformers_version')})
     config._attn_implementation = 'eager'
     config.use_cache = True
@@ -90,7 +96,7 @@ def tokens_for(B, T, V, salt=0):
 
 
 def train(args):
-    model, config, init_s = build(args.config)
+    model, config, init_s = build(args.config, args.model_dir)
     if args.lora:
         add_lora(model, args.lora, 2 * args.lora)
     model.train()
@@ -125,7 +131,7 @@ def train(args):
 
 @torch.inference_mode()
 def generate(args):
-    model, config, init_s = build(args.config)
+    model, config, init_s = build(args.config, args.model_dir)
     model.eval()
     gen = dict(do_sample=False, use_cache=True, eos_token_id=None, pad_token_id=0)
 
@@ -147,6 +153,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('mode', choices=['train', 'generate'])
     ap.add_argument('--config', required=True)
+    ap.add_argument('--model-dir', default=None, help='load these weights (a Hugging Face model directory)')
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--batch', type=int, default=4)
     ap.add_argument('--seq', type=int, default=512)

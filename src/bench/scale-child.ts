@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Policy } from '../policy/engine/policy.ts';
+import { importState } from '../policy/engine/state.ts';
 import { parseModelConfig } from '../policy/io/config.ts';
+import { openModelDirectory } from '../policy/io/model-dir.ts';
 import { paramCount } from '../policy/model/layout.ts';
 import type { LoraSpec } from '../policy/model/lora.ts';
 
@@ -16,6 +18,8 @@ export const GENERATE = { prompts: 16, promptLen: 512, newTokens: 64 };
 export interface ChildSpec {
   readonly mode: 'train' | 'generate';
   readonly config: Record<string, unknown>;
+  /** A Hugging Face model directory whose weights both sides load (else random init from `config`). */
+  readonly modelDir?: string;
   readonly threads: number;
   readonly batch?: number;
   readonly seq?: number;
@@ -60,12 +64,26 @@ export function syntheticSftBatch(B: number, T: number, V: number) {
   };
 }
 
+/** The generate case's prompts: spread-out token ids, the same on every side (scripts/torch_scale.py's tokens_for). */
+export function generatePrompts(vocabSize: number): number[][] {
+  const { prompts, promptLen } = GENERATE;
+  const all = tokensFor(prompts * promptLen, vocabSize, 1);
+  return Array.from({ length: prompts }, (_, b) => Array.from(all.subarray(b * promptLen, (b + 1) * promptLen)));
+}
+
 /** The starpo side of one measurement, in this (child) process. */
-async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
-  const config = parseModelConfig(spec.config);
+export async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
   const t0 = performance.now();
+  const dir = spec.modelDir ? await openModelDirectory(spec.modelDir) : null;
+  const config = dir?.config ?? parseModelConfig(spec.config);
   const policy = new Policy({ config, seed: 1, threads: spec.threads, ...(spec.lora ? { lora: LORA } : {}) });
   await policy.initialize();
+  if (dir) {
+    // as a run loads it: the base under LoRA's adapters, else the trained weights themselves
+    const weights = await dir.readWeights();
+    if (spec.lora) policy.setBase(weights);
+    else importState(policy, { weights, optimizer: null, step: 0 });
+  }
   const initSeconds = (performance.now() - t0) / 1000;
   const params =
     paramCount(policy.layout.frozen ?? policy.layout) + (policy.layout.frozen ? paramCount(policy.layout) : 0);
@@ -96,10 +114,7 @@ async function starpoChild(spec: ChildSpec): Promise<ChildResult> {
       trainedParams: paramCount(policy.layout),
     };
   }
-  const all = tokensFor(GENERATE.prompts * GENERATE.promptLen, config.vocabSize, 1); // the PyTorch side's prompts too
-  const prompts = Array.from({ length: GENERATE.prompts }, (_, b) =>
-    Array.from(all.subarray(b * GENERATE.promptLen, (b + 1) * GENERATE.promptLen)),
-  );
+  const prompts = generatePrompts(config.vocabSize);
   const req = { prompts, maxNewTokens: GENERATE.newTokens, stopTokenIds: [] };
   await policy.compileGenerate(req);
   const g0 = performance.now();

@@ -22,7 +22,13 @@
  * child), `lora_rss_vs_full` (LoRA's peak RSS over full fine-tuning's at that shape), `generate`
  * (new tokens per second of one timed call after compile / warm-up).
  *
+ * With --model (a model directory, a .gguf or a packaged name; alone, SmolLM2-135M-Instruct) both sides load that
+ * model's weights instead (starpo as a run does, transformers with from_pretrained; init is the load), and the
+ * generate case also runs llama.cpp on the same weights exported as F32 and Q8_0 GGUF (where node-llama-cpp is
+ * installed, llama-cpp-peer.ts), on the same prompt token ids: its lines compare starpo with each.
+ *
  *   npx starpo bench scale [--quick] [--cases 4x512-full,generate] [--models qwen2.5-0.5b]
+ *   npx starpo bench scale --model [smollm2-135m-instruct | <dir> | <file.gguf>]
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -33,7 +39,15 @@ import { ConfigError } from '../errors.ts';
 import { pickNames } from './name-list.ts';
 import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../policy/io/published-configs.ts';
 import { torchPython } from './engine.ts';
-import { type ChildResult, type ChildSpec, GENERATE, LORA } from './scale-child.ts';
+import { type ChildResult, type ChildSpec, GENERATE, LORA, generatePrompts } from './scale-child.ts';
+import {
+  GGUF_TYPES,
+  LLAMA_CPP_INSTALL,
+  type LlamaCppRun,
+  ggufFor,
+  llamaCppInstalled,
+  runLlamaCpp,
+} from './llama-cpp-peer.ts';
 
 const emit = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -62,6 +76,13 @@ export const MODELS: Record<string, Record<string, unknown>> = {
     intermediate_size: 768,
   },
 };
+
+/** What a measurement runs: a published shape (random init), or a real model's directory. */
+interface ScaleModel {
+  readonly name: string;
+  readonly config: Record<string, unknown>;
+  readonly modelDir?: string;
+}
 
 const CASES = ['4x512-full', '4x512-lora', '1x1024-full', '1x1024-lora', 'generate'] as const;
 
@@ -159,6 +180,7 @@ function childCommand(side: Side, spec: ChildSpec, root: string): [string, strin
     cfgPath,
     '--threads',
     String(spec.threads),
+    ...(spec.modelDir ? ['--model-dir', spec.modelDir] : []),
   ];
   if (spec.mode === 'train') {
     const lora = spec.lora ? String(LORA.rank) : '0';
@@ -221,6 +243,8 @@ interface Options {
   readonly quick?: boolean;
   readonly cases?: string;
   readonly models?: string;
+  /** A real model (directory, .gguf or packaged name); `true`: the packaged SmolLM2-135M-Instruct. */
+  readonly model?: string | true;
   readonly steps?: string;
   readonly sides?: string;
 }
@@ -233,10 +257,12 @@ type Measured = { result: ChildResult; machine: Machine };
 type SideRuns = Partial<Record<Side, Measured>>;
 
 /** What a case runs: generation, or train steps of `batch` × `seq` (full or LoRA: `4x512-lora`). */
-function childSpec(c: (typeof CASES)[number], config: Record<string, unknown>, threads: number, steps: number) {
-  if (c === 'generate') return { mode: 'generate', config, threads } satisfies ChildSpec;
+function childSpec(c: (typeof CASES)[number], model: ScaleModel, threads: number, steps: number): ChildSpec {
+  const { config, modelDir } = model;
+  const from = { config, threads, ...(modelDir ? { modelDir } : {}) };
+  if (c === 'generate') return { mode: 'generate', ...from };
   const [batch, seq] = c.split('-')[0].split('x').map(Number);
-  return { mode: 'train', config, threads, batch, seq, steps, lora: c.endsWith('lora') } satisfies ChildSpec;
+  return { mode: 'train', ...from, batch, seq, steps, lora: c.endsWith('lora') };
 }
 
 /**
@@ -353,8 +379,14 @@ function emitPeakRss(line: ReturnType<typeof lineEmitter>, runs: SideRuns): void
   );
 }
 
+/** Whether both sides' greedy rows began with the same tokens (only meaningful when they share weights). */
+function sameFirstTokens(runs: SideRuns): boolean | null {
+  const [a, b] = both(runs, (r) => JSON.stringify(r.firstTokens ?? null));
+  return a === null || b === null ? null : a === b;
+}
+
 /** The generate case's lines: tokens per second and peak RSS. */
-function emitGenerate(line: ReturnType<typeof lineEmitter>, runs: SideRuns): void {
+function emitGenerate(line: ReturnType<typeof lineEmitter>, runs: SideRuns, sharedWeights: boolean): void {
   line(
     'generate',
     'tokens/s',
@@ -364,40 +396,112 @@ function emitGenerate(line: ReturnType<typeof lineEmitter>, runs: SideRuns): voi
     {
       seconds: perSide(runs, (r) => round(r.generateSeconds!)),
       ...GENERATE,
+      ...(sharedWeights ? { sameFirstTokens: sameFirstTokens(runs) } : {}),
     },
   );
   emitPeakRss(line, runs);
 }
 
+/**
+ * The generate case on llama.cpp, F32 and Q8_0 (real weights only): tokens/s over the whole call as the other sides
+ * count it (prompts · new tokens / prefill + decode), starpo's over each, peak RSS, the load around it.
+ */
+async function emitLlamaCpp(
+  base: Record<string, unknown>,
+  modelDir: string,
+  spec: ChildSpec,
+  starpo: ChildResult | null,
+): Promise<void> {
+  if (!llamaCppInstalled()) {
+    emit({ ...base, side: 'llama.cpp', error: `node-llama-cpp is not installed: ${LLAMA_CPP_INSTALL}` });
+    return;
+  }
+  const prompts = generatePrompts(Number(spec.config.vocab_size));
+  for (const type of GGUF_TYPES) {
+    const loadBefore = os.loadavg().map((x) => round(x, 2));
+    let run: LlamaCppRun;
+    try {
+      const modelPath = await ggufFor(modelDir, type);
+      run = await runLlamaCpp({ modelPath, prompts, newTokens: GENERATE.newTokens, threads: spec.threads });
+    } catch (err) {
+      emit({ ...base, side: `llama.cpp-${type}`, error: String((err as Error).message ?? err).slice(0, 2000) });
+      continue;
+    }
+    const seconds = run.prefillSeconds + run.decodeSeconds;
+    const tokensPerSecond = (GENERATE.prompts * GENERATE.newTokens) / seconds;
+    const ours = starpo?.tokensPerSecond ?? null;
+    emit({
+      ...base,
+      measurement: `generate_vs_llama_cpp_${type.toLowerCase()}`,
+      unit: 'tokens/s',
+      better: 'higher',
+      starpo: ours === null ? null : round(ours, 3),
+      peer: round(tokensPerSecond, 3),
+      ratio: ours === null ? null : round(ours / tokensPerSecond, 3),
+      target: null,
+      peerSeconds: { prefill: round(run.prefillSeconds), decode: round(run.decodeSeconds) },
+      peerPeakRssBytes: run.peakRssBytes,
+      ...GENERATE,
+      machine: { loadBefore, loadAfter: os.loadavg().map((x) => round(x, 2)) },
+    });
+  }
+}
+
+/** The default of a bare --model: the packaged chat model every SmolLM2 benchmark uses. */
+export const DEFAULT_REAL_MODEL = 'smollm2-135m-instruct';
+
+/** --model's spec as a model directory (resolved, imported or unpacked as a run would) with its config.json. */
+async function realModel(spec: string): Promise<ScaleModel> {
+  const { resolveModel } = await import('../models/resolve.ts');
+  const modelDir = await resolveModel(spec, { say: (line) => process.stderr.write(`bench scale: ${line}\n`) });
+  const config = JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')) as Record<string, unknown>;
+  return { name: path.basename(spec).replace(/\.gguf$/i, ''), config, modelDir };
+}
+
 /** The run's choices from the options and the environment, checked before anything runs. */
-function scaleOptions(opts: Options) {
+async function scaleOptions(opts: Options) {
   const quick = opts.quick ?? process.env.STARPO_BENCH_QUICK === '1';
   const picked = pickNames('cases', 'scale cases', opts.cases ?? process.env.STARPO_BENCH_CASES, CASES);
-  const models =
+  if (opts.model && (opts.models || opts.quick))
+    throw new ConfigError('model', '--model measures one real model: leave out --models and --quick');
+  const names =
     opts.models?.split(',').map((m) => m.trim()) ??
     (quick ? ['qwen2.5-quick', 'qwen3-quick'] : ['qwen2.5-0.5b', 'qwen3-0.6b']);
-  const badModel = models.find((m) => !MODELS[m]);
-  if (badModel) throw new ConfigError('models', `unknown model ${badModel}; known: ${Object.keys(MODELS).join(', ')}`);
+  const badModel = names.find((m) => !MODELS[m]);
+  if (!opts.model && badModel)
+    throw new ConfigError('models', `unknown model ${badModel}; known: ${Object.keys(MODELS).join(', ')}`);
+  const models: ScaleModel[] = opts.model
+    ? [await realModel(opts.model === true ? DEFAULT_REAL_MODEL : opts.model)]
+    : names.map((name) => ({ name, config: MODELS[name] }));
   return {
     picked,
     models,
     sides: (opts.sides?.split(',') ?? ['starpo', 'pytorch']) as Side[],
     steps: Number(opts.steps ?? 3),
-    needGB: Number(process.env.STARPO_BENCH_MIN_AVAILABLE_GB ?? (quick ? 8 : 20)),
+    needGB: Number(process.env.STARPO_BENCH_MIN_AVAILABLE_GB ?? (quick || opts.model ? 8 : 20)),
     threads: Math.max(1, os.availableParallelism?.() ?? os.cpus().length),
   };
 }
 
 export async function benchScale(opts: Options = {}): Promise<void> {
-  const { picked, models, sides, steps, needGB, threads } = scaleOptions(opts);
-  for (const model of models) {
+  const { picked, models, sides, steps, needGB, threads } = await scaleOptions(opts);
+  for (const m of models) {
+    const model = m.name;
     const fullRss = new Map<string, Partial<Record<Side, number>>>();
     let initDone = false;
     for (const c of picked) {
-      const spec = childSpec(c, MODELS[model], threads, steps);
+      const spec = childSpec(c, m, threads, steps);
       const { runs, pytorchVariant } = await runSides({ model, case: c }, spec, sides, needGB);
       const params = runs.starpo?.result.params ?? runs.pytorch?.result.params;
-      const base = { bench: 'scale', model, params, case: c, ...(pytorchVariant ? { pytorchVariant } : {}) };
+      const weights = m.modelDir ? { weights: m.modelDir } : {};
+      const base = {
+        bench: 'scale',
+        model,
+        ...weights,
+        params,
+        case: c,
+        ...(pytorchVariant ? { pytorchVariant } : {}),
+      };
       const line = lineEmitter(base, runs);
       if (!initDone && (runs.starpo || runs.pytorch)) {
         const s = runs.starpo?.result.initSeconds;
@@ -419,7 +523,10 @@ export async function benchScale(opts: Options = {}): Promise<void> {
           programs: (runs.starpo.result.compiles as unknown[] | undefined) ?? [],
         });
       if (spec.mode === 'train') emitTrain(line, base, runs, c, fullRss);
-      else emitGenerate(line, runs);
+      else {
+        emitGenerate(line, runs, !!m.modelDir);
+        if (m.modelDir) await emitLlamaCpp(base, m.modelDir, spec, runs.starpo?.result ?? null);
+      }
     }
   }
 }

@@ -10,6 +10,7 @@ interface BenchOptions {
   readonly tiny?: boolean;
   readonly cases?: string;
   readonly models?: string;
+  readonly model?: string | true;
   readonly steps?: string;
   readonly sides?: string;
   readonly envs?: string;
@@ -55,7 +56,7 @@ const BENCHES: Record<string, { description: string; run: (opts: BenchOptions) =
     description:
       'Qwen2.5-0.5B and Qwen3-0.6B shapes beside PyTorch eager + transformers: init, compile, train_step ' +
       '(4x512, 1x1024; full and LoRA r 16), peak RSS, generate (--quick: ~43M shapes; --cases, --models, ' +
-      '--steps, --sides)',
+      '--steps, --sides; --model: a real model on both sides, and llama.cpp F32/Q8_0 for generate)',
     run: async (opts) => (await import('../../bench/scale.ts')).benchScale(opts),
   },
   rollout: {
@@ -93,6 +94,10 @@ export function registerBench(program: Command): void {
     )
     .option('--cases <list>', 'scale, learning, tools, iteration: comma-separated cases (as STARPO_BENCH_CASES)')
     .option('--models <list>', 'scale: comma-separated models')
+    .option(
+      '--model [spec]',
+      'scale: a real model (directory, .gguf or packaged name; alone: smollm2-135m-instruct) instead of the shapes',
+    )
     .option('--steps <n>', 'scale: train steps per process (the first compiles; default 3)')
     .option('--sides <list>', 'scale: starpo,pytorch (default both)')
     .option(
