@@ -6,7 +6,9 @@
  * seeded stream per row, so a row's tokens do not depend on its batch); greedy decoding (temperature 0)
  * reads the in-graph argmax instead and never copies the logits out, and plain sampling at temperature 1 (RL's
  * rollouts) reads the in-graph weights exp(logit − max), leaving TypeScript the sums and the draw.
- * Rows stop at a stop token or string; the batch runs until every row has stopped or hit maxNewTokens.
+ * Rows stop at a stop token or string; the batch runs until every row has stopped or hit maxNewTokens. Stopped
+ * rows leave the batch: once the rows still writing fit a batch bucket half the size or less, they move to the
+ * front of the cache and the steps after run the smaller program (a row's numbers do not depend on its batch).
  */
 import { ConfigError } from '../../errors.ts';
 import type { ModelConfig } from '../io/config.ts';
@@ -100,19 +102,31 @@ class Rows {
   get allDone(): boolean {
     return this.out.every((r) => r.done);
   }
-  push(tokens: ArrayLike<number | bigint>, logprobs: ArrayLike<number>, entropies: ArrayLike<number>): void {
-    this.out.forEach((r, b) => {
-      if (r.done) return;
-      const t = Number(tokens[b]);
+  /** Whether the row at a batch rank (-1: a rank no row holds) still writes. */
+  writing(row: number): boolean {
+    return row >= 0 && !this.out[row].done;
+  }
+  /** One step's picks, by batch rank: `order[i]` is the row at rank i (default: rank = row). */
+  push(
+    tokens: ArrayLike<number | bigint>,
+    logprobs: ArrayLike<number>,
+    entropies: ArrayLike<number>,
+    order?: readonly number[],
+  ): void {
+    for (let i = 0; i < (order?.length ?? this.out.length); i++) {
+      const b = order ? order[i] : i;
+      if (!this.writing(b)) continue;
+      const r = this.out[b];
+      const t = Number(tokens[i]);
       r.tokens.push(t);
       this.onToken?.(b, t);
-      r.logprobs.push(logprobs[b]);
-      r.entropies.push(entropies[b]);
+      r.logprobs.push(logprobs[i]);
+      r.entropies.push(entropies[i]);
       const stop = this.stops?.push(b, t) ?? null;
       if (this.stopIds.has(t) || stop !== null) {
         Object.assign(r, { done: true, finishReason: 'stop', stopString: stop ?? undefined });
       } else if (r.tokens.length >= this.maxNewTokens) r.done = true;
-    });
+    }
   }
 }
 
@@ -157,7 +171,7 @@ export async function generate(
     req.onToken,
   );
   rows.out.slice(n).forEach((r) => (r.done = true));
-  rows.push(...step.pick(out));
+  rows.push(...step.pick(out, [...Array(B).keys()], rows));
   await decode(programs, params, cache, prompts, rows, step, memory.stats);
   memory.stats.prefillSeconds += (t1 - t0) / 1000;
   memory.stats.decodeSeconds += (performance.now() - t1) / 1000;
@@ -191,35 +205,81 @@ async function decode(
   step: Stepper,
   stats: GenerationStats,
 ): Promise<void> {
-  const { numLayers: L, numKvHeads: K, headDim: E } = programs.layout.config;
-  const [B, S] = [cache.batch, cache.slots];
-  const session = await programs.decode({ batch: B, cacheLen: S });
-  const weights = Object.fromEntries(session.inputNames.filter((n) => n in params).map((n) => [n, params[n]]));
-  const positions = prompts.map((p) => p.length - 1); // of the token fed next, once incremented
-  const slotMask = new Float32Array(B * S);
+  const S = cache.slots;
+  const positions = prompts.map((p) => p.length - 1); // by rank: of the token fed next, once incremented
+  const slotMask = new Float32Array(cache.batch * S);
   prompts.forEach((p, b) => slotMask.fill(1, b * S, b * S + p.length));
+  let order = [...Array(cache.batch).keys()]; // the row at each rank of the batch, -1 for none
+  let program = await decodeProgram(programs, params, cache.batch, S);
+  while (!rows.allDone) {
+    const writing = order.filter((b) => rows.writing(b)).length;
+    if (batchBucket(writing) <= program.batch / 2) {
+      order = closeRanks(order, rows, cache, positions, slotMask);
+      program = await decodeProgram(programs, params, order.length, S);
+    }
+    const B = program.batch;
+    for (let i = 0; i < B; i++) positions[i]++;
+    const tokens = order.map((b) => (rows.writing(b) ? rows.out[b].tokens.at(-1)! : 0));
+    const feeds = {
+      ...program.weights,
+      ...cache.tensors(0, B),
+      tokens: int64Tensor(tokens, [B, 1]),
+      positions: int64Tensor(positions.slice(0, B), [B, 1]),
+      slot_mask: floatTensor(slotMask.subarray(0, B * S), [B, S]),
+    };
+    const out = await program.session.run(feeds, {
+      ...Object.fromEntries(step.heads.map((h) => [h, null])),
+      ...program.steps,
+    });
+    cache.write(program.fresh, 1, 0, positions, program.ones);
+    for (let i = 0; i < B; i++) slotMask[i * S + positions[i]] = 1; // later steps attend this one from the cache
+    stats.decoded += B;
+    rows.push(...step.pick(out, order, rows), order);
+  }
+}
+
+/** The decode program of `batch` rows over `slots` slots, with the buffers its steps write. */
+async function decodeProgram(
+  programs: GenerationPrograms,
+  params: Record<string, OrtTensor>,
+  batch: number,
+  slots: number,
+) {
+  const { numLayers: L, numKvHeads: K, headDim: E } = programs.layout.config;
+  const session = await programs.decode({ batch, cacheLen: slots });
+  const weights = Object.fromEntries(session.inputNames.filter((n) => n in params).map((n) => [n, params[n]]));
   const kinds = [...Array(L).keys()].flatMap((i) =>
     (['k', 'v'] as const).map((kind) => [cacheName(kind, i), stepName(kind, i)]),
   );
-  const steps = Object.fromEntries(kinds.map(([, nm]) => [nm, floatTensor(new Float32Array(B * K * E), [B, K, 1, E])]));
+  const steps = Object.fromEntries(
+    kinds.map(([, nm]) => [nm, floatTensor(new Float32Array(batch * K * E), [batch, K, 1, E])]),
+  );
   const fresh = Object.fromEntries(kinds.map(([slot, nm]) => [slot, steps[nm].data as Float32Array]));
-  const ones = new Array<number>(B).fill(1);
-  while (!rows.allDone) {
-    for (let b = 0; b < B; b++) positions[b]++;
-    const tokens = rows.out.map((r) => (r.done ? 0 : r.tokens[r.tokens.length - 1]));
-    const feeds = {
-      ...weights,
-      ...cache.tensors(),
-      tokens: int64Tensor(tokens, [B, 1]),
-      positions: int64Tensor(positions, [B, 1]),
-      slot_mask: floatTensor(slotMask, [B, S]),
-    };
-    const out = await session.run(feeds, { ...Object.fromEntries(step.heads.map((h) => [h, null])), ...steps });
-    cache.write(fresh, 1, 0, positions, ones);
-    for (let b = 0; b < B; b++) slotMask[b * S + positions[b]] = 1; // later steps attend this one from the cache
-    stats.decoded += B;
-    rows.push(...step.pick(out));
-  }
+  return { batch, session, weights, steps, fresh, ones: new Array<number>(batch).fill(1) };
+}
+
+/**
+ * The rows still writing move to the front ranks, in order, with their cached slots, positions and slot masks;
+ * returns the new order over the smaller bucket (its last ranks keep what was there: finite numbers nobody reads).
+ */
+function closeRanks(
+  order: readonly number[],
+  rows: Rows,
+  cache: BatchCache,
+  positions: number[],
+  slotMask: Float32Array,
+): number[] {
+  const S = cache.slots;
+  const kept = order.flatMap((b, i) => (rows.writing(b) ? [i] : []));
+  kept.forEach((from, to) => {
+    if (from === to) return;
+    cache.moveRow(from, to, positions[from] + 1);
+    positions[to] = positions[from];
+    slotMask.copyWithin(to * S, from * S, (from + 1) * S);
+  });
+  const next = Array<number>(batchBucket(kept.length)).fill(-1);
+  kept.forEach((from, to) => (next[to] = order[from]));
+  return next;
 }
 
 /**
@@ -270,26 +330,33 @@ class Stepper {
     if (this.greedy) return ['greedy_token', 'greedy_logprob', 'greedy_entropy'];
     return this.fromWeights ? ['sample_weights', 'logits'] : ['logits'];
   }
-  pick(out: Record<string, OrtTensor>): [ArrayLike<number | bigint>, ArrayLike<number>, ArrayLike<number>] {
+  /** The step's tokens by rank; ranks not writing are not sampled (their rows are done: nothing reads them). */
+  pick(
+    out: Record<string, OrtTensor>,
+    order: readonly number[],
+    rows: Rows,
+  ): [ArrayLike<number | bigint>, ArrayLike<number>, ArrayLike<number>] {
     const f32 = (name: string) => out[name].data as Float32Array;
     if (this.greedy) return [out.greedy_token.data as BigInt64Array, f32('greedy_logprob'), f32('greedy_entropy')];
-    if (this.fromWeights) {
-      const [w, logits] = [f32('sample_weights'), f32('logits')];
-      const V = w.length / this.tokens.length;
-      for (let b = 0; b < this.tokens.length; b++) {
-        const r = drawFromWeights(w, logits, b * V, V, this.rngs[b]);
-        [this.tokens[b], this.logprobs[b], this.entropies[b]] = [r.token, r.logProb, r.entropy];
+    const logits = f32('logits');
+    const V = logits.length / order.length;
+    const weights = this.fromWeights ? f32('sample_weights') : null;
+    for (let i = 0; i < order.length; i++) {
+      const b = order[i];
+      if (!rows.writing(b)) continue;
+      if (weights) {
+        const r = drawFromWeights(weights, logits, i * V, V, this.rngs[b]);
+        [this.tokens[i], this.logprobs[i], this.entropies[i]] = [r.token, r.logProb, r.entropy];
+      } else {
+        const row = logits.subarray(i * V, (i + 1) * V);
+        const [t, lp, e] = [
+          this.tokens.subarray(i, i + 1),
+          this.logprobs.subarray(i, i + 1),
+          this.entropies.subarray(i, i + 1),
+        ];
+        this.sampler.sampleBatch(row, this.options, this.rngs[b], t, lp, e);
       }
-      return [this.tokens, this.logprobs, this.entropies];
     }
-    this.sampler.sampleBatch(
-      out.logits.data as Float32Array,
-      this.options,
-      this.rngs,
-      this.tokens,
-      this.logprobs,
-      this.entropies,
-    );
     return [this.tokens, this.logprobs, this.entropies];
   }
 }

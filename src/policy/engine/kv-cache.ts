@@ -79,6 +79,16 @@ export class BatchCache {
     }
   }
 
+  /** Moves row `from`'s first `length` slots to row `to` (to < from: rows leaving the batch close ranks). */
+  moveRow(from: number, to: number, length: number): void {
+    const { K, E, slots: S } = this;
+    for (const name of this.names) {
+      const d = this.data[name];
+      for (let h = 0; h < K; h++)
+        d.copyWithin((to * K + h) * S * E, (from * K + h) * S * E, ((from * K + h) * S + length) * E);
+    }
+  }
+
   /** Row b's slots 0 … length−1 as a prefix of its own. */
   save(b: number, length: number): RowKv {
     const { K, E, slots: S } = this;

@@ -113,3 +113,32 @@ test('prefill in row chunks (small attention budget) generates what one prefill 
   }
   await chunked.close();
 });
+
+test('rows that stop leave the batch: the others run smaller programs and sample exactly what they would alone', async () => {
+  const prompts = Array.from({ length: 16 }, (_, r) => Array.from({ length: 1 + (r % 5) }, (_, i) => (r * 7 + i) % 28));
+  const rowSeeds = prompts.map((_, r) => 100 + r);
+  for (const sampling of [{ temperature: 0 }, { temperature: 1 }, { temperature: 0.8, topP: 0.9 }]) {
+    const req = { prompts, rowSeeds, maxNewTokens: 16, sampling, stopTokenIds: [] as number[] };
+    const free = await policy.generate(req);
+    // every token the last row never writes stops a row: the last row writes all 16, the others stop early
+    const stops = [...Array(config.vocabSize).keys()].filter((t) => !free[15].tokens.includes(t));
+    const stopped = { ...req, stopTokenIds: stops };
+    const before = policy.generationStats.decoded;
+    const batch = await policy.generate(stopped);
+    const decoded = policy.generationStats.decoded - before;
+    const longest = Math.max(...batch.map((g) => g.tokens.length));
+    assert.ok(
+      batch.some((g) => g.tokens.length < 6) && longest === 16,
+      JSON.stringify(batch.map((g) => g.tokens.length)),
+    );
+    assert.ok(decoded < 16 * (longest - 1), `${decoded} rows decoded in ${longest - 1} steps: no row left the batch`);
+    for (const [r, g] of batch.entries()) {
+      // the same tokens; the numbers to float rounding (MLAS sums a batch of 2 and one of 16 in other orders)
+      const [alone] = await policy.generate({ ...stopped, prompts: [prompts[r]], rowSeeds: [rowSeeds[r]] });
+      const at = `row ${r} at ${JSON.stringify(sampling)}`;
+      assert.deepEqual([g.tokens, g.finishReason], [alone.tokens, alone.finishReason], at);
+      g.logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - alone.logprobs[i]) < 1e-5, at));
+      g.entropies.forEach((h, i) => assert.ok(Math.abs(h - alone.entropies[i]) < 1e-5, at));
+    }
+  }
+});
