@@ -213,7 +213,7 @@ async function decode(
   let program = await decodeProgram(programs, params, cache.batch, S);
   while (!rows.allDone) {
     const writing = order.filter((b) => rows.writing(b)).length;
-    if (batchBucket(writing) <= program.batch / 2) {
+    if (!programs.fixedDecodeBatch && batchBucket(writing) <= program.batch / 2) {
       order = closeRanks(order, rows, cache, positions, slotMask);
       program = await decodeProgram(programs, params, order.length, S);
     }

@@ -423,6 +423,9 @@ export class Policy implements PolicyHandle {
       layout: this.layout,
       extend: (shape) => this.programs.extend(shape),
       decode: (shape) => int8.decode(shape, base),
+      // each decode shape is a session holding its own prepacked int8 weights (~150 MB for SmolLM2-135M, a few
+      // kept): smaller batches as rows stop would build more of them than the rows' steps save
+      fixedDecodeBatch: true,
     };
   }
 

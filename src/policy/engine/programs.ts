@@ -32,7 +32,10 @@ export interface TrainProgram {
 }
 
 /** What generation runs: the policy's own programs, or with `rolloutWeights` int8 another decode (engine/policy.ts). */
-export type GenerationPrograms = Pick<ProgramCache, 'layout' | 'extend' | 'decode'>;
+export type GenerationPrograms = Pick<ProgramCache, 'layout' | 'extend' | 'decode'> & {
+  /** Decode every step at the first batch size: stopped rows do not leave it (when each size costs a session). */
+  readonly fixedDecodeBatch?: boolean;
+};
 
 /** Programs kept per policy: each session holds its onnxruntime memory arena at its peak size. */
 export const MAX_PROGRAMS = 24;
