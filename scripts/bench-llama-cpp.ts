@@ -55,9 +55,9 @@ const prompts = QUESTIONS.map((q) => tokenizer.encode(`<|im_start|>user\n${q}<|i
 
 // The GGUF files, exported once by starpo's own exporter.
 const ggufTypes = peer.GGUF_TYPES;
-const ggufPaths = Object.fromEntries(
-  await Promise.all(ggufTypes.map(async (t) => [t, await peer.ggufFor(model.dir, t)])),
-) as Record<(typeof ggufTypes)[number], string>;
+// One at a time: each export holds the whole model in memory.
+const ggufPaths = {} as Record<(typeof ggufTypes)[number], string>;
+for (const t of ggufTypes) ggufPaths[t] = await peer.ggufFor(model.dir, t);
 
 const policy = new Policy({ config: model.config, seed: 0, threads, tokenizer });
 importState(policy, { weights: await readModelWeights(model.dir), optimizer: null, step: 0 });
