@@ -18,9 +18,10 @@
  * (os.loadavg before the child, the mean 1-minute load sampled while it ran) and available memory
  * (before, and the least while it ran) per side. Lines: `init` (seconds: starpo's packed-parameter
  * init vs the model's construction), `compile` (starpo's graph build + session creation; PyTorch has
- * none: 0), `train_step` (best of the steps after the first), `peak_rss` (bytes: VmHWM of the
- * child), `lora_rss_vs_full` (LoRA's peak RSS over full fine-tuning's at that shape), `generate`
- * (new tokens per second of one timed call after compile / warm-up).
+ * none: 0), `train_step` (best of the steps after the first; full fine-tuning's also as GFLOP/s per side and
+ * their share of onnxruntime's MatMul peak, measured first: the `matmul` and `matmul_peak` lines), `peak_rss`
+ * (bytes: VmHWM of the child), `lora_rss_vs_full` (LoRA's peak RSS over full fine-tuning's at that shape),
+ * `generate` (new tokens per second of one timed call after compile / warm-up).
  *
  * With --model (a model directory, a .gguf or a packaged name; alone, SmolLM2-135M-Instruct) both sides load that
  * model's weights instead (starpo as a run does, transformers with from_pretrained; init is the load), and the
@@ -38,7 +39,9 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.ts';
 import { pickNames } from './name-list.ts';
 import { QWEN25_05B_CONFIG, QWEN3_06B_CONFIG } from '../policy/io/published-configs.ts';
-import { torchPython } from './engine.ts';
+import { matmulPeak, torchPython } from './engine.ts';
+import { parseModelConfig } from '../policy/io/config.ts';
+import { trainFlopsPerToken } from '../policy/model/flops.ts';
 import { type ChildResult, type ChildSpec, GENERATE, LORA, generatePrompts } from './scale-child.ts';
 import {
   GGUF_TYPES,
@@ -253,8 +256,8 @@ interface Options {
 const bestStep = (r: ChildResult): number =>
   Math.min(...(r.stepSeconds!.length > 1 ? r.stepSeconds!.slice(1) : r.stepSeconds!));
 
-type Measured = { result: ChildResult; machine: Machine };
-type SideRuns = Partial<Record<Side, Measured>>;
+export type Measured = { result: ChildResult; machine: Machine };
+export type SideRuns = Partial<Record<Side, Measured>>;
 
 /** What a case runs: generation, or train steps of `batch` × `seq` (full or LoRA: `4x512-lora`). */
 function childSpec(c: (typeof CASES)[number], model: ScaleModel, threads: number, steps: number): ChildSpec {
@@ -331,6 +334,23 @@ const perSide = <T>(runs: SideRuns, f: (r: ChildResult) => T) => {
   return { starpo, pytorch };
 };
 
+/**
+ * A full fine-tuning step's GFLOP/s on each side and its share of onnxruntime's measured MatMul peak, so a ratio to
+ * PyTorch is read against what the cores can do at all. LoRA skips the frozen weights' gradients: not counted.
+ */
+export function trainThroughput(spec: ChildSpec, runs: SideRuns, peakGflops: number | null) {
+  if (spec.lora || !spec.batch || !spec.seq) return {};
+  const flops = trainFlopsPerToken(parseModelConfig(spec.config), spec.seq) * spec.batch * spec.seq;
+  const gflops = perSide(runs, (r) => round(flops / bestStep(r) / 1e9, 1));
+  const share = (g: number | null) => (g === null || !peakGflops ? null : round(g / peakGflops, 3));
+  return {
+    gflopPerStep: round(flops / 1e9, 1),
+    gflops,
+    matmulPeakGflops: peakGflops === null ? null : round(peakGflops, 1),
+    ofMatmulPeak: { starpo: share(gflops.starpo), pytorch: share(gflops.pytorch) },
+  };
+}
+
 /** A train case's lines: the best step, peak RSS, and LoRA's RSS against the same shape's full fine-tuning. */
 function emitTrain(
   line: ReturnType<typeof lineEmitter>,
@@ -338,8 +358,10 @@ function emitTrain(
   runs: SideRuns,
   c: string,
   fullRss: Map<string, Partial<Record<Side, number>>>,
+  throughput: Record<string, unknown>,
 ): void {
   line('train_step', 's', 'lower', both(runs, bestStep), '<=1', {
+    ...throughput,
     steps: perSide(runs, (r) => r.stepSeconds!.map((x) => round(x))),
     cpuSeconds: perSide(runs, (r) => r.stepCpuSeconds!.map((x) => round(x))),
     loss: perSide(runs, (r) => r.losses?.[0]),
@@ -485,6 +507,8 @@ async function scaleOptions(opts: Options) {
 
 export async function benchScale(opts: Options = {}): Promise<void> {
   const { picked, models, sides, steps, needGB, threads } = await scaleOptions(opts);
+  // Measured once, before the cases, with nothing else of the bench running.
+  const peak = picked.some((c) => c.endsWith('-full')) ? (await matmulPeak(threads)).wall : null;
   for (const m of models) {
     const model = m.name;
     const fullRss = new Map<string, Partial<Record<Side, number>>>();
@@ -522,7 +546,7 @@ export async function benchScale(opts: Options = {}): Promise<void> {
         line('compile', 's', 'lower', [runs.starpo.result.compileSeconds ?? null, runs.pytorch ? 0 : null], null, {
           programs: (runs.starpo.result.compiles as unknown[] | undefined) ?? [],
         });
-      if (spec.mode === 'train') emitTrain(line, base, runs, c, fullRss);
+      if (spec.mode === 'train') emitTrain(line, base, runs, c, fullRss, trainThroughput(spec, runs, peak));
       else {
         emitGenerate(line, runs, !!m.modelDir);
         if (m.modelDir) await emitLlamaCpp(base, m.modelDir, spec, runs.starpo?.result ?? null);

@@ -8,8 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { benchScale } from '../../../src/bench/scale.ts';
-import { starpoChild } from '../../../src/bench/scale-child.ts';
+import { benchScale, trainThroughput, type SideRuns } from '../../../src/bench/scale.ts';
+import { starpoChild, type ChildSpec } from '../../../src/bench/scale-child.ts';
+import { QWEN25_05B_CONFIG } from '../../../src/policy/io/published-configs.ts';
 import { writeTinyModel } from '../rl/tiny-hf-model.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'starpo-bench-scale-test-'));
@@ -35,4 +36,22 @@ test('bench scale --model: the starpo side trains the directory’s weights, ful
 test('bench scale --model: one real model, so --models and --quick beside it are refused', async () => {
   await assert.rejects(benchScale({ model: true, models: 'qwen2.5-0.5b' }), /--model measures one real model/);
   await assert.rejects(benchScale({ model: join(scratch, 'missing') }), /missing: no such file or directory/);
+});
+
+test('a full train step is read against the MatMul peak; LoRA, which skips the frozen gradients, is not', () => {
+  const spec: ChildSpec = { mode: 'train', config: QWEN25_05B_CONFIG, threads: 2, batch: 4, seq: 512 };
+  const side = (stepSeconds: number[]) => ({ result: { initSeconds: 0, peakRssBytes: 0, params: 0, stepSeconds } });
+  const runs = { starpo: side([90, 20, 10]), pytorch: side([30, 40]) } as unknown as SideRuns;
+  const t = trainThroughput(spec, runs, 200) as { gflopPerStep: number; gflops: Record<string, number> };
+  // 0.5B: ~6 FLOPs per parameter a token (the embedding is a lookup, the tied LM head a product) plus attention
+  const approx = 6 * 494e6 * 2048;
+  assert.ok(Math.abs(t.gflopPerStep * 1e9 - approx) / approx < 0.25, `${t.gflopPerStep} GFLOP`);
+  // the best step after the first (which compiles): 10 s for starpo, 40 s for PyTorch
+  assert.equal(t.gflops.starpo, Math.round((t.gflopPerStep / 10) * 10) / 10);
+  assert.ok(Math.abs(t.gflops.starpo / t.gflops.pytorch - 4) < 0.01);
+  assert.deepEqual(Object.keys(t), ['gflopPerStep', 'gflops', 'matmulPeakGflops', 'ofMatmulPeak']);
+  assert.deepEqual(trainThroughput({ ...spec, lora: true }, runs, 200), {});
+  const noPytorch = trainThroughput(spec, { starpo: runs.starpo }, null) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(noPytorch.ofMatmulPeak, { starpo: null, pytorch: null });
+  assert.equal(noPytorch.gflops.pytorch, null);
 });
