@@ -26,6 +26,7 @@ import { endpoints } from '../../src/endpoints.ts';
 import { Kafka, logLevel } from 'kafkajs';
 import type { DurableOptions } from '../../src/durable/protocol.ts';
 import { paperConfig, writeTinyModel } from '../unit/rl/tiny-hf-model.ts';
+import { realTokenizer } from '../unit/agent/real-tokenizers.ts';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -325,14 +326,20 @@ test(
   },
 );
 
+// The paper's config on the real tokenizer and chat template, with the compact environment prompt: the words do not
+// change what is compared, and RAGEN's full prompt triples every sequence over a 151,936-token head.
+const COMPACT = ['template=compact'];
+
 test(
   'a pretrained model (tiny Qwen3, real tokenizer and chat template) trains the same durable as embedded',
   { timeout: 600_000 },
   async () => {
     const model = await writeTinyModel(mkdtempSync(join(tmpdir(), 'starpo-qwen3-')), 'qwen3', { dtype: 'BF16' });
-    const { durable } = await assertSameAsEmbedded(paperConfig(model), 'pretrained');
+    const { durable } = await assertSameAsEmbedded(paperConfig(model, COMPACT), 'pretrained');
     const trained = durable.flatMap((e) => (e.kind === 'trajectory' ? [e] : []));
-    assert.ok(trained.every((t) => t.tokenIds.length > 100 && t.tokenRoles.length === t.tokenIds.length));
+    const qwen3 = realTokenizer('qwen3');
+    assert.ok(trained.every((t) => /^<\|im_start\|>(system|user)\n/.test(qwen3.decode(t.tokenIds))));
+    assert.ok(trained.every((t) => t.tokenRoles.length === t.tokenIds.length));
   },
 );
 
@@ -342,7 +349,7 @@ test(
   async () => {
     const model = await writeTinyModel(mkdtempSync(join(tmpdir(), 'starpo-qwen3-')), 'qwen3', { dtype: 'BF16' });
     await assertSameAsEmbedded(
-      paperConfig(model, ['loraRank=4', 'loraAlpha=8', 'lrActor=3e-3', 'klCoef=0.001']),
+      paperConfig(model, [...COMPACT, 'loraRank=4', 'loraAlpha=8', 'lrActor=3e-3', 'klCoef=0.001']),
       'lora',
     );
   },

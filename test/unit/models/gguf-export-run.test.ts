@@ -26,7 +26,15 @@ const scratch = mkdtempSync(join(tmpdir(), 'starpo-gguf-run-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 const base = await writeTinyModel(join(scratch, 'qwen3'), 'qwen3', { dtype: 'BF16' });
 // A large rate so that one iteration moves the adapters measurably away from B = 0.
-const config = paperConfig(base, ['iterations=1', 'loraRank=4', 'loraAlpha=8', 'lrActor=3e-3', 'lrCritic=3e-3']);
+// The compact prompt: the export does not depend on the words, and RAGEN's full one triples every sequence.
+const config = paperConfig(base, [
+  'iterations=1',
+  'template=compact',
+  'loraRank=4',
+  'loraAlpha=8',
+  'lrActor=3e-3',
+  'lrCritic=3e-3',
+]);
 const runs = join(scratch, 'runs');
 const training = trainEmbedded({ root: runs, runId: 'r', config });
 const run = join(runs, 'r');
