@@ -6,13 +6,21 @@
  * so its checkpoint and everything between count, validation excepted) is compared with the target, with its stage
  * split and the load average before and after. Targets: Bandit ≤ 30 s with LoRA and ≤ 60 s full, Sokoban (5 turns)
  * ≤ 3 min. STARPO_BENCH_SET overrides every case's config (e.g. `rolloutWeights=int8,offPolicyCorrection=tis`).
+ * Beside each stage's time, its floor: the model FLOPs the second iteration's stage could not do without
+ * (iteration-flops.ts) at this machine's fp32 MatMul peak, measured first (`matmul_peak`) — how far the engine is
+ * from the arithmetic, and whether a target is below what the arithmetic allows at all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trainEmbedded } from '../embedded/driver.ts';
-import { resolveConfig } from '../rl/config.ts';
-import { KEPT_TOKENS, TOKENS_GENERATED } from '../rl/metric-names.ts';
+import { replay, type TrajectoryEvent } from '../events/index.ts';
+import { resolveConfig, type RlConfig } from '../rl/config.ts';
+import { ACTOR_NO_SIGNAL, KEPT_TOKENS, TOKENS_GENERATED } from '../rl/metric-names.ts';
+import { resolveRunModel } from '../rl/run-model.ts';
+import { localRunEvents } from '../run/location.ts';
+import { matmulPeak } from './engine.ts';
+import { iterationFlops, packsPrefixes, type IterationFlops } from './iteration-flops.ts';
 import { benchSetOverrides } from './learning.ts';
 import { pickNames } from './name-list.ts';
 
@@ -33,7 +41,11 @@ const DEFAULT_CASES = ['bandit-lora', 'bandit-full', 'sokoban-lora'];
 const round = (x: number, d = 10) => Math.round(x * d) / d;
 const load = () => round(loadavg()[0], 100);
 
-export async function benchIteration(opts: { cases?: string } = {}, write = console.log): Promise<void> {
+/** `peakGflops`: the MatMul peak to read the floors against, instead of measuring it (tests). */
+export async function benchIteration(
+  opts: { cases?: string; peakGflops?: number } = {},
+  write = console.log,
+): Promise<void> {
   const names = opts.cases
     ? pickNames('cases', 'iteration cases', opts.cases, Object.keys(ITERATION_CASES))
     : DEFAULT_CASES;
@@ -54,11 +66,13 @@ export async function benchIteration(opts: { cases?: string } = {}, write = cons
       ],
     }),
   ); // every case's config checked before the first runs
+  const peakGflops = opts.peakGflops ?? (await matmulPeak(configs[0].threads)).wall;
   for (const [i, name] of names.entries()) {
     const root = mkdtempSync(join(tmpdir(), `starpo-bench-iteration-${name}-`));
     const loads = [load()];
     const reports: { at: number; timingsMs: Record<string, number>; metrics: Record<string, number> }[] = [];
     const start = performance.now();
+    let flops: IterationFlops;
     try {
       await trainEmbedded({
         root,
@@ -66,6 +80,7 @@ export async function benchIteration(opts: { cases?: string } = {}, write = cons
         config: configs[i],
         onIteration: (r) => reports.push({ at: performance.now(), timingsMs: r.timingsMs, metrics: r.metrics }),
       });
+      flops = await secondIterationFlops(root, name, configs[i], reports[1].metrics[ACTOR_NO_SIGNAL] === 1);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -86,6 +101,11 @@ export async function benchIteration(opts: { cases?: string } = {}, write = cons
         targetSeconds: ITERATION_CASES[name].targetSeconds,
         reached: seconds <= ITERATION_CASES[name].targetSeconds,
         stagesSeconds: stages(second.timingsMs),
+        peakGflops: round(peakGflops),
+        gflop: Object.fromEntries(Object.entries(flops).map(([stage, f]) => [stage, round(f / 1e9, 1000)])),
+        floorSeconds: Object.fromEntries(
+          Object.entries(flops).map(([stage, f]) => [stage, round(f / (peakGflops * 1e9))]),
+        ),
         firstIterationSeconds: round((first.at - start) / 1000),
         firstIterationStagesSeconds: stages(first.timingsMs),
         tokensGenerated: second.metrics[TOKENS_GENERATED] ?? null,
@@ -94,4 +114,19 @@ export async function benchIteration(opts: { cases?: string } = {}, write = cons
       }),
     );
   }
+}
+
+/** The model FLOPs of the run's second iteration, from its trajectory events (the bench's measured iteration). */
+async function secondIterationFlops(
+  root: string,
+  runId: string,
+  c: RlConfig,
+  actorSkipped: boolean,
+): Promise<IterationFlops> {
+  const trajectories: TrajectoryEvent[] = [];
+  for await (const e of replay(localRunEvents(root), runId))
+    if (e.kind === 'trajectory' && e.split === 'train' && e.iteration === 2) trajectories.push(e);
+  trajectories.sort((a, b) => a.group - b.group || a.rolloutIndex - b.rolloutIndex);
+  const { modelConfig: model } = await resolveRunModel(c);
+  return iterationFlops({ model, config: c, trajectories, packed: packsPrefixes(c, model), actorSkipped });
 }

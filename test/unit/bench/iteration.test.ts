@@ -1,6 +1,7 @@
 /**
  * `bench iteration` end to end on a tiny random-init model (STARPO_BENCH_SET swaps SmolLM2 for it and shrinks the
- * batch): one line per case, the second iteration's wall-clock against the case's target, its stage split, the load.
+ * batch): one line per case, the second iteration's wall-clock against the case's target, its stage split and each
+ * stage's floor (its model FLOPs at the MatMul peak), the load.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,7 +19,7 @@ test('bench iteration: a line per case with the second iteration against its tar
   process.env.STARPO_BENCH_SET = `model=${model},envGroups=2,groupSize=2,maxResponseTokens=4,threads=1,miniBatchSize=2`;
   const lines: Record<string, unknown>[] = [];
   try {
-    await benchIteration({ cases: 'bandit-lora' }, (l) => lines.push(JSON.parse(l)));
+    await benchIteration({ cases: 'bandit-lora', peakGflops: 1 }, (l) => lines.push(JSON.parse(l)));
   } finally {
     delete process.env.STARPO_BENCH_SET;
   }
@@ -32,6 +33,11 @@ test('bench iteration: a line per case with the second iteration against its tar
     assert.ok('rollout' in stages && 'update' in stages, JSON.stringify(stages));
     assert.equal((l.load as number[]).length, 2);
     assert.ok((l.tokensGenerated as number) > 0);
+    // the floors: each stage's model FLOPs at the given peak (1 GFLOP/s: the seconds are the GFLOP)
+    const [gflop, floor] = [l.gflop, l.floorSeconds] as Record<string, number>[];
+    assert.deepEqual(Object.keys(gflop), ['rollout', 'score', 'update']);
+    assert.ok(gflop.rollout > 0 && gflop.update > 0, JSON.stringify(gflop));
+    assert.ok(Math.abs(floor.rollout - gflop.rollout) <= 0.05, JSON.stringify([floor, gflop]));
   }
 });
 

@@ -1,0 +1,88 @@
+/**
+ * The model FLOPs one RL iteration cannot do without, per stage, from its trajectory events and config (the count of
+ * policy/model/flops.ts: every product's multiply-adds, attention over the causal context): over the measured MatMul
+ * peak, the least time each stage could take on the machine if every product ran at the peak and nothing else took
+ * time — its floor. What a target below the floor would need is fewer FLOPs, not a faster engine.
+ *
+ * - rollout: every token of every trajectory through the actor once (prefill or decode: the KV cache keeps each
+ *   row's keys across turns), a group's shared first prompt once (the shared-prefix prefill);
+ * - score: the trained rows through each scoring model — the actor when old log-probs are recomputed, the critic,
+ *   the reference when there is a KL term — nothing when the update will skip (no critic, no signal);
+ * - update: the trained rows forward and backward, ppoEpochs times, for the actor (unless it skipped) and the critic:
+ *   3 forwards' worth with full fine-tuning (the input and weight gradients), 2 under LoRA (the frozen weights'
+ *   gradients are not computed; the adapters' products are left out).
+ * Score and update count a group's shared prompt once when the models pack prompts (packPrefixes). The critic's
+ * forward has no LM head. The collapse probe and validation are not counted (bench iteration leaves them out).
+ */
+import type { TrajectoryEvent } from '../events/index.ts';
+import type { ModelConfig } from '../policy/io/config.ts';
+import { PACK_MIN_PARAMS } from '../policy/engine/policy.ts';
+import { forwardFlopsPerToken } from '../policy/model/flops.ts';
+import { buildLayout, paramCount } from '../policy/model/layout.ts';
+import { hasReferenceModel, type RlConfig } from '../rl/config.ts';
+import { trainedRows } from '../rl/stages/filter.ts';
+import { compactBatch, trajectoryRecordOf } from '../replay/records.ts';
+
+export interface IterationFlops {
+  readonly rollout: number;
+  readonly score: number;
+  readonly update: number;
+}
+
+export interface IterationFlopsInput {
+  readonly model: ModelConfig;
+  readonly config: RlConfig;
+  /** The iteration's train trajectories, in the order they were played. */
+  readonly trajectories: readonly TrajectoryEvent[];
+  /** Whether scoring and training pack a group's shared prompt (the models' packPrefixes, resolved). */
+  readonly packed: boolean;
+  /** The update skipped the actor step (no trained token had a non-zero advantage: actor/no_signal 1). */
+  readonly actorSkipped: boolean;
+}
+
+/**
+ * Forward FLOPs of tokens at positions from+1 … to of one sequence (causal: position p attends to p keys). The count
+ * is linear in the context, so the sum is the count at the mean context.
+ */
+function spanFlops(model: ModelConfig, from: number, to: number, head: boolean): number {
+  if (to <= from) return 0;
+  const perToken =
+    forwardFlopsPerToken(model, (from + 1 + to) / 2) - (head ? 0 : 2 * model.hiddenSize * model.vocabSize);
+  return (to - from) * perToken;
+}
+
+/** Forward FLOPs of the rows, a group's shared first prompt once per group when `shared`. */
+function rowsFlops(model: ModelConfig, rows: readonly TrajectoryEvent[], shared: boolean, head: boolean): number {
+  const groups = new Map<number, TrajectoryEvent[]>();
+  for (const t of rows) groups.set(t.group, [...(groups.get(t.group) ?? []), t]);
+  let flops = 0;
+  for (const members of groups.values()) {
+    const prompt = shared ? Math.min(...members.map((t) => t.turns[0]?.promptTokens ?? 0)) : 0;
+    flops += spanFlops(model, 0, prompt, head);
+    for (const t of members) flops += spanFlops(model, prompt, t.tokenIds.length, head);
+  }
+  return flops;
+}
+
+/** Whether the run's models pack a group's shared prompt in scoring and training (packPrefixes, `auto` resolved). */
+export function packsPrefixes(c: RlConfig, model: ModelConfig): boolean {
+  return c.packPrefixes === 'auto' ? paramCount(buildLayout(model)) >= PACK_MIN_PARAMS : c.packPrefixes === 'on';
+}
+
+/** The iteration's FLOPs per stage (module comment). */
+export function iterationFlops(input: IterationFlopsInput): IterationFlops {
+  const { model, config: c, trajectories, packed, actorSkipped } = input;
+  const records = trajectories.map((e) => trajectoryRecordOf(e, []));
+  const trained = trainedRows(c, compactBatch(trajectories, records)).map((r) => trajectories[r]);
+  const actor = rowsFlops(model, trained, packed, true);
+  const critic = c.critic ? rowsFlops(model, trained, packed, false) : 0;
+  const scoring = actorSkipped && !c.critic ? 0 : 1;
+  const recompute = c.oldLogprobs === 'recompute' ? actor : 0;
+  const reference = hasReferenceModel(c) ? actor : 0;
+  const backward = c.loraRank > 0 ? 2 : 3;
+  return {
+    rollout: rowsFlops(model, trajectories, true, true),
+    score: scoring * (recompute + critic + reference),
+    update: c.ppoEpochs * backward * ((actorSkipped ? 0 : actor) + critic),
+  };
+}
