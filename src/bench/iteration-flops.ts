@@ -12,7 +12,8 @@
  *   3 forwards' worth with full fine-tuning (the input and weight gradients), 2 under LoRA (the frozen weights'
  *   gradients are not computed; the adapters' products are left out).
  * Score and update count a group's shared prompt once when the models pack prompts (packPrefixes). The critic's
- * forward has no LM head. The collapse probe and validation are not counted (bench iteration leaves them out).
+ * forward has no LM head. The collapse probe and validation are not counted (bench iteration leaves them out), nor
+ * DAPO's extra sampling rounds' choice (the filter is applied to every group played).
  */
 import type { TrajectoryEvent } from '../events/index.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
