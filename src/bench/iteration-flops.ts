@@ -10,8 +10,9 @@
  *   the reference when there is a KL term — nothing when the update will skip (no critic, no signal);
  * - update: the trained rows forward and backward, ppoEpochs times, for the actor (unless it skipped) and the critic:
  *   3 forwards' worth with full fine-tuning (the input and weight gradients), 2 under LoRA (the frozen weights'
- *   gradients are not computed; the adapters' products are left out).
- * Score and update count a group's shared prompt once when the models pack prompts (packPrefixes). The critic's
+ *   gradients are not computed; the adapters' products are left out), in the update's own seeded mini-batches.
+ * Score and update count a group's shared prompt once when the models pack prompts (packPrefixes) — the update once
+ * per mini-batch holding rows of the group, as the weights change between mini-batches. The critic's
  * forward has no LM head. The collapse probe and validation are not counted (bench iteration leaves them out), nor
  * DAPO's extra sampling rounds' choice (the filter is applied to every group played).
  */
@@ -21,6 +22,8 @@ import { PACK_MIN_PARAMS } from '../policy/engine/policy.ts';
 import { forwardFlopsPerToken } from '../policy/model/flops.ts';
 import { buildLayout, paramCount } from '../policy/model/layout.ts';
 import { hasReferenceModel, type RlConfig } from '../rl/config.ts';
+import { samplingSeed } from '../rl/seeds.ts';
+import { miniBatches } from '../rl/update.ts';
 import { trainedRows } from '../rl/stages/filter.ts';
 import { compactBatch, trajectoryRecordOf } from '../replay/records.ts';
 
@@ -81,9 +84,23 @@ export function iterationFlops(input: IterationFlopsInput): IterationFlops {
   const recompute = c.oldLogprobs === 'recompute' ? actor : 0;
   const reference = hasReferenceModel(c) ? actor : 0;
   const backward = c.loraRank > 0 ? 2 : 3;
+  const iteration = trajectories[0]?.iteration ?? 0;
+  const batches = miniBatches(trained.length, c.miniBatchSize, c.ppoEpochs, samplingSeed(c, iteration));
+  const trainedFlops = (head: boolean) =>
+    batches.reduce(
+      (sum, rows) =>
+        sum +
+        rowsFlops(
+          model,
+          rows.map((r) => trained[r]),
+          packed,
+          head,
+        ),
+      0,
+    );
   return {
     rollout: rowsFlops(model, trajectories, true, true),
     score: scoring * (recompute + critic + reference),
-    update: c.ppoEpochs * backward * ((actorSkipped ? 0 : actor) + critic),
+    update: backward * ((actorSkipped ? 0 : trainedFlops(true)) + (c.critic ? trainedFlops(false) : 0)),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * An iteration's model FLOPs per stage (src/bench/iteration-flops.ts), against sums written out token by token from
- * the per-token count: the shared first prompt once, the rows the filter keeps, the scoring models the config has,
- * LoRA's lighter backward, the critic without its LM head, nothing scored or trained when the update skips.
+ * the per-token count: the shared first prompt once (once per mini-batch in the update), the rows the filter keeps,
+ * the scoring models the config has, LoRA's lighter backward, the critic without its LM head, nothing scored or
+ * trained when the update skips.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -61,6 +62,11 @@ test('GRPO: every row trained; the group prompt once when packed, whole rows whe
   close(l.update, 2 * shared); // no gradient for the frozen weights
   const skipped = iterationFlops({ model, config: c, trajectories: rows, packed: true, actorSkipped: true });
   assert.deepEqual([skipped.score, skipped.update], [0, 0]);
+  // One row a mini-batch: the weights change between them, so each computes the group's prompt again.
+  const single = resolveConfig({ preset: 'grpo', overrides: ['miniBatchSize=1'] });
+  const s = iterationFlops({ model, config: single, trajectories: rows, packed: true, actorSkipped: false });
+  close(s.score, 2 * shared); // scoring is one pass over the kept rows: the prompt once
+  close(s.update, 3 * (byToken(0, 14) + byToken(0, 16)));
 });
 
 test('StarPO-S: only the kept group is scored and trained, the critic without its LM head, on every epoch', () => {
