@@ -18,14 +18,16 @@
  */
 import type { TrajectoryEvent } from '../events/index.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
-import { PACK_MIN_PARAMS } from '../policy/engine/policy.ts';
+import { heldParams, packsPrefixes } from '../policy/engine/policy.ts';
 import { forwardFlopsPerToken } from '../policy/model/flops.ts';
-import { buildLayout, paramCount } from '../policy/model/layout.ts';
+import { buildLayout } from '../policy/model/layout.ts';
 import { hasReferenceModel, type RlConfig } from '../rl/config.ts';
+import { loraOf } from '../rl/run-model.ts';
 import { samplingSeed } from '../rl/seeds.ts';
 import { miniBatches } from '../rl/update.ts';
 import { trainedRows } from '../rl/stages/filter.ts';
 import { compactBatch, trajectoryRecordOf } from '../replay/records.ts';
+import { packPrefixesOption } from '../run/models.ts';
 
 export interface IterationFlops {
   readonly rollout: number;
@@ -36,7 +38,7 @@ export interface IterationFlops {
 export interface IterationFlopsInput {
   readonly model: ModelConfig;
   readonly config: RlConfig;
-  /** The iteration's train trajectories, in the order they were played. */
+  /** The iteration's train trajectories in rollout order (replay/records.ts rolloutOrder), as the batch holds them. */
   readonly trajectories: readonly TrajectoryEvent[];
   /** Whether scoring and training pack a group's shared prompt (the models' packPrefixes, resolved). */
   readonly packed: boolean;
@@ -68,9 +70,9 @@ function rowsFlops(model: ModelConfig, rows: readonly TrajectoryEvent[], shared:
   return flops;
 }
 
-/** Whether the run's models pack a group's shared prompt in scoring and training (packPrefixes, `auto` resolved). */
-export function packsPrefixes(c: RlConfig, model: ModelConfig): boolean {
-  return c.packPrefixes === 'auto' ? paramCount(buildLayout(model)) >= PACK_MIN_PARAMS : c.packPrefixes === 'on';
+/** Whether the run's actor packs a group's shared prompt in scoring and training, as the run's policy decides it. */
+export function runPacksPrefixes(c: RlConfig, model: ModelConfig): boolean {
+  return packsPrefixes(packPrefixesOption(c), heldParams(buildLayout(model, 'actor', loraOf(c))));
 }
 
 /** The iteration's FLOPs per stage (module comment). */
@@ -86,18 +88,9 @@ export function iterationFlops(input: IterationFlopsInput): IterationFlops {
   const backward = c.loraRank > 0 ? 2 : 3;
   const iteration = trajectories[0]?.iteration ?? 0;
   const batches = miniBatches(trained.length, c.miniBatchSize, c.ppoEpochs, samplingSeed(c, iteration));
+  const batchRows = batches.map((rows) => rows.map((r) => trained[r]));
   const trainedFlops = (head: boolean) =>
-    batches.reduce(
-      (sum, rows) =>
-        sum +
-        rowsFlops(
-          model,
-          rows.map((r) => trained[r]),
-          packed,
-          head,
-        ),
-      0,
-    );
+    batchRows.reduce((sum, rows) => sum + rowsFlops(model, rows, packed, head), 0);
   return {
     rollout: rowsFlops(model, trajectories, true, true),
     score: scoring * (recompute + critic + reference),

@@ -14,13 +14,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trainEmbedded } from '../embedded/driver.ts';
-import { replay, type TrajectoryEvent } from '../events/index.ts';
-import { resolveConfig, type RlConfig } from '../rl/config.ts';
-import { ACTOR_NO_SIGNAL, KEPT_TOKENS, TOKENS_GENERATED } from '../rl/metric-names.ts';
-import { resolveRunModel } from '../rl/run-model.ts';
-import { localRunEvents } from '../run/location.ts';
+import { resolveConfig } from '../rl/config.ts';
+import { KEPT_TOKENS, TOKENS_GENERATED } from '../rl/metric-names.ts';
 import { matmulPeak } from './engine.ts';
-import { iterationFlops, packsPrefixes, type IterationFlops } from './iteration-flops.ts';
+import type { IterationFlops } from './iteration-flops.ts';
+import { runIterationFlops } from './run-flops.ts';
 import { benchSetOverrides } from './learning.ts';
 import { pickNames } from './name-list.ts';
 
@@ -80,7 +78,7 @@ export async function benchIteration(
         config: configs[i],
         onIteration: (r) => reports.push({ at: performance.now(), timingsMs: r.timingsMs, metrics: r.metrics }),
       });
-      flops = await secondIterationFlops(root, name, configs[i], reports[1].metrics[ACTOR_NO_SIGNAL] === 1);
+      flops = (await runIterationFlops(root, name, configs[i]))[1].flops; // the second iteration, measured below
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -114,19 +112,4 @@ export async function benchIteration(
       }),
     );
   }
-}
-
-/** The model FLOPs of the run's second iteration, from its trajectory events (the bench's measured iteration). */
-async function secondIterationFlops(
-  root: string,
-  runId: string,
-  c: RlConfig,
-  actorSkipped: boolean,
-): Promise<IterationFlops> {
-  const trajectories: TrajectoryEvent[] = [];
-  for await (const e of replay(localRunEvents(root), runId))
-    if (e.kind === 'trajectory' && e.split === 'train' && e.iteration === 2) trajectories.push(e);
-  trajectories.sort((a, b) => a.group - b.group || a.rolloutIndex - b.rolloutIndex);
-  const { modelConfig: model } = await resolveRunModel(c);
-  return iterationFlops({ model, config: c, trajectories, packed: packsPrefixes(c, model), actorSkipped });
 }

@@ -23,6 +23,10 @@ export interface ModelInit {
   readonly samples: boolean;
 }
 
+/** The run's packPrefixes as the policies take it: `auto` leaves it to each policy's size. */
+export const packPrefixesOption = (c: RlConfig): boolean | undefined =>
+  c.packPrefixes === 'auto' ? undefined : c.packPrefixes === 'on';
+
 /**
  * Actor (the run's seed), critic (separate weights, same architecture, seed + 1) and frozen reference (the
  * actor's seed, so it starts equal to the actor), as the config asks. With LoRA all three are LoRA policies on
@@ -39,7 +43,7 @@ export function modelInits(
     threads: c.threads > 0 ? c.threads : undefined,
     provider,
     lora: loraOf(c) ?? undefined,
-    packPrefixes: c.packPrefixes === 'auto' ? undefined : c.packPrefixes === 'on',
+    packPrefixes: packPrefixesOption(c),
   };
   const all = roles === 'all';
   const kvCacheBytes = c.kvCacheMb * 2 ** 20;

@@ -135,6 +135,14 @@ export const IN_PLACE_MIN_PARAMS = 1 << 24;
  */
 export const PACK_MIN_PARAMS = 1 << 25;
 
+/** The parameters a policy of `layout` holds: a LoRA policy's frozen base included. */
+export const heldParams = (layout: Layout): number =>
+  paramCount(layout) + (layout.frozen ? paramCount(layout.frozen) : 0);
+
+/** Whether a policy packs a group's shared prompt: `option` (PolicyOptions.packPrefixes), else by its size. */
+export const packsPrefixes = (option: boolean | undefined, params: number): boolean =>
+  option ?? params >= PACK_MIN_PARAMS;
+
 export class Policy implements PolicyHandle {
   readonly layout: Layout;
   readonly programs: ProgramCache;
@@ -158,9 +166,9 @@ export class Policy implements PolicyHandle {
 
   constructor(readonly options: PolicyOptions) {
     this.layout = buildLayout(options.config, options.role ?? 'actor', options.lora ?? null);
-    const params = paramCount(this.layout) + (this.layout.frozen ? paramCount(this.layout.frozen) : 0);
+    const params = heldParams(this.layout);
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
-    this.packs = options.packPrefixes ?? params >= PACK_MIN_PARAMS;
+    this.packs = packsPrefixes(options.packPrefixes, params);
     const session = {
       threads: options.threads ?? defaultThreads(),
       provider: options.provider,
