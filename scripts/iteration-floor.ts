@@ -12,10 +12,15 @@ import { matmulPeak } from '../src/bench/engine.ts';
 import { runIterationFlops } from '../src/bench/run-flops.ts';
 import { readRunConfig, runLocation } from '../src/run/location.ts';
 
+const refuse = (message: string): never => {
+  console.error(`iteration-floor: ${message}`);
+  process.exit(2);
+};
 const [runDir, peakArg, threadsArg] = process.argv.slice(2);
-if (!runDir) throw new Error('usage: iteration-floor.ts <run directory> [peak GFLOP/s] [threads]');
+if (!runDir) refuse('usage: iteration-floor.ts <run directory> [peak GFLOP/s] [threads]');
+if (peakArg !== undefined && !(Number(peakArg) > 0)) refuse(`the peak must be GFLOP/s above 0, not "${peakArg}"`);
 const loc = runLocation(basename(runDir), dirname(runDir));
-const c = await readRunConfig(loc);
+const c = await readRunConfig(loc).catch((err: Error) => refuse(err.message));
 const peak = peakArg ? Number(peakArg) : (await matmulPeak(Number(threadsArg ?? 2))).wall;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const STAGES = ['rollout', 'score', 'update'] as const;
