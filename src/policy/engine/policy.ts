@@ -21,6 +21,7 @@ import {
   type TrainBatch,
   bucketFor,
   checkBatch,
+  rowCalls,
   sliceRows,
   unshift,
 } from '../programs/batch.ts';
@@ -32,7 +33,8 @@ import type { PolicyHandle, ScoreResult, TrainMetrics, TrainStepOptions } from '
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { type GenerationPrograms, ProgramCache } from './programs.ts';
-import { packSharedPrefixes, unpack } from '../programs/prefix-pack.ts';
+import { ATTENTION_TIME_FACTOR, type PackOptions, packSharedPrefixes, unpack } from '../programs/prefix-pack.ts';
+import { forwardFlopsPerToken } from '../model/flops.ts';
 import { Int8Decode } from './int8-decode.ts';
 import { type Provider, defaultThreads } from './session.ts';
 import { type ImportOptions, type PolicyState, exportState, importState } from './state.ts';
@@ -143,6 +145,11 @@ export const heldParams = (layout: Layout): number =>
 export const packsPrefixes = (option: boolean | undefined, params: number): boolean =>
   option ?? params >= PACK_MIN_PARAMS;
 
+/** A query-key pair's cost against one token's in a packed row (prefix-pack.ts PackOptions.pairCost). */
+export const packPairCost = (cfg: ModelConfig): number =>
+  (ATTENTION_TIME_FACTOR * (forwardFlopsPerToken(cfg, 1) - forwardFlopsPerToken(cfg, 0))) /
+  forwardFlopsPerToken(cfg, 0);
+
 export class Policy implements PolicyHandle {
   readonly layout: Layout;
   readonly programs: ProgramCache;
@@ -159,6 +166,7 @@ export class Policy implements PolicyHandle {
   readonly int8Decode: Int8Decode | null;
   /** Whether scoring and training pack rows that share a prompt (PolicyOptions.packPrefixes). */
   private readonly packs: boolean;
+  private readonly packing: PackOptions;
   /** Token counts of every generate call so far. */
   readonly generationStats: GenerationStats = emptyStats();
   /** Optimizer steps taken (skipped steps do not count). */
@@ -169,6 +177,7 @@ export class Policy implements PolicyHandle {
     const params = heldParams(this.layout);
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
     this.packs = packsPrefixes(options.packPrefixes, params);
+    this.packing = { pairCost: packPairCost(options.config) };
     const session = {
       threads: options.threads ?? defaultThreads(),
       provider: options.provider,
@@ -306,7 +315,7 @@ export class Policy implements PolicyHandle {
     }
     const fields = def.inputs(opts.loss).map((n) => LOSS_FIELDS[n as keyof typeof LOSS_FIELDS]);
     checkBatch(batch, ['lossMask', ...fields]);
-    const pack = this.packs && opts.loss.aggregation === 'token-mean' ? packSharedPrefixes(batch) : null;
+    const pack = this.packs && opts.loss.aggregation === 'token-mean' ? packSharedPrefixes(batch, this.packing) : null;
     if (pack) batch = pack.batch;
     const bucket = { ...this.bucket(batch), ...(pack ? { packed: true } : {}) };
     this.moments ??= { m: zerosLike(this.layout), v: zerosLike(this.layout) };
@@ -368,7 +377,7 @@ export class Policy implements PolicyHandle {
   private async runScore(batch: SequenceBatch, temperature: number): Promise<ScoreResult> {
     await this.initialize();
     checkBatch(batch);
-    const pack = this.packs ? packSharedPrefixes(batch) : null;
+    const pack = this.packs ? packSharedPrefixes(batch, this.packing) : null;
     if (!pack) return this.scoreRows(batch, this.bucket(batch), temperature);
     const packed = await this.scoreRows(pack.batch, { ...this.bucket(pack.batch), packed: true }, temperature);
     return Object.fromEntries(Object.entries(packed).map(([n, v]) => [n, unpack(v!, pack.toPacked)])) as ScoreResult;
@@ -376,20 +385,15 @@ export class Policy implements PolicyHandle {
 
   /** Scores the batch's rows (packed ones when the bucket says so) in calls that fit the attention budget. */
   private async scoreRows(batch: SequenceBatch, bucket: Bucket, temperature: number): Promise<ScoreResult> {
-    const rows = this.rowsPerCall(bucket);
-    const chunk = { ...bucket, batch: rows };
-    const session = await this.programs.score(chunk);
     const names = this.role === 'critic' ? ['values'] : ['logprobs', 'entropy'];
     const result = Object.fromEntries(names.map((n) => [n, new Float32Array(batch.batch * batch.seqLen)]));
     const weights = weightFeeds(this.layout, this.params, this.getBase());
-    for (let start = 0; start < batch.batch; start += rows) {
+    for (const [start, rows] of rowCalls(batch.batch, this.rowsPerCall(bucket))) {
+      const chunk = { ...bucket, batch: rows };
+      const session = await this.programs.score(chunk);
       const part = sliceRows(batch, start, rows);
       const out = await session.run(only(session, { ...sequenceFeeds(part, chunk, temperature), ...weights }));
-      const take = Math.min(rows, batch.batch - start);
-      for (const n of names) {
-        const rowsOut = unshift(out[n].data as Float32Array, chunk, part);
-        result[n].set(rowsOut.subarray(0, take * batch.seqLen), start * batch.seqLen);
-      }
+      for (const n of names) result[n].set(unshift(out[n].data as Float32Array, chunk, part), start * batch.seqLen);
     }
     return result as ScoreResult;
   }

@@ -6,7 +6,7 @@
 import { GROUPS, type Layout, groupsOf } from '../model/layout.ts';
 import { type Packed, zerosLike } from '../model/params.ts';
 import { DEFAULT_ADAMW } from '../programs/adamw.ts';
-import { type Bucket, LOSS_FIELDS, type TrainBatch, sliceRows, trainNorm } from '../programs/batch.ts';
+import { type Bucket, LOSS_FIELDS, type TrainBatch, rowCalls, sliceRows, trainNorm } from '../programs/batch.ts';
 import { lossDef } from '../programs/loss.ts';
 import { type Feeds, only, packedFeeds, rowFeed, sequenceFeeds, weightFeeds } from './feeds.ts';
 import type { TrainMetrics } from './handle.ts';
@@ -116,14 +116,14 @@ async function accumulate(
   opts: TrainStepOptions,
   norm: { tokens: number; sequences: number },
 ): Promise<{ grads: Packed; metrics: TrainMetrics }> {
-  const micro = { ...bucket, batch: ctx.rows };
-  const prog = await ctx.programs.grad(micro, opts.loss);
   let [acc, next] = (ctx.scratch.acc ??= [zerosLike(ctx.layout), zerosLike(ctx.layout)]);
   for (const g of GROUPS) acc[g].fill(0);
   const metrics: TrainMetrics = {};
   const weights = weightFeeds(ctx.layout, params, ctx.frozen);
-  for (let start = 0; start < batch.batch; start += ctx.rows) {
-    const part = sliceRows(batch, start, ctx.rows);
+  for (const [start, rows] of rowCalls(batch.batch, ctx.rows)) {
+    const micro = { ...bucket, batch: rows };
+    const prog = await ctx.programs.grad(micro, opts.loss);
+    const part = sliceRows(batch, start, rows);
     const feeds = { ...weights, ...packedFeeds('acc', acc), ...batchFeeds(part, micro, opts, norm) };
     const m = await runProgram(prog, feeds, { metrics: null, ...packedFeeds('new_acc', next) });
     for (const [k, v] of Object.entries(m)) metrics[k] = (metrics[k] ?? 0) + v;
@@ -190,12 +190,11 @@ export async function trainStepInPlace(
 ): Promise<TrainMetrics> {
   const optim = opts.optim ?? DEFAULT_ADAMW;
   const norm = trainNorm(batch);
-  const rows = Math.min(ctx.rows, bucket.batch);
-  const micro = { ...bucket, batch: rows };
   const weights = weightFeeds(ctx.layout, state.params, ctx.frozen);
   const metrics: TrainMetrics = {};
   const views = viewTensors(ctx.layout, grads, 'grad');
-  for (let start = 0; start < batch.batch; start += rows) {
+  for (const [start, rows] of rowCalls(batch.batch, ctx.rows)) {
+    const micro = { ...bucket, batch: rows };
     const prog = await ctx.programs.viewGrad(micro, opts.loss, start > 0);
     const part = rows >= batch.batch ? batch : sliceRows(batch, start, rows);
     const feeds = {

@@ -122,6 +122,17 @@ export function trainNorm(b: TrainBatch): { tokens: number; sequences: number } 
 }
 
 /** Rows [start, start + count) of a batch as their own batch (views; rows past the end are padding). */
+/**
+ * The calls that cover `total` rows at most `rows` at a time, as [start, count]: full calls, then the remainder as a
+ * call of its own size (a program of that shape) rather than a full one padded with empty rows, which would cost as
+ * much as real ones.
+ */
+export function rowCalls(total: number, rows: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let start = 0; start < total; start += rows) out.push([start, Math.min(rows, total - start)]);
+  return out;
+}
+
 export function sliceRows<B extends SequenceBatch>(b: B, start: number, count: number): B {
   const T = b.seqLen;
   const cut = <A extends Float32Array | Int32Array>(a: A): A => {

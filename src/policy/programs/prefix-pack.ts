@@ -57,6 +57,26 @@ function rowLengths(b: SequenceBatch): number[] | null {
  */
 export const PACKED_ROW_TOKENS = 1024;
 
+/**
+ * What a query-key pair of attention costs against one token's projections and MLP, per unit of
+ * `forwardFlopsPerToken`'s own ratio: a LoRA train step runs 5 attention products per 2 forward ones against 2
+ * projection products per forward one, and onnxruntime's attention products ran ~1.5× slower per FLOP than the
+ * projections' Gemm (scripts/profile-update.ts, SmolLM2 on FrozenLake: 12.6 s attention against 19 s Gemm over
+ * 7 × 960 tokens).
+ */
+export const ATTENTION_TIME_FACTOR = 2.6;
+
+/** Rows are padded to a multiple of this (the policy's bucket); packed lengths are compared padded. */
+const LENGTH_STEP = 32;
+
+export interface PackOptions {
+  /**
+   * A query-key pair's cost relative to one token's (policy/engine/policy.ts packPairCost); 0 when unknown: then
+   * only the cap bounds a packed row.
+   */
+  readonly pairCost?: number;
+}
+
 function commonPrefix(b: SequenceBatch, x: number, y: number, lengths: number[]): number {
   const T = b.seqLen;
   const n = Math.min(lengths[x], lengths[y]);
@@ -66,14 +86,13 @@ function commonPrefix(b: SequenceBatch, x: number, y: number, lengths: number[])
 }
 
 /**
- * Rows in token order (so rows with the longest common prefixes are neighbours), cut into runs that share a prefix
- * of ≥ MIN_SHARED_PREFIX tokens: a row joins the run before it when that keeps the run's prefix as long (a row that
- * shares less starts its own run) and the packed row within its cap. A prefix ends one token short of the members'
- * common prefix (that token is described once for all of them) and before every member's first trained token.
+ * Rows in token order (so rows with the longest common prefixes are neighbours), cut into families that share a
+ * prefix of ≥ MIN_SHARED_PREFIX tokens: a row joins the family before it when that keeps the family's prefix as long
+ * (a row that shares less starts its own). A prefix ends one token short of the members' common prefix (that token
+ * is described once for all of them) and before every member's first trained token.
  */
-function groupRows(b: SequenceBatch & { lossMask?: Float32Array }, lengths: number[]): Group[] {
+function families(b: SequenceBatch & { lossMask?: Float32Array }, lengths: number[]): Group[] {
   const T = b.seqLen;
-  const cap = Math.max(PACKED_ROW_TOKENS, 2 * Math.max(...lengths));
   const limit = lengths.map((n, r) => {
     let t = 1;
     while (t < n && !((b.lossMask?.[r * T + t] ?? 0) > 0)) t++;
@@ -84,37 +103,79 @@ function groupRows(b: SequenceBatch & { lossMask?: Float32Array }, lengths: numb
     const [a, c] = [k < lengths[x] ? b.tokens[x * T + k] : -1, k < lengths[y] ? b.tokens[y * T + k] : -1];
     return a - c || x - y;
   });
-  const groups: { rows: number[]; shared: number }[] = [];
+  const out: { rows: number[]; shared: number }[] = [];
   for (const r of order) {
-    const run = groups.at(-1);
+    const run = out.at(-1);
     if (run) {
       const last = run.rows[run.rows.length - 1];
       const alone = run.rows.length === 1;
       const shared = Math.min(alone ? limit[last] : run.shared, commonPrefix(b, last, r, lengths) - 1, limit[r]);
-      const size = shared + [...run.rows, r].reduce((n, m) => n + lengths[m] - shared, 0);
-      if (shared >= MIN_SHARED_PREFIX && (alone || shared >= run.shared) && size <= cap) {
+      if (shared >= MIN_SHARED_PREFIX && (alone || shared >= run.shared)) {
         run.rows.push(r);
         run.shared = shared;
         continue;
       }
     }
-    groups.push({ rows: [r], shared: 0 });
+    out.push({ rows: [r], shared: 0 });
   }
-  return groups;
+  return out;
+}
+
+const packedLength = (g: Group, lengths: number[]) => g.shared + g.rows.reduce((n, r) => n + lengths[r] - g.shared, 0);
+
+/** Each family cut, in order, into packed rows of at most `cap` tokens (a member longer than that alone). */
+function cut(all: readonly Group[], lengths: number[], cap: number): Group[] {
+  const out: Group[] = [];
+  for (const f of all) {
+    let row: number[] = [];
+    for (const r of f.rows) {
+      if (row.length > 0 && packedLength({ rows: [...row, r], shared: f.shared }, lengths) > cap) {
+        out.push({ rows: row, shared: row.length > 1 ? f.shared : 0 });
+        row = [];
+      }
+      row.push(r);
+    }
+    out.push({ rows: row, shared: row.length > 1 ? f.shared : 0 });
+  }
+  return out;
 }
 
 /**
- * The batch with every group of ≥ 2 rows sharing a prefix of ≥ MIN_SHARED_PREFIX tokens packed into one row (other
- * rows stay rows of their own), or null when no group shares one (or rows are left-padded): nothing to gain.
+ * The families cut into packed rows of the length that costs least: every row of a call is padded to the longest, so
+ * fewer, longer rows repeat the prefix less but pay for more masked attention (rows · (L + pairCost · L²), L the
+ * padded length), between the longest single row and the cap (PACKED_ROW_TOKENS, or twice the longest row).
  */
-export function packSharedPrefixes<B extends SequenceBatch>(b: B): { batch: Packed<B>; toPacked: Int32Array } | null {
+function groupRows(b: SequenceBatch & { lossMask?: Float32Array }, lengths: number[], pairCost: number): Group[] {
+  const all = families(b, lengths);
+  const longest = Math.max(...lengths);
+  const cap = Math.max(PACKED_ROW_TOKENS, 2 * longest);
+  if (!(pairCost > 0)) return cut(all, lengths, cap);
+  const padded = (n: number) => Math.ceil(n / LENGTH_STEP) * LENGTH_STEP;
+  let best: { groups: Group[]; cost: number } | null = null;
+  for (let limit = padded(longest); limit <= cap; limit += LENGTH_STEP) {
+    const groups = cut(all, lengths, limit);
+    const L = padded(Math.max(...groups.map((g) => packedLength(g, lengths))));
+    const cost = groups.length * (L + pairCost * L * L);
+    if (!best || cost < best.cost) best = { groups, cost };
+  }
+  return best ? best.groups : cut(all, lengths, cap);
+}
+
+/**
+ * The batch with every group of ≥ 2 rows sharing a prefix of ≥ MIN_SHARED_PREFIX tokens packed (into one row, or as
+ * many as the cost of its length calls for; other rows stay rows of their own), or null when no group shares one
+ * (or rows are left-padded): nothing to gain.
+ */
+export function packSharedPrefixes<B extends SequenceBatch>(
+  b: B,
+  opts: PackOptions = {},
+): { batch: Packed<B>; toPacked: Int32Array } | null {
   const lengths = rowLengths(b);
   if (!lengths) return null;
-  const groups = groupRows(b as B & { lossMask?: Float32Array }, lengths);
+  const groups = groupRows(b as B & { lossMask?: Float32Array }, lengths, opts.pairCost ?? 0);
   if (!groups.some((g) => g.shared > 0)) return null;
   const T = b.seqLen;
-  const packedLength = (g: Group) => g.shared + g.rows.reduce((n, r) => n + lengths[r] - g.shared, 0);
-  const P = Math.max(...groups.map(packedLength));
+  const P = Math.max(...groups.map((g) => packedLength(g, lengths)));
   const n = groups.length * P;
   const [tokens, described, positions, segments] = [0, 1, 2, 3].map(() => new Int32Array(n));
   const attentionMask = new Float32Array(n);

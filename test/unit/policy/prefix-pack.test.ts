@@ -118,6 +118,38 @@ test('groups that share only a system prompt pack apart, each with its whole pro
   assert.ok(cut.seqLen <= PACKED_ROW_TOKENS && cut.batch === 3, `${cut.batch} rows of ${cut.seqLen}`);
 });
 
+test('with a pair cost, a group is cut into the packed rows that cost least once padded, not filled to the cap', () => {
+  // FrozenLake's kept group (SmolLM2, 2026-12-07): a 230-token prompt, then 8 answers and later turns of 13–379 tokens.
+  const tails = [93, 289, 205, 13, 374, 105, 198, 379];
+  const rows = tails.map((n, i) => [...Array(230).fill(7), ...Array.from({ length: n }, (_, t) => 1000 + 400 * i + t)]);
+  const L = Math.max(...rows.map((r) => r.length));
+  const b = {
+    batch: rows.length,
+    seqLen: L,
+    tokens: Int32Array.from(rows.flatMap((r) => [...r, ...Array(L - r.length).fill(0)])),
+    attentionMask: Float32Array.from(rows.flatMap((r) => Array.from({ length: L }, (_, t) => (t < r.length ? 1 : 0)))),
+    lossMask: Float32Array.from(
+      rows.flatMap((r) => Array.from({ length: L }, (_, t) => (t >= 230 && t < r.length ? 1 : 0))),
+    ),
+  };
+  const cost = (p: { batch: number; seqLen: number }, pairCost: number) => {
+    const padded = Math.ceil(p.seqLen / 32) * 32;
+    return p.batch * (padded + pairCost * padded * padded);
+  };
+  const pairCost = 6.7e-4; // SmolLM2-135M's (packPairCost)
+  const filled = packSharedPrefixes(b)!.batch;
+  const chosen = packSharedPrefixes(b, { pairCost })!.batch;
+  assert.deepEqual([filled.batch, filled.seqLen], [2, 1208], 'filled to the cap (twice the longest row)');
+  assert.deepEqual([chosen.batch, chosen.seqLen], [3, 819]);
+  assert.ok(cost(chosen, pairCost) < 0.9 * cost(filled, pairCost));
+  assert.ok(cost(chosen, pairCost) < cost({ batch: 8, seqLen: L }, pairCost), 'and less than the rows apart');
+  // Every token still maps to a packed index describing it.
+  const pack = packSharedPrefixes(b, { pairCost })!;
+  rows.forEach((r, i) => {
+    for (let t = 1; t < r.length; t++) assert.equal(pack.batch.described[pack.toPacked[i * L + t]], r[t]);
+  });
+});
+
 const config = tinyConfig('qwen2', 0.05);
 const policies: Policy[] = [];
 const make = (role: 'actor' | 'critic', packPrefixes: boolean, lora = false) => {

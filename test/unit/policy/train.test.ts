@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Policy } from '../../../src/policy/engine/policy.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
-import type { TrainBatch } from '../../../src/policy/programs/batch.ts';
+import { type TrainBatch, rowCalls } from '../../../src/policy/programs/batch.ts';
 import { STARPO_S_PPO } from '../../../src/policy/programs/loss.ts';
 import { createCharTokenizer } from '../../../src/policy/tokenizer/char.ts';
 
@@ -177,5 +177,37 @@ test('a large vocabulary splits train_step into micro-batches by its logits, wit
     `${a.loss}/${b.loss} ${a.grad_norm}/${b.grad_norm}`,
   );
   assertSameUpdate(whole, split);
+  await Promise.all([whole.close(), split.close()]);
+});
+
+test('rows that do not fill the last call run it at their own size, not padded: 3 rows at 2 per call are 2 + 1', async () => {
+  const [B, T] = [3, 16];
+  const batch: TrainBatch = {
+    batch: B,
+    seqLen: T,
+    tokens: Int32Array.from({ length: B * T }, (_, i) => (i * 29) % config.vocabSize),
+    attentionMask: new Float32Array(B * T).fill(1),
+    lossMask: new Float32Array(B * T).fill(1),
+  };
+  const perRow = Math.max(config.numHeads * T * T, T * config.vocabSize);
+  const whole = new Policy({ config, seed: 6, threads: 1, seqMultiple: 16 });
+  const split = new Policy({ config, seed: 6, threads: 1, seqMultiple: 16, attentionBudget: 2 * perRow });
+  const [x, y] = [(await whole.score(batch)).logprobs!, (await split.score(batch)).logprobs!];
+  x.forEach((v, i) =>
+    assert.ok(Math.abs(v - y[i]) <= 1e-5 * Math.max(1, Math.abs(v)), `logprob ${i}: ${v} vs ${y[i]}`),
+  );
+  const scoreShapes = split.programs.compiles.filter((c) => c.kind === 'score').length;
+  assert.equal(scoreShapes, 2, 'a 2-row and a 1-row score program');
+  const sft = { loss: { kind: 'sft', aggregation: 'token-mean' }, lr: 1e-2 } as const;
+  const [a, b] = [await whole.trainStep(batch, sft), await split.trainStep(batch, sft)];
+  assert.equal(split.programs.compiles.filter((c) => c.kind === 'grad').length, 2, 'a 2-row and a 1-row grad program');
+  assert.ok(Math.abs(a.loss - b.loss) < 1e-5 && Math.abs(a.grad_norm - b.grad_norm) < 1e-5);
+  assertSameUpdate(whole, split);
+  assert.deepEqual(rowCalls(5, 2), [
+    [0, 2],
+    [2, 2],
+    [4, 1],
+  ]);
+  assert.deepEqual(rowCalls(4, 4), [[0, 4]]);
   await Promise.all([whole.close(), split.close()]);
 });
