@@ -40,6 +40,7 @@ const { createModels } = await import('../src/run/models.ts');
 const { trainedRows } = await import('../src/rl/stages/filter.ts');
 const { compactBatch, trajectoryRecordOf } = await import('../src/replay/records.ts');
 const { padSequences } = await import('../src/rl/assemble.ts');
+const { endAtLastTrained } = await import('../src/rl/kept-rows.ts');
 const { updateStage } = await import('../src/rl/update.ts');
 const { samplingSeed } = await import('../src/rl/seeds.ts');
 const { TOKEN_ROLES } = await import('../src/agent/chat-format.ts');
@@ -60,6 +61,7 @@ const tokens = padSequences(
   rows.map((t) => ({ ids: t.tokenIds, mask: Array.from(t.tokenRoles, (r) => (r === assistant ? 1 : 0)) })),
 );
 const T = tokens.seqLen;
+endAtLastTrained(tokens.attentionMask, tokens.lossMask, T); // as the kept rows are (rl/kept-rows.ts)
 const advantages = new Float32Array(rows.length * T);
 const oldLogprobs = new Float32Array(rows.length * T).fill(-1);
 rows.forEach((_, b) => advantages.fill(b % 2 ? 1 : -1, b * T, (b + 1) * T));

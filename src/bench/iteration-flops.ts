@@ -7,15 +7,18 @@
  * - rollout: every token of every trajectory through the actor once (prefill or decode: the KV cache keeps each
  *   row's keys across turns), a group's shared first prompt once (the shared-prefix prefill);
  * - score: the trained rows through each scoring model — the actor when old log-probs are recomputed, the critic,
- *   the reference when there is a KL term — nothing when the update will skip (no critic, no signal);
- * - update: the trained rows forward and backward, ppoEpochs times, for the actor (unless it skipped) and the critic:
- *   3 forwards' worth with full fine-tuning (the input and weight gradients), 2 under LoRA (the frozen weights'
- *   gradients are not computed; the adapters' products are left out), in the update's own seeded mini-batches.
+ *   the reference when there is a KL term — nothing when the update will skip (no critic, no signal); each row up to
+ *   its last trained token (what follows reaches no loss term: the kept rows' attention ends there);
+ * - update: the trained rows (up to their last trained token) forward and backward, ppoEpochs times, for the actor
+ *   (unless it skipped) and the critic: 3 forwards' worth with full fine-tuning (the input and weight gradients), 2
+ *   under LoRA (the frozen weights' gradients are not computed; the adapters' products are left out), in the
+ *   update's own seeded mini-batches.
  * Score and update count a group's shared prompt once when the models pack prompts (packPrefixes) — the update once
  * per mini-batch holding rows of the group, as the weights change between mini-batches. The critic's
  * forward has no LM head. The collapse probe and validation are not counted (bench iteration leaves them out), nor
  * DAPO's extra sampling rounds' choice (the filter is applied to every group played).
  */
+import { roleCode } from '../agent/chat-format.ts';
 import type { TrajectoryEvent } from '../events/index.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import { heldParams, packsPrefixes } from '../policy/engine/policy.ts';
@@ -57,15 +60,35 @@ function spanFlops(model: ModelConfig, from: number, to: number, head: boolean):
   return (to - from) * perToken;
 }
 
-/** Forward FLOPs of the rows, a group's shared first prompt once per group when `shared`. */
-function rowsFlops(model: ModelConfig, rows: readonly TrajectoryEvent[], shared: boolean, head: boolean): number {
+const ASSISTANT = String(roleCode('assistant'));
+
+/**
+ * The tokens of a row that scoring and training compute: up to its last model-written (trained) token, as the kept
+ * rows' attention ends there (rl/kept-rows.ts endAtLastTrained); the whole row when it has none.
+ */
+function trainedLength(t: TrajectoryEvent): number {
+  const last = t.tokenRoles.lastIndexOf(ASSISTANT);
+  return last >= 0 ? last + 1 : t.tokenIds.length;
+}
+
+/**
+ * Forward FLOPs of the rows (of each row its first `length(row)` tokens), a group's shared first prompt once per
+ * group when `shared`.
+ */
+function rowsFlops(
+  model: ModelConfig,
+  rows: readonly TrajectoryEvent[],
+  shared: boolean,
+  head: boolean,
+  length: (t: TrajectoryEvent) => number = trainedLength,
+): number {
   const groups = new Map<number, TrajectoryEvent[]>();
   for (const t of rows) groups.set(t.group, [...(groups.get(t.group) ?? []), t]);
   let flops = 0;
   for (const members of groups.values()) {
     const prompt = shared ? Math.min(...members.map((t) => t.turns[0]?.promptTokens ?? 0)) : 0;
     flops += spanFlops(model, 0, prompt, head);
-    for (const t of members) flops += spanFlops(model, prompt, t.tokenIds.length, head);
+    for (const t of members) flops += spanFlops(model, prompt, length(t), head);
   }
   return flops;
 }
@@ -92,7 +115,7 @@ export function iterationFlops(input: IterationFlopsInput): IterationFlops {
   const trainedFlops = (head: boolean) =>
     batchRows.reduce((sum, rows) => sum + rowsFlops(model, rows, packed, head), 0);
   return {
-    rollout: rowsFlops(model, trajectories, true, true),
+    rollout: rowsFlops(model, trajectories, true, true, (t) => t.tokenIds.length),
     score: scoring * (recompute + critic + reference),
     update: backward * ((actorSkipped ? 0 : trainedFlops(true)) + (c.critic ? trainedFlops(false) : 0)),
   };

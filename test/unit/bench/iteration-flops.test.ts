@@ -86,3 +86,18 @@ test('StarPO-S: only the kept group is scored and trained, the critic without it
   const s = iterationFlops({ model, config: c, trajectories: rows, packed: true, actorSkipped: true });
   close(s.update, 2 * 3 * critic);
 });
+
+test('scoring and training count each row up to its last trained token, the rollout the whole row', () => {
+  // 10 prompt tokens, 4 the model wrote, then 3 of the environment's last observation: 17 tokens.
+  const withTail = (group: number, index: number, ret: number) => ({
+    ...row(group, index, 17, 10, ret),
+    tokenRoles: '2'.repeat(10) + '4'.repeat(4) + '3'.repeat(3),
+  });
+  const rows = [withTail(0, 0, 1), withTail(0, 1, 0)];
+  const c = resolveConfig({ preset: 'grpo' });
+  const f = iterationFlops({ model, config: c, trajectories: rows, packed: true, actorSkipped: false });
+  close(f.rollout, byToken(0, 10) + 2 * byToken(10, 17));
+  const trained = byToken(0, 10) + 2 * byToken(10, 14);
+  close(f.score, 2 * trained);
+  close(f.update, 3 * trained);
+});

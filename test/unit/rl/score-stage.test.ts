@@ -5,7 +5,7 @@ import { takeRows } from '../../../src/rl/batch.ts';
 import { resolveConfig } from '../../../src/rl/config.ts';
 import { actorStepSkipped, scoreStage } from '../../../src/rl/stages/score.ts';
 import type { AssembledBatch } from '../../../src/rl/assemble.ts';
-import { keepRows } from '../../../src/rl/kept-rows.ts';
+import { endAtLastTrained, keepRows } from '../../../src/rl/kept-rows.ts';
 import { rolloutSpec } from '../../../src/rl/episode-source.ts';
 import { behaviourGap } from '../../../src/rl/metrics.ts';
 import { closeModels, createModels } from '../../../src/run/models.ts';
@@ -41,6 +41,40 @@ test('scoring only the trained rows gives each of them the numbers scoring every
     assert.ok(kept.metrics['logprobs/behaviour_gap_max'] < 1e-4, JSON.stringify(kept.metrics));
     await closeModels(models);
   }
+});
+
+test('kept rows attend up to their last trained token only, with the same numbers on every trained token', async () => {
+  const { models, all } = await played();
+  const rows = [0, 1, 2, 3, 4, 5];
+  const T = all.batch.T;
+  const kept = keepRows(all, rows);
+  const whole = takeRows(all.tokens.attentionMask, T, rows);
+  let tails = 0;
+  rows.forEach((_, b) => {
+    const last = kept.tokens.lossMask.subarray(b * T, (b + 1) * T).findLastIndex((x) => x !== 0);
+    for (let t = 0; t < T; t++) {
+      const i = b * T + t;
+      assert.equal(kept.tokens.attentionMask[i], t <= last ? whole[i] : 0, `row ${b} token ${t}`);
+      if (t > last && whole[i] === 1) tails++;
+    }
+  });
+  assert.ok(tails > 0, 'the rows end in untrained tokens (the last observation, the closing template)');
+  const [cut, full] = [
+    await models.actor.score(kept.tokens),
+    await models.actor.score({ ...kept.tokens, attentionMask: whole }),
+  ];
+  kept.tokens.lossMask.forEach((m, i) => {
+    if (m === 0) return;
+    const [a, b] = [cut.logprobs![i], full.logprobs![i]];
+    assert.ok(Math.abs(a - b) <= 1e-5 * Math.max(1, Math.abs(b)), `logprob ${i}: ${a} vs ${b}`);
+  });
+  const none = Float32Array.of(1, 1, 1, 0, 1, 1, 0, 0);
+  assert.deepEqual(
+    Array.from(endAtLastTrained(none, Float32Array.of(0, 1, 0, 0, 0, 0, 0, 0), 4)),
+    [1, 1, 0, 0, 1, 1, 0, 0],
+    'cut after token 1 in the first row; the second row, with nothing trained, left whole',
+  );
+  await closeModels(models);
 });
 
 test('with oldLogprobs = behaviour the old log-probs are those the rollout sampled with', async () => {
