@@ -145,10 +145,15 @@ export const heldParams = (layout: Layout): number =>
 export const packsPrefixes = (option: boolean | undefined, params: number): boolean =>
   option ?? params >= PACK_MIN_PARAMS;
 
-/** A query-key pair's cost against one token's in a packed row (prefix-pack.ts PackOptions.pairCost). */
-export const packPairCost = (cfg: ModelConfig): number =>
-  (ATTENTION_TIME_FACTOR * (forwardFlopsPerToken(cfg, 1) - forwardFlopsPerToken(cfg, 0))) /
-  forwardFlopsPerToken(cfg, 0);
+/**
+ * A query-key pair's cost against one token's in a packed row (prefix-pack.ts PackOptions.pairCost); a critic's
+ * token has no LM head.
+ */
+export function packPairCost(cfg: ModelConfig, role: Role): number {
+  const head = role === 'critic' ? 2 * cfg.hiddenSize * cfg.vocabSize : 0;
+  const perPair = forwardFlopsPerToken(cfg, 1) - forwardFlopsPerToken(cfg, 0);
+  return (ATTENTION_TIME_FACTOR * perPair) / (forwardFlopsPerToken(cfg, 0) - head);
+}
 
 export class Policy implements PolicyHandle {
   readonly layout: Layout;
@@ -177,7 +182,7 @@ export class Policy implements PolicyHandle {
     const params = heldParams(this.layout);
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
     this.packs = packsPrefixes(options.packPrefixes, params);
-    this.packing = { pairCost: packPairCost(options.config) };
+    this.packing = { pairCost: packPairCost(options.config, this.layout.role) };
     const session = {
       threads: options.threads ?? defaultThreads(),
       provider: options.provider,

@@ -121,7 +121,6 @@ export function trainNorm(b: TrainBatch): { tokens: number; sequences: number } 
   return { tokens: Math.max(tokens, 1), sequences: Math.max(sequences, 1) };
 }
 
-/** Rows [start, start + count) of a batch as their own batch (views; rows past the end are padding). */
 /**
  * The calls that cover `total` rows at most `rows` at a time, as [start, count]: full calls, then the remainder as a
  * call of its own size (a program of that shape) rather than a full one padded with empty rows, which would cost as
@@ -133,6 +132,7 @@ export function rowCalls(total: number, rows: number): [number, number][] {
   return out;
 }
 
+/** Rows [start, start + count) of a batch as their own batch (views; rows past the end are padding). */
 export function sliceRows<B extends SequenceBatch>(b: B, start: number, count: number): B {
   const T = b.seqLen;
   const cut = <A extends Float32Array | Int32Array>(a: A): A => {

@@ -85,19 +85,44 @@ function commonPrefix(b: SequenceBatch, x: number, y: number, lengths: number[])
   return k;
 }
 
-/**
- * Rows in token order (so rows with the longest common prefixes are neighbours), cut into families that share a
- * prefix of ≥ MIN_SHARED_PREFIX tokens: a row joins the family before it when that keeps the family's prefix as long
- * (a row that shares less starts its own). A prefix ends one token short of the members' common prefix (that token
- * is described once for all of them) and before every member's first trained token.
- */
-function families(b: SequenceBatch & { lossMask?: Float32Array }, lengths: number[]): Group[] {
+/** What the packer needs to know of a batch's rows. */
+interface RowFacts {
+  readonly lengths: number[];
+  /** Of each row, the last index before its first trained token (a prefix may not reach past it). */
+  readonly limit: number[];
+  /** The prefix rows x and y may share packed: their common prefix less one token. */
+  readonly pairShared: (x: number, y: number) => number;
+}
+
+function rowFacts(b: SequenceBatch & { lossMask?: Float32Array }, lengths: number[]): RowFacts {
   const T = b.seqLen;
   const limit = lengths.map((n, r) => {
     let t = 1;
     while (t < n && !((b.lossMask?.[r * T + t] ?? 0) > 0)) t++;
     return t - 1; // lossMask is 0 at every index ≤ limit
   });
+  return { lengths, limit, pairShared: (x, y) => commonPrefix(b, x, y, lengths) - 1 };
+}
+
+/**
+ * The prefix a run of rows (in token order) shares packed: ending one token short of their common prefix (that token
+ * is described once for all of them) and before every member's first trained token; 0 for a row alone.
+ */
+function runShared(rows: readonly number[], f: RowFacts): number {
+  if (rows.length < 2) return 0;
+  let shared = f.limit[rows[0]];
+  for (let i = 1; i < rows.length; i++) shared = Math.min(shared, f.pairShared(rows[i - 1], rows[i]), f.limit[rows[i]]);
+  return shared;
+}
+
+/**
+ * Rows in token order (so rows with the longest common prefixes are neighbours), cut into families that share a
+ * prefix of ≥ MIN_SHARED_PREFIX tokens: a row joins the family before it when that keeps the family's prefix as long
+ * (a row that shares less starts its own).
+ */
+function families(b: SequenceBatch, f: RowFacts): number[][] {
+  const T = b.seqLen;
+  const { lengths } = f;
   const order = [...lengths.keys()].sort((x, y) => {
     const k = commonPrefix(b, x, y, lengths);
     const [a, c] = [k < lengths[x] ? b.tokens[x * T + k] : -1, k < lengths[y] ? b.tokens[y * T + k] : -1];
@@ -107,35 +132,37 @@ function families(b: SequenceBatch & { lossMask?: Float32Array }, lengths: numbe
   for (const r of order) {
     const run = out.at(-1);
     if (run) {
-      const last = run.rows[run.rows.length - 1];
-      const alone = run.rows.length === 1;
-      const shared = Math.min(alone ? limit[last] : run.shared, commonPrefix(b, last, r, lengths) - 1, limit[r]);
-      if (shared >= MIN_SHARED_PREFIX && (alone || shared >= run.shared)) {
+      const shared = runShared([...run.rows.slice(-1), r], f);
+      if (shared >= MIN_SHARED_PREFIX && (run.rows.length === 1 || shared >= run.shared)) {
+        if (run.rows.length === 1) run.shared = shared;
         run.rows.push(r);
-        run.shared = shared;
         continue;
       }
     }
     out.push({ rows: [r], shared: 0 });
   }
-  return out;
+  return out.map((run) => run.rows);
 }
 
 const packedLength = (g: Group, lengths: number[]) => g.shared + g.rows.reduce((n, r) => n + lengths[r] - g.shared, 0);
 
-/** Each family cut, in order, into packed rows of at most `cap` tokens (a member longer than that alone). */
-function cut(all: readonly Group[], lengths: number[], cap: number): Group[] {
+/**
+ * Each family cut, in order, into packed rows of at most `cap` tokens (a member longer than that alone), each sharing
+ * the longest prefix its own members allow (a later part of a family may share more than its first members do).
+ */
+function cut(all: readonly number[][], f: RowFacts, cap: number): Group[] {
   const out: Group[] = [];
-  for (const f of all) {
+  const group = (rows: number[]): Group => ({ rows, shared: runShared(rows, f) });
+  for (const members of all) {
     let row: number[] = [];
-    for (const r of f.rows) {
-      if (row.length > 0 && packedLength({ rows: [...row, r], shared: f.shared }, lengths) > cap) {
-        out.push({ rows: row, shared: row.length > 1 ? f.shared : 0 });
+    for (const r of members) {
+      if (row.length > 0 && packedLength(group([...row, r]), f.lengths) > cap) {
+        out.push(group(row));
         row = [];
       }
       row.push(r);
     }
-    out.push({ rows: row, shared: row.length > 1 ? f.shared : 0 });
+    out.push(group(row));
   }
   return out;
 }
@@ -146,19 +173,20 @@ function cut(all: readonly Group[], lengths: number[], cap: number): Group[] {
  * padded length), between the longest single row and the cap (PACKED_ROW_TOKENS, or twice the longest row).
  */
 function groupRows(b: SequenceBatch & { lossMask?: Float32Array }, lengths: number[], pairCost: number): Group[] {
-  const all = families(b, lengths);
+  const f = rowFacts(b, lengths);
+  const all = families(b, f);
   const longest = Math.max(...lengths);
   const cap = Math.max(PACKED_ROW_TOKENS, 2 * longest);
-  if (!(pairCost > 0)) return cut(all, lengths, cap);
+  if (!(pairCost > 0)) return cut(all, f, cap);
   const padded = (n: number) => Math.ceil(n / LENGTH_STEP) * LENGTH_STEP;
   let best: { groups: Group[]; cost: number } | null = null;
   for (let limit = padded(longest); limit <= cap; limit += LENGTH_STEP) {
-    const groups = cut(all, lengths, limit);
+    const groups = cut(all, f, limit);
     const L = padded(Math.max(...groups.map((g) => packedLength(g, lengths))));
     const cost = groups.length * (L + pairCost * L * L);
     if (!best || cost < best.cost) best = { groups, cost };
   }
-  return best ? best.groups : cut(all, lengths, cap);
+  return best ? best.groups : cut(all, f, cap);
 }
 
 /**

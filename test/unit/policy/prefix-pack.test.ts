@@ -118,6 +118,34 @@ test('groups that share only a system prompt pack apart, each with its whole pro
   assert.ok(cut.seqLen <= PACKED_ROW_TOKENS && cut.batch === 3, `${cut.batch} rows of ${cut.seqLen}`);
 });
 
+test('a packed row shares the longest prefix its own members allow, not that of the first pair of its family', () => {
+  // A row of one prompt sorts beside a group of another that shares only the 100-token system prompt with it: the
+  // family's prefix is 99, but the group's rows packed apart from that row share their whole 230-token prompt.
+  const system = Array.from({ length: 100 }, (_, i) => i + 1);
+  const prompt = (p: number) => [...system, ...Array.from({ length: 130 }, (_, i) => 1000 * p + i)];
+  const rows = [
+    [...prompt(1), ...Array(60).fill(5)],
+    ...Array.from({ length: 8 }, (_, i) => [...prompt(2), ...Array.from({ length: 60 }, (_, t) => 9000 + 60 * i + t)]),
+  ];
+  const L = Math.max(...rows.map((r) => r.length));
+  const b = {
+    batch: rows.length,
+    seqLen: L,
+    tokens: Int32Array.from(rows.flat()),
+    attentionMask: new Float32Array(rows.length * L).fill(1),
+    lossMask: Float32Array.from(rows.flatMap(() => Array.from({ length: L }, (_, t) => (t >= 230 ? 1 : 0)))),
+  };
+  for (const pairCost of [0, 6.7e-4]) {
+    const packed = packSharedPrefixes(b, { pairCost })!.batch;
+    const prefixes = Array.from({ length: packed.batch }, (_, p) => {
+      const seg = packed.segments.subarray(p * packed.seqLen, (p + 1) * packed.seqLen);
+      const first = seg.findIndex((x) => x !== 0);
+      return seg[0] === 0 && first > 1 ? first : 0; // 0: a row of its own (segment 1 throughout)
+    });
+    assert.ok(prefixes.includes(229), `pairCost ${pairCost}: prefixes ${prefixes.join(', ')}`);
+  }
+});
+
 test('with a pair cost, a group is cut into the packed rows that cost least once padded, not filled to the cap', () => {
   // FrozenLake's kept group (SmolLM2, 2026-12-07): a 230-token prompt, then 8 answers and later turns of 13–379 tokens.
   const tails = [93, 289, 205, 13, 374, 105, 198, 379];
