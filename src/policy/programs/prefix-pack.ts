@@ -105,14 +105,13 @@ function rowFacts(b: SequenceBatch & { lossMask?: Float32Array }, lengths: numbe
 }
 
 /**
- * The prefix a run of rows (in token order) shares packed: ending one token short of their common prefix (that token
- * is described once for all of them) and before every member's first trained token; 0 for a row alone.
+ * The prefix a packed row's members share once row `r` joins them (`shared`: theirs so far, unused for a row alone):
+ * ending one token short of their common prefix (that token is described once for all of them) and before every
+ * member's first trained token. Rows are in token order, so the adjacent pairs decide it.
  */
-function runShared(rows: readonly number[], f: RowFacts): number {
-  if (rows.length < 2) return 0;
-  let shared = f.limit[rows[0]];
-  for (let i = 1; i < rows.length; i++) shared = Math.min(shared, f.pairShared(rows[i - 1], rows[i]), f.limit[rows[i]]);
-  return shared;
+function joinedShared(f: RowFacts, rows: readonly number[], shared: number, r: number): number {
+  const before = rows.length === 1 ? f.limit[rows[0]] : shared;
+  return Math.min(before, f.pairShared(rows[rows.length - 1], r), f.limit[r]);
 }
 
 /**
@@ -132,10 +131,10 @@ function families(b: SequenceBatch, f: RowFacts): number[][] {
   for (const r of order) {
     const run = out.at(-1);
     if (run) {
-      const shared = runShared([...run.rows.slice(-1), r], f);
+      const shared = joinedShared(f, run.rows, run.shared, r);
       if (shared >= MIN_SHARED_PREFIX && (run.rows.length === 1 || shared >= run.shared)) {
-        if (run.rows.length === 1) run.shared = shared;
         run.rows.push(r);
+        run.shared = shared;
         continue;
       }
     }
@@ -152,17 +151,17 @@ const packedLength = (g: Group, lengths: number[]) => g.shared + g.rows.reduce((
  */
 function cut(all: readonly number[][], f: RowFacts, cap: number): Group[] {
   const out: Group[] = [];
-  const group = (rows: number[]): Group => ({ rows, shared: runShared(rows, f) });
   for (const members of all) {
-    let row: number[] = [];
-    for (const r of members) {
-      if (row.length > 0 && packedLength(group([...row, r]), f.lengths) > cap) {
-        out.push(group(row));
-        row = [];
+    let row: Group = { rows: [members[0]], shared: 0 };
+    for (const r of members.slice(1)) {
+      const joined = { rows: [...row.rows, r], shared: joinedShared(f, row.rows, row.shared, r) };
+      if (packedLength(joined, f.lengths) <= cap) row = joined;
+      else {
+        out.push(row);
+        row = { rows: [r], shared: 0 };
       }
-      row.push(r);
     }
-    out.push(group(row));
+    out.push(row);
   }
   return out;
 }
