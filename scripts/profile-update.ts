@@ -17,16 +17,26 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { kernelTimeByOp, laterHalfOfEachSession } from './ort-profile.ts';
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { profile: { type: 'boolean', default: false }, peak: { type: 'string' } },
-});
+const USAGE = 'usage: profile-update.ts <run directory> <iteration> [--profile] [--peak GFLOP/s]';
 const refuse = (message: string): never => {
   console.error(`profile-update: ${message}`);
   process.exit(2);
 };
+const args = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: { profile: { type: 'boolean', default: false }, peak: { type: 'string' } },
+    });
+  } catch (err) {
+    return refuse(`${(err as Error).message} (${USAGE})`);
+  }
+})();
+const { positionals, values } = args;
 const [runDir, iterationArg] = positionals;
-if (!runDir || !(Number(iterationArg) > 0)) refuse('usage: profile-update.ts <run directory> <iteration> [--profile]');
+if (!runDir || !(Number(iterationArg) > 0)) refuse(USAGE);
+if (values.peak !== undefined && !(Number(values.peak) > 0))
+  refuse(`the peak must be GFLOP/s above 0, not "${values.peak}"`);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'starpo-profile-update-'));
 if (values.profile) process.env.STARPO_ORT_PROFILE = path.join(dir, 'update'); // read when each session is created
 
