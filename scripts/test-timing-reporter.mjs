@@ -7,6 +7,9 @@
 // A batch (scripts/test.mjs: short unit files sharing a process, `unit-batch-<i>-of-<n>.test.mjs`) has one
 // top-level suite per test file it imports, named by the file's path: the batch's row is marked `batch`, and each
 // suite gives its file a row marked `batched`, timed by the suite's duration (the file's import and its tests).
+//
+// Each failed test (not a suite failing for its subtests) also gets a row `{ failure: { file, name, error } }`, the
+// error's first lines: scripts/test.mjs prints them again at the very end, where a CI log's tail still shows them.
 import { join } from 'node:path';
 
 const BATCH_ENTRY = /unit-batch-\d+-of-\d+\.test\.mjs$/;
@@ -21,7 +24,12 @@ export default async function* timings(source) {
   };
   const done = (type) => type === 'test:pass' || type === 'test:fail';
   const nested = new Map(); // tests one level down, by the file they are written in (a batched file's own tests)
+  const failures = [];
   for await (const { type, data } of source) {
+    const error = type === 'test:fail' ? data.details?.error : undefined;
+    if (error && error.failureType !== 'subtestsFailed') {
+      failures.push({ failure: { file: data.file ?? null, name: data.name, error: firstLines(error) } });
+    }
     if (data?.file && data.nesting === 1 && done(type)) nested.set(data.file, (nested.get(data.file) ?? 0) + 1);
     if (!data?.file || data.nesting !== 0) continue;
     const file = fileOf(data.file);
@@ -46,4 +54,17 @@ export default async function* timings(source) {
     const spanMs = f.spanMs ?? (start !== null && end !== null ? end - start : Math.round(testsMs));
     yield `${JSON.stringify({ ...f, testsMs: Math.round(testsMs), spanMs })}\n`;
   }
+  for (const f of failures) yield `${JSON.stringify(f)}\n`;
+}
+
+/** The failure's own message (the runner wraps it as the cause), its first lines, each cut to a screen's width. */
+function firstLines(error) {
+  const cause = error.cause ?? error;
+  const text = String(cause?.message ?? cause);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(0, 8)
+    .map((l) => (l.length > 200 ? `${l.slice(0, 199)}…` : l))
+    .join('\n');
 }

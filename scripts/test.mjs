@@ -125,8 +125,10 @@ for (const lanes of phases) {
   const statuses = await Promise.all(lanes.map(([group, n]) => (group.length ? runFiles(group, n, runs++) : 0)));
   rc ||= statuses.find((s) => s !== 0) ?? 0;
 }
-const rows = timingRows(timingsDir);
+const allRows = timingRows(timingsDir);
+const rows = allRows.filter((r) => !r.failure);
 printSlowest(rows, 10, Date.now() - t0);
+printFailures(allRows.filter((r) => r.failure).map((r) => r.failure));
 if (rows.length > 0) {
   const measured = rows.filter((r) => !r.batch).map((r) => [relative(root, r.file), r.spanMs]);
   const times = { ...committedAndCached, ...Object.fromEntries(measured) };
@@ -225,6 +227,16 @@ function printSlowest(rows, n, wallMs) {
   for (const r of listed.sort((a, b) => b.spanMs - a.spanMs).slice(0, n)) {
     const s = (r.spanMs / 1000).toFixed(1).padStart(7);
     console.log(`${s} s  ${String(r.tests).padStart(3)} tests  ${relative(root, r.file)}`);
+  }
+}
+
+/** The failed tests again, with their errors' first lines: the runners print them mid-log, far above a CI tail. */
+function printFailures(failures) {
+  if (failures.length === 0) return;
+  console.log(`\nfailed tests (${failures.length}):`);
+  for (const f of failures) {
+    console.log(`✖ ${f.file ? `${relative(root, f.file)} › ` : ''}${f.name}`);
+    for (const line of f.error.split('\n')) console.log(`    ${line}`);
   }
 }
 

@@ -159,13 +159,20 @@ export class KafkaEventReader implements EventReader {
   private watchdog(queue: AsyncQueue<StarpoEvent>, runId: string): { touch: () => void; stop: () => void } {
     const ms = this.options.idleTimeoutMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
     const stalled = (): void => queue.fail(this.failure(runId, new Error(`no record for ${ms} ms before the end`)));
+    // The consumer still ends a batch while it disconnects, after the read stopped the watchdog: a timer armed
+    // then would hold the process open for `ms` after the read (every short-lived reader lingered 30 s).
     const touch = (): void => {
       clearTimeout(timer);
-      timer = setTimeout(stalled, ms);
+      if (!stopped) timer = setTimeout(stalled, ms);
     };
     touch();
-    return { touch, stop: () => clearTimeout(timer) };
+    const stop = (): void => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+    return { touch, stop };
   }
 
   private failure(runId: string, cause: unknown): StarpoError {

@@ -120,7 +120,11 @@ export async function findRunTokenizer(
   } else failures.push('the log has no checkpoint');
   if (Object.keys(config).length > 0) {
     try {
-      return await fromConfig(config);
+      const found = await fromConfig(config);
+      // The config's tokenizer may not be the one the run used: say why the checkpoint's was not read.
+      if (checkpoint)
+        log.warn({ runId: checkpoint.runId }, `${failures.join('; ')}: tokens decoded with ${found.source}`);
+      return found;
     } catch (err) {
       failures.push(`the run config's model could not be loaded (${why(err)})`);
     }

@@ -193,6 +193,17 @@ test('a read stops at the end offset captured when it started', T30, async () =>
   assert.deepEqual([first.value, ...rest], [trajectory('L0', 1), trajectory('L0', 2)]);
 });
 
+test('a finished read leaves no timer behind: its process can exit straight away', T30, async () => {
+  const topic = freshTopic();
+  const log = createKafkaEventLog({ topic });
+  await log.append([trajectory('L0', 1)]);
+  await log.close();
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  assert.equal((await collect(createKafkaEventReader({ topic, idleTimeoutMs: 25_000 }), 'run-1')).events.length, 1);
+  assert.equal(timers(), before);
+});
+
 test('reading a topic that does not exist yields no events', { timeout: 30_000 }, async () => {
   assert.deepEqual((await collect(createKafkaEventReader({ topic: freshTopic() }), 'run-1')).events, []);
 });

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalEventLog } from '../../../src/events/index.ts';
+import { log, logToFile } from '../../../src/log.ts';
 import { loadReport } from '../../../src/report/load.ts';
 import type { RunReport } from '../../../src/report/model.ts';
 import { openSource } from '../../../src/report/source.ts';
@@ -80,9 +81,22 @@ test('without its checkpoints a run from scratch still decodes, with the built-i
   const copy = mkdtempSync(join(scratch, 'nockpt-'));
   await trainEmbedded({ root: copy, runId: 'tiny', config });
   rmSync(join(copy, 'tiny', 'checkpoints'), { recursive: true });
-  const r = await report(copy, 'tiny');
+  const warnings: string[] = [];
+  const restore = logToFile(join(copy, 'report.log'), (line) => warnings.push(JSON.parse(line).msg));
+  const level = log.level;
+  log.level = 'warn';
+  let r: RunReport;
+  try {
+    r = await report(copy, 'tiny');
+  } finally {
+    log.level = level;
+    restore();
+  }
   assert.equal(r.tokens.tokenizer, 'the built-in character tokenizer');
   assert.ok(Object.keys(r.tokens.text).length > 0);
+  // the fallback is said, with why the checkpoint's own tokenizer was not read
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /^checkpoint main\/\d{8} could not be read \(.+\): tokens decoded with the built-in/);
 });
 
 test('a run whose tokenizer cannot be found keeps its ids and roles and says why in one line', async () => {
