@@ -7,11 +7,14 @@
  * run whose value fails its payload digest, whose schema is unknown or that does not decode is damage,
  * named by partition and offset: the read fails, or with `allowPartial` ends there (problems.ts). Records
  * written before the digest header existed are read as they are, with one note that they are not
- * tamper-evident.
+ * tamper-evident. A consumer kafkajs restarts after a transient failure (the broker restarting) reads the
+ * partition again and the read goes on past what it delivered; it fails when no record arrives for
+ * `idleTimeoutMs`.
  */
 import { randomUUID } from 'node:crypto';
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { CorruptDataError, StarpoError } from '../errors.ts';
+import { log } from '../log.ts';
 import { AsyncQueue } from './async-queue.ts';
 import { decodeEvent } from './codec.ts';
 import {
@@ -93,17 +96,29 @@ export class KafkaEventReader implements EventReader {
     const range = await snapshot(this.kafka, this.topic, runId, options?.fromOffset);
     if (range === undefined) return;
     const queue = new AsyncQueue<StarpoEvent>(1024);
-    // A short fetch wait: disconnect waits for the in-flight long poll, and a read ends with one.
+    // A short fetch wait: disconnect waits for the in-flight long poll, and a read ends with one. A short session:
+    // after a broker restart the group waits out the member that crashed before the restarted one may join
+    // (kafkajs's default 30 s outlasted the watchdog; brokers accept 6 s and up by default); the handler heartbeats
+    // while a slow reader keeps the queue full.
     const consumer = this.kafka.consumer({
       groupId: `starpo-reader-${randomUUID()}`,
       allowAutoTopicCreation: false,
       maxWaitTimeInMs: 100,
+      sessionTimeout: SESSION_TIMEOUT_MS,
+      heartbeatInterval: SESSION_TIMEOUT_MS / 3,
     });
     const watchdog = this.watchdog(queue, runId);
     try {
       await consumer.connect();
       await consumer.subscribe({ topic: this.topic, fromBeginning: true });
-      consumer.on(consumer.events.CRASH, ({ payload }) => queue.fail(this.failure(runId, payload.error)));
+      // A crash kafkajs restarts from (retries spent on a transient error: a broker restarting, a coordinator
+      // still loading) rejoins and reads the partition again from the beginning; the handler skips what it has
+      // delivered, and the watchdog still fails a read that stops progressing. Any other crash fails the read.
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart)
+          log.warn({ runId, topic: this.topic, err: payload.error.message }, 'kafka reader restarts');
+        else queue.fail(this.failure(runId, payload.error));
+      });
       // Transaction markers are records no handler sees: a partition that ends in one ends after its batch.
       consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
         if (payload.partition !== range.partition) return;
@@ -130,13 +145,17 @@ export class KafkaEventReader implements EventReader {
     touch: () => void,
   ) {
     let unverifiedNoted = false;
+    let next = range.start; // the first offset not yet delivered (or passed over: another run's)
     return async ({ batch, resolveOffset, heartbeat, pause, isRunning }: EachBatchPayload): Promise<void> => {
       if (batch.partition !== range.partition) return void pause();
       for (const message of batch.messages) {
         if (!isRunning() || !queue.isOpen || BigInt(message.offset) >= range.end) break;
         touch();
-        if (BigInt(message.offset) < range.start) continue; // fetched before the seek took effect
-        if (message.key?.toString() === runId) {
+        // Below `next`: fetched before the seek took effect, or delivered before a restart read the partition
+        // again. Passed over, but resolved: a batch with nothing resolved would be fetched again and again.
+        const fresh = BigInt(message.offset) >= next;
+        if (fresh) next = BigInt(message.offset) + 1n;
+        if (fresh && message.key?.toString() === runId) {
           const { partition } = batch;
           const where = { partition, offset: message.offset, where: `${this.topic}[${partition}]@${message.offset}` };
           const decoded = decodeMessage(message, where);
@@ -145,7 +164,7 @@ export class KafkaEventReader implements EventReader {
             const note = 'records written before payload digests are read as they are, not tamper-evident';
             if (!afterProblem(queue, handle, { kind: 'unverified', message: note, ...where })) return;
           }
-          if ('runId' in decoded) await queue.push(decoded);
+          if ('runId' in decoded) await pushBeating(queue, decoded, heartbeat);
           else if (!afterProblem(queue, handle, decoded)) return;
         }
         resolveOffset(message.offset);
@@ -185,6 +204,21 @@ export class KafkaEventReader implements EventReader {
   }
 
   async close(): Promise<void> {}
+}
+
+const SESSION_TIMEOUT_MS = 10_000;
+
+/** Pushes onto the queue, heartbeating while a slow reader keeps it full, so the group keeps the member. */
+async function pushBeating<T>(queue: AsyncQueue<T>, item: T, heartbeat: () => Promise<void>): Promise<void> {
+  let done = false;
+  const pushed = queue.push(item).finally(() => (done = true));
+  while (!done) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([pushed, new Promise((r) => (timer = setTimeout(r, SESSION_TIMEOUT_MS / 3)))]);
+    clearTimeout(timer);
+    if (!done) await heartbeat().catch(() => undefined); // a failed beat is the consumer's to handle
+  }
+  await pushed;
 }
 
 /** Applies the problem handler's verdict; false when the read ends here (damage: failed, or the intact prefix read). */

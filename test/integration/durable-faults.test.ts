@@ -3,6 +3,7 @@
 // runner runs this file beside no other service user. Faults that leave the services alone are in
 // durable-worker-faults.test.ts.
 import { test } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
+import { createKafkaEventLog, createKafkaEventReader, eventIteration } from '../../src/events/index.ts';
 import { createCheckpointStore, parseStorageUri, type CheckpointStore } from '../../src/storage/index.ts';
 import { serviceByName, startService, stopService } from '../../src/services/manager.ts';
 import { loopbackS3Client } from '../../src/storage/s3-store.ts';
@@ -19,10 +21,12 @@ import { startLocalStack, type LocalStack } from '../../src/durable/harness.ts';
 import { PROGRESS_QUERY, type Progress, type RunOutcome } from '../../src/durable/protocol.ts';
 import { createResources } from '../../src/durable/resources.ts';
 import { activityFailure, assertEveryTrajectoryOnce, submitTiny, tinyConfig } from './fixtures/durable-run.ts';
+import { trajectory } from '../unit/events/fixtures.ts';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const T120 = { timeout: 120_000 };
 const say = () => undefined;
 
 async function until(handle: WorkflowHandle, ok: (p: Progress) => boolean): Promise<void> {
@@ -82,6 +86,35 @@ for (const [service, title] of RESTARTS) {
     }
   });
 }
+
+test('the Kafka broker restarted mid-read: the reader goes on where it was, every event once', T120, async () => {
+  const topic = `restart-read-${randomUUID()}`;
+  const log = createKafkaEventLog({ topic });
+  // ~10 MB, so the reader fetches again after the restart (kafkajs takes 1 MB of a partition a fetch).
+  const event = (i: number) => ({
+    ...trajectory('L0', i),
+    tokenIds: [...Array(2000).keys()],
+    tokenRoles: '0'.repeat(2000),
+  });
+  const N = 3000;
+  for (let i = 0; i < N; i += 500) await log.append(Array.from({ length: 500 }, (_, k) => event(i + k + 1)));
+  await log.close();
+  const seen = new Map<number, number>();
+  let restarted: Promise<void> | undefined;
+  for await (const e of createKafkaEventReader({ topic, idleTimeoutMs: 60_000 }).read('run-1')) {
+    const i = eventIteration(e);
+    seen.set(i, (seen.get(i) ?? 0) + 1);
+    if (seen.size === 200) restarted ??= restart('kafka');
+    await sleep(2); // a slow reader: the restart comes while most of the partition is still to fetch
+  }
+  await restarted;
+  assert.equal(seen.size, N);
+  assert.deepEqual(
+    [...seen.values()].filter((n) => n !== 1),
+    [],
+    'no event delivered twice',
+  );
+});
 
 /** Waits until the test's trip has stopped S3, then starts it again a second later. */
 async function s3BackAfter(stopping: () => Promise<unknown> | undefined): Promise<void> {
