@@ -28,9 +28,10 @@ export class AsyncQueue<T> {
     this.wake();
   }
 
-  /** The reader throws `error` after the buffered items. */
+  /** The reader throws `error` after the buffered items; nothing once the queue has ended (it holds all there is). */
   fail(error: unknown): void {
-    this.error ??= error;
+    if (this.state !== 'open') return;
+    this.error = error;
     this.end();
   }
 

@@ -108,6 +108,12 @@ export class KafkaEventReader implements EventReader {
       heartbeatInterval: SESSION_TIMEOUT_MS / 3,
     });
     const watchdog = this.watchdog(queue, runId);
+    let over = false;
+    // A restart already under way when the read ends outlives the disconnect below: stop it when it shows (after
+    // the crash handler's caller has set its restart timer, hence setImmediate).
+    const stopLate = (): void => {
+      if (over) setImmediate(() => void consumer.disconnect().catch(() => undefined));
+    };
     try {
       await consumer.connect();
       await consumer.subscribe({ topic: this.topic, fromBeginning: true });
@@ -115,10 +121,12 @@ export class KafkaEventReader implements EventReader {
       // still loading) rejoins and reads the partition again from the beginning; the handler skips what it has
       // delivered, and the watchdog still fails a read that stops progressing. Any other crash fails the read.
       consumer.on(consumer.events.CRASH, ({ payload }) => {
-        if (payload.restart)
+        if (over) stopLate();
+        else if (payload.restart)
           log.warn({ runId, topic: this.topic, err: payload.error.message }, 'kafka reader restarts');
         else queue.fail(this.failure(runId, payload.error));
       });
+      consumer.on(consumer.events.GROUP_JOIN, stopLate);
       // Transaction markers are records no handler sees: a partition that ends in one ends after its batch.
       consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
         if (payload.partition !== range.partition) return;
@@ -130,6 +138,7 @@ export class KafkaEventReader implements EventReader {
       if (range.start > 0n) consumer.seek({ topic: this.topic, partition: range.partition, offset: `${range.start}` });
       yield* queue;
     } finally {
+      over = true;
       watchdog.stop();
       queue.cancel(); // releases a consumer callback blocked on a full queue, or disconnect would wait on it
       await consumer.disconnect();
@@ -154,7 +163,6 @@ export class KafkaEventReader implements EventReader {
         // Below `next`: fetched before the seek took effect, or delivered before a restart read the partition
         // again. Passed over, but resolved: a batch with nothing resolved would be fetched again and again.
         const fresh = BigInt(message.offset) >= next;
-        if (fresh) next = BigInt(message.offset) + 1n;
         if (fresh && message.key?.toString() === runId) {
           const { partition } = batch;
           const where = { partition, offset: message.offset, where: `${this.topic}[${partition}]@${message.offset}` };
@@ -167,6 +175,7 @@ export class KafkaEventReader implements EventReader {
           if ('runId' in decoded) await pushBeating(queue, decoded, heartbeat);
           else if (!afterProblem(queue, handle, decoded)) return;
         }
+        if (fresh) next = BigInt(message.offset) + 1n;
         resolveOffset(message.offset);
         if (BigInt(message.offset) + 1n >= range.end) queue.end();
       }
@@ -211,12 +220,18 @@ const SESSION_TIMEOUT_MS = 10_000;
 /** Pushes onto the queue, heartbeating while a slow reader keeps it full, so the group keeps the member. */
 async function pushBeating<T>(queue: AsyncQueue<T>, item: T, heartbeat: () => Promise<void>): Promise<void> {
   let done = false;
+  let beating: Promise<void> | undefined; // one at a time, never waited on: a beat to a broker that is away can hang
   const pushed = queue.push(item).finally(() => (done = true));
   while (!done) {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([pushed, new Promise((r) => (timer = setTimeout(r, SESSION_TIMEOUT_MS / 3)))]);
     clearTimeout(timer);
-    if (!done) await heartbeat().catch(() => undefined); // a failed beat is the consumer's to handle
+    if (!done && !beating) {
+      // a failed beat is the consumer's to handle
+      beating = heartbeat()
+        .catch(() => undefined)
+        .finally(() => (beating = undefined));
+    }
   }
   await pushed;
 }

@@ -4,6 +4,8 @@
 // durable-worker-faults.test.ts.
 import { test } from 'node:test';
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +14,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
+import { logToFile } from '../../src/log.ts';
 import { createKafkaEventLog, createKafkaEventReader, eventIteration } from '../../src/events/index.ts';
 import { createCheckpointStore, parseStorageUri, type CheckpointStore } from '../../src/storage/index.ts';
 import { serviceByName, startService, stopService } from '../../src/services/manager.ts';
@@ -27,6 +30,7 @@ Runtime.install({ logger: new DefaultLogger('ERROR') });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const T120 = { timeout: 120_000 };
+type Said = { msg: string };
 const say = () => undefined;
 
 async function until(handle: WorkflowHandle, ok: (p: Progress) => boolean): Promise<void> {
@@ -101,13 +105,20 @@ test('the Kafka broker restarted mid-read: the reader goes on where it was, ever
   await log.close();
   const seen = new Map<number, number>();
   let restarted: Promise<void> | undefined;
-  for await (const e of createKafkaEventReader({ topic, idleTimeoutMs: 60_000 }).read('run-1')) {
-    const i = eventIteration(e);
-    seen.set(i, (seen.get(i) ?? 0) + 1);
-    if (seen.size === 200) restarted ??= restart('kafka');
-    await sleep(2); // a slow reader: the restart comes while most of the partition is still to fetch
+  const said: string[] = [];
+  const restore = logToFile(join(tmpdir(), `${topic}.log`), (line) => said.push((JSON.parse(line) as Said).msg));
+  try {
+    for await (const e of createKafkaEventReader({ topic, idleTimeoutMs: 60_000 }).read('run-1')) {
+      const i = eventIteration(e);
+      seen.set(i, (seen.get(i) ?? 0) + 1);
+      if (seen.size === 200) restarted ??= restart('kafka');
+      await sleep(2); // a slow reader: the restart comes while most of the partition is still to fetch
+    }
+    await restarted;
+  } finally {
+    restore();
   }
-  await restarted;
+  assert.ok(said.includes('kafka reader restarts'), 'the consumer crashed and kafkajs restarted it');
   assert.equal(seen.size, N);
   assert.deepEqual(
     [...seen.values()].filter((n) => n !== 1),

@@ -34,6 +34,14 @@ test('a failed queue yields what it holds, then throws', async () => {
   await assert.rejects(drain(queue), /broker gone/);
 });
 
+test('a failure after the end changes nothing: a slow reader still gets every item', async () => {
+  const queue = new AsyncQueue<number>(4);
+  await queue.push(1);
+  queue.end();
+  queue.fail(new Error('no record for 30000 ms'));
+  assert.deepEqual(await drain(queue), [1]);
+});
+
 test('cancel releases a blocked writer and drops its item', async () => {
   const queue = new AsyncQueue<number>(1);
   await queue.push(1);
