@@ -7,9 +7,8 @@
  * run whose value fails its payload digest, whose schema is unknown or that does not decode is damage,
  * named by partition and offset: the read fails, or with `allowPartial` ends there (problems.ts). Records
  * written before the digest header existed are read as they are, with one note that they are not
- * tamper-evident. A consumer kafkajs restarts after a transient failure (the broker restarting) reads the
- * partition again and the read goes on past what it delivered; it fails when no record arrives for
- * `idleTimeoutMs`.
+ * tamper-evident. A consumer kafkajs restarts after a transient failure (the broker restarting) rejoins
+ * where the read was and goes on; the read fails when no record arrives for `idleTimeoutMs`.
  */
 import { randomUUID } from 'node:crypto';
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
@@ -108,6 +107,8 @@ export class KafkaEventReader implements EventReader {
       heartbeatInterval: SESSION_TIMEOUT_MS / 3,
     });
     const watchdog = this.watchdog(queue, runId);
+    // The first offset not yet delivered (or passed over: another run's), and the records fetched again below it.
+    const position = { next: range.start, refetched: 0 };
     let over = false;
     // A restart already under way when the read ends outlives the disconnect below: stop it when it shows (after
     // the crash handler's caller has set its restart timer, hence setImmediate).
@@ -118,30 +119,36 @@ export class KafkaEventReader implements EventReader {
       await consumer.connect();
       await consumer.subscribe({ topic: this.topic, fromBeginning: true });
       // A crash kafkajs restarts from (retries spent on a transient error: a broker restarting, a coordinator
-      // still loading) rejoins and reads the partition again from the beginning; the handler skips what it has
-      // delivered, and the watchdog still fails a read that stops progressing. Any other crash fails the read.
+      // still loading) rejoins, and the join below seeks to where the read was; the watchdog still fails a read
+      // that stops progressing. Any other crash fails the read.
       consumer.on(consumer.events.CRASH, ({ payload }) => {
         if (over) stopLate();
         else if (payload.restart)
           log.warn({ runId, topic: this.topic, err: payload.error.message }, 'kafka reader restarts');
         else queue.fail(this.failure(runId, payload.error));
       });
-      consumer.on(consumer.events.GROUP_JOIN, stopLate);
+      // Every join starts where the read is: the throw-away group commits no offset, so a member would otherwise
+      // fetch from the partition's beginning (after a restart, everything delivered and every other run's record
+      // again). The handler still passes over a record below `next` fetched before a seek took effect.
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        if (over) return stopLate();
+        consumer.seek({ topic: this.topic, partition: range.partition, offset: `${position.next}` });
+      });
       // Transaction markers are records no handler sees: a partition that ends in one ends after its batch.
       consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
         if (payload.partition !== range.partition) return;
         watchdog.touch();
         if (BigInt(payload.lastOffset) + 1n >= range.end) queue.end();
       });
-      const onBatch = this.batchHandler(runId, range, queue, problemHandler(options), watchdog.touch);
+      const onBatch = this.batchHandler(runId, range, position, queue, problemHandler(options), watchdog.touch);
       await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: onBatch });
-      if (range.start > 0n) consumer.seek({ topic: this.topic, partition: range.partition, offset: `${range.start}` });
       yield* queue;
     } finally {
       over = true;
       watchdog.stop();
       queue.cancel(); // releases a consumer callback blocked on a full queue, or disconnect would wait on it
       await consumer.disconnect();
+      log.debug({ runId, topic: this.topic, refetched: position.refetched }, 'kafka read ended');
     }
   }
 
@@ -149,20 +156,20 @@ export class KafkaEventReader implements EventReader {
   private batchHandler(
     runId: string,
     range: Range,
+    position: { next: bigint; refetched: number },
     queue: AsyncQueue<StarpoEvent>,
     handle: (p: ReadProblem) => AfterProblem,
     touch: () => void,
   ) {
     let unverifiedNoted = false;
-    let next = range.start; // the first offset not yet delivered (or passed over: another run's)
     return async ({ batch, resolveOffset, heartbeat, pause, isRunning }: EachBatchPayload): Promise<void> => {
       if (batch.partition !== range.partition) return void pause();
       for (const message of batch.messages) {
         if (!isRunning() || !queue.isOpen || BigInt(message.offset) >= range.end) break;
         touch();
-        // Below `next`: fetched before the seek took effect, or delivered before a restart read the partition
-        // again. Passed over, but resolved: a batch with nothing resolved would be fetched again and again.
-        const fresh = BigInt(message.offset) >= next;
+        // Below `next`: fetched before a seek took effect. Passed over, but resolved: a batch with nothing
+        // resolved would be fetched again and again.
+        const fresh = BigInt(message.offset) >= position.next;
         if (fresh && message.key?.toString() === runId) {
           const { partition } = batch;
           const where = { partition, offset: message.offset, where: `${this.topic}[${partition}]@${message.offset}` };
@@ -175,7 +182,8 @@ export class KafkaEventReader implements EventReader {
           if ('runId' in decoded) await pushBeating(queue, decoded, heartbeat);
           else if (!afterProblem(queue, handle, decoded)) return;
         }
-        if (fresh) next = BigInt(message.offset) + 1n;
+        if (fresh) position.next = BigInt(message.offset) + 1n;
+        else position.refetched++;
         resolveOffset(message.offset);
         if (BigInt(message.offset) + 1n >= range.end) queue.end();
       }

@@ -14,7 +14,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
-import { logToFile } from '../../src/log.ts';
+import { log as logger, logToFile } from '../../src/log.ts';
 import { createKafkaEventLog, createKafkaEventReader, eventIteration } from '../../src/events/index.ts';
 import { createCheckpointStore, parseStorageUri, type CheckpointStore } from '../../src/storage/index.ts';
 import { serviceByName, startService, stopService } from '../../src/services/manager.ts';
@@ -109,7 +109,14 @@ test('the Kafka broker restarted mid-read: the reader goes on where it was, ever
   const seen = new Map<number, number>();
   let restarted: Promise<void> | undefined;
   const said: string[] = [];
-  const restore = logToFile(join(tmpdir(), `${topic}.log`), (line) => said.push((JSON.parse(line) as Said).msg));
+  let refetched: number | undefined;
+  const restore = logToFile(join(tmpdir(), `${topic}.log`), (line) => {
+    const entry = JSON.parse(line) as Said & { refetched?: number };
+    said.push(entry.msg);
+    if (entry.msg === 'kafka read ended') refetched = entry.refetched;
+  });
+  const level = logger.level;
+  logger.level = 'debug';
   // Down until the consumer has spent its retries and crashed: a broker back within them is only a slow fetch.
   const startOnceCrashed = async (): Promise<void> => {
     for (let waited = 0; !said.includes('kafka reader restarts') && waited < 60_000; waited += 100) await sleep(100);
@@ -129,9 +136,12 @@ test('the Kafka broker restarted mid-read: the reader goes on where it was, ever
   } finally {
     await restarted; // the broker is back for the next test, whatever happened to the read
     restore();
+    logger.level = level;
   }
   assert.ok(said.includes('kafka reader restarts'), 'the consumer crashed and kafkajs restarted it');
   assert.equal(seen.size, N);
+  console.log(`records fetched again after the restart: ${refetched}`);
+  assert.ok(refetched !== undefined && refetched < 200, `the restarted consumer rejoined where the read was`);
   assert.deepEqual(
     [...seen.values()].filter((n) => n !== 1),
     [],
