@@ -5,19 +5,22 @@
  */
 import { basename } from 'node:path';
 import type { RlConfig } from '../rl/config.ts';
+import { presetOf } from '../rl/presets.ts';
 import { formatCount, memoryNeeds } from '../rl/capacity.ts';
 import { runEnvSpecId } from '../rl/run-env.ts';
 import type { RunModel } from '../rl/run-model.ts';
 
 /**
- * "starpo-s on bandit (env spec bandit-1a2b3c4d): 30 iterations of 8 groups × 16". `preset` is undefined
- * for a resumed run (a saved config does not name one). Success figures compare only under equal spec ids.
+ * "starpo-s on bandit (env spec bandit-1a2b3c4d): 30 iterations of 8 groups × 16": the algorithm named by the preset
+ * the config is (presetOf), so a config file that spells GRPO out reads "grpo", and a resumed run says so. Success
+ * figures compare only under equal spec ids.
  */
-export function trainingLine(c: RlConfig, preset: string | undefined): string {
-  const who = preset ?? 'resumed run';
+export function trainingLine(c: RlConfig, resumed: boolean): string {
+  const algorithm =
+    presetOf(c) ?? `custom (${c.advantage} advantages${c.critic ? ', critic' : ''}, filter ${c.filter})`;
   return (
-    `${who} on ${c.env} (env spec ${runEnvSpecId(c)}): ${c.iterations} iterations of ` +
-    `${c.envGroups} groups × ${c.groupSize}`
+    `${algorithm}${resumed ? ' (resumed)' : ''} on ${c.env} (env spec ${runEnvSpecId(c)}): ${c.iterations} ` +
+    `iteration${c.iterations === 1 ? '' : 's'} of ${c.envGroups} groups × ${c.groupSize}`
   );
 }
 

@@ -56,3 +56,15 @@ export const PRESETS = {
 } as const satisfies Record<PresetName, Partial<RlConfig>>;
 
 export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
+
+/**
+ * The preset a resolved config is (every field the preset sets has the preset's value; the most specific when more
+ * than one fits), whatever named it: a --preset flag, a config file spelling the fields out, a resumed run's saved
+ * config. Undefined when none fits.
+ */
+export function presetOf(c: RlConfig): PresetName | undefined {
+  const fits = PRESET_NAMES.filter((name) =>
+    Object.entries(PRESETS[name]).every(([field, value]) => c[field as keyof RlConfig] === value),
+  );
+  return fits.sort((a, b) => Object.keys(PRESETS[b]).length - Object.keys(PRESETS[a]).length)[0];
+}

@@ -78,7 +78,7 @@ function checkCombinations(flags: TrainFlags): void {
 /** What trains and on which model, and the whole config with --print-config. */
 async function describe(c: RlConfig, prepared: Pick<PreparedRun, 'run'>, flags: TrainFlags, resume: boolean) {
   const { modelLine, trainingLine } = await import('../run-summary.ts');
-  console.log(trainingLine(c, resume ? undefined : flags.preset));
+  console.log(trainingLine(c, resume));
   console.log(modelLine(c, prepared.run));
   if (flags.printConfig) console.log(canonicalConfigJSON(c));
 }

@@ -45,7 +45,7 @@ test('train says what trains, on which model and where in three lines of at most
   const config = resolveConfig({ preset: 'grpo', overrides });
   const spec = envSpecId(runEnvConfig(config));
   const lines = [
-    trainingLine(config, 'grpo'),
+    trainingLine(config, false),
     modelLine(config, await resolveRunModel(config)),
     whereLine('runs/2026-12-02T03-17-46-579Z', true),
   ];
@@ -55,10 +55,25 @@ test('train says what trains, on which model and where in three lines of at most
     'saved in runs/2026-12-02T03-17-46-579Z/ (config, events, checkpoints, train.log); full config: --print-config',
   ]);
   assert.ok(lines.every((l) => l.length <= 120));
-  assert.equal(
-    trainingLine(config, undefined),
-    `resumed run on bandit (env spec ${spec}): 3 iterations of 4 groups × 4`,
+  assert.equal(trainingLine(config, true), `grpo (resumed) on bandit (env spec ${spec}): 3 iterations of 4 groups × 4`);
+  // Named by what the config is, not by the flag: GRPO's fields spelled out over the default preset read "grpo".
+  const spelled = resolveConfig({
+    overrides: [
+      ...overrides,
+      'advantage=grpo',
+      'critic=false',
+      'filter=none',
+      'whitenAdvantages=false',
+      'klCoef=0.001',
+      'clipHigh=0.2',
+    ],
+  });
+  assert.match(trainingLine(spelled, false), /^grpo on bandit/);
+  assert.match(
+    trainingLine(resolveConfig({ overrides: [...overrides, 'filter=none'] }), false),
+    /^custom \(gae advantages, critic, filter none\) on bandit/,
   );
+  assert.match(trainingLine(resolveConfig({ preset: 'dapo', overrides }), false), /^dapo on bandit/);
 });
 
 test('npx starpo prints no npm warning (the .npmrc holds only settings npm knows)', { timeout: 60_000 }, () => {

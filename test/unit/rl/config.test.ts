@@ -10,7 +10,7 @@ import {
   resolveConfig,
   trainedBatchSize,
 } from '../../../src/rl/config.ts';
-import { PRESET_NAMES } from '../../../src/rl/presets.ts';
+import { PRESET_NAMES, presetOf } from '../../../src/rl/presets.ts';
 
 /** Asserts that `fn` throws a ConfigError for `field` whose message matches `message`. */
 function throwsField(fn: () => unknown, field: string, message: RegExp): void {
@@ -44,6 +44,15 @@ test('presets resolve and say what makes each algorithm', () => {
   );
   assert.equal(resolveConfig({ preset: 'gigpo', overrides: ['gigpoForm=paper'] }).gigpoForm, 'paper');
   for (const preset of PRESET_NAMES) assert.doesNotThrow(() => resolveConfig({ preset }));
+});
+
+test('presetOf names the preset a resolved config is, and none when a preset field was changed', () => {
+  for (const preset of PRESET_NAMES) assert.equal(presetOf(resolveConfig({ preset })), preset);
+  assert.equal(
+    presetOf(resolveConfig({ preset: 'grpo', overrides: ['groupNormByStd=false', 'lrActor=1e-5'] })),
+    'grpo',
+  );
+  assert.equal(presetOf(resolveConfig({ preset: 'grpo', overrides: ['klCoef=0'] })), undefined);
 });
 
 test('file overrides the preset and flags override the file; dotted, snake and nested keys map to flat names', () => {
