@@ -11,7 +11,6 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
 import { log as logger, logToFile } from '../../src/log.ts';
@@ -21,8 +20,8 @@ import { serviceByName, startService, stopService } from '../../src/services/man
 import { loopbackS3Client } from '../../src/storage/s3-store.ts';
 import { startResume } from '../../src/durable/client.ts';
 import { startLocalStack, type LocalStack } from '../../src/durable/harness.ts';
-import { PROGRESS_QUERY, type Progress, type RunOutcome } from '../../src/durable/protocol.ts';
-import { createResources } from '../../src/durable/resources.ts';
+import type { RunOutcome } from '../../src/durable/protocol.ts';
+import { createResources, type WorkerResources } from '../../src/durable/resources.ts';
 import { activityFailure, assertEveryTrajectoryOnce, submitTiny, tinyConfig } from './fixtures/durable-run.ts';
 import { trajectory } from '../unit/events/fixtures.ts';
 
@@ -33,26 +32,14 @@ const T120 = { timeout: 120_000 };
 type Said = { msg: string };
 const say = () => undefined;
 
-async function until(handle: WorkflowHandle, ok: (p: Progress) => boolean): Promise<void> {
-  for (;;) {
-    if (await handle.query<Progress>(PROGRESS_QUERY).then(ok, () => false)) return;
-    await sleep(100);
-  }
-}
-
 const execFileAsync = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../bin/starpo.js', import.meta.url));
 
-/** Stops or starts a service the documented way, with the CLI: `starpo services stop|start <name>`. */
-async function service(command: 'stop' | 'start', name: 'temporal' | 'kafka' | 's3'): Promise<void> {
-  await execFileAsync(process.execPath, [BIN, 'services', command, name]); // every service keeps its data
-}
+type ServiceName = 'temporal' | 'kafka' | 's3';
 
-/** Restarts a service, asynchronously: the workers of this process keep heartbeating meanwhile. */
-async function restart(name: 'temporal' | 'kafka' | 's3', downMs = 500): Promise<void> {
-  await service('stop', name);
-  await sleep(downMs);
-  await service('start', name);
+/** Stops or starts a service the documented way, with the CLI: `starpo services stop|start <name>`. */
+async function service(command: 'stop' | 'start', name: ServiceName): Promise<void> {
+  await execFileAsync(process.execPath, [BIN, 'services', command, name]); // every service keeps its data
 }
 
 const RESTARTS = [
@@ -61,14 +48,46 @@ const RESTARTS = [
   ['s3', 'the S3 server restarted mid-run: no checkpoint or sealed event is lost'],
 ] as const;
 
-for (const [service, title] of RESTARTS) {
+/**
+ * Worker resources whose first append of an iteration-2 trajectory restarts `name` first: the service is down
+ * before that append goes on and starts again half a second later, so the fault lands mid-run and mid-activity on
+ * any machine's speed (a restart timed from outside could land after a fast run had ended, testing nothing).
+ */
+function restartingMidRun(name: ServiceName): {
+  resources: WorkerResources;
+  restarted: () => Promise<void> | undefined;
+} {
+  const resources = createResources();
+  const events = resources.events.bind(resources);
+  let stopped: Promise<void> | undefined;
+  let restarted: Promise<void> | undefined;
+  resources.events = (target) => {
+    const log = events(target);
+    return {
+      append: (e) => log.append(e),
+      close: () => log.close(),
+      appendOnce: async (e, fence) => {
+        if (!stopped && e.some((x) => x.kind === 'trajectory' && x.iteration === 2)) {
+          stopped = service('stop', name);
+          restarted = stopped.then(() => sleep(500)).then(() => service('start', name));
+          await stopped;
+        }
+        return log.appendOnce(e, fence);
+      },
+    };
+  };
+  return { resources, restarted: () => restarted };
+}
+
+for (const [name, title] of RESTARTS) {
   test(`${title}; it replays completely from Kafka and from S3`, { timeout: 240_000 }, async () => {
-    const stack = await startLocalStack({ label: service });
+    const { resources, restarted } = restartingMidRun(name);
+    const stack = await startLocalStack({ label: name, resources });
     try {
       const { handle, run } = await submitTiny(stack, tinyConfig(3));
-      await until(handle, (p) => p.iteration >= 1);
-      await restart(service);
       const outcome = (await handle.result()) as RunOutcome;
+      assert.ok(restarted(), `${name} was restarted during the run`);
+      await restarted();
       assert.equal(outcome.lastIteration, 3);
       for (const copy of ['kafka', 's3'] as const) {
         await assertEveryTrajectoryOnce(stack, run.runId, 3, copy);
@@ -89,6 +108,7 @@ for (const [service, title] of RESTARTS) {
         );
       }
     } finally {
+      await restarted(); // the service is back for the next test, whatever happened to the run
       await stack.close();
     }
   });
@@ -194,11 +214,14 @@ test(
   },
 );
 
-/** A checkpoint store that calls `trip` as a save of `iteration` begins (the trip stops S3 once). */
-function failingDuringSave(store: CheckpointStore, iteration: number, trip: () => void): CheckpointStore {
+/**
+ * A checkpoint store whose save of `iteration` waits for `trip` (which stops S3 once) before it begins: the save
+ * always meets S3 down, however fast the machine writes it.
+ */
+function failingDuringSave(store: CheckpointStore, iteration: number, trip: () => Promise<unknown>): CheckpointStore {
   return {
-    save: (runId, lineageId, i, files) => {
-      if (i === iteration) trip();
+    save: async (runId, lineageId, i, files) => {
+      if (i === iteration) await trip();
       return store.save(runId, lineageId, i, files);
     },
     load: (...args) => store.load(...args),
@@ -217,9 +240,7 @@ test(
     const resources = createResources();
     let stopping: Promise<unknown> | undefined;
     const store = resources.store.bind(resources);
-    const trip = () => {
-      stopping ??= stopService(serviceByName('s3'));
-    };
+    const trip = () => (stopping ??= stopService(serviceByName('s3')));
     resources.store = (uri) => ({ uri, store: failingDuringSave(store(uri).store, 2, trip) });
     const stack = await startLocalStack({ label: 's3', resources });
     const { handle, run } = await submitTiny(stack, tinyConfig(3));
