@@ -106,10 +106,11 @@
 
   /**
    * The legend sits below the plot inside the same box: with many series (nine runs of a seed sweep make 19 on
-   * the success chart) it would squeeze the plot and be cut off, so the box grows by a legend row per series.
+   * the success chart) it would squeeze the plot and be cut off. Chart.js gives a bottom legend at most half the
+   * box, so the box is twice a legend of one ~22 px row per series (long labels take a row each).
    */
   function boxHeight(chartModel) {
-    return Math.max(280, 200 + 28 * chartModel.series.length);
+    return Math.max(280, 2 * (22 * chartModel.series.length + 20));
   }
 
   /** A <figure> with the chart's canvas; the chart is drawn once the figure is in the document. */
