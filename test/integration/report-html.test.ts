@@ -25,7 +25,7 @@ import { renderHtml } from '../../src/report/html.ts';
 import { loadReport } from '../../src/report/load.ts';
 import { pngStats } from '../../src/report/png-stats.ts';
 import { openSource } from '../../src/report/source.ts';
-import { run, trajectory } from '../unit/report/fixtures.ts';
+import { iteration, run, trajectory } from '../unit/report/fixtures.ts';
 import { assertTokenViewMatches, textOf } from '../unit/report/token-view.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'starpo-report-html-'));
@@ -277,3 +277,42 @@ test('FrozenLake cells are styled by their own legend and tool calls show their 
     assert.match((await page.textContent('details.tokens > summary'))!, /no token log/);
   });
 });
+
+test(
+  "a seed study's report draws every legend entry: nine runs' train and validation lines and the oracle's",
+  T120,
+  async () => {
+    const studyRoot = mkdtempSync(join(tmpdir(), 'starpo-report-study-'));
+    const log = createLocalEventLog({ root: studyRoot });
+    const runIds = Array.from({ length: 9 }, (_, k) => `seeds-smollm2-frozenlake-preset-s${k}`);
+    for (const id of runIds) {
+      const validated = (i: number) => ({
+        ...iteration(i, { success_rate: 0.2, 'val/success_rate': 0.25 }, id),
+        successRateVal: 0.25,
+      });
+      await log.append([run(id, { env: 'frozenlake', iterations: 2, valSeeds: 8 }), validated(1), validated(2)]);
+    }
+    await log.close();
+    const source = openSource(runIds, { kind: 'local', runsDir: studyRoot });
+    const file = join(studyRoot, 'study.html');
+    writeFileSync(file, await renderHtml(await loadReport(source)));
+    await source.close();
+    await withBrowser(async (context) => {
+      const page = await context.newPage();
+      await page.goto(pathToFileURL(file).href);
+      await page.waitForSelector('body[data-ready="yes"]');
+      const legend = await page.evaluate(() => {
+        type Box = { top: number; height: number };
+        type Drawn = { height: number; legend: { legendItems: unknown[]; legendHitBoxes: Box[] } };
+        const { charts } = (globalThis as unknown as { starpoReport: { charts: Record<string, Drawn> } }).starpoReport;
+        const { height, legend: l } = charts.success;
+        return {
+          items: l.legendItems.length,
+          drawn: l.legendHitBoxes.filter((b) => b.top + b.height <= height).length,
+        };
+      });
+      assert.equal(legend.items, 19);
+      assert.equal(legend.drawn, legend.items, 'every legend entry is drawn, none cut off below the box');
+    });
+  },
+);
