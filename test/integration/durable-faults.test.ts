@@ -14,7 +14,12 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { replayCommand } from '../../src/cli/commands/replay.ts';
 import { log as logger, logToFile } from '../../src/log.ts';
-import { createKafkaEventLog, createKafkaEventReader, eventIteration } from '../../src/events/index.ts';
+import {
+  createKafkaEventLog,
+  createKafkaEventReader,
+  eventIteration,
+  type StarpoEvent,
+} from '../../src/events/index.ts';
 import { createCheckpointStore, parseStorageUri, type CheckpointStore } from '../../src/storage/index.ts';
 import { serviceByName, startService, stopService } from '../../src/services/manager.ts';
 import { loopbackS3Client } from '../../src/storage/s3-store.ts';
@@ -42,6 +47,24 @@ async function service(command: 'stop' | 'start', name: ServiceName): Promise<vo
   await execFileAsync(process.execPath, [BIN, 'services', command, name]); // every service keeps its data
 }
 
+/** Worker resources whose exactly-once appends go through `around`, given the events and the append itself. */
+function aroundAppends(around: (events: readonly StarpoEvent[], append: () => Promise<void>) => Promise<void>) {
+  const resources = createResources();
+  const events = resources.events.bind(resources);
+  resources.events = (target) => {
+    const log = events(target);
+    return {
+      append: (e) => log.append(e),
+      close: () => log.close(),
+      appendOnce: (e, fence) => around(e, () => log.appendOnce(e, fence)),
+    };
+  };
+  return resources;
+}
+
+const ofIteration2 = (events: readonly StarpoEvent[]) =>
+  events.some((e) => e.kind === 'trajectory' && e.iteration === 2);
+
 const RESTARTS = [
   ['temporal', 'the Temporal server restarted mid-run: the run continues to completion'],
   ['kafka', 'the Kafka broker restarted mid-run: no trajectory event is lost'],
@@ -57,25 +80,16 @@ function restartingMidRun(name: ServiceName): {
   resources: WorkerResources;
   restarted: () => Promise<void> | undefined;
 } {
-  const resources = createResources();
-  const events = resources.events.bind(resources);
   let stopped: Promise<void> | undefined;
   let restarted: Promise<void> | undefined;
-  resources.events = (target) => {
-    const log = events(target);
-    return {
-      append: (e) => log.append(e),
-      close: () => log.close(),
-      appendOnce: async (e, fence) => {
-        if (!stopped && e.some((x) => x.kind === 'trajectory' && x.iteration === 2)) {
-          stopped = service('stop', name);
-          restarted = stopped.then(() => sleep(500)).then(() => service('start', name));
-          await stopped;
-        }
-        return log.appendOnce(e, fence);
-      },
-    };
-  };
+  const resources = aroundAppends(async (events, append) => {
+    if (!stopped && ofIteration2(events)) {
+      stopped = service('stop', name);
+      restarted = stopped.then(() => sleep(500)).then(() => service('start', name));
+      await stopped;
+    }
+    await append();
+  });
   return { resources, restarted: () => restarted };
 }
 
@@ -182,25 +196,16 @@ test(
   'S3 and the rollout attempt lost right after its Kafka append: the retry redoes the chunk and appends nothing again',
   { timeout: 180_000 },
   async () => {
-    const resources = createResources();
-    const events = resources.events.bind(resources);
     let stopping: Promise<unknown> | undefined;
-    resources.events = (target) => {
-      const log = events(target);
-      return {
-        append: (e) => log.append(e),
-        close: () => log.close(),
-        appendOnce: async (e, fence) => {
-          await log.appendOnce(e, fence);
-          // S3 goes down and the worker dies between the append and the heartbeat that would mark the chunk done.
-          if (stopping === undefined && e.some((x) => x.kind === 'trajectory' && x.iteration === 2)) {
-            stopping = stopService(serviceByName('s3'));
-            await stopping;
-            throw new Error('worker lost after its append');
-          }
-        },
-      };
-    };
+    const resources = aroundAppends(async (events, append) => {
+      await append();
+      // S3 goes down and the worker dies between the append and the heartbeat that would mark the chunk done.
+      if (stopping === undefined && ofIteration2(events)) {
+        stopping = stopService(serviceByName('s3'));
+        await stopping;
+        throw new Error('worker lost after its append');
+      }
+    });
     const stack = await startLocalStack({ label: 'lost', resources });
     try {
       const { handle, run } = await submitTiny(stack, tinyConfig(3));

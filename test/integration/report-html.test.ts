@@ -246,6 +246,20 @@ test('a screenshot of the page and every exported chart PNG are non-blank', T120
   }
 });
 
+/** Renders the report of `runIds` kept under `runsDir` and opens it in the browser, ready. */
+async function openReportOf(runIds: string[], runsDir: string, fn: (page: Page) => Promise<void>): Promise<void> {
+  const source = openSource(runIds, { kind: 'local', runsDir });
+  const file = join(runsDir, 'report.html');
+  writeFileSync(file, await renderHtml(await loadReport(source)));
+  await source.close();
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(pathToFileURL(file).href);
+    await page.waitForSelector('body[data-ready="yes"]');
+    await fn(page);
+  });
+}
+
 test('FrozenLake cells are styled by their own legend and tool calls show their outputs', T120, async () => {
   const lakeRoot = mkdtempSync(join(tmpdir(), 'starpo-report-lake-'));
   const log = createLocalEventLog({ root: lakeRoot });
@@ -253,14 +267,7 @@ test('FrozenLake cells are styled by their own legend and tool calls show their 
   lake.turns[0].observation = '_O_G\n___X'; // X: the player in a hole (a box in Sokoban)
   await log.append([run('lake', { env: 'frozenlake', iterations: 1, valSeeds: 0 }), lake]);
   await log.close();
-  const source = openSource(['lake'], { kind: 'local', runsDir: lakeRoot });
-  const file = join(lakeRoot, 'lake.html');
-  writeFileSync(file, await renderHtml(await loadReport(source)));
-  await source.close();
-  await withBrowser(async (context) => {
-    const page = await context.newPage();
-    await page.goto(pathToFileURL(file).href);
-    await page.waitForSelector('body[data-ready="yes"]');
+  await openReportOf(['lake'], lakeRoot, async (page) => {
     const cells = await page.$$eval('.grid .cell', (cs) => cs.map((c) => c.className.replace('cell cell-', '')));
     assert.deepEqual(cells, [
       'frozen-tile',
@@ -293,14 +300,7 @@ test(
       await log.append([run(id, { env: 'frozenlake', iterations: 2, valSeeds: 8 }), validated(1), validated(2)]);
     }
     await log.close();
-    const source = openSource(runIds, { kind: 'local', runsDir: studyRoot });
-    const file = join(studyRoot, 'study.html');
-    writeFileSync(file, await renderHtml(await loadReport(source)));
-    await source.close();
-    await withBrowser(async (context) => {
-      const page = await context.newPage();
-      await page.goto(pathToFileURL(file).href);
-      await page.waitForSelector('body[data-ready="yes"]');
+    await openReportOf(runIds, studyRoot, async (page) => {
       const legend = await page.evaluate(() => {
         type Box = { top: number; height: number };
         type Drawn = { height: number; legend: { legendItems: unknown[]; legendHitBoxes: Box[] } };
