@@ -4,8 +4,9 @@
  * peak, the least time each stage could take on the machine if every product ran at the peak and nothing else took
  * time — its floor. What a target below the floor would need is fewer FLOPs, not a faster engine.
  *
- * - rollout: every token of every trajectory through the actor once (prefill or decode: the KV cache keeps each
- *   row's keys across turns), a group's shared first prompt once (the shared-prefix prefill);
+ * - rollout: every token of every trajectory up to its last model-written one through the actor once (prefill or
+ *   decode: the KV cache keeps each row's keys across turns), a group's shared first prompt once (the shared-prefix
+ *   prefill), the LM head only for the tokens the model wrote (a prompt's last token's head samples the first);
  * - score: the trained rows through each scoring model — the actor when old log-probs are recomputed, the critic,
  *   the reference when there is a KL term — nothing when the update will skip (no critic, no signal); each row up to
  *   its last trained token (what follows reaches no loss term: the kept rows' attention ends there);
@@ -55,10 +56,12 @@ export interface IterationFlopsInput {
  */
 function spanFlops(model: ModelConfig, from: number, to: number, head: boolean): number {
   if (to <= from) return 0;
-  const perToken =
-    forwardFlopsPerToken(model, (from + 1 + to) / 2) - (head ? 0 : 2 * model.hiddenSize * model.vocabSize);
+  const perToken = forwardFlopsPerToken(model, (from + 1 + to) / 2) - (head ? 0 : headFlops(model));
   return (to - from) * perToken;
 }
+
+/** The LM head's FLOPs for one token. */
+const headFlops = (model: ModelConfig): number => 2 * model.hiddenSize * model.vocabSize;
 
 const ASSISTANT = String(roleCode('assistant'));
 
@@ -69,6 +72,13 @@ const ASSISTANT = String(roleCode('assistant'));
 function trainedLength(t: TrajectoryEvent): number {
   const last = t.tokenRoles.lastIndexOf(ASSISTANT);
   return last >= 0 ? last + 1 : t.tokenIds.length;
+}
+
+/** The tokens the model wrote in a row. */
+function written(t: TrajectoryEvent): number {
+  let n = 0;
+  for (const role of t.tokenRoles) if (role === ASSISTANT) n++;
+  return n;
 }
 
 /**
@@ -115,7 +125,9 @@ export function iterationFlops(input: IterationFlopsInput): IterationFlops {
   const trainedFlops = (head: boolean) =>
     batchRows.reduce((sum, rows) => sum + rowsFlops(model, rows, packed, head), 0);
   return {
-    rollout: rowsFlops(model, trajectories, true, true, (t) => t.tokenIds.length),
+    rollout:
+      rowsFlops(model, trajectories, true, false) +
+      headFlops(model) * trajectories.reduce((sum, t) => sum + written(t), 0),
     score: scoring * (recompute + critic + reference),
     update: backward * ((actorSkipped ? 0 : trainedFlops(true)) + (c.critic ? trainedFlops(false) : 0)),
   };

@@ -30,7 +30,7 @@ function byToken(from: number, to: number, head = true): number {
   return sum;
 }
 
-/** A trajectory of `length` tokens whose first prompt is `prompt` tokens, with return `ret`. */
+/** A trajectory of `length` tokens: a first prompt of `prompt` tokens, the rest the model's; return `ret`. */
 function row(group: number, index: number, length: number, prompt: number, ret: number) {
   const t = trajectory('main', 2, group, index);
   return {
@@ -39,8 +39,14 @@ function row(group: number, index: number, length: number, prompt: number, ret: 
     turns: [{ ...turn(0), promptTokens: prompt, envReward: ret, formatPenalty: 0 }],
     trajectoryReturn: ret,
     tokenIds: new Array<number>(length).fill(7),
-    tokenRoles: '0'.repeat(length),
+    tokenRoles: '2'.repeat(prompt) + '4'.repeat(length - prompt),
   };
+}
+
+/** The rollout's FLOPs of a group: its prompt once, each row's tokens after it, the LM head on the written tokens. */
+function generated(prompt: number, ...lengths: number[]): number {
+  const rows = lengths.reduce((sum, n) => sum + byToken(prompt, n, false) + (n - prompt) * HEAD, 0);
+  return byToken(0, prompt, false) + rows;
 }
 
 const close = (a: number, b: number) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${a} vs ${b}`);
@@ -50,11 +56,11 @@ test('GRPO: every row trained; the group prompt once when packed, whole rows whe
   const c = resolveConfig({ preset: 'grpo' }); // old log-probs recomputed; KL 0.001: a reference
   const shared = byToken(0, 10) + byToken(10, 14) + byToken(10, 16);
   const packed = iterationFlops({ model, config: c, trajectories: rows, packed: true, actorSkipped: false });
-  close(packed.rollout, shared);
+  close(packed.rollout, generated(10, 14, 16));
   close(packed.score, 2 * shared); // old log-probs and the reference's
   close(packed.update, 3 * shared); // full fine-tuning: forward, input and weight gradients
   const apart = iterationFlops({ model, config: c, trajectories: rows, packed: false, actorSkipped: false });
-  close(apart.rollout, shared); // generation shares the prompt whatever the trainer packs
+  close(apart.rollout, generated(10, 14, 16)); // generation shares the prompt whatever the trainer packs
   close(apart.score, 2 * (byToken(0, 14) + byToken(0, 16)));
   const lora = resolveConfig({ preset: 'grpo', overrides: ['loraRank=4', 'klCoef=0', 'oldLogprobs=behaviour'] });
   const l = iterationFlops({ model, config: lora, trajectories: rows, packed: true, actorSkipped: false });
@@ -79,7 +85,7 @@ test('StarPO-S: only the kept group is scored and trained, the critic without it
   const f = iterationFlops({ model, config: c, trajectories: rows, packed: true, actorSkipped: false });
   const actor = byToken(0, 10) + byToken(10, 14) + byToken(10, 16);
   const critic = byToken(0, 10, false) + byToken(10, 14, false) + byToken(10, 16, false);
-  close(f.rollout, actor + byToken(0, 12) + byToken(12, 20) + byToken(12, 22));
+  close(f.rollout, generated(10, 14, 16) + generated(12, 20, 22));
   close(f.score, actor + critic); // old log-probs and the critic's values; no KL term
   close(f.update, 2 * 3 * (actor + critic));
   // With the actor's step skipped the critic still trains (and scores).
@@ -87,7 +93,7 @@ test('StarPO-S: only the kept group is scored and trained, the critic without it
   close(s.update, 2 * 3 * critic);
 });
 
-test('scoring and training count each row up to its last trained token, the rollout the whole row', () => {
+test('scoring, training and the rollout count each row up to its last written token', () => {
   // 10 prompt tokens, 4 the model wrote, then 3 of the environment's last observation: 17 tokens.
   const withTail = (group: number, index: number, ret: number) => ({
     ...row(group, index, 17, 10, ret),
@@ -96,7 +102,7 @@ test('scoring and training count each row up to its last trained token, the roll
   const rows = [withTail(0, 0, 1), withTail(0, 1, 0)];
   const c = resolveConfig({ preset: 'grpo' });
   const f = iterationFlops({ model, config: c, trajectories: rows, packed: true, actorSkipped: false });
-  close(f.rollout, byToken(0, 10) + 2 * byToken(10, 17));
+  close(f.rollout, generated(10, 14, 14)); // the last observation is never fed to the model
   const trained = byToken(0, 10) + 2 * byToken(10, 14);
   close(f.score, 2 * trained);
   close(f.update, 3 * trained);
