@@ -27,7 +27,7 @@ export class Int8Decode {
 
   /** The int8 decode session for `shape` under `base`: the whole model's weights, or a LoRA policy's frozen base. */
   decode(shape: DecodeShape, base: () => Packed): Promise<Session> {
-    return this.sessions.get(`${shape.batch}x${shape.cacheLen}`, () => {
+    return this.sessions.get(`${shape.groups}x${shape.perGroup}x${shape.prefixLen}x${shape.cacheLen}`, () => {
       const layout = this.programs.layout;
       if (!this.weights) {
         this.weights = quantizeViews(layout, base());

@@ -20,12 +20,12 @@ export class BatchCache {
   private readonly E: number;
 
   constructor(
-    cfg: ModelConfig,
+    readonly config: ModelConfig,
     readonly batch: number,
     readonly slots: number,
   ) {
-    [this.K, this.E] = [cfg.numKvHeads, cfg.headDim];
-    this.names = [...Array(cfg.numLayers).keys()].flatMap((i) => [cacheName('k', i), cacheName('v', i)]);
+    [this.K, this.E] = [config.numKvHeads, config.headDim];
+    this.names = [...Array(config.numLayers).keys()].flatMap((i) => [cacheName('k', i), cacheName('v', i)]);
     const size = batch * this.K * slots * this.E;
     this.data = Object.fromEntries(this.names.map((n) => [n, new Float32Array(size)]));
   }
@@ -35,12 +35,12 @@ export class BatchCache {
     return this.K * this.E;
   }
 
-  /** Zero-copy tensors of rows [from, from + rows), as program inputs. */
-  tensors(from = 0, rows = this.batch): Record<string, OrtTensor> {
+  /** Zero-copy tensors of rows [from, from + rows), as program inputs named `name(kind, layer)`. */
+  tensors(from = 0, rows = this.batch, name = cacheName): Record<string, OrtTensor> {
     const block = this.K * this.slots * this.E;
     return Object.fromEntries(
-      this.names.map((n) => [
-        n,
+      this.names.map((n, j) => [
+        name(j % 2 ? 'v' : 'k', j >> 1),
         floatTensor(this.data[n].subarray(from * block, (from + rows) * block), [rows, this.K, this.slots, this.E]),
       ]),
     );

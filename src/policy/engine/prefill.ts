@@ -17,7 +17,7 @@ export interface GenerationStats {
   prefilled: number;
   /** Tokens of shared prefixes computed once for several rows (before the rows' own prefill). */
   shared: number;
-  /** Prompt tokens the rows found in the PrefixCache instead of computing them. */
+  /** Prompt tokens the rows found in the PrefixCache or took from an identical prompt of the call (not computed). */
   reused: number;
   /** Prompt tokens of the calls' rows (what a prefill without the PrefixCache computes). */
   prompt: number;

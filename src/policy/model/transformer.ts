@@ -35,10 +35,22 @@ export interface Model {
 
 /**
  * Where attention keys come from: given this step's k, v [B, K, T, E], return what to attend [B, K, S, E]
- * (this step's included), or — one query per row (T = 1) — a `past` cache [B, K, S, E] that this step's
- * k, v are attended beside: the cache is then only read, never copied into a new one.
+ * (this step's included), or — one query per row (T = 1) — a `past` cache that this step's k, v are attended
+ * beside: the cache is then only read, never copied into a new one.
  */
-export type KvHook = (layer: number, k: Value, v: Value) => { k: Value; v: Value } | { past: { k: Value; v: Value } };
+export type KvHook = (layer: number, k: Value, v: Value) => { k: Value; v: Value } | { past: PastKv };
+
+/**
+ * A decode step's cache in two parts: the rows' prompts, one per group of `perGroup` consecutive rows that share it
+ * ([Gp, K, P, E], B = Gp · perGroup; masked by `prefixBias` [Gp, 1, 1, 1, P]), and each row's tokens generated
+ * since ([B, K, N, E], masked by the forward's bias). A shared prompt is read once per group, not once per row.
+ */
+export interface PastKv {
+  readonly prefix: { readonly k: Value; readonly v: Value };
+  readonly own: { readonly k: Value; readonly v: Value };
+  readonly prefixBias: Value;
+  readonly perGroup: number;
+}
 
 export interface Inputs {
   readonly tokens: Value; // [B, T] int64
@@ -255,20 +267,39 @@ function attend(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Va
 }
 
 /**
- * One query per row attending the cached slots (masked by the bias) and its own key, in one softmax:
- * equal to attending a cache with this step written into it, without producing that cache.
+ * One query per row attending its group's prompt, its own earlier tokens and its own key, in one softmax over
+ * [P | N | 1] slots: equal to attending a cache with this step written into it, without producing that cache.
+ * The scores are laid out by group ([Gp, K, R·G, ·]), so each group's prompt is one product for all its rows' queries.
+ * A row's numbers do not depend on its group: every query's products are its own row of a Gemm (M = R·G ≥ 2 with
+ * grouped-query heads; one-head-per-kv-head models are never grouped), and P and N are multiples of 32, so each
+ * real score keeps its place in the softmax's vector lanes whatever the other rows' prompt lengths (measured: an
+ * unaligned shift changes the sums' last bits).
  */
-function attendPastAndNow(qh: Value, past: { k: Value; v: Value }, kh: Value, vh: Value, c: Ctx): Value {
+function attendPastAndNow(qh: Value, past: PastKv, kh: Value, vh: Value, c: Ctx): Value {
   const [B, K, G, E] = qh.shape; // T = 1: G·T = G
-  const S = past.k.shape[2];
+  const { prefix, own, prefixBias, perGroup: R } = past;
+  const [Gp, P, N] = [prefix.k.shape[0], prefix.k.shape[2], own.k.shape[2]];
   if (c.T !== 1) throw new GraphError(`attention beside a past cache takes one query per row, got ${c.T}`);
-  // [B, K, G, 1, S]
-  const pastScores = o.add(o.reshape(o.matmul(qh, o.transposeLast(past.k)), [B, K, G, 1, S]), c.bias);
-  const own = o.reshape(o.reduceSum(o.mul(qh, kh), [3], true), [B, K, G, 1, 1]); // q·k of this step's own key
-  const p = softmax(o.concat([pastScores, own], 4)); // [B, K, G, 1, S + 1]
-  const fromPast = o.matmul(o.reshape(o.slice(p, 4, 0, S), [B, K, G, S]), past.v); // [B, K, G, E]
-  const fromOwn = o.mul(o.reshape(o.slice(p, 4, S, S + 1), [B, K, G, 1]), vh); // [B, K, G, E]
-  return o.reshape(o.add(fromPast, fromOwn), [B, K, G, 1, E]);
+  if (Gp * R !== B) throw new GraphError(`${Gp} groups of ${R} rows are not the batch's ${B}`);
+  // [B, K, G, X] by row ↔ [Gp, K, R, G, X] by group (plain reshapes when every row is its own group)
+  const byGroup = (x: Value) => {
+    const X = x.shape[3];
+    return R === 1 ? o.reshape(x, [Gp, K, 1, G, X]) : o.transpose(o.reshape(x, [Gp, R, K, G, X]), [0, 2, 1, 3, 4]);
+  };
+  const byRow = (x: Value) => {
+    const X = x.shape[4];
+    return R === 1 ? o.reshape(x, [B, K, G, X]) : o.reshape(o.transpose(x, [0, 2, 1, 3, 4]), [B, K, G, X]);
+  };
+  const qg = o.reshape(byGroup(qh), [Gp, K, R * G, E]);
+  const prefixScores = o.add(o.reshape(o.matmul(qg, o.transposeLast(prefix.k)), [Gp, K, R, G, P]), prefixBias);
+  const ownScores = o.add(byGroup(o.matmul(qh, o.transposeLast(own.k))), o.reshape(c.bias, [Gp, 1, R, 1, N]));
+  const self = byGroup(o.reduceSum(o.mul(qh, kh), [3], true)); // q·k of this step's own key, [Gp, K, R, G, 1]
+  const p = softmax(o.concat([prefixScores, ownScores, self], 4)); // [Gp, K, R, G, P + N + 1]
+  const fromPrefix = o.matmul(o.reshape(o.slice(p, 4, 0, P), [Gp, K, R * G, P]), prefix.v); // [Gp, K, R·G, E]
+  const fromOwn = o.matmul(byRow(o.slice(p, 4, P, P + N)), own.v); // [B, K, G, E]
+  const fromSelf = o.mul(byRow(o.slice(p, 4, P + N, P + N + 1)), vh); // [B, K, G, E]
+  const y = o.add(o.add(byRow(o.reshape(fromPrefix, [Gp, K, R, G, E])), fromOwn), fromSelf);
+  return o.reshape(y, [B, K, G, 1, E]);
 }
 
 function mlp(m: Model, i: number, x: Value): Value {

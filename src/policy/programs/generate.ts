@@ -11,16 +11,17 @@
  *   (see engine/README.md: a cache kept across turns gives the tokens of a full re-prefill bit for bit).
  *   Outputs: the head on each row's last new token, and the new tokens' keys and values [B, K, N, E],
  *   which the caller writes into its cache at their slots.
- * - decode: one token per row. It only reads the cache: the query attends the slots written so far and
- *   its own new key in one softmax, and the step outputs just the new keys and values [B, K, 1, E], which
- *   the caller writes into the row's slot. Returning a whole updated cache instead made every step copy
- *   all of it: 2·L·B·K·S·E floats, the step's largest memory traffic at long contexts.
+ * - decode: one token per row. It only reads its cache, in two parts: the prompt, one per group of rows
+ *   that share it (a GRPO group's rollouts: read once for the group, not once per row), and the row's
+ *   tokens generated since, each part's real slots first; the query attends both and its own new key in
+ *   one softmax, and the step outputs just the new keys and values [B, K, 1, E], which the caller writes
+ *   into the row's next slot. Returning a whole updated cache instead made every step copy all of it.
  */
 import { type FloatDType, Graph, type Value } from '../graph/graph.ts';
 import * as o from '../graph/ops.ts';
 import type { ProgramOptions } from '../graph/program-options.ts';
 import type { Layout, ParamView } from '../model/layout.ts';
-import { type Model, forward, lmLogits, weightInputs } from '../model/transformer.ts';
+import { BLOCKED, type Model, forward, lmLogits, weightInputs } from '../model/transformer.ts';
 import { slotAllowed } from './common.ts';
 
 export interface ExtendShape {
@@ -30,12 +31,22 @@ export interface ExtendShape {
   readonly cacheLen: number;
 }
 
+/**
+ * A decode step over `groups` × `perGroup` rows (consecutive rows of a group share one prompt), prompts of up to
+ * `prefixLen` slots and `cacheLen` slots of tokens generated since; both lengths are multiples of 32.
+ */
 export interface DecodeShape {
-  readonly batch: number;
+  readonly groups: number;
+  readonly perGroup: number;
+  readonly prefixLen: number;
   readonly cacheLen: number;
 }
 
+export const decodeBatch = (s: DecodeShape): number => s.groups * s.perGroup;
+
 export const cacheName = (kind: 'k' | 'v', layer: number): string => `cache_${kind}_${layer}`;
+/** A decode step's prompt keys or values of a layer, one per group, [Gp, K, P, E]. */
+export const prefixName = (kind: 'k' | 'v', layer: number): string => `prefix_${kind}_${layer}`;
 /** The decode step's own keys or values of a layer, [B, K, 1, E]. */
 export const stepName = (kind: 'k' | 'v', layer: number): string => `step_${kind}_${layer}`;
 
@@ -100,7 +111,11 @@ export function buildExtendGraph(
   return g;
 }
 
-/** `quantized`: views read as int8 blocks (model/quantize.ts), for the rollout engine that bakes them into sessions. */
+/**
+ * Inputs: tokens and positions [B, 1], the groups' prompts (prefixName, [Gp, K, P, E], real slots marked by
+ * `prefix_mask` [Gp, P]) and each row's generated tokens (cacheName, [B, K, N, E], marked by `slot_mask` [B, N]).
+ * `quantized`: views read as int8 blocks (model/quantize.ts), for the rollout engine that bakes them into sessions.
+ */
 export function buildDecodeGraph(
   layout: Layout,
   s: DecodeShape,
@@ -109,22 +124,27 @@ export function buildDecodeGraph(
   quantized: readonly ParamView[] = [],
 ): Graph {
   const g = new Graph(float, options);
-  const { batch: B, cacheLen: S } = s;
+  const { groups: Gp, perGroup: R, prefixLen: P, cacheLen: N } = s;
+  const B = decodeBatch(s);
   const { numKvHeads: K, headDim: E, numLayers: L } = layout.config;
   const model = weightInputs(g, layout, quantized);
   const tokens = g.input('tokens', 'int64', [B, 1]);
   const positions = g.input('positions', 'int64', [B, 1]);
-  const valid = g.input('slot_mask', g.float, [B, S]); // slots holding earlier tokens (not this step's)
-  const past = [...Array(L).keys()].map((i) => ({
-    k: g.input(cacheName('k', i), g.float, [B, K, S, E]),
-    v: g.input(cacheName('v', i), g.float, [B, K, S, E]),
-  }));
+  const prefixMask = g.input('prefix_mask', g.float, [Gp, P]);
+  const valid = g.input('slot_mask', g.float, [B, N]); // slots holding earlier generated tokens (not this step's)
+  const prefixBias = o.where(o.reshape(o.greater(prefixMask, 0.5), [Gp, 1, 1, 1, P]), 0, BLOCKED);
+  const cache = (name: (kind: 'k' | 'v', i: number) => string, rows: number, slots: number) =>
+    [...Array(L).keys()].map((i) => ({
+      k: g.input(name('k', i), g.float, [rows, K, slots, E]),
+      v: g.input(name('v', i), g.float, [rows, K, slots, E]),
+    }));
+  const [prefix, own] = [cache(prefixName, Gp, P), cache(cacheName, B, N)];
   const kv = (layer: number, k: Value, v: Value) => {
     g.output(stepName('k', layer), k); // [B, K, 1, E]: the caller writes them into this step's slot
     g.output(stepName('v', layer), v);
-    return { past: past[layer] };
+    return { past: { prefix: prefix[layer], own: own[layer], prefixBias, perGroup: R } };
   };
-  const hidden = forward(model, { tokens, positions, allowed: slotAllowed(valid), kv, maxPosition: S }); // [B, D]
+  const hidden = forward(model, { tokens, positions, allowed: slotAllowed(valid), kv, maxPosition: P + N }); // [B, D]
   heads(g, model, hidden);
   return g;
 }
