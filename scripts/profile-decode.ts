@@ -5,7 +5,7 @@
  * them is onnxruntime's own work around the kernels: input binding, allocation, output copies), the time outside the
  * program (JavaScript: sampling, the cache slots, tensor wrapping), and the prefill.
  *
- *   node --import tsx scripts/profile-decode.ts [model-dir] [rows,…] [new tokens] [threads] [temperature]
+ *   node --import tsx scripts/profile-decode.ts [model-dir] [rows,…] [new tokens] [threads] [temperature] [prompts]
  *   node --import tsx scripts/profile-decode.ts .cache/models/smollm2-135m-instruct/hf 1,8,32,128 32 2 0
  *
  * First the machine's bounds, measured in the same run: memory bandwidth (`memory_bandwidth`, a 1 GiB read by
@@ -16,7 +16,9 @@
  *
  * Greedy by default (temperature 0; 1 samples as rollouts do, in JavaScript over the whole vocabulary), a 121-token
  * prompt (the one scripts/decode-contention.ts uses), no stop token, so every row decodes every
- * step. Each row count runs twice in a fresh engine and the second run is the one summed (the first compiles the
+ * step. Every row has the same prompt by default (prompts `same`: one group, whose prompt the decode reads once a
+ * step, as a GRPO group's rollouts); `distinct` puts a different first token in each row's (every row its own
+ * group). Each row count runs twice in a fresh engine and the second run is the one summed (the first compiles the
  * programs and warms the arena).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,7 +32,9 @@ const [
   newArg = '32',
   threadArg = '2',
   tArg = '0',
+  promptsArg = 'same',
 ] = process.argv.slice(2);
+if (promptsArg !== 'same' && promptsArg !== 'distinct') throw new Error(`prompts: same or distinct, not ${promptsArg}`);
 const temperature = Number(tArg);
 const rowCounts = rowsArg.split(',').map(Number);
 const newTokens = Number(newArg);
@@ -60,7 +64,9 @@ for (const rows of rowCounts) {
   process.env.STARPO_ORT_PROFILE = path.join(dir, 'gen'); // read when each session is created
   const policy = new Policy({ config: model.config, seed: 0, threads, tokenizer });
   importState(policy, { weights, optimizer: null, step: 0 });
-  const prompts = Array.from({ length: rows }, () => prompt);
+  const prompts = Array.from({ length: rows }, (_, r) =>
+    promptsArg === 'same' ? prompt : [r + 100, ...prompt.slice(1)],
+  );
   const req = { prompts, maxNewTokens: newTokens, stopTokenIds: [], sampling: { temperature }, seed: 1 };
   await policy.generate(req);
   const t0 = performance.now();
@@ -92,6 +98,7 @@ for (const rows of rowCounts) {
       bench: 'decode_profile',
       total: true,
       rows,
+      prompts: promptsArg,
       newTokens,
       threads,
       temperature,
