@@ -4,6 +4,7 @@
  * budget, and their keys and values are written into the cache. Returns the head outputs of each row's
  * last token, concatenated over the chunks.
  */
+import { StarpoError } from '../../errors.ts';
 import { cacheName, newName } from '../programs/generate.ts';
 import type { BatchCache } from './kv-cache.ts';
 import type { GenerationPrograms } from './programs.ts';
@@ -16,6 +17,14 @@ export interface ExtendRows {
 }
 
 const up = (x: number, m: number): number => Math.ceil(x / m) * m;
+
+/**
+ * Cache slots for prompts: the longest and one slot more, rounded up to 32 (programs are reused). Padding tokens
+ * write the last slot (extendFeeds), so no prompt may hold it.
+ */
+export function extendSlots(prompts: readonly (readonly number[])[]): number {
+  return up(Math.max(...prompts.map((p) => p.length)) + 1, 32);
+}
 
 /** The new-token width (rows' new tokens padded to `multiple`) and rows per call of an extend over `rows`. */
 export function extendShape(rows: ExtendRows, heads: number, slots: number, multiple: number, budget: number) {
@@ -37,6 +46,8 @@ export async function extend(
   heads: readonly string[],
 ): Promise<Record<string, OrtTensor>> {
   const { numHeads, numLayers } = programs.layout.config;
+  if (rows.prompts.some((p) => p.length >= cache.slots))
+    throw new StarpoError(`extend: a prompt fills the cache's ${cache.slots} slots; its padding would overwrite it`);
   const { newLen: N, chunk: r } = extendShape(rows, numHeads, cache.slots, multiple, budget);
   const session = await programs.extend({ batch: r, newLen: N, cacheLen: cache.slots });
   const counts = rows.prompts.map((p, b) => p.length - rows.starts[b]);

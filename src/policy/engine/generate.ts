@@ -26,13 +26,14 @@ import { SamplingRng } from '../sampling/rng.ts';
 import { drawFromWeights, type SamplingOptions, TokenSampler } from '../sampling/sampler.ts';
 import { StopMatcher } from '../sampling/stop.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
-import { extendShape } from './extend.ts';
+import { extendShape, extendSlots } from './extend.ts';
 import { BatchCache } from './kv-cache.ts';
 import {
   type GenerationStats,
   type PrefillContext,
   batchBucket,
   emptyStats,
+  padToBucket,
   prefill,
   sharePrefixes,
 } from './prefill.ts';
@@ -163,13 +164,12 @@ export async function generate(
   if (req.stopStrings?.length && !tokenizer) throw new ConfigError('stopStrings', 'need a tokenizer on the policy');
   const groups = promptGroups(cfg, req.prompts);
   const distinct = groups.members.map((rows) => req.prompts[rows[0]]);
-  // rows beyond the distinct prompts are one-token dummies, never sampled
-  const prompts = [...distinct, ...Array<number[]>(batchBucket(distinct.length) - distinct.length).fill([0])];
+  const prompts = padToBucket(distinct);
   const ctx: PrefillContext = { programs, params, multiple: req.promptMultiple ?? 16, attentionBudget, ...memory };
   const t0 = performance.now();
   if (memory.share !== false) await sharePrefixes(ctx, distinct);
   const step = new Stepper(req, n, cfg.vocabSize);
-  const { cache, out, starts } = await prefill(ctx, prompts, distinct.length, promptSlots(req), step.heads);
+  const { cache, out, starts } = await prefill(ctx, prompts, distinct.length, extendSlots(req.prompts), step.heads);
   countPrompts(memory.stats, req.prompts, groups, starts);
   const t1 = performance.now();
   const rows = new Rows(
@@ -232,15 +232,19 @@ function countPrompts(
 }
 
 /**
- * Prompt slots of a request: its longest prompt and one slot more (the prefill's padding tokens write the last slot,
- * which no prompt may hold), rounded up to 32 (programs are reused; the decode's lanes: programs/generate.ts).
+ * A call's first decode step: its groups over prompts of `prefixLen` slots (extendSlots: a multiple of 32, as the
+ * decode's lanes need) and slots for the tokens a row generates (all but its last are fed back), rounded up to 32.
+ * Ungrouped rows take the prefill's padded batch: one-row programs are not run (engine README).
  */
-function promptSlots(req: GenerateRequest): number {
-  return up(Math.max(...req.prompts.map((p) => p.length)) + 1, 32);
+function firstDecodeShape(groups: PromptGroups, prefixLen: number, maxNewTokens: number): DecodeShape {
+  const ungrouped = groups.perGroup === 1;
+  return {
+    groups: ungrouped ? batchBucket(groups.members.length) : groups.members.length,
+    perGroup: groups.perGroup,
+    prefixLen,
+    cacheLen: up(maxNewTokens, 32),
+  };
 }
-
-/** Slots for the tokens a row generates (all but its last are fed back), rounded up to 32. */
-const generatedSlots = (maxNewTokens: number): number => up(maxNewTokens, 32);
 
 /**
  * The rows a decode step runs, as `groups` × `perGroup` ranks (-1: a rank no row holds), with their caches: each
@@ -262,13 +266,12 @@ class DecodeBatch {
     groups: PromptGroups,
     maxNewTokens: number,
   ) {
-    this.perGroup = groups.perGroup;
-    // one-row programs are not run (engine README): ungrouped rows take the prefill's padded batch
-    this.groups = this.perGroup === 1 ? prefix.batch : groups.members.length;
-    const B = this.groups * this.perGroup;
+    const first = firstDecodeShape(groups, prefix.slots, maxNewTokens);
+    [this.groups, this.perGroup] = [first.groups, first.perGroup];
+    const B = decodeBatch(first);
     this.order = Array<number>(B).fill(-1);
     groups.members.forEach((rows, g) => rows.forEach((b, r) => (this.order[g * this.perGroup + r] = b)));
-    this.own = new BatchCache(prefix.config, B, generatedSlots(maxNewTokens));
+    this.own = new BatchCache(prefix.config, B, first.cacheLen);
     this.positions = this.order.map((b) => (b >= 0 ? prompts[groups.ofRow[b]].length - 1 : 0));
     this.written = Array<number>(B).fill(0);
     this.slotMask = new Float32Array(B * this.own.slots);
@@ -403,21 +406,11 @@ export function generationShapes(
   attentionBudget = Infinity,
 ): { extend: ExtendShape; decode: DecodeShape } {
   const groups = promptGroups(cfg, req.prompts);
-  const B = batchBucket(groups.members.length);
-  const S = promptSlots(req);
-  const prompts = [
-    ...groups.members.map((m) => req.prompts[m[0]]),
-    ...Array<number[]>(B - groups.members.length).fill([0]),
-  ];
+  const S = extendSlots(req.prompts);
+  const prompts = padToBucket(groups.members.map((m) => req.prompts[m[0]]));
   const rows = { prompts, starts: prompts.map(() => 0) };
   const { newLen, chunk } = extendShape(rows, cfg.numHeads, S, req.promptMultiple ?? 16, attentionBudget);
-  const decode = {
-    groups: groups.perGroup === 1 ? B : groups.members.length,
-    perGroup: groups.perGroup,
-    prefixLen: S,
-    cacheLen: generatedSlots(req.maxNewTokens),
-  };
-  return { extend: { batch: chunk, newLen, cacheLen: S }, decode };
+  return { extend: { batch: chunk, newLen, cacheLen: S }, decode: firstDecodeShape(groups, S, req.maxNewTokens) };
 }
 
 /** Sampling state and the head outputs each step fetches. */

@@ -6,7 +6,7 @@
  * Without a PrefixCache every row is prefilled from position 0. Either way a row gets the same numbers.
  */
 import { BatchCache } from './kv-cache.ts';
-import { extend } from './extend.ts';
+import { extend, extendSlots } from './extend.ts';
 import { type PrefixCache, commonPrefix } from './prefix-cache.ts';
 import type { GenerationPrograms } from './programs.ts';
 import type { OrtTensor } from './session.ts';
@@ -58,6 +58,11 @@ const up = (x: number, m: number): number => Math.ceil(x / m) * m;
  */
 export function batchBucket(n: number): number {
   return n <= 8 ? Math.max(2, 2 ** Math.ceil(Math.log2(n))) : up(n, n <= 64 ? 8 : 32);
+}
+
+/** Prompts, then one-token dummy rows (never sampled) up to their batch bucket. */
+export function padToBucket(prompts: readonly (readonly number[])[]): (readonly number[])[] {
+  return [...prompts, ...Array<number[]>(batchBucket(prompts.length) - prompts.length).fill([0])];
 }
 
 /**
@@ -125,10 +130,8 @@ async function computeShared(ctx: PrefillContext, keys: readonly (readonly numbe
     ctx,
     sharedPrefixes(ctx.store!, keys, (k) => k.length),
   );
-  const padded = [...keys, ...Array<number[]>(batchBucket(keys.length) - keys.length).fill([0])];
-  const { starts } = await prefill(ctx, padded, keys.length, up(Math.max(...keys.map((k) => k.length)) + 1, 32), [
-    'greedy_token',
-  ]);
+  const padded = padToBucket(keys);
+  const { starts } = await prefill(ctx, padded, keys.length, extendSlots(keys), ['greedy_token']);
   keys.forEach((k, i) => (ctx.stats.shared += k.length - starts[i]));
 }
 

@@ -3,10 +3,10 @@
  * over an empty cache). It is the baseline the cached decode is measured against, and a second way of
  * computing the same tokens.
  */
-import { extend } from './extend.ts';
+import { extend, extendSlots } from './extend.ts';
 import { BatchCache } from './kv-cache.ts';
 import { type Policy, weightFeeds } from './policy.ts';
-import { batchBucket } from './prefill.ts';
+import { padToBucket } from './prefill.ts';
 
 export interface GreedyStep {
   readonly tokens: number[];
@@ -20,12 +20,8 @@ export async function greedyNext(
   multiple = 1,
 ): Promise<GreedyStep> {
   const n = prefixes.length;
-  const prompts = [...prefixes, ...Array<number[]>(batchBucket(n) - n).fill([0])];
-  const cache = new BatchCache(
-    policy.layout.config,
-    prompts.length,
-    Math.ceil((Math.max(...prefixes.map((p) => p.length)) + 1) / 32) * 32,
-  );
+  const prompts = padToBucket(prefixes);
+  const cache = new BatchCache(policy.layout.config, prompts.length, extendSlots(prefixes));
   const params = weightFeeds(policy.layout, policy.getParams(), policy.getBase());
   const starts = prompts.map(() => 0);
   const out = await extend(policy.programs, params, cache, { prompts, starts }, multiple, Infinity, [
