@@ -34,7 +34,10 @@ const [
   tArg = '0',
   promptsArg = 'same',
 ] = process.argv.slice(2);
-if (promptsArg !== 'same' && promptsArg !== 'distinct') throw new Error(`prompts: same or distinct, not ${promptsArg}`);
+if (promptsArg !== 'same' && promptsArg !== 'distinct') {
+  console.error(`profile-decode: prompts must be same or distinct, not "${promptsArg}"`);
+  process.exit(2);
+}
 const temperature = Number(tArg);
 const rowCounts = rowsArg.split(',').map(Number);
 const newTokens = Number(newArg);
