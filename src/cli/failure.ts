@@ -94,7 +94,8 @@ function usageLine(err: CommanderError | UsageError, command: string): string {
 export function describeFailure(err: unknown, command = 'starpo'): Failure {
   if (err instanceof CommanderError || err instanceof UsageError) return { line: usageLine(err, command), exitCode: 2 };
   const system = systemCause(err);
-  if (err instanceof StarpoError) {
+  // A StarpoError that only relays a system error (a policy engine's worker's) says no more than the system error.
+  if (err instanceof StarpoError && !(system && err.message === system.message)) {
     // A starpo error says what failed; a system error under it, unless already quoted, says why.
     const quoted = system === undefined || err.message.includes(system.code);
     return { line: whatWhy(err.message) + (quoted ? '' : `: ${reason(system)}`), exitCode: 1 };

@@ -14,7 +14,7 @@
 import { mkdtemp, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadCheckpoint, saveCheckpoint } from '../policy/io/checkpoint.ts';
+import { loadCheckpoint } from '../policy/io/checkpoint.ts';
 import type { ModelConfig } from '../policy/io/config.ts';
 import type { PolicyState } from '../policy/engine/state.ts';
 import type { PolicyHandle } from '../policy/engine/handle.ts';
@@ -136,9 +136,8 @@ export async function saveRunCheckpoint(
     for (const [name, policy] of Object.entries(models) as [ModelName, PolicyHandle][]) {
       if (name === 'ref' && !withRef) continue;
       const modelDir = join(dir, name);
-      const state = await policy.getState(name !== 'ref');
-      const checkpoint = { config, ...state, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} };
-      const digests = await saveCheckpoint(modelDir, checkpoint);
+      const extras = { config, rng: {}, tokenizerFiles: name === 'actor' ? assets : {} };
+      const digests = await policy.saveCheckpoint(modelDir, extras, name !== 'ref');
       // The scratch directory is removed afterwards: the store may move these files rather than copy them. Their
       // digests are known (the model's manifest lists them), so the store does not hash a gigabyte again.
       for (const f of await readdir(modelDir))

@@ -124,7 +124,7 @@ export async function importGguf(ggufPath: string, outDir: string, o: ImportOpti
     const weights = await readWeights(file, p, o);
     await rm(partial, { recursive: true, force: true });
     await mkdir(partial, { recursive: true });
-    const files = await writeModelWeights(partial, weights);
+    const files = [...(await writeModelWeights(partial, weights)).keys()];
     const text: Record<string, string> = {
       'config.json': p.configJson,
       ...p.tokenizerFiles,

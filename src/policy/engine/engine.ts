@@ -13,10 +13,11 @@
  */
 import { Worker } from 'node:worker_threads';
 import { StarpoError } from '../../errors.ts';
+import type { FileDigests } from '../io/checkpoint.ts';
 import type { Tensor } from '../io/dtype.ts';
 import type { SequenceBatch, TrainBatch } from '../programs/batch.ts';
 import type { GenerateRequest, Generation } from './generate.ts';
-import type { PolicyHandle } from './handle.ts';
+import type { CheckpointExtras, PolicyHandle } from './handle.ts';
 import type { ScoreResult } from './handle.ts';
 import type { TrainMetrics } from './handle.ts';
 import type { TrainStepOptions } from './handle.ts';
@@ -27,7 +28,12 @@ import type { ImportOptions, PolicyState } from './state.ts';
 export class EngineError extends StarpoError {
   readonly remoteName: string;
   constructor(e: RemoteError) {
-    super(e.message, { retryable: e.retryable, details: { ...e.details, remoteName: e.name, remoteStack: e.stack } });
+    super(e.message, {
+      retryable: e.retryable,
+      details: { ...e.details, remoteName: e.name, remoteStack: e.stack },
+      // the worker's system error again (code, syscall, path), for the messages that name a full disk or a path
+      cause: e.system && Object.assign(new Error(e.message), e.system),
+    });
     this.remoteName = e.name;
   }
 }
@@ -77,6 +83,11 @@ export class PolicyEngine implements PolicyHandle {
   getState(optimizer = true): Promise<PolicyState> {
     return this.call('getState', optimizer);
   }
+
+  saveCheckpoint(dir: string, extras: CheckpointExtras, optimizer = true): Promise<FileDigests> {
+    return this.call('saveCheckpoint', dir, extras, optimizer);
+  }
+
   setState(state: PolicyState, opts?: ImportOptions): Promise<{ unused: string[] }> {
     return this.call('setState', state, opts);
   }

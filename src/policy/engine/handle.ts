@@ -3,6 +3,7 @@
  * Policy in a worker thread), which answer every call with the same numbers. The engine's message protocol
  * (protocol.ts Ops) is derived from it, so the worker and the caller are checked against it too.
  */
+import type { FileDigests, TrainingCheckpoint } from '../io/checkpoint.ts';
 import type { Tensor } from '../io/dtype.ts';
 import type { AdamWSpec } from '../programs/adamw.ts';
 import type { LossSpec } from '../programs/loss.ts';
@@ -29,6 +30,9 @@ export interface ScoreResult {
   readonly values?: Float32Array;
 }
 
+/** What a model's checkpoint holds besides its state: the config, RNG states, tokenizer files, metadata. */
+export type CheckpointExtras = Omit<TrainingCheckpoint, 'weights' | 'optimizer' | 'step'>;
+
 export interface PolicyHandle {
   /** One optimizer step (a mini-batch); metrics include loss, grad_norm, skipped, tokens. */
   trainStep(batch: TrainBatch, opts: TrainStepOptions): Promise<TrainMetrics>;
@@ -37,6 +41,12 @@ export interface PolicyHandle {
   generate(req: GenerateRequest): Promise<Generation[]>;
   /** A copy of weights (HF names), AdamW moments (unless `optimizer` is false) and step. */
   getState(optimizer?: boolean): Promise<PolicyState>;
+  /**
+   * Writes the model's checkpoint into `dir` (io/checkpoint.ts saveCheckpoint, with the weights, AdamW moments unless
+   * `optimizer` is false, and step) from its own buffers, after the calls before it and before the calls after it:
+   * no copy of the state is made (SmolLM2's weights and moments are 1.6 GB) nor, from an engine, sent across threads.
+   */
+  saveCheckpoint(dir: string, extras: CheckpointExtras, optimizer?: boolean): Promise<FileDigests>;
   /** Sets weights (and moments and step) as state.ts importState does; returns the names not used. */
   setState(state: PolicyState, opts?: ImportOptions): Promise<{ unused: string[] }>;
   /**

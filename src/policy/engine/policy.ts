@@ -8,6 +8,7 @@
  */
 import { ConfigError } from '../../errors.ts';
 import { type ProgramOverrides, programOptions } from '../graph/program-options.ts';
+import { type FileDigests, saveCheckpoint } from '../io/checkpoint.ts';
 import type { ModelConfig } from '../io/config.ts';
 import { GROUPS, type Layout, type Role, buildLayout, paramCount } from '../model/layout.ts';
 import type { Tensor } from '../io/dtype.ts';
@@ -29,7 +30,7 @@ import { lossDef } from '../programs/loss.ts';
 import type { Tokenizer } from '../tokenizer/types.ts';
 import { only, sequenceFeeds, weightFeeds } from './feeds.ts';
 import { type GenerateRequest, type Generation, generate, generationShapes } from './generate.ts';
-import type { PolicyHandle, ScoreResult, TrainMetrics, TrainStepOptions } from './handle.ts';
+import type { CheckpointExtras, PolicyHandle, ScoreResult, TrainMetrics, TrainStepOptions } from './handle.ts';
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { type GenerationPrograms, ProgramCache } from './programs.ts';
@@ -293,6 +294,11 @@ export class Policy implements PolicyHandle {
   /** A copy of weights (HF names), AdamW moments (unless `optimizer` is false) and step, after the calls before it. */
   getState(optimizer = true): Promise<PolicyState> {
     return this.exclusive(async () => exportState(this, optimizer));
+  }
+
+  saveCheckpoint(dir: string, extras: CheckpointExtras, optimizer = true): Promise<FileDigests> {
+    // Views of the live buffers: the lock keeps every other operation off them until the files are written.
+    return this.exclusive(() => saveCheckpoint(dir, { ...extras, ...exportState(this, optimizer, false) }));
   }
 
   /** importState, after the calls before it. */

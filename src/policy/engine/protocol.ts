@@ -51,6 +51,13 @@ export interface RemoteError {
   readonly stack?: string;
   readonly retryable: boolean;
   readonly details: Record<string, unknown>;
+  /** A Node system error's fields (a full disk writing a checkpoint: ENOSPC), so the caller's message can name them. */
+  readonly system?: {
+    readonly code: string;
+    readonly syscall?: string;
+    readonly path?: string;
+    readonly dest?: string;
+  };
 }
 
 export type Response =

@@ -36,15 +36,16 @@ export interface PackedPolicy {
   setMoments(moments: { m: Packed; v: Packed } | null, step: number, copy?: boolean): void;
 }
 
-const named = (policy: PackedPolicy, p: Packed): Map<string, Tensor> =>
-  new Map(Object.entries(toNamed(policy.layout, clonePacked(p))));
-
-/** A copy of the policy's state (weights always; moments when `optimizer` and any exist). */
-export function exportState(policy: PackedPolicy, optimizer = true): PolicyState {
+/**
+ * The policy's state (weights always; moments when `optimizer` and any exist): a copy, or with `copy` false views of
+ * its live buffers, valid until its next operation (what a checkpoint writes at once, under the policy's lock).
+ */
+export function exportState(policy: PackedPolicy, optimizer = true, copy = true): PolicyState {
+  const named = (p: Packed) => new Map(Object.entries(toNamed(policy.layout, copy ? clonePacked(p) : p)));
   const moments = optimizer ? policy.getMoments() : null;
   return {
-    weights: named(policy, policy.getParams()),
-    optimizer: moments && { m: named(policy, moments.m), v: named(policy, moments.v) },
+    weights: named(policy.getParams()),
+    optimizer: moments && { m: named(moments.m), v: named(moments.v) },
     step: policy.step,
   };
 }

@@ -21,6 +21,7 @@ const handlers: Handlers = {
   score: (batch, temperature) => policy.score(batch, temperature),
   generate: (req) => policy.generate(req),
   getState: (optimizer) => policy.getState(optimizer),
+  saveCheckpoint: (dir, extras, optimizer) => policy.saveCheckpoint(dir, extras, optimizer),
   setState: (state, opts) => policy.setState(state, opts),
   setBase: (weights) => policy.setBase(weights),
   info: () => ({
@@ -40,7 +41,9 @@ function remote(err: unknown): RemoteError {
   const e = err instanceof Error ? err : new Error(String(err));
   const s = err instanceof StarpoError ? err : null;
   const details = { ...(s?.details ?? {}) };
-  return { name: e.name, message: e.message, stack: e.stack, retryable: s?.retryable ?? false, details };
+  const { code, syscall, path, dest } = e as NodeJS.ErrnoException & { dest?: string };
+  const system = typeof code === 'string' ? { code, syscall, path, dest } : undefined;
+  return { name: e.name, message: e.message, stack: e.stack, retryable: s?.retryable ?? false, details, system };
 }
 
 /** ArrayBuffers of typed arrays inside a result, to transfer (each once). */

@@ -12,7 +12,7 @@ import { mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CorruptDataError, StarpoError } from '../../errors.ts';
 import { writeBytesAtomic } from '../../storage/atomic-file.ts';
-import { digestFile, sha256File } from '../../storage/hash.ts';
+import { fileDigest, sha256File } from '../../storage/hash.ts';
 import { parseModelConfig, writeModelConfig, type ModelConfig } from './config.ts';
 import type { Tensor } from './dtype.ts';
 import { readSafetensors, writeSafetensors } from './safetensors.ts';
@@ -86,14 +86,20 @@ export async function saveCheckpoint(
   for (const name of await readdir(dir)) {
     if (WEIGHT_FILE.test(name)) await rm(join(dir, name), { force: true });
   }
-  const files = await writeModelWeights(dir, ckpt.weights, { maxShardBytes: options.maxShardBytes });
-  await writeSafetensors(join(dir, TRAINING_STATE_FILE), optimizerTensors(ckpt.optimizer), stateMetadata(ckpt));
+  // The weights and the training state are hashed as they are written; the small files are read back.
+  const known = await writeModelWeights(dir, ckpt.weights, { maxShardBytes: options.maxShardBytes });
+  const state = await writeSafetensors(
+    join(dir, TRAINING_STATE_FILE),
+    optimizerTensors(ckpt.optimizer),
+    stateMetadata(ckpt),
+  );
+  known.set(TRAINING_STATE_FILE, state.sha256);
   await writeBytesAtomic(join(dir, CONFIG_FILE), writeModelConfig(ckpt.config));
   for (const [name, text] of Object.entries(ckpt.tokenizerFiles)) await writeBytesAtomic(join(dir, name), text);
-  files.push(TRAINING_STATE_FILE, CONFIG_FILE, ...tokenizerNames);
+  const files = [...known.keys(), CONFIG_FILE, ...tokenizerNames];
   const manifest: Manifest = { format: FORMAT, version: 1, step: ckpt.step, tokenizerFiles: tokenizerNames, files: {} };
   for (const name of files) {
-    const { sha256, sizeBytes } = await digestFile(join(dir, name)); // one read gives both
+    const { sha256, sizeBytes } = await fileDigest(join(dir, name), known.get(name));
     manifest.files[name] = { sha256, bytes: sizeBytes };
   }
   await writeBytesAtomic(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -7,6 +7,7 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { CorruptDataError, StarpoError } from '../../errors.ts';
 import { readFully, writeFileAtomic, writeFully } from '../../storage/atomic-file.ts';
+import { type ContentDigest, DigestCounter } from '../../storage/hash.ts';
 import { assertLittleEndian, decodeTensor, elementCount, encodeElements, type Tensor } from './dtype.ts';
 import {
   parseHeaderJson,
@@ -136,7 +137,9 @@ export function serializeSafetensors(
 const CHUNK_ELEMENTS = 1 << 20;
 
 /**
- * Writes tensors to `path` atomically: streamed into a temporary file, fsynced, renamed. Returns the file size.
+ * Writes tensors to `path` atomically: streamed into a temporary file, fsynced, renamed. Returns the file's size and
+ * SHA-256, hashed from the bytes as they are written (each chunk while its write runs), so a caller that needs the
+ * digest (a checkpoint's manifest) does not read a gigabyte back.
  * Tensors are laid out by element size then name; F16/BF16 tensors given as Float32Array are rounded to
  * nearest even.
  */
@@ -144,19 +147,27 @@ export async function writeSafetensors(
   path: string,
   tensors: NamedTensors,
   metadata: Readonly<Record<string, string>> = {},
-): Promise<number> {
+): Promise<ContentDigest> {
   assertLittleEndian();
   const plan = planSafetensors(tensors, metadata);
+  const counter = new DigestCounter();
+  const put = async (fh: FileHandle, bytes: Uint8Array) => {
+    const written = writeFully(fh, bytes); // runs on libuv's pool while the chunk is hashed here
+    counter.update(bytes);
+    await written;
+  };
   await writeFileAtomic(path, async (fh) => {
-    await writeFully(fh, plan.headerBytes);
+    await put(fh, plan.headerBytes);
     for (const t of plan.tensors) {
       const n = elementCount(t.shape);
       for (let start = 0; start < n; start += CHUNK_ELEMENTS) {
-        await writeFully(fh, encodeElements(t.tensor, start, Math.min(n, start + CHUNK_ELEMENTS)));
+        await put(fh, encodeElements(t.tensor, start, Math.min(n, start + CHUNK_ELEMENTS)));
       }
     }
   });
   const { size } = await stat(path);
-  if (size !== plan.fileSize) throw new StarpoError(`${path}: wrote ${size} bytes, expected ${plan.fileSize}`);
-  return size;
+  const digest = counter.digest();
+  if (size !== plan.fileSize || digest.sizeBytes !== size)
+    throw new StarpoError(`${path}: wrote ${size} bytes, expected ${plan.fileSize}`);
+  return digest;
 }

@@ -7,6 +7,7 @@ import { access, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CorruptDataError, StarpoError } from '../../errors.ts';
 import { writeBytesAtomic } from '../../storage/atomic-file.ts';
+import { digestBytes } from '../../storage/hash.ts';
 import { DTYPE_BYTES, elementCount, type Tensor } from './dtype.ts';
 import { SafetensorsReader, writeSafetensors, type NamedTensors } from './safetensors.ts';
 
@@ -72,13 +73,13 @@ export interface WriteWeightsOptions {
 /**
  * Writes weights the way `save_pretrained` does: one `model.safetensors` when they fit in a shard, otherwise
  * numbered shards plus the index (written last, so a directory with an index has all its shards).
- * Returns the file names written.
+ * Returns each file written, in the order written, with its SHA-256.
  */
 export async function writeModelWeights(
   dir: string,
   tensors: NamedTensors,
   options: WriteWeightsOptions = {},
-): Promise<string[]> {
+): Promise<Map<string, string>> {
   const maxShardBytes = options.maxShardBytes ?? 5e9;
   const metadata = options.metadata ?? { format: 'pt' };
   const shards: [string, Tensor][][] = [[]];
@@ -94,19 +95,19 @@ export async function writeModelWeights(
     shardBytes += bytes;
     totalSize += bytes;
   }
-  if (shards.length === 1) {
-    await writeSafetensors(join(dir, SINGLE_FILE), shards[0], metadata);
-    return [SINGLE_FILE];
-  }
+  if (shards.length === 1)
+    return new Map([[SINGLE_FILE, (await writeSafetensors(join(dir, SINGLE_FILE), shards[0], metadata)).sha256]]);
   const files = shards.map((_, i) => `model-${pad5(i + 1)}-of-${pad5(shards.length)}.safetensors`);
   const weightMap: Record<string, string> = {};
+  const written = new Map<string, string>();
   for (const [i, shard] of shards.entries()) {
-    await writeSafetensors(join(dir, files[i]), shard, metadata);
+    written.set(files[i], (await writeSafetensors(join(dir, files[i]), shard, metadata)).sha256);
     for (const [name] of shard) weightMap[name] = files[i];
   }
   const index = { metadata: { total_size: totalSize }, weight_map: sortedObject(weightMap) };
-  await writeBytesAtomic(join(dir, INDEX_FILE), `${JSON.stringify(index, null, 2)}\n`);
-  return [...files, INDEX_FILE];
+  const text = `${JSON.stringify(index, null, 2)}\n`;
+  await writeBytesAtomic(join(dir, INDEX_FILE), text);
+  return written.set(INDEX_FILE, digestBytes(new TextEncoder().encode(text)).sha256);
 }
 
 function pad5(n: number): string {

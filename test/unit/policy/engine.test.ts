@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeFailure } from '../../../src/cli/failure.ts';
 import { test } from 'node:test';
 import { EngineError, PolicyEngine } from '../../../src/policy/engine/engine.ts';
 import { Policy } from '../../../src/policy/engine/policy.ts';
 import { exportState, importState } from '../../../src/policy/engine/state.ts';
+import { loadCheckpoint } from '../../../src/policy/io/checkpoint.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import { sha256File } from '../../../src/storage/hash.ts';
 import { STARPO_S_PPO } from '../../../src/policy/programs/loss.ts';
 import { createCharTokenizer } from '../../../src/policy/tokenizer/char.ts';
 
@@ -73,6 +79,39 @@ test('a streamed generate hands each row its tokens as they are made, across the
   await engine.close();
 });
 
+test('a model saves its checkpoint between the calls before and after it, in process and from the worker', async () => {
+  const sft = { loss: { kind: 'sft', aggregation: 'token-mean' } as const, lr: 0.01 };
+  const expected = new Policy({ config, seed: 5, threads: 1 });
+  const models = [
+    new Policy({ config, seed: 5, threads: 1 }),
+    await PolicyEngine.start({ config, seed: 5, threads: 1 }),
+  ];
+  const extras = { config, rng: {}, tokenizerFiles: tokenizer.toFiles() };
+  const dir = await mkdtemp(join(tmpdir(), 'starpo-save-'));
+  try {
+    await expected.trainStep(batch, sft);
+    for (const [i, model] of models.entries()) {
+      const out = join(dir, String(i));
+      const stepped = model.trainStep(batch, sft);
+      const saved = model.saveCheckpoint(out, extras); // after the first step, before the second
+      const again = model.trainStep(batch, sft);
+      await Promise.all([stepped, again]);
+      const digests = await saved;
+      const loaded = await loadCheckpoint(out, digests);
+      assert.deepEqual(
+        { ...loaded, config: undefined },
+        { ...extras, config: undefined, ...exportState(expected), metadata: {} },
+      );
+      for (const [name, sha] of digests) assert.equal(sha, await sha256File(join(out, name)), name);
+      await model.saveCheckpoint(join(dir, `${i}-weights`), extras, false);
+      assert.equal((await loadCheckpoint(join(dir, `${i}-weights`))).optimizer, null);
+    }
+  } finally {
+    await Promise.all([expected, ...models].map((m) => m.close()));
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('state import restores weights, moments and step exactly', async () => {
   const a = new Policy({ config, seed: 1, threads: 1 });
   await a.trainStep(
@@ -88,13 +127,24 @@ test('state import restores weights, moments and step exactly', async () => {
 
 test('worker errors arrive as EngineError naming the worker-side class; a missing provider fails at start', async () => {
   const engine = await PolicyEngine.start({ config, seed: 5, threads: 1 });
-  await assert.rejects(
-    engine.trainStep(batch, { loss: { kind: 'value', clip: 0.5, aggregation: 'token-mean' }, lr: 1 }),
-    (e: unknown) => {
-      return e instanceof EngineError && e.remoteName === 'ConfigError' && /does not fit a actor/.test(e.message);
-    },
-  );
-  await engine.close();
+  const dir = await mkdtemp(join(tmpdir(), 'starpo-engine-'));
+  try {
+    await assert.rejects(
+      engine.trainStep(batch, { loss: { kind: 'value', clip: 0.5, aggregation: 'token-mean' }, lr: 1 }),
+      (e: unknown) =>
+        e instanceof EngineError && e.remoteName === 'ConfigError' && /does not fit a actor/.test(e.message),
+    );
+    // A system error in the worker (a checkpoint directory under a file) keeps its code, call and path.
+    await writeFile(join(dir, 'file'), '');
+    const target = join(dir, 'file', 'ckpt');
+    const err = await engine.saveCheckpoint(target, { config, rng: {}, tokenizerFiles: {} }).catch((e: unknown) => e);
+    assert.ok(err instanceof EngineError);
+    const line = `cannot create the directory ${target} — a part of the path is not a directory (ENOTDIR)`;
+    assert.equal(describeFailure(err).line, line);
+  } finally {
+    await engine.close();
+    await rm(dir, { recursive: true, force: true });
+  }
   await assert.rejects(
     PolicyEngine.start({ config, provider: 'cuda' }),
     (e: unknown) => e instanceof EngineError && /execution provider "cuda" is unavailable/.test(e.message),

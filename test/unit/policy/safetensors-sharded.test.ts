@@ -7,6 +7,7 @@ import { CorruptDataError } from '../../../src/errors.ts';
 import type { Tensor } from '../../../src/policy/io/dtype.ts';
 import { readModelWeights, writeModelWeights } from '../../../src/policy/io/sharded.ts';
 import { readSafetensors } from '../../../src/policy/io/safetensors.ts';
+import { sha256File } from '../../../src/storage/hash.ts';
 
 const f32 = (...v: number[]): Tensor => ({ dtype: 'F32', shape: [v.length], data: new Float32Array(v) });
 const WEIGHTS: [string, Tensor][] = [
@@ -26,7 +27,7 @@ async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
 
 test('small weights go to one model.safetensors with format pt', async () => {
   await withDir(async (dir) => {
-    assert.deepEqual(await writeModelWeights(dir, WEIGHTS), ['model.safetensors']);
+    assert.deepEqual([...(await writeModelWeights(dir, WEIGHTS)).keys()], ['model.safetensors']);
     assert.deepEqual((await readSafetensors(join(dir, 'model.safetensors'))).metadata, { format: 'pt' });
     assert.deepEqual(await readModelWeights(dir), new Map(WEIGHTS));
   });
@@ -34,7 +35,7 @@ test('small weights go to one model.safetensors with format pt', async () => {
 
 test('weights beyond the shard size are split and indexed like save_pretrained', async () => {
   await withDir(async (dir) => {
-    const files = await writeModelWeights(dir, WEIGHTS, { maxShardBytes: 8 });
+    const files = [...(await writeModelWeights(dir, WEIGHTS, { maxShardBytes: 8 })).keys()];
     assert.deepEqual(files, [
       'model-00001-of-00003.safetensors',
       'model-00002-of-00003.safetensors',
@@ -52,6 +53,22 @@ test('weights beyond the shard size are split and indexed like save_pretrained',
     });
     assert.deepEqual(await readModelWeights(dir), new Map(WEIGHTS));
   });
+});
+
+test('each file comes back with the SHA-256 of its bytes, hashed as written (tensors of several chunks too)', async () => {
+  const big = (n: number) => Float32Array.from({ length: n }, (_, i) => Math.sin(i));
+  const weights: [string, Tensor][] = [
+    ['wide', { dtype: 'F32', shape: [3, 500_000], data: big(1_500_000) }], // 1 << 20 elements a chunk
+    ['half', { dtype: 'F16', shape: [1_200_000], data: big(1_200_000) }], // narrowed chunk by chunk
+    ...WEIGHTS,
+  ];
+  for (const maxShardBytes of [5e9, 8]) {
+    await withDir(async (dir) => {
+      const written = await writeModelWeights(dir, weights, { maxShardBytes });
+      assert.equal(written.size, maxShardBytes === 8 ? 6 : 1);
+      for (const [name, sha256] of written) assert.equal(sha256, await sha256File(join(dir, name)), name);
+    });
+  }
 });
 
 test('an index naming a tensor its shard lacks is corrupt', async () => {
