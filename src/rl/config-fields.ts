@@ -162,12 +162,13 @@ export const FIELDS = {
     CONTEXT_MAX,
   ),
   kvCacheMb: int(
-    1024,
+    8192,
     0,
-    "Keys and values the rollout engine keeps between generate calls (MB): a turn prefills only what its row's " +
-      "previous turn lacks (the answer and the new observation), and rows sharing a prefix (a group's first prompt, " +
-      'the system prompt) compute it once. Tokens and log-probs are the same bit for bit at any size (rows that do ' +
-      'not fit re-prefill); 0 = every turn re-prefills its whole context.',
+    "Keys and values the rollout engine keeps between generate calls (MB, at most; taken as rows' prompts need it): " +
+      "a turn prefills only what its row's previous turn lacks (the answer and the new observation), and rows " +
+      "sharing a prefix (a group's first prompt, the system prompt) compute it once. Tokens and log-probs are the " +
+      'same bit for bit at any size (rows that do not fit re-prefill their whole context). SmolLM2 Sokoban 8x16 ' +
+      'holds 3.7 GiB by turn 5 (46 KB a token); at 1024 half the rows re-prefilled from turn 3 on. 0 = off.',
     1 << 20,
   ),
   rolloutWeights: oneOf(
