@@ -43,7 +43,9 @@ function remote(err: unknown): RemoteError {
   const details = { ...(s?.details ?? {}) };
   const { code, syscall, path, dest } = e as NodeJS.ErrnoException & { dest?: string };
   const system = typeof code === 'string' ? { code, syscall, path, dest } : undefined;
-  return { name: e.name, message: e.message, stack: e.stack, retryable: s?.retryable ?? false, details, system };
+  // A system error (a full disk) stays retryable, as it is when raised in the caller's thread (durable/boundary.ts).
+  const retryable = s?.retryable ?? system !== undefined;
+  return { name: e.name, message: e.message, stack: e.stack, retryable, details, system };
 }
 
 /** ArrayBuffers of typed arrays inside a result, to transfer (each once). */

@@ -139,6 +139,7 @@ test('worker errors arrive as EngineError naming the worker-side class; a missin
     const target = join(dir, 'file', 'ckpt');
     const err = await engine.saveCheckpoint(target, { config, rng: {}, tokenizerFiles: {} }).catch((e: unknown) => e);
     assert.ok(err instanceof EngineError);
+    assert.equal(err.retryable, true, 'retried, as the same error raised in this thread would be');
     const line = `cannot create the directory ${target} — a part of the path is not a directory (ENOTDIR)`;
     assert.equal(describeFailure(err).line, line);
   } finally {
