@@ -67,14 +67,8 @@ export async function exportCheckpoint(o: ExportOptions): Promise<ExportResult> 
       : toNamed(actor.layout, actor.getParams());
     const dtype = o.dtype ?? 'F32';
     await mkdir(out, { recursive: true });
-    const files = [
-      ...(
-        await writeModelWeights(
-          out,
-          Object.entries(weights).map(([n, t]): [string, Tensor] => [n, { ...t, dtype }]),
-        )
-      ).keys(),
-    ];
+    const typed = Object.entries(weights).map(([n, t]): [string, Tensor] => [n, { ...t, dtype }]);
+    const files = [...(await writeModelWeights(out, typed)).keys()];
     await writeFile(join(out, 'config.json'), writeModelConfig(run.modelConfig));
     for (const [name, text] of Object.entries(run.assets)) {
       if (name !== BASE_MODEL_FILE) await writeFile(join(out, name), text);
