@@ -9,11 +9,12 @@
  *   prefill), the LM head only for the tokens the model wrote (a prompt's last token's head samples the first);
  * - score: the trained rows through each scoring model — the actor when old log-probs are recomputed, the critic,
  *   the reference when there is a KL term — nothing when the update will skip (no critic, no signal); each row up to
- *   its last trained token (what follows reaches no loss term: the kept rows' attention ends there);
- * - update: the trained rows (up to their last trained token) forward and backward, ppoEpochs times, for the actor
- *   (unless it skipped) and the critic: 3 forwards' worth with full fine-tuning (the input and weight gradients), 2
- *   under LoRA (the frozen weights' gradients are not computed; the adapters' products are left out), in the
- *   update's own seeded mini-batches.
+ *   its last trained token (what follows reaches no loss term: the kept rows' attention ends there), the LM head on
+ *   the trained tokens only (what the loss reads; programs/head-rows.ts);
+ * - update: the trained rows (up to their last trained token, the LM head on the trained ones) forward and
+ *   backward, ppoEpochs times, for the actor (unless it skipped) and the critic: 3 forwards' worth with full
+ *   fine-tuning (the input and weight gradients), 2 under LoRA (the frozen weights' gradients are not computed; the
+ *   adapters' products are left out), in the update's own seeded mini-batches.
  * Score and update count a group's shared prompt once when the models pack prompts (packPrefixes) — the update once
  * per mini-batch holding rows of the group, as the weights change between mini-batches. The critic's
  * forward has no LM head. The collapse probe and validation are not counted (bench iteration leaves them out), nor
@@ -51,13 +52,12 @@ export interface IterationFlopsInput {
 }
 
 /**
- * Forward FLOPs of tokens at positions from+1 … to of one sequence (causal: position p attends to p keys). The count
- * is linear in the context, so the sum is the count at the mean context.
+ * Forward FLOPs of tokens at positions from+1 … to of one sequence (causal: position p attends to p keys), without
+ * the LM head. The count is linear in the context, so the sum is the count at the mean context.
  */
-function spanFlops(model: ModelConfig, from: number, to: number, head: boolean): number {
+function spanFlops(model: ModelConfig, from: number, to: number): number {
   if (to <= from) return 0;
-  const perToken = forwardFlopsPerToken(model, (from + 1 + to) / 2) - (head ? 0 : headFlops(model));
-  return (to - from) * perToken;
+  return (to - from) * (forwardFlopsPerToken(model, (from + 1 + to) / 2) - headFlops(model));
 }
 
 /** The LM head's FLOPs for one token. */
@@ -82,14 +82,13 @@ function written(t: TrajectoryEvent): number {
 }
 
 /**
- * Forward FLOPs of the rows (of each row its first `length(row)` tokens), a group's shared first prompt once per
- * group when `shared`.
+ * Forward FLOPs of the rows (of each row its first `length(row)` tokens) without the LM head, a group's shared first
+ * prompt once per group when `shared`.
  */
 function rowsFlops(
   model: ModelConfig,
   rows: readonly TrajectoryEvent[],
   shared: boolean,
-  head: boolean,
   length: (t: TrajectoryEvent) => number = trainedLength,
 ): number {
   const groups = new Map<number, TrajectoryEvent[]>();
@@ -97,8 +96,8 @@ function rowsFlops(
   let flops = 0;
   for (const members of groups.values()) {
     const prompt = shared ? Math.min(...members.map((t) => t.turns[0]?.promptTokens ?? 0)) : 0;
-    flops += spanFlops(model, 0, prompt, head);
-    for (const t of members) flops += spanFlops(model, prompt, length(t), head);
+    flops += spanFlops(model, 0, prompt);
+    for (const t of members) flops += spanFlops(model, prompt, length(t));
   }
   return flops;
 }
@@ -113,8 +112,11 @@ export function iterationFlops(input: IterationFlopsInput): IterationFlops {
   const { model, config: c, trajectories, packed, actorSkipped } = input;
   const records = trajectories.map((e) => trajectoryRecordOf(e, []));
   const trained = trainedRows(c, compactBatch(trajectories, records)).map((r) => trajectories[r]);
-  const actor = rowsFlops(model, trained, packed, true);
-  const critic = c.critic ? rowsFlops(model, trained, packed, false) : 0;
+  const headOnWritten = (rows: readonly TrajectoryEvent[]) =>
+    headFlops(model) * rows.reduce((sum, t) => sum + written(t), 0);
+  const actorFlops = (rows: readonly TrajectoryEvent[]) => rowsFlops(model, rows, packed) + headOnWritten(rows);
+  const actor = actorFlops(trained);
+  const critic = c.critic ? rowsFlops(model, trained, packed) : 0;
   const scoring = actorSkipped && !c.critic ? 0 : 1;
   const recompute = c.oldLogprobs === 'recompute' ? actor : 0;
   const reference = hasReferenceModel(c) ? actor : 0;
@@ -122,13 +124,12 @@ export function iterationFlops(input: IterationFlopsInput): IterationFlops {
   const iteration = trajectories[0]?.iteration ?? 0;
   const batches = miniBatches(trained.length, c.miniBatchSize, c.ppoEpochs, samplingSeed(c, iteration));
   const batchRows = batches.map((rows) => rows.map((r) => trained[r]));
-  const trainedFlops = (head: boolean) =>
-    batchRows.reduce((sum, rows) => sum + rowsFlops(model, rows, packed, head), 0);
+  const trainedFlops = (perBatch: (rows: readonly TrajectoryEvent[]) => number) =>
+    batchRows.reduce((sum, rows) => sum + perBatch(rows), 0);
+  const criticFlops = (rows: readonly TrajectoryEvent[]) => rowsFlops(model, rows, packed);
   return {
-    rollout:
-      rowsFlops(model, trajectories, true, false) +
-      headFlops(model) * trajectories.reduce((sum, t) => sum + written(t), 0),
+    rollout: rowsFlops(model, trajectories, true) + headOnWritten(trajectories),
     score: scoring * (recompute + critic + reference),
-    update: backward * ((actorSkipped ? 0 : trainedFlops(true)) + (c.critic ? trainedFlops(false) : 0)),
+    update: backward * ((actorSkipped ? 0 : trainedFlops(actorFlops)) + (c.critic ? trainedFlops(criticFlops) : 0)),
   };
 }

@@ -67,11 +67,13 @@ function crossBatch(pairs: readonly FirstTurn[], prompts: readonly number[][], c
   const seqLen = Math.max(2, ...rows.map((r) => r.tokens.length));
   const tokens = new Int32Array(rows.length * seqLen);
   const attentionMask = new Float32Array(rows.length * seqLen);
+  const headMask = new Float32Array(rows.length * seqLen); // the response's log-probs are all the probe reads
   rows.forEach((r, b) => {
     tokens.set(r.tokens, b * seqLen);
     attentionMask.fill(1, b * seqLen, b * seqLen + r.tokens.length);
+    headMask.fill(1, b * seqLen + r.from, b * seqLen + r.from + r.length);
   });
-  return { batch: { batch: rows.length, seqLen, tokens, attentionMask }, rows };
+  return { batch: { batch: rows.length, seqLen, tokens, attentionMask, headMask }, rows };
 }
 
 /** The iteration's probe, or null when it is not due. `seed`: the iteration's sampling seed. */

@@ -6,6 +6,7 @@ import { ConfigError } from '../../errors.ts';
 import { GROUPS, type Layout } from '../model/layout.ts';
 import type { Packed } from '../model/params.ts';
 import { type Bucket, type SequenceBatch, place, placeInt, positionsOf } from '../programs/batch.ts';
+import type { HeadRows } from '../programs/head-rows.ts';
 import { isPacked } from '../programs/prefix-pack.ts';
 import { type Session, type OrtTensor, floatTensor, scalarTensor, tensor } from './session.ts';
 
@@ -31,9 +32,10 @@ export function packedFeeds(prefix: string, p: Packed): Feeds {
 
 /**
  * tokens, targets (next tokens), positions, attention mask and 1/T for a batch padded to `bucket`; a packed batch
- * (programs/prefix-pack.ts) brings its own targets (`described`), positions and segments.
+ * (programs/prefix-pack.ts) brings its own targets (`described`), positions and segments; `heads`, the positions the
+ * LM head runs on (programs/head-rows.ts).
  */
-export function sequenceFeeds(batch: SequenceBatch, bucket: Bucket, temperature = 1): Feeds {
+export function sequenceFeeds(batch: SequenceBatch, bucket: Bucket, temperature = 1, heads?: HeadRows | null): Feeds {
   const shape = [bucket.batch, bucket.seqLen];
   const mask = place(batch.attentionMask, batch, bucket, 0, 'float32');
   const packed = isPacked(batch) ? batch : null;
@@ -46,6 +48,12 @@ export function sequenceFeeds(batch: SequenceBatch, bucket: Bucket, temperature 
       packed ? placeInt(packed.positions, batch, bucket, 0) : positionsOf(mask, bucket.batch, bucket.seqLen),
     ),
     ...(packed ? { segments: tensor('int64', shape, placeInt(packed.segments, batch, bucket, 0)) } : {}),
+    ...(heads
+      ? {
+          head_rows: tensor('int64', [heads.rows.length], heads.rows),
+          head_inverse: tensor('int64', [heads.inverse.length], heads.inverse),
+        }
+      : {}),
     attention_mask: floatTensor(mask, shape),
     inv_temperature: scalarTensor(1 / temperature, 'float32'),
   };

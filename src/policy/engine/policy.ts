@@ -34,6 +34,7 @@ import type { CheckpointExtras, PolicyHandle, ScoreResult, TrainMetrics, TrainSt
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { type GenerationPrograms, ProgramCache } from './programs.ts';
+import { headRows } from '../programs/head-rows.ts';
 import { ATTENTION_TIME_FACTOR, type PackOptions, packSharedPrefixes, unpack } from '../programs/prefix-pack.ts';
 import { forwardFlopsPerToken } from '../model/flops.ts';
 import { Int8Decode } from './int8-decode.ts';
@@ -108,6 +109,13 @@ export interface PolicyOptions {
    * Default: for models of PACK_MIN_PARAMS or more (base included).
    */
   readonly packPrefixes?: boolean;
+  /**
+   * An actor's LM head runs only on the positions a call reads (programs/head-rows.ts): in a train step the trained
+   * tokens, in scoring those of the batch's headMask (every position without one). The same log-probs, entropies and
+   * gradients up to float rounding. Default: for models of PACK_MIN_PARAMS or more (base included), where the head
+   * over a real vocabulary is a fifth of a token's work.
+   */
+  readonly headRows?: boolean;
 }
 
 export type RolloutWeights = 'float32' | 'int8';
@@ -172,6 +180,8 @@ export class Policy implements PolicyHandle {
   readonly int8Decode: Int8Decode | null;
   /** Whether scoring and training pack rows that share a prompt (PolicyOptions.packPrefixes). */
   private readonly packs: boolean;
+  /** Whether the LM head runs on the positions a call reads only (PolicyOptions.headRows; an actor's). */
+  private readonly heads: boolean;
   private readonly packing: PackOptions;
   /** Token counts of every generate call so far. */
   readonly generationStats: GenerationStats = emptyStats();
@@ -183,6 +193,7 @@ export class Policy implements PolicyHandle {
     const params = heldParams(this.layout);
     const arena = options.arena ?? params < ARENA_MAX_PARAMS;
     this.packs = packsPrefixes(options.packPrefixes, params);
+    this.heads = this.layout.role === 'actor' && (options.headRows ?? params >= PACK_MIN_PARAMS);
     this.packing = { pairCost: packPairCost(options.config, this.layout.role) };
     const session = {
       threads: options.threads ?? defaultThreads(),
@@ -335,6 +346,7 @@ export class Policy implements PolicyHandle {
       frozen: this.getBase(),
       programs: this.programs,
       rows: this.rowsPerCall(bucket),
+      heads: this.heads,
       scratch: this.scratch,
     };
     if (this.options.inPlaceOptimizer ?? paramCount(this.layout) >= IN_PLACE_MIN_PARAMS) {
@@ -400,10 +412,11 @@ export class Policy implements PolicyHandle {
     const result = Object.fromEntries(names.map((n) => [n, new Float32Array(batch.batch * batch.seqLen)]));
     const weights = weightFeeds(this.layout, this.params, this.getBase());
     for (const [start, rows] of rowCalls(batch.batch, this.rowsPerCall(bucket))) {
-      const chunk = { ...bucket, batch: rows };
-      const session = await this.programs.score(chunk);
       const part = sliceRows(batch, start, rows);
-      const out = await session.run(only(session, { ...sequenceFeeds(part, chunk, temperature), ...weights }));
+      const heads = this.heads && part.headMask ? headRows(part.headMask, part, { ...bucket, batch: rows }) : null;
+      const chunk = { ...bucket, batch: rows, ...(heads ? { heads: heads.rows.length } : {}) };
+      const session = await this.programs.score(chunk);
+      const out = await session.run(only(session, { ...sequenceFeeds(part, chunk, temperature, heads), ...weights }));
       for (const n of names) result[n].set(unshift(out[n].data as Float32Array, chunk, part), start * batch.seqLen);
     }
     return result as ScoreResult;

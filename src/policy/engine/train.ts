@@ -7,6 +7,7 @@ import { GROUPS, type Layout, groupsOf } from '../model/layout.ts';
 import { type Packed, zerosLike } from '../model/params.ts';
 import { DEFAULT_ADAMW } from '../programs/adamw.ts';
 import { type Bucket, LOSS_FIELDS, type TrainBatch, rowCalls, sliceRows, trainNorm } from '../programs/batch.ts';
+import { type HeadRows, headRows } from '../programs/head-rows.ts';
 import { lossDef } from '../programs/loss.ts';
 import { type Feeds, only, packedFeeds, rowFeed, sequenceFeeds, weightFeeds } from './feeds.ts';
 import type { TrainMetrics } from './handle.ts';
@@ -27,6 +28,8 @@ export interface TrainContext {
   readonly programs: ProgramCache;
   /** Rows per micro-batch (a power of two), or the whole bucket when it fits. */
   readonly rows: number;
+  /** An actor's LM head runs on the trained positions only (PolicyOptions.headRows; programs/head-rows.ts). */
+  readonly heads: boolean;
   /**
    * Two gradient accumulators (micro-batch step) or one gradient buffer (in-place step), kept by
    * the caller across steps, allocated on first use.
@@ -34,15 +37,29 @@ export interface TrainContext {
   readonly scratch: { acc?: [Packed, Packed]; grads?: Packed };
 }
 
+/**
+ * A (micro-)batch's program shape: `bucket`, with the LM head on the trained positions when the context says so and
+ * that pays (programs/head-rows.ts), and those positions.
+ */
+function callShape(
+  ctx: TrainContext,
+  part: TrainBatch,
+  bucket: Bucket,
+  loss: TrainStepOptions['loss'],
+): { shape: Bucket; heads: HeadRows | null } {
+  const heads = ctx.heads && lossDef(loss).head === 'lm' ? headRows(part.lossMask, part, bucket) : null;
+  return { shape: heads ? { ...bucket, heads: heads.rows.length } : bucket, heads };
+}
+
 /** Feeds of one (micro-)batch: sequences, loss mask and the loss's inputs, with whole-batch denominators. */
 function batchFeeds(
   batch: TrainBatch,
-  bucket: Bucket,
+  { shape: bucket, heads }: { shape: Bucket; heads: HeadRows | null },
   opts: TrainStepOptions,
   norm: { tokens: number; sequences: number },
 ): Feeds {
   const feeds: Feeds = {
-    ...sequenceFeeds(batch, bucket, opts.temperature),
+    ...sequenceFeeds(batch, bucket, opts.temperature, heads),
     loss_mask: rowFeed(batch.lossMask, batch, bucket),
     token_count: scalarTensor(norm.tokens, 'float32'),
     sequence_count: scalarTensor(norm.sequences, 'float32'),
@@ -90,10 +107,11 @@ export async function trainStep(
   const norm = trainNorm(batch);
   const { feeds, fetches } = optimizerFeeds(state, spare, opts.lr, step);
   if (ctx.rows >= bucket.batch) {
-    const prog = await ctx.programs.train(bucket, opts.loss, optim);
+    const call = callShape(ctx, batch, bucket, opts.loss);
+    const prog = await ctx.programs.train(call.shape, opts.loss, optim);
     return runProgram(
       prog,
-      { ...feeds, ...weightFeeds(ctx.layout, state.params, ctx.frozen), ...batchFeeds(batch, bucket, opts, norm) },
+      { ...feeds, ...weightFeeds(ctx.layout, state.params, ctx.frozen), ...batchFeeds(batch, call, opts, norm) },
       fetches,
     );
   }
@@ -121,10 +139,10 @@ async function accumulate(
   const metrics: TrainMetrics = {};
   const weights = weightFeeds(ctx.layout, params, ctx.frozen);
   for (const [start, rows] of rowCalls(batch.batch, ctx.rows)) {
-    const micro = { ...bucket, batch: rows };
-    const prog = await ctx.programs.grad(micro, opts.loss);
     const part = sliceRows(batch, start, rows);
-    const feeds = { ...weights, ...packedFeeds('acc', acc), ...batchFeeds(part, micro, opts, norm) };
+    const call = callShape(ctx, part, { ...bucket, batch: rows }, opts.loss);
+    const prog = await ctx.programs.grad(call.shape, opts.loss);
+    const feeds = { ...weights, ...packedFeeds('acc', acc), ...batchFeeds(part, call, opts, norm) };
     const m = await runProgram(prog, feeds, { metrics: null, ...packedFeeds('new_acc', next) });
     for (const [k, v] of Object.entries(m)) metrics[k] = (metrics[k] ?? 0) + v;
     [acc, next] = [next, acc];
@@ -194,13 +212,13 @@ export async function trainStepInPlace(
   const metrics: TrainMetrics = {};
   const views = viewTensors(ctx.layout, grads, 'grad');
   for (const [start, rows] of rowCalls(batch.batch, ctx.rows)) {
-    const micro = { ...bucket, batch: rows };
-    const prog = await ctx.programs.viewGrad(micro, opts.loss, start > 0);
     const part = rows >= batch.batch ? batch : sliceRows(batch, start, rows);
+    const call = callShape(ctx, part, { ...bucket, batch: rows }, opts.loss);
+    const prog = await ctx.programs.viewGrad(call.shape, opts.loss, start > 0);
     const feeds = {
       ...weights,
       ...(start > 0 ? viewTensors(ctx.layout, grads, 'acc') : {}),
-      ...batchFeeds(part, micro, opts, norm),
+      ...batchFeeds(part, call, opts, norm),
     };
     const m = await runProgram(prog, feeds, { metrics: null, ...views });
     for (const [k, v] of Object.entries(m)) metrics[k] = (metrics[k] ?? 0) + v;

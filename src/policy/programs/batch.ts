@@ -17,6 +17,12 @@ export interface SequenceBatch {
   readonly tokens: Int32Array;
   /** [batch · seqLen] 1 for real tokens, 0 for padding (left or right). */
   readonly attentionMask: Float32Array;
+  /**
+   * Scoring only: [batch · seqLen] token-aligned, 1 where the caller reads token t's log-prob and entropy. An
+   * actor's LM head then runs on those positions alone (head-rows.ts) and every other position comes back 0.
+   * Absent: every token. A critic's values come for every token whatever it says; training reads the lossMask.
+   */
+  readonly headMask?: Float32Array;
 }
 
 /** A training batch; which per-token arrays are required depends on the loss (see loss.ts). */
@@ -43,6 +49,8 @@ export interface Bucket {
   readonly seqLen: number;
   /** Rows are packed prefixes and segments (prefix-pack.ts): programs take a `segments` input. */
   readonly packed?: boolean;
+  /** The LM head runs on this many of the bucket's positions (head-rows.ts); absent: on every one. */
+  readonly heads?: number;
 }
 
 export function bucketFor(b: SequenceBatch, seqMultiple: number, batchMultiple: number): Bucket {

@@ -22,15 +22,29 @@ export interface SequenceInputs {
   readonly mask: Value; // [B, T] float, 1 for real tokens (left or right padding)
   /** [B, T] int64 in a packed batch (programs/prefix-pack.ts): 0 for the shared prefix, i for segment i. */
   readonly segments?: Value;
+  /** The positions the LM head runs on (programs/head-rows.ts); absent: every one. */
+  readonly heads?: HeadInputs;
 }
 
-/** `packed`: rows are packed prefixes and segments (programs/prefix-pack.ts), with a `segments` input. */
-export function sequenceInputs(g: Graph, B: number, T: number, packed = false): SequenceInputs {
+/** `head_rows` [K] and `head_inverse` [B·T], int64 (programs/head-rows.ts). */
+export interface HeadInputs {
+  readonly rows: Value;
+  readonly inverse: Value;
+}
+
+/**
+ * `packed`: rows are packed prefixes and segments (programs/prefix-pack.ts), with a `segments` input; `heads`: the LM
+ * head runs on that many positions (programs/head-rows.ts).
+ */
+export function sequenceInputs(g: Graph, B: number, T: number, packed = false, heads?: number): SequenceInputs {
   return {
     tokens: g.input('tokens', 'int64', [B, T]),
     positions: g.input('positions', 'int64', [B, T]),
     mask: g.input('attention_mask', g.float, [B, T]),
     ...(packed ? { segments: g.input('segments', 'int64', [B, T]) } : {}),
+    ...(heads
+      ? { heads: { rows: g.input('head_rows', 'int64', [heads]), inverse: g.input('head_inverse', 'int64', [B * T]) } }
+      : {}),
   };
 }
 
@@ -85,19 +99,27 @@ export function encode(model: Model, s: SequenceInputs): Value {
  * rather than the logits [N, V] (at T = 1 the two are the same numbers), and the LM head, log-softmax
  * and entropy are one composite (composite.headStats), in row chunks of at most the program options'
  * headChunkElements logits. `entropyGrad` false drops the entropy's gradient
- * (a loss that reads the entropy only as a metric), which saves one [N, V] tensor across the backward.
+ * (a loss that reads the entropy only as a metric), which saves one [N, V] tensor across the backward. With
+ * `heads`, the head runs on those positions only and every other one gets 0 for both (programs/head-rows.ts).
  */
 export function tokenStats(
   model: Model,
   hidden: Value,
   targets: Value,
   entropyGrad = true,
+  heads?: HeadInputs,
 ): { logp: Value; entropy: Value } {
   const [B, T] = targets.shape;
   const g = hidden.graph;
-  const scaled = o.mul(hidden, g.input('inv_temperature', hidden.dtype, []));
+  const flatTargets = o.reshape(targets, [B * T, 1]);
+  const [h, t] = heads ? [o.gather(hidden, heads.rows), o.gather(flatTargets, heads.rows)] : [hidden, flatTargets];
+  const scaled = o.mul(h, g.input('inv_temperature', hidden.dtype, []));
   const maxLogits = g.options.headChunkElements;
-  const stats = headStats(scaled, headWeight(model), o.reshape(targets, [B * T, 1]), entropyGrad, maxLogits); // [N, 2]
+  const picked = headStats(scaled, headWeight(model), t, entropyGrad, maxLogits); // [K, 2]
+  // Back to every position: the inverse indexes the K rows and one row of zeros after them.
+  const stats = heads
+    ? o.gather(o.concat([picked, g.constant([0, 0], hidden.dtype, [1, 2])], 0), heads.inverse)
+    : picked; // [N, 2]
   const [logp, entropy] = o.split(stats, [1, 1], 1).map((s) => o.reshape(s, [B, T]));
   return { logp, entropy };
 }

@@ -234,6 +234,7 @@ export function packSharedPrefixes<B extends SequenceBatch>(
     if (k === 'tokens' || k === 'attentionMask' || !(v instanceof Float32Array)) return [k, v];
     const out = new Float32Array(n);
     for (let j = 0; j < n; j++) if (fromOrig[j] >= 0) out[j] = v[fromOrig[j]];
+    if (k === 'headMask') headOfAnyMember(out, v, groups, P, T);
     return [k, out];
   });
   const batch = {
@@ -247,6 +248,17 @@ export function packSharedPrefixes<B extends SequenceBatch>(
     segments,
   } as unknown as Packed<B>;
   return { batch, toPacked };
+}
+
+/**
+ * A packed row's prefix tokens 1 … shared are every member's (toPacked maps each member's there), so the LM head
+ * runs on one when any member reads it (SequenceBatch.headMask), not only when the row copied from does.
+ */
+function headOfAnyMember(packed: Float32Array, mask: Float32Array, groups: readonly Group[], P: number, T: number) {
+  groups.forEach((g, p) => {
+    for (const r of g.rows)
+      for (let k = 1; k <= g.shared; k++) packed[p * P + k] = Math.max(packed[p * P + k], mask[r * T + k]);
+  });
 }
 
 /** Outputs of the packed batch (caller alignment) back to the original rows: index i takes packed[toPacked[i]]. */

@@ -20,12 +20,14 @@ export function buildScoreGraph(
   const g = new Graph(float, options);
   const { batch: B, seqLen: T } = s;
   const model = weightInputs(g, layout);
-  const hidden = encode(model, sequenceInputs(g, B, T, s.packed === true));
-  if (layout.role === 'critic') {
+  const critic = layout.role === 'critic';
+  const seq = sequenceInputs(g, B, T, s.packed === true, critic ? undefined : s.heads);
+  const hidden = encode(model, seq);
+  if (critic) {
     g.output('values', o.reshape(values(model, hidden), [B, T]));
     return g;
   }
-  const { logp, entropy } = tokenStats(model, hidden, g.input('targets', 'int64', [B, T]));
+  const { logp, entropy } = tokenStats(model, hidden, g.input('targets', 'int64', [B, T]), true, seq.heads);
   g.output('logprobs', logp);
   g.output('entropy', entropy);
   return g;

@@ -25,6 +25,8 @@ export interface TrainShape {
   readonly seqLen: number;
   /** Rows are packed prefixes and segments (programs/prefix-pack.ts). */
   readonly packed?: boolean;
+  /** The LM head runs on this many positions, the trained ones (programs/head-rows.ts); absent: on every one. */
+  readonly heads?: number;
 }
 
 export interface TrainProgramSpec extends TrainShape {
@@ -47,7 +49,7 @@ export interface TrainGraph {
 export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const { batch: B, seqLen: T } = spec;
   const def = lossDef(spec.loss);
-  const seq = sequenceInputs(g, B, T, spec.packed === true);
+  const seq = sequenceInputs(g, B, T, spec.packed === true, def.head === 'lm' ? spec.heads : undefined);
   const targets = g.input('targets', 'int64', [B, T]);
   const mask = g.input('loss_mask', g.float, [B, T]);
   const lossInputs = def.inputs(spec.loss);
@@ -56,7 +58,7 @@ export function buildLoss(g: Graph, model: Model, spec: TrainProgramSpec) {
   const hidden = encode(model, seq);
   const head =
     def.head === 'lm'
-      ? tokenStats(model, hidden, targets, entropyInLoss(spec.loss))
+      ? tokenStats(model, hidden, targets, entropyInLoss(spec.loss), seq.heads)
       : { values: o.reshape(values(model, hidden), [B, T]) };
   const { loss, metrics } = def.build(spec.loss, { ...head, mask, inputs, norm });
   return { loss, metrics, lossInputs, tokens: o.reduceSum(mask, [0, 1], false) };

@@ -19,7 +19,8 @@ import type { IterationModels } from './models.ts';
 /**
  * Stage: old log-probs (actor, or the rollout's own), values (critic) and reference log-probs (KL) of the
  * trained rows `rows` (indices into the assembled batch). Scoring a row alone or among others gives the same
- * numbers (the programs' rows are independent), so scoring only these equals scoring all and picking them.
+ * numbers (the programs' rows are independent), so scoring only these equals scoring all and picking them. The
+ * log-probs are those of the trained tokens (0 elsewhere): the actor's LM head runs on nothing else.
  */
 export async function scoreStage(
   c: RlConfig,
@@ -33,9 +34,11 @@ export async function scoreStage(
     return { logprobs: behaviour, metrics: {} };
   }
   const recompute = c.oldLogprobs === 'recompute';
-  const logprobs = recompute ? (await models.actor.score(tokens, c.trainTemperature)).logprobs! : behaviour;
+  // Every reader of the log-probs (the loss, TIS, the behaviour gap) reads the trained tokens' only.
+  const trained = { ...tokens, headMask: tokens.lossMask };
+  const logprobs = recompute ? (await models.actor.score(trained, c.trainTemperature)).logprobs! : behaviour;
   const values = models.critic ? (await models.critic.score(tokens)).values : undefined;
-  const refLogprobs = models.ref ? (await models.ref.score(tokens, c.trainTemperature)).logprobs : undefined;
+  const refLogprobs = models.ref ? (await models.ref.score(trained, c.trainTemperature)).logprobs : undefined;
   return {
     logprobs,
     values,

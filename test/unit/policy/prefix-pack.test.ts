@@ -7,8 +7,8 @@ import { after, test } from 'node:test';
 import { PACK_MIN_PARAMS, Policy } from '../../../src/policy/engine/policy.ts';
 import { paramCount } from '../../../src/policy/model/layout.ts';
 import { parseModelConfig } from '../../../src/policy/io/config.ts';
+import { PROMPT, ROWS, T, assertWithin, batch, flat } from './shared-prompt-batch.ts';
 import { tinyConfig } from './tiny-config.ts';
-import type { TrainBatch } from '../../../src/policy/programs/batch.ts';
 import { DEFAULT_ADAMW } from '../../../src/policy/programs/adamw.ts';
 import { DEFAULT_VALUE_LOSS, STARPO_S_PPO } from '../../../src/policy/programs/loss.ts';
 import {
@@ -17,29 +17,6 @@ import {
   packSharedPrefixes,
   unpack,
 } from '../../../src/policy/programs/prefix-pack.ts';
-
-const PROMPT = Array.from({ length: 24 }, (_, i) => (i * 37 + 5) % 300);
-/** Three rows of one prompt (answers of 6, 9 and 4 tokens), one row of another, right-padded to 34. */
-const ROWS = [
-  [...PROMPT, 11, 12, 13, 14, 15, 16],
-  [...PROMPT, 21, 22, 23, 24, 25, 26, 27, 28, 29],
-  [...PROMPT, 31, 32, 33, 34],
-  Array.from({ length: 30 }, (_, i) => (i * 11 + 7) % 300), // sorts after the prompt (5, …)
-];
-const T = 34;
-const flat = (f: (row: number[], r: number, t: number) => number) =>
-  ROWS.flatMap((row, r) => Array.from({ length: T }, (_, t) => (t < row.length ? f(row, r, t) : 0)));
-const batch: TrainBatch = {
-  batch: ROWS.length,
-  seqLen: T,
-  tokens: Int32Array.from(flat((row, _r, t) => row[t])),
-  attentionMask: Float32Array.from(flat(() => 1)),
-  lossMask: Float32Array.from(flat((_row, r, t) => (r === 3 ? (t >= 20 ? 1 : 0) : t >= 24 ? 1 : 0))),
-  advantages: Float32Array.from(flat((_row, r, t) => Math.sin(r + t))),
-  oldLogprobs: Float32Array.from(flat((_row, r, t) => -2 - 0.1 * Math.cos(r * t))),
-  returns: Float32Array.from(flat((_row, r, t) => Math.cos(r - t))),
-  oldValues: Float32Array.from(flat((_row, r, t) => 0.1 * Math.sin(r * t))),
-};
 
 test('a group sharing a prompt becomes one row: the prefix once, then each member; the others stay rows', () => {
   const pack = packSharedPrefixes(batch)!;
@@ -194,11 +171,7 @@ const make = (role: 'actor' | 'critic', packPrefixes: boolean, lora = false) => 
 };
 after(() => Promise.all(policies.map((p) => p.close())));
 
-const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol: number, what: string) => {
-  assert.equal(a.length, b.length);
-  for (let i = 0; i < a.length; i++)
-    assert.ok(Math.abs(a[i] - b[i]) <= tol * Math.max(1, Math.abs(b[i])), `${what}[${i}]: ${a[i]} vs ${b[i]}`);
-};
+const close = assertWithin;
 
 test('packed scoring gives the rows-apart log-probs, entropies and values to float rounding', async () => {
   for (const role of ['actor', 'critic'] as const) {
