@@ -32,12 +32,18 @@ export interface ProgramOptions {
    * measures better: at SmolLM2's 4 × 512, 2^24 saved no memory and no time (engine/README.md).
    */
   readonly headChunkElements: number;
+  /**
+   * A whole sequence's causal attention (training, scoring) runs in query blocks of at least this many tokens, each
+   * against the keys up to its end (model/transformer.ts attendCausal); Infinity: one block, the whole square.
+   */
+  readonly causalBlockTokens: number;
 }
 
 export const DEFAULT_PROGRAM_OPTIONS: ProgramOptions = Object.freeze({
   kernels: Object.freeze({ softmax: true, rmsNorm: true, silu: true, rope: true, recompute: true }),
   onehotMaxElements: 1 << 19,
   headChunkElements: Infinity,
+  causalBlockTokens: 128,
 });
 
 /** Options to build with: the defaults, with `overrides` (a kernel at a time) on top. */
@@ -46,6 +52,7 @@ export function programOptions(overrides: ProgramOverrides = {}): ProgramOptions
     kernels: Object.freeze({ ...DEFAULT_PROGRAM_OPTIONS.kernels, ...overrides.kernels }),
     onehotMaxElements: overrides.onehotMaxElements ?? DEFAULT_PROGRAM_OPTIONS.onehotMaxElements,
     headChunkElements: overrides.headChunkElements ?? DEFAULT_PROGRAM_OPTIONS.headChunkElements,
+    causalBlockTokens: overrides.causalBlockTokens ?? DEFAULT_PROGRAM_OPTIONS.causalBlockTokens,
   });
 }
 
@@ -53,6 +60,7 @@ export interface ProgramOverrides {
   readonly kernels?: Partial<KernelOptions>;
   readonly onehotMaxElements?: number;
   readonly headChunkElements?: number;
+  readonly causalBlockTokens?: number;
 }
 
 /**

@@ -243,7 +243,12 @@ function attention(m: Model, i: number, x: Value, c: Ctx): Value {
   const qh = o.reshape(rope(qkNorm(m, i, 'q', q), c.q), [B, K, G * T, E]);
   const kh = rope(qkNorm(m, i, 'k', k), c.k); // [B, K, T, E]
   const kv = c.kv ? c.kv(i, kh, v) : { k: kh, v }; // [B, K, S, E]
-  const y = 'past' in kv ? attendPastAndNow(qh, kv.past, kh, v, c) : attend(qh, kv.k, kv.v, c, K, G);
+  const y =
+    'past' in kv
+      ? attendPastAndNow(qh, kv.past, kh, v, c)
+      : c.kv
+        ? attend(qh, kv.k, kv.v, c.bias, K, G)
+        : attendCausal(qh, kh, v, c, K, G);
   const merged = o.reshape(o.transpose(o.reshape(y, [B, H, T, E]), [0, 2, 1, 3]), [B * T, H * E]); // [N, H·E]
   return linear(m, merged, `${i}.o`); // [N, D]
 }
@@ -253,17 +258,51 @@ function qkNorm(m: Model, i: number, which: 'q' | 'k', x: Value): Value {
   return m.cfg.qkNorm ? rmsNorm(x, m.w[`${i}.${which}_norm`], m.cfg.rmsNormEps) : x;
 }
 
-/** softmax(q·kᵀ + bias)·v over [B, K, S, E] keys and values → [B, K, G, T, E]. */
-function attend(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Value {
-  const [B, T, S, E] = [c.B, c.T, k.shape[2], k.shape[3]];
+/** softmax(q·kᵀ + bias)·v over [B, K, S, E] keys and values, bias [B, 1, 1, T, S] → [B, K, G, T, E]. */
+function attend(qh: Value, k: Value, v: Value, bias: Value, K: number, G: number): Value {
+  const [B, T, S, E] = [bias.shape[0], bias.shape[3], k.shape[2], k.shape[3]];
   if (kernels(qh).recompute) {
     const probs = (scores: Value) =>
-      o.reshape(softmax(o.add(o.reshape(scores, [B, K, G, T, S]), c.bias)), [B, K, G * T, S]);
+      o.reshape(softmax(o.add(o.reshape(scores, [B, K, G, T, S]), bias)), [B, K, G * T, S]);
     return o.reshape(composite.attendRecomputed(qh, k, v, probs), [B, K, G, T, E]);
   }
   const scores = o.reshape(composite.matmulTransB(qh, k), [B, K, G, T, S]);
-  const p = o.reshape(softmax(o.add(scores, c.bias)), [B, K, G * T, S]); // one Add per layer: cheaper than Where
+  const p = o.reshape(softmax(o.add(scores, bias)), [B, K, G * T, S]); // one Add per layer: cheaper than Where
   return o.reshape(o.matmul(p, v), [B, K, G, T, E]);
+}
+
+/**
+ * A whole sequence's causal attention (training, scoring) in blocks of queries, each against the keys up to its own
+ * end (causalBlockEnds): the blocks above the diagonal, every key in them masked, are not computed. At 4 blocks the
+ * products and softmax passes cover 5/8 of the [T, T] square. Every query's softmax loses only keys whose weight
+ * was exactly 0, so the numbers are the whole square's up to float rounding (its sums run over fewer lanes).
+ */
+function attendCausal(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Value {
+  const ends = causalBlockEnds(c.T, qh.graph.options.causalBlockTokens);
+  if (ends.length === 1) return attend(qh, k, v, c.bias, K, G);
+  const E = k.shape[3];
+  const q = o.reshape(qh, [c.B, K, G, c.T, E]);
+  const upTo = (x: Value, axis: number, end: number) => (end === x.shape[axis] ? x : o.slice(x, axis, 0, end));
+  const blocks = ends.map((end, j) => {
+    const start = j === 0 ? 0 : ends[j - 1];
+    const qb = o.reshape(o.slice(q, 3, start, end), [c.B, K, G * (end - start), E]);
+    const bias = upTo(o.slice(c.bias, 3, start, end), 4, end);
+    return attend(qb, upTo(k, 2, end), upTo(v, 2, end), bias, K, G); // [B, K, G, end − start, E]
+  });
+  return o.concat(blocks, 3);
+}
+
+/** Most query blocks a sequence's causal attention is cut into. */
+const MAX_CAUSAL_BLOCKS = 8;
+
+/**
+ * Where a causal attention of T queries is cut: blocks of at least `minTokens` (program option causalBlockTokens),
+ * at most MAX_CAUSAL_BLOCKS of them, ending on multiples of 16; [T] when T holds fewer than two.
+ */
+export function causalBlockEnds(T: number, minTokens: number): number[] {
+  const n = Math.min(MAX_CAUSAL_BLOCKS, Math.floor(T / minTokens));
+  if (!(n >= 2)) return [T];
+  return Array.from({ length: n }, (_, j) => (j === n - 1 ? T : Math.floor(((j + 1) * T) / n / 16) * 16));
 }
 
 /**
