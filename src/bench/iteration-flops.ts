@@ -115,8 +115,9 @@ export function iterationFlops(input: IterationFlopsInput): IterationFlops {
   const headOnWritten = (rows: readonly TrajectoryEvent[]) =>
     headFlops(model) * rows.reduce((sum, t) => sum + written(t), 0);
   const actorFlops = (rows: readonly TrajectoryEvent[]) => rowsFlops(model, rows, packed) + headOnWritten(rows);
+  const criticFlops = (rows: readonly TrajectoryEvent[]) => rowsFlops(model, rows, packed);
   const actor = actorFlops(trained);
-  const critic = c.critic ? rowsFlops(model, trained, packed) : 0;
+  const critic = c.critic ? criticFlops(trained) : 0;
   const scoring = actorSkipped && !c.critic ? 0 : 1;
   const recompute = c.oldLogprobs === 'recompute' ? actor : 0;
   const reference = hasReferenceModel(c) ? actor : 0;
@@ -126,7 +127,6 @@ export function iterationFlops(input: IterationFlopsInput): IterationFlops {
   const batchRows = batches.map((rows) => rows.map((r) => trained[r]));
   const trainedFlops = (perBatch: (rows: readonly TrajectoryEvent[]) => number) =>
     batchRows.reduce((sum, rows) => sum + perBatch(rows), 0);
-  const criticFlops = (rows: readonly TrajectoryEvent[]) => rowsFlops(model, rows, packed);
   return {
     rollout: rowsFlops(model, trajectories, true) + headOnWritten(trajectories),
     score: scoring * (recompute + critic + reference),

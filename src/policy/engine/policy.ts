@@ -34,7 +34,7 @@ import type { CheckpointExtras, PolicyHandle, ScoreResult, TrainMetrics, TrainSt
 import { type GenerationStats, emptyStats } from './prefill.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { type GenerationPrograms, ProgramCache } from './programs.ts';
-import { headRows } from '../programs/head-rows.ts';
+import { withHeadRows } from '../programs/head-rows.ts';
 import { ATTENTION_TIME_FACTOR, type PackOptions, packSharedPrefixes, unpack } from '../programs/prefix-pack.ts';
 import { forwardFlopsPerToken } from '../model/flops.ts';
 import { Int8Decode } from './int8-decode.ts';
@@ -413,8 +413,9 @@ export class Policy implements PolicyHandle {
     const weights = weightFeeds(this.layout, this.params, this.getBase());
     for (const [start, rows] of rowCalls(batch.batch, this.rowsPerCall(bucket))) {
       const part = sliceRows(batch, start, rows);
-      const heads = this.heads && part.headMask ? headRows(part.headMask, part, { ...bucket, batch: rows }) : null;
-      const chunk = { ...bucket, batch: rows, ...(heads ? { heads: heads.rows.length } : {}) };
+      const call = { ...bucket, batch: rows };
+      const { shape: chunk, heads } =
+        this.heads && part.headMask ? withHeadRows(part.headMask, part, call) : { shape: call, heads: null };
       const session = await this.programs.score(chunk);
       const out = await session.run(only(session, { ...sequenceFeeds(part, chunk, temperature, heads), ...weights }));
       for (const n of names) result[n].set(unshift(out[n].data as Float32Array, chunk, part), start * batch.seqLen);

@@ -7,7 +7,7 @@ import { GROUPS, type Layout, groupsOf } from '../model/layout.ts';
 import { type Packed, zerosLike } from '../model/params.ts';
 import { DEFAULT_ADAMW } from '../programs/adamw.ts';
 import { type Bucket, LOSS_FIELDS, type TrainBatch, rowCalls, sliceRows, trainNorm } from '../programs/batch.ts';
-import { type HeadRows, headRows } from '../programs/head-rows.ts';
+import { type HeadRows, withHeadRows } from '../programs/head-rows.ts';
 import { lossDef } from '../programs/loss.ts';
 import { type Feeds, only, packedFeeds, rowFeed, sequenceFeeds, weightFeeds } from './feeds.ts';
 import type { TrainMetrics } from './handle.ts';
@@ -47,8 +47,9 @@ function callShape(
   bucket: Bucket,
   loss: TrainStepOptions['loss'],
 ): { shape: Bucket; heads: HeadRows | null } {
-  const heads = ctx.heads && lossDef(loss).head === 'lm' ? headRows(part.lossMask, part, bucket) : null;
-  return { shape: heads ? { ...bucket, heads: heads.rows.length } : bucket, heads };
+  return ctx.heads && lossDef(loss).head === 'lm'
+    ? withHeadRows(part.lossMask, part, bucket)
+    : { shape: bucket, heads: null };
 }
 
 /** Feeds of one (micro-)batch: sequences, loss mask and the loss's inputs, with whole-batch denominators. */

@@ -78,6 +78,8 @@ interface Ctx {
   readonly k: Rotary;
   readonly bias: Value; // [B, 1, 1, T, S] additive: 0 or BLOCKED
   readonly kv?: KvHook;
+  /** Without a cache: the causal query blocks' ends and each block's bias, [B, 1, 1, block, end] (attendCausal). */
+  readonly blocks?: { readonly ends: readonly number[]; readonly biases: readonly Value[] };
 }
 
 /**
@@ -278,18 +280,29 @@ function attend(qh: Value, k: Value, v: Value, bias: Value, K: number, G: number
  * was exactly 0, so the numbers are the whole square's up to float rounding (its sums run over fewer lanes).
  */
 function attendCausal(qh: Value, k: Value, v: Value, c: Ctx, K: number, G: number): Value {
-  const ends = causalBlockEnds(c.T, qh.graph.options.causalBlockTokens);
-  if (ends.length === 1) return attend(qh, k, v, c.bias, K, G);
+  if (!c.blocks) return attend(qh, k, v, c.bias, K, G);
+  const { ends, biases } = c.blocks;
   const E = k.shape[3];
   const q = o.reshape(qh, [c.B, K, G, c.T, E]);
-  const upTo = (x: Value, axis: number, end: number) => (end === x.shape[axis] ? x : o.slice(x, axis, 0, end));
   const blocks = ends.map((end, j) => {
     const start = j === 0 ? 0 : ends[j - 1];
     const qb = o.reshape(o.slice(q, 3, start, end), [c.B, K, G * (end - start), E]);
-    const bias = upTo(o.slice(c.bias, 3, start, end), 4, end);
-    return attend(qb, upTo(k, 2, end), upTo(v, 2, end), bias, K, G); // [B, K, G, end − start, E]
+    return attend(qb, upTo(k, 2, end), upTo(v, 2, end), biases[j], K, G); // [B, K, G, end − start, E]
   });
   return o.concat(blocks, 3);
+}
+
+/** x up to `end` on `axis` (x itself when that is all of it). */
+const upTo = (x: Value, axis: number, end: number) => (end === x.shape[axis] ? x : o.slice(x, axis, 0, end));
+
+/**
+ * The causal query blocks of a sequence's attention without a cache and each block's bias, sliced once for every
+ * layer; undefined when the sequence is one block.
+ */
+function causalBlocks(bias: Value, T: number): Ctx['blocks'] {
+  const ends = causalBlockEnds(T, bias.graph.options.causalBlockTokens);
+  if (ends.length === 1) return undefined;
+  return { ends, biases: ends.map((end, j) => upTo(o.slice(bias, 3, j === 0 ? 0 : ends[j - 1], end), 4, end)) };
 }
 
 /** Most query blocks a sequence's causal attention is cut into. */
@@ -355,12 +368,14 @@ function block(m: Model, i: number, x: Value, c: Ctx): Value {
 /** Final hidden states [N, D] (after the last norm) for tokens [B, T]. */
 export function forward(m: Model, inp: Inputs): Value {
   const [B, T] = inp.tokens.shape;
+  const bias = o.where(inp.allowed, 0, BLOCKED);
   const c: Ctx = {
     B,
     T,
     ...rotaryTables(m, inp.positions, inp.maxPosition),
-    bias: o.where(inp.allowed, 0, BLOCKED),
+    bias,
     kv: inp.kv,
+    blocks: inp.kv ? undefined : causalBlocks(bias, T),
   };
   let x = o.reshape(o.gather(m.w.embed, inp.tokens), [B * T, m.cfg.hiddenSize]); // [N, D]
   for (let i = 0; i < m.cfg.numLayers; i++) x = block(m, i, x, c);

@@ -34,6 +34,19 @@ export function headRowsFor(count: number): number {
 }
 
 /**
+ * A call's program shape and head rows: `bucket` with `heads` set when the head runs on the positions `mask` marks
+ * (headRows), else `bucket` as it is and null.
+ */
+export function withHeadRows<S extends { readonly batch: number; readonly seqLen: number }>(
+  mask: ArrayLike<number>,
+  batch: Pick<SequenceBatch, 'batch' | 'seqLen'>,
+  bucket: S,
+): { shape: S & { heads?: number }; heads: HeadRows | null } {
+  const heads = headRows(mask, batch, bucket);
+  return { shape: heads ? { ...bucket, heads: heads.rows.length } : bucket, heads };
+}
+
+/**
  * The rows a call's LM head runs on: every position t of row b whose next token the `mask` (token-aligned, as the
  * batch's: mask[b·S + t + 1], S the batch's length) marks, in the bucket's row alignment; null when the head over
  * them would not take at most half the bucket's positions (then the whole head runs, as without a mask).
