@@ -372,7 +372,7 @@ export const FIELDS = {
     0,
     "RAGEN-2's collapse metrics (mutual information, retrieval accuracy of first-turn responses) at iteration 1 " +
       'and every n-th (RAGEN-2: 5); 0 = off. They cost one scoring pass of collapseSamples × groups ' +
-      'prompt-response pairs: on SmolLM2-135M, every iteration, half of a Bandit iteration.',
+      'prompt-response pairs: on SmolLM2-135M (2 cores) ~40 s at Bandit, about what the rest of its iteration takes.',
   ),
   collapseSamples: int(
     64,

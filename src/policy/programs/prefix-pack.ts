@@ -8,8 +8,9 @@
  * attends the prefix and the tokens before it in its own segment (the `segments` input: 0 for the prefix, i for
  * segment i), at its own position ids, so each token sees exactly the context it has in its row: the same
  * log-probs, values and gradients up to float rounding (the sums run over other shapes). The prefix ends before any
- * member's first trained token and one token before the rows part, so every log-prob of a trained token, and the
- * first token after the prefix, is computed by a position whose context is one row's.
+ * member's first trained token (a score call's: its first read one, `headMask`) and one token before the rows part,
+ * so every log-prob of a trained token, and the first token after the prefix, is computed by a position whose
+ * context is one row's.
  *
  * The packed batch is an ordinary TrainBatch in the caller's alignment (index j describes the token at j), plus:
  * `described[j]`, the token position j − 1 predicts (0 at a segment's first index after the first: that position
@@ -88,7 +89,7 @@ function commonPrefix(b: SequenceBatch, x: number, y: number, lengths: number[])
 /** What the packer needs to know of a batch's rows. */
 interface RowFacts {
   readonly lengths: number[];
-  /** Of each row, the last index before its first trained token (a prefix may not reach past it). */
+  /** Of each row, the last index before its first trained (or read) token (a prefix may not reach past it). */
   readonly limit: number[];
   /** The prefix rows x and y may share packed: their common prefix less one token. */
   readonly pairShared: (x: number, y: number) => number;
@@ -96,10 +97,14 @@ interface RowFacts {
 
 function rowFacts(b: SequenceBatch & { lossMask?: Float32Array }, lengths: number[]): RowFacts {
   const T = b.seqLen;
+  // A score call reads the positions of its head mask (the collapse probe: every response after every prompt);
+  // without this limit a prefix ran on into the responses, and a group's rows, whose answers share different
+  // openings, split into families each repeating the whole prompt (Bandit's probe: 24k tokens computed for 12k).
+  const read = b.lossMask ?? b.headMask;
   const limit = lengths.map((n, r) => {
     let t = 1;
-    while (t < n && !((b.lossMask?.[r * T + t] ?? 0) > 0)) t++;
-    return t - 1; // lossMask is 0 at every index ≤ limit
+    while (t < n && !((read?.[r * T + t] ?? 0) > 0)) t++;
+    return t - 1; // the mask is 0 at every index ≤ limit
   });
   return { lengths, limit, pairShared: (x, y) => commonPrefix(b, x, y, lengths) - 1 };
 }

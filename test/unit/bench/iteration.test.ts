@@ -1,7 +1,7 @@
 /**
  * `bench iteration` end to end on a tiny random-init model (STARPO_BENCH_SET swaps SmolLM2 for it and shrinks the
- * batch): one line per case, the second iteration's wall-clock against the case's target, its stage split and each
- * stage's floor (its model FLOPs at the MatMul peak), the load.
+ * batch): one line per case, the second iteration's wall-clock with the collapse probe's share against the case's
+ * target, its stage split and each stage's floor (its model FLOPs at the MatMul peak), the load.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,7 +30,12 @@ test('bench iteration: a line per case with the second iteration against its tar
   for (const l of lines) {
     const stages = l.stagesSeconds as Record<string, number>;
     assert.ok((l.seconds as number) > 0, JSON.stringify(l));
-    assert.equal(l.reached, (l.seconds as number) <= (l.targetSeconds as number)); // a speed figure, not a test
+    // the collapse probe (iteration 1 and every 5th by default) counts by its share of an iteration
+    const probe = (l.firstIterationStagesSeconds as Record<string, number>).collapse;
+    assert.ok(probe >= 0 && Math.abs((l.collapseSecondsPerIteration as number) - probe / 5) <= 0.1, JSON.stringify(l));
+    const withCollapse = l.secondsWithCollapse as number;
+    assert.ok(Math.abs(withCollapse - (l.seconds as number) - (l.collapseSecondsPerIteration as number)) <= 0.1);
+    assert.equal(l.reached, withCollapse <= (l.targetSeconds as number)); // a speed figure, not a test
     assert.ok('rollout' in stages && 'update' in stages, JSON.stringify(stages));
     assert.equal((l.load as number[]).length, 2);
     assert.ok((l.tokensGenerated as number) > 0);

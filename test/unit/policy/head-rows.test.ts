@@ -84,6 +84,16 @@ test("scores with a head mask are the whole head's where it marks and 0 elsewher
       'without a head mask every position is scored',
     );
   }
+  // A score call with no loss mask (the collapse probe's): the head mask alone bounds the packed prefix.
+  const { tokens, attentionMask } = batch;
+  const probe = { batch: batch.batch, seqLen: batch.seqLen, tokens, attentionMask, headMask: batch.lossMask };
+  const packed = await make(true, true).score(probe);
+  assertWithin(
+    packed.logprobs!,
+    whole.logprobs!.map((x, i) => (batch.lossMask[i] > 0 ? x : 0)),
+    1e-5,
+    'probe',
+  );
   const critic = new Policy({ config: tinyConfig('qwen2', 0.05), role: 'critic', seed: 5, threads: 1, headRows: true });
   policies.push(critic);
   assert.deepEqual((await critic.score(scored)).values, (await critic.score(batch)).values, 'a critic ignores it');

@@ -95,6 +95,26 @@ test('groups that share only a system prompt pack apart, each with its whole pro
   assert.ok(cut.seqLen <= PACKED_ROW_TOKENS && cut.batch === 3, `${cut.batch} rows of ${cut.seqLen}`);
 });
 
+test("a score call packs a prompt's rows as one family up to its first read position, whatever their answers share", () => {
+  // The collapse probe scores answers after a prompt: two answers open alike, the third does not. Without a mask
+  // the prefix may run into the answers, and the third (sharing less) starts a family of its own, repeating the
+  // prompt; with the head mask on the answers the prefix stops at the prompt and the three pack as one row.
+  const rows = [
+    [...PROMPT, 1, 2, 3, 4],
+    [...PROMPT, 1, 2, 5, 6],
+    [...PROMPT, 7, 8, 9],
+  ];
+  const L = 28;
+  const tokens = Int32Array.from(rows.flatMap((r) => [...r, ...Array(L - r.length).fill(0)]));
+  const real = rows.flatMap((r) => Array.from({ length: L }, (_, t) => (t < r.length ? 1 : 0)));
+  const b = { batch: 3, seqLen: L, tokens, attentionMask: Float32Array.from(real) };
+  assert.equal(packSharedPrefixes(b)!.batch.batch, 2, "unmasked: the answers' openings split the family");
+  const headMask = Float32Array.from(real.map((x, i) => (i % L >= PROMPT.length ? x : 0)));
+  const packed = packSharedPrefixes({ ...b, headMask })!.batch;
+  assert.equal(packed.batch, 1);
+  assert.equal(packed.seqLen, PROMPT.length - 1 + 5 + 5 + 4);
+});
+
 test('a packed row shares the longest prefix its own members allow, not that of the first pair of its family', () => {
   // A row of one prompt sorts beside a group of another that shares only the 100-token system prompt with it: the
   // family's prefix is 99, but the group's rows packed apart from that row share their whole 230-token prompt.
