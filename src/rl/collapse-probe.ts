@@ -67,7 +67,9 @@ function crossBatch(pairs: readonly FirstTurn[], prompts: readonly number[][], c
   const seqLen = Math.max(2, ...rows.map((r) => r.tokens.length));
   const tokens = new Int32Array(rows.length * seqLen);
   const attentionMask = new Float32Array(rows.length * seqLen);
-  const headMask = new Float32Array(rows.length * seqLen); // the response's log-probs are all the probe reads
+  // The response's log-probs are all the probe reads; the mask also stops a packed prefix at the prompt, so a
+  // prompt's rows pack as one family whatever their answers share (prefix-pack.ts).
+  const headMask = new Float32Array(rows.length * seqLen);
   rows.forEach((r, b) => {
     tokens.set(r.tokens, b * seqLen);
     attentionMask.fill(1, b * seqLen, b * seqLen + r.tokens.length);
