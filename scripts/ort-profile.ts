@@ -57,5 +57,17 @@ export function kernelTimeByOp(kernels: readonly ProfileEvent[]): {
   return { byOp: [...byOp].sort((a, b) => b[1].ms - a[1].ms), kernelMs };
 }
 
+/**
+ * JSON lines of the later half of `dir`'s session profiles (the scripts' measured run): kernel time by operator, the
+ * `top` largest, then the kernels' total and what of `wallMs` ran outside them.
+ */
+export function printKernelTime(dir: string, wallMs: number, top = 20): void {
+  const { byOp, kernelMs } = kernelTimeByOp(laterHalfOfEachSession(dir).flatMap((p) => p.kernels));
+  const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+  for (const [op, { ms, nodes }] of byOp.slice(0, top))
+    console.log(JSON.stringify({ op, ms: round(ms), share: round(ms / kernelMs, 3), nodes }));
+  console.log(JSON.stringify({ kernelMs: round(kernelMs), outsideKernelsMs: round(wallMs - kernelMs) }));
+}
+
 /** Total milliseconds of program runs. */
 export const runMs = (runs: readonly ProfileEvent[]): number => runs.reduce((s, e) => s + e.dur / 1000, 0);

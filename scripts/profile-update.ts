@@ -15,7 +15,8 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { kernelTimeByOp, laterHalfOfEachSession } from './ort-profile.ts';
+import { printKernelTime } from './ort-profile.ts';
+import { loadRunIteration } from './run-iteration.ts';
 
 const USAGE = 'usage: profile-update.ts <run directory> <iteration> [--profile] [--peak GFLOP/s]';
 const refuse = (message: string): never => {
@@ -41,10 +42,6 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'starpo-profile-update-'));
 if (values.profile) process.env.STARPO_ORT_PROFILE = path.join(dir, 'update'); // read when each session is created
 
 const { matmulPeak } = await import('../src/bench/engine.ts');
-const { runIterationFlops } = await import('../src/bench/run-flops.ts');
-const { benchSetOverrides } = await import('../src/bench/learning.ts');
-const { readRunConfig, runLocation } = await import('../src/run/location.ts');
-const { resolveConfig } = await import('../src/rl/config.ts');
 const { resolveRunModel } = await import('../src/rl/run-model.ts');
 const { createModels } = await import('../src/run/models.ts');
 const { trainedRows } = await import('../src/rl/stages/filter.ts');
@@ -55,14 +52,8 @@ const { updateStage } = await import('../src/rl/update.ts');
 const { samplingSeed } = await import('../src/rl/seeds.ts');
 const { TOKEN_ROLES } = await import('../src/agent/chat-format.ts');
 
-const loc = runLocation(path.basename(runDir), path.dirname(runDir));
-const stored = await readRunConfig(loc).catch((err: Error) => refuse(err.message));
-const extra = benchSetOverrides();
-const c = extra.length ? resolveConfig({ file: stored, overrides: extra }) : stored;
 const iteration = Number(iterationArg);
-const found = (await runIterationFlops(loc.root, loc.runId, c)).find((i) => i.event.iteration === iteration);
-if (!found) refuse(`run ${loc.runId} has no iteration ${iteration}`);
-const { trajectories, flops } = found!;
+const { loc, c, trajectories, flops } = await loadRunIteration(runDir, iteration, refuse);
 
 const records = trajectories.map((e) => trajectoryRecordOf(e, []));
 const rows = trainedRows(c, compactBatch(trajectories, records)).map((r) => trajectories[r]!);
@@ -92,12 +83,7 @@ const ms = performance.now() - t0;
 for (const m of trained) await m.releasePrograms(); // writes the profiles
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
-if (values.profile) {
-  const { byOp, kernelMs } = kernelTimeByOp(laterHalfOfEachSession(dir).flatMap((p) => p.kernels));
-  for (const [op, { ms: opMs, nodes }] of byOp.slice(0, 20))
-    console.log(JSON.stringify({ op, ms: round(opMs), share: round(opMs / kernelMs, 3), nodes }));
-  console.log(JSON.stringify({ kernelMs: round(kernelMs), outsideKernelsMs: round(ms - kernelMs) }));
-}
+if (values.profile) printKernelTime(dir, ms);
 const peak = values.peak ? Number(values.peak) : (await matmulPeak(c.threads || 2)).wall;
 console.log(
   JSON.stringify({
