@@ -13,6 +13,7 @@ import { Policy } from '../src/policy/engine/policy.ts';
 import { parseModelConfig } from '../src/policy/io/config.ts';
 import type { LoraSpec } from '../src/policy/model/lora.ts';
 import { STARPO_S_PPO } from '../src/policy/programs/loss.ts';
+import { median } from '../src/rl/stats.ts';
 
 const [T, rounds, blockTokens, threads] = [736, 8, 128, 2].map((d, i) => Number(process.argv[2 + i] ?? d));
 if (![T, rounds, blockTokens, threads].every((x) => Number.isInteger(x) && x > 0)) {
@@ -56,7 +57,6 @@ for (let r = 0; r < rounds; r++)
     await p.score(batch);
     ms[name].push(Math.round(performance.now() - t0));
   }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.log(
   JSON.stringify({
     bench: 'causal-blocks',

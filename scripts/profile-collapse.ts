@@ -52,8 +52,9 @@ const trajectories = found.trajectories.map((e) => ({
 const run = await resolveRunModel(c);
 const { actor } = createModels(c, run.modelConfig, run.tokenizer);
 await actor.initialize();
-const batches: Parameters<typeof actor.score>[0][] = [];
-const scorer = { score: (b: (typeof batches)[number], t?: number) => (batches.push(b), actor.score(b, t)) };
+type ScoreBatch = Parameters<typeof actor.score>[0];
+let b: ScoreBatch | undefined; // the batch the probe scored
+const scorer = { score: (batch: ScoreBatch, t?: number) => ((b = batch), actor.score(batch, t)) };
 const due = { ...c, collapseEvery: 1 }; // whatever the run's schedule, the probe runs here
 const seed = samplingSeed(c, iteration);
 await collapseProbe(due, 1, trajectories, scorer, seed);
@@ -64,7 +65,6 @@ await actor.releasePrograms(); // writes the profiles
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 if (values.profile) printKernelTime(dir, ms);
-const b = batches.at(-1);
 const sum = (xs: Float32Array) => xs.reduce((n, x) => n + x, 0);
 const packed = b ? packSharedPrefixes(b, { pairCost: packPairCost(run.modelConfig, 'actor') }) : null;
 console.log(

@@ -413,9 +413,7 @@ export class Policy implements PolicyHandle {
     const weights = weightFeeds(this.layout, this.params, this.getBase());
     for (const [start, rows] of rowCalls(batch.batch, this.rowsPerCall(bucket))) {
       const part = sliceRows(batch, start, rows);
-      const call = { ...bucket, batch: rows };
-      const { shape: chunk, heads } =
-        this.heads && part.headMask ? withHeadRows(part.headMask, part, call) : { shape: call, heads: null };
+      const { shape: chunk, heads } = withHeadRows(this.heads ? part.headMask : null, part, { ...bucket, batch: rows });
       const session = await this.programs.score(chunk);
       const out = await session.run(only(session, { ...sequenceFeeds(part, chunk, temperature, heads), ...weights }));
       for (const n of names) result[n].set(unshift(out[n].data as Float32Array, chunk, part), start * batch.seqLen);

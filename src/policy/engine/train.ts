@@ -47,9 +47,7 @@ function callShape(
   bucket: Bucket,
   loss: TrainStepOptions['loss'],
 ): { shape: Bucket; heads: HeadRows | null } {
-  return ctx.heads && lossDef(loss).head === 'lm'
-    ? withHeadRows(part.lossMask, part, bucket)
-    : { shape: bucket, heads: null };
+  return withHeadRows(ctx.heads && lossDef(loss).head === 'lm' ? part.lossMask : null, part, bucket);
 }
 
 /** Feeds of one (micro-)batch: sequences, loss mask and the loss's inputs, with whole-batch denominators. */

@@ -35,14 +35,14 @@ export function headRowsFor(count: number): number {
 
 /**
  * A call's program shape and head rows: `bucket` with `heads` set when the head runs on the positions `mask` marks
- * (headRows), else `bucket` as it is and null.
+ * (headRows), else (no mask, or headRows declines) `bucket` as it is and null.
  */
 export function withHeadRows<S extends { readonly batch: number; readonly seqLen: number }>(
-  mask: ArrayLike<number>,
+  mask: ArrayLike<number> | null | undefined,
   batch: Pick<SequenceBatch, 'batch' | 'seqLen'>,
   bucket: S,
 ): { shape: S & { heads?: number }; heads: HeadRows | null } {
-  const heads = headRows(mask, batch, bucket);
+  const heads = mask ? headRows(mask, batch, bucket) : null;
   return { shape: heads ? { ...bucket, heads: heads.rows.length } : bucket, heads };
 }
 
